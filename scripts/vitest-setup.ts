@@ -1,0 +1,2 @@
+// Loaded by vitest before every test file (see vitest.config.ts `setupFiles`).
+import 'reflect-metadata';

@@ -1,0 +1,331 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { filter, firstValueFrom, race, timer } from 'rxjs';
+import { deserializeError } from '../errors/serialize-error.js';
+import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
+import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
+import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
+import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
+import { WorkflowEvents } from '../events/workflow-events.js';
+import { sameJson, toJsonValue } from '../engine/json-value.js';
+import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-context.js';
+import { WorkflowRegistry } from '../registry/workflow-registry.js';
+import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
+import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
+import { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult, WorkflowStore } from '../storage/workflow-store.js';
+import { parseDuration, type Duration } from '../time/duration.js';
+import { WorkflowWorker } from '../worker/workflow-worker.service.js';
+import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
+import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
+import type { WorkflowHandle } from './workflow-handle.js';
+
+export interface WorkflowStartOptions {
+  /** The instance's id (idempotency key). Default: a random UUID. */
+  id?: string;
+  /** Default: the class's version, or the newest version of a name. */
+  version?: number;
+  concurrencyKey?: string;
+  rateLimitKey?: string;
+  /** Lower is claimed first. Default: the workflow's. */
+  priority?: number;
+  /** Run deadline from the start; default the workflow's `timeout`. */
+  timeout?: Duration;
+  /** Don't run before this time. */
+  startAt?: Date | number;
+  /** The application's transaction (a `pg` client inside BEGIN...): the instance commits with it. */
+  transaction?: unknown;
+}
+
+export interface WorkflowSignalOptions {
+  /** Only waits with exactly this key match. */
+  key?: string;
+  /** The sender's id: a repeated signal with the same id is stored once. */
+  id?: string;
+  transaction?: unknown;
+}
+
+export interface WorkflowListOptions {
+  status?: WorkflowStatus | WorkflowStatus[];
+  workflow?: string;
+  version?: number;
+  parentId?: string;
+  scheduleId?: string;
+  /** Default 100, at most 1000. */
+  limit?: number;
+  /** Default 0. */
+  offset?: number;
+}
+
+type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
+
+/** Starts, signals, inspects and manages workflow instances. Inject it anywhere. */
+@Injectable()
+export class WorkflowClient {
+  private readonly store: WorkflowStore;
+
+  constructor(
+    storage: WorkflowStorage,
+    private readonly registry: WorkflowRegistry,
+    private readonly worker: WorkflowWorker,
+    private readonly events: WorkflowEvents,
+    @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly options: ResolvedWorkflowsOptions,
+  ) {
+    this.store = storage.store;
+  }
+
+  /**
+   * Starts an instance. Idempotent by `id`: starting an id that exists returns that instance
+   * (whatever its status) when the workflow and input match, and throws
+   * `WorkflowAlreadyStartedError` when they don't.
+   */
+  async start<I, O>(workflow: WorkflowClass<I, O> | string, input: I, options: WorkflowStartOptions = {}): Promise<WorkflowHandle<O>> {
+    const definition = this.registry.resolve(workflow as WorkflowReference, options.version);
+    const id = options.id ?? randomUUID();
+    if (typeof id !== 'string' || id.trim() === '') throw new TypeError(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
+    const json = toJsonValue(input, `The input of workflow "${definition.name}"`) ?? null;
+    const now = this.options.clock.now();
+    const startAt = options.startAt === undefined ? now : toEpoch(options.startAt, 'startAt');
+    const wakeAt = Math.max(startAt, now);
+    const timeout = options.timeout === undefined ? definition.timeout : parseDuration(options.timeout, 'start() option "timeout"');
+    const priority = options.priority ?? definition.priority;
+    if (!Number.isInteger(priority)) throw new TypeError(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
+    for (const field of ['concurrencyKey', 'rateLimitKey'] as const) {
+      const value = options[field];
+      if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`Invalid start() option "${field}": use a non-empty string.`);
+    }
+    const instance = {
+      id,
+      workflow: definition.name,
+      version: definition.version,
+      input: json,
+      concurrencyKey: options.concurrencyKey ?? null,
+      rateLimitKey: options.rateLimitKey ?? null,
+      priority,
+      deadline: timeout === null ? null : wakeAt + timeout,
+      wakeAt,
+      now,
+    };
+    let result;
+    if (options.transaction !== undefined) {
+      if (!this.store.createInTransaction) {
+        throw new TypeError(`start() with a transaction needs a store that supports it; ${this.store.constructor.name} does not.`);
+      }
+      result = await this.store.createInTransaction(options.transaction, instance);
+    } else {
+      result = await this.store.create(instance);
+    }
+    if (!result.created) {
+      const existing = result.instance;
+      if (existing.workflow !== definition.name || !sameJson(existing.input, json)) {
+        throw new WorkflowAlreadyStartedError(
+          `Instance "${id}" already exists as ${existing.workflow}@${existing.version} with ${existing.workflow !== definition.name ? 'another workflow' : 'another input'}. ` +
+            'Use another id, or start it with the same workflow and input to get the existing instance.',
+          id,
+        );
+      }
+    } else if (wakeAt <= now) {
+      this.worker.kick();
+    }
+    return this.handle<O>(id);
+  }
+
+  /** A handle on an existing instance (no store call until you use it). */
+  handle<O = unknown>(id: string): WorkflowHandle<O> {
+    return {
+      id,
+      status: () => this.getStatus(id),
+      result: (options) => this.result<O>(id, options?.timeout),
+    };
+  }
+
+  /**
+   * Sends a signal: stored even when nothing waits yet, and taken by the oldest matching wait of
+   * every instance started before it. With `id`, a repeat is stored once (`created: false`).
+   */
+  async signal<T>(signal: WorkflowSignal<T> | string, payload: T, options: WorkflowSignalOptions = {}): Promise<{ id: number; woken: number; created: boolean }> {
+    const name = signalName(signal);
+    if (options.key !== undefined && typeof options.key !== 'string') throw new TypeError(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
+    if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
+      throw new TypeError(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
+    }
+    const request = {
+      name,
+      key: options.key ?? null,
+      dedupeId: options.id ?? null,
+      payload: toJsonValue(payload, `The payload of signal "${name}"`) ?? null,
+      now: this.options.clock.now(),
+    };
+    let result: WorkflowSignalResult;
+    if (options.transaction !== undefined) {
+      if (!this.store.signalInTransaction) {
+        throw new TypeError(`signal() with a transaction needs a store that supports it; ${this.store.constructor.name} does not.`);
+      }
+      result = await this.store.signalInTransaction(options.transaction, request);
+    } else {
+      result = await this.store.signal(request);
+    }
+    if (result.woken > 0) this.worker.kick();
+    return { id: result.id, woken: result.woken, created: result.created };
+  }
+
+  /** Cancels: the instance stops at its next step and runs its compensations, then ends `cancelled`. */
+  cancel(id: string, reason?: string): Promise<void> {
+    return this.requestCancel(id, reason, false);
+  }
+
+  /** Terminates: the instance ends `cancelled` at once, without compensations (also while compensating). */
+  terminate(id: string, reason?: string): Promise<void> {
+    return this.requestCancel(id, reason, true);
+  }
+
+  /**
+   * Runs a `failed` or `cancelled` instance again from where it stopped (completed steps keep their
+   * results; failed steps and steps whose compensations ran run again), or retries the
+   * compensations of a `compensation_failed` one. Of two concurrent retries, one wins.
+   */
+  async retry(id: string): Promise<void> {
+    const current = await this.getStatus(id, { journal: true });
+    const now = this.options.clock.now();
+    const reset = (entry: WorkflowJournalEntry): WorkflowJournalEntry => {
+      const { value: _value, error: _error, compensated: _compensated, ...rest } = entry;
+      return { ...rest, state: 'waiting', attempts: 0, wakeAt: null, updatedAt: now };
+    };
+    let status: 'pending' | 'compensating';
+    let entries: WorkflowJournalEntry[];
+    let error = null;
+    if (current.status === 'failed' || current.status === 'cancelled') {
+      status = 'pending';
+      entries = (current.journal ?? [])
+        .filter((e) => (e.kind === 'step' && (e.state === 'failed' || e.compensated)) || (e.kind === 'compensation' && e.state !== 'waiting'))
+        .map(reset);
+    } else if (current.status === 'compensation_failed') {
+      status = 'compensating';
+      entries = (current.journal ?? []).filter((e) => e.kind === 'compensation' && e.state === 'failed').map(reset);
+      const { compensation: _compensation, ...reason } = current.error ?? { name: 'Error', message: 'Unknown failure.' };
+      error = reason as typeof current.error;
+    } else {
+      throw new WorkflowInvalidStateError(
+        `Instance "${id}" is ${current.status}: only failed, cancelled or compensation_failed instances can be retried.`,
+      );
+    }
+    // A run timeout starts again from the retry, as long as it was at the start.
+    const deadline = current.deadline === null ? undefined : now + Math.max(0, current.deadline - current.createdAt);
+    const ok = await this.store.reopen(id, { expect: { status: current.status, runs: current.runs }, status, error, deadline, entries, now });
+    if (!ok) {
+      throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
+    }
+    this.worker.kick();
+  }
+
+  /** The instance, with its waits and, on request, its journal and children. Throws `WorkflowNotFoundError`. */
+  async getStatus(id: string, options: { journal?: boolean; children?: boolean } = {}): Promise<WorkflowInstanceDetails> {
+    const instance = await this.store.get(id, { journal: options.journal === true });
+    if (!instance) throw new WorkflowNotFoundError(`No workflow instance has the id "${id}".`);
+    const details: WorkflowInstanceDetails = stripLease(instance);
+    if (options.children) details.children = await this.allChildren(id);
+    return details;
+  }
+
+  /** Instances matching the filters, ordered by `createdAt`, then `id`. */
+  async list(options: WorkflowListOptions = {}): Promise<WorkflowInstance[]> {
+    const limit = options.limit ?? 100;
+    const offset = options.offset ?? 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new TypeError(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
+    if (!Number.isInteger(offset) || offset < 0) throw new TypeError(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
+    const status = options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
+    const known = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
+    for (const s of status ?? []) if (!known.includes(s)) throw new TypeError(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${known.join(', ')}.`);
+    if (status && status.length === 0) throw new TypeError('Invalid list() option "status": the list is empty. Leave it out for every status.');
+    const rows = await this.store.list({ ...options, status, limit, offset });
+    return rows.map(stripLease);
+  }
+
+  /** Deletes a finished instance and its journal. Throws for an unknown or unfinished one. */
+  async delete(id: string): Promise<void> {
+    if (await this.store.delete(id, FINISHED_STATUSES)) return;
+    const current = await this.getStatus(id);
+    throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`);
+  }
+
+  /**
+   * Deletes finished instances that ended before `olderThan` (a date, or a duration back from now)
+   * and signals sent before it. `limit` bounds each kind; without it, it deletes in batches until
+   * nothing is left. Unfinished instances are never deleted.
+   */
+  async purge(options: { olderThan: Duration | Date; statuses?: WorkflowStatus[]; limit?: number }): Promise<WorkflowPurgeResult> {
+    const now = this.options.clock.now();
+    const before = options.olderThan instanceof Date ? options.olderThan.getTime() : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
+    if (!Number.isFinite(before)) throw new TypeError('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
+    const statuses = (options.statuses ?? [...FINISHED_STATUSES]).filter((s) => FINISHED_STATUSES.includes(s));
+    const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
+    if (statuses.length === 0) return total;
+    if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) {
+      throw new TypeError(`Invalid purge() option "limit": ${String(options.limit)}. Use a whole number, 1 or more.`);
+    }
+    const batch = options.limit ?? PURGE_BATCH;
+    for (;;) {
+      const done = await this.store.purge({ statuses, before, limit: batch });
+      total.instances += done.instances;
+      total.signals += done.signals;
+      total.rateLimits += done.rateLimits;
+      if (options.limit !== undefined || (done.instances < batch && done.signals < batch && done.rateLimits < batch)) return total;
+    }
+  }
+
+  private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
+    if (reason !== undefined && typeof reason !== 'string') throw new TypeError(`Invalid reason: ${String(reason)}. Use a string.`);
+    const accepted = await this.store.requestCancel(id, { reason: reason ?? null, now: this.options.clock.now(), terminate });
+    if (accepted) {
+      this.worker.noticeCancel(id, terminate);
+      return;
+    }
+    const current = await this.getStatus(id);
+    const what = terminate ? 'terminated' : 'cancelled';
+    if (current.terminateRequested || (!terminate && current.cancelRequested)) {
+      throw new WorkflowInvalidStateError(`Instance "${id}" was already asked to ${terminate ? 'terminate' : 'cancel'}.`);
+    }
+    throw new WorkflowInvalidStateError(
+      `Instance "${id}" is ${current.status} and can't be ${what}` +
+        (current.status === 'compensating' && !terminate ? ': it is already compensating; terminate it to stop its compensations.' : '.'),
+    );
+  }
+
+  private async result<O>(id: string, timeout: Duration | undefined): Promise<O> {
+    const limit = timeout === undefined ? null : parseDuration(timeout, 'result() option "timeout"');
+    const started = Date.now();
+    const poll = Math.min(this.options.worker.pollInterval, 500);
+    for (;;) {
+      const instance = await this.getStatus(id);
+      if (instance.status === 'completed') return instance.output as O;
+      if (FINISHED_STATUSES.includes(instance.status)) throw deserializeError(instance.error ?? { name: 'Error', message: `Instance "${id}" ended as ${instance.status}.` });
+      const left = limit === null ? poll : limit - (Date.now() - started);
+      if (left <= 0) throw new WorkflowTimeoutError(`Instance "${id}" did not end within ${limit} ms (it is ${instance.status}).`);
+      // Woken by this process's own events at once; other processes' ends are seen by polling.
+      await firstValueFrom(race(this.events.pipe(filter((e) => e.id === id && ENDS.has(e.type))), timer(Math.min(left, poll))), { defaultValue: undefined });
+    }
+  }
+
+  private async allChildren(id: string): Promise<WorkflowInstance[]> {
+    const children: WorkflowInstance[] = [];
+    for (let offset = 0; ; offset += 1000) {
+      const page = await this.store.list({ parentId: id, limit: 1000, offset });
+      children.push(...page.map(stripLease));
+      if (page.length < 1000) return children;
+    }
+  }
+}
+
+const ENDS = new Set(['workflow-completed', 'workflow-failed', 'workflow-cancelled', 'workflow-compensation-failed']);
+const PURGE_BATCH = 1000;
+
+/** Instances as the client shows them: the lease token is the workers' secret. */
+function stripLease<T extends WorkflowInstance>(instance: T): T {
+  return { ...instance, leaseToken: null };
+}
+
+function toEpoch(value: Date | number, what: string): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TypeError(`Invalid start() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds.`);
+  return ms;
+}

@@ -1,0 +1,110 @@
+import { WorkflowChildFailedError } from '../errors/workflow-child-failed.error.js';
+import type { SerializedWorkflowError, WorkflowParentClose, WorkflowStatus } from '../storage/workflow-instance.js';
+import type { NewWorkflowInstance } from '../storage/workflow-store.js';
+import { parseDuration } from '../time/duration.js';
+import { toJsonValue } from './json-value.js';
+import type { WorkflowChildHandle, WorkflowChildOptions, WorkflowReference } from './workflow-context.js';
+import type { WorkflowExecution } from './workflow-execution.js';
+
+/** The engine signal a child's final write sends its parent (key: the child's id). */
+export const CHILD_ENDED_SIGNAL = '$child-ended';
+
+/** The payload of `CHILD_ENDED_SIGNAL`. */
+export interface ChildEnded {
+  status: WorkflowStatus;
+  output: unknown;
+  error: SerializedWorkflowError | null;
+}
+
+/** A workflow as children start it. */
+export interface ResolvedChildWorkflow {
+  name: string;
+  version: number;
+  /** Its run timeout in ms, or `null`. */
+  timeout: number | null;
+  priority: number;
+}
+
+export interface ChildDeps {
+  /** The workflow a reference names, at `version` or the newest this process has. */
+  resolveChild(workflow: WorkflowReference, version?: number): ResolvedChildWorkflow;
+  /** Creates the child, or finds it (the same workflow, input and parent) after a crash. */
+  createChild(child: NewWorkflowInstance): Promise<void>;
+}
+
+const PARENT_CLOSE: readonly WorkflowParentClose[] = ['cancel', 'terminate', 'abandon'];
+
+/** `ctx.startChild()` and child handles, for one execution. */
+export class ChildSupport {
+  private readonly results = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly exec: WorkflowExecution,
+    private readonly deps: ChildDeps,
+  ) {}
+
+  async start<I, O>(name: string, workflow: WorkflowReference, input: I, options: WorkflowChildOptions = {}): Promise<WorkflowChildHandle<O>> {
+    const { exec } = this;
+    exec.enter(name, 'child');
+    const entry = exec.entry(name);
+    if (entry?.state === 'completed') return this.handle<O>(name, entry.childId!);
+    if (exec.isReplayOnly) return exec.park({ wakeAt: null, wait: null });
+    const parentClose = options.parentClose ?? 'cancel';
+    if (!PARENT_CLOSE.includes(parentClose)) {
+      throw new TypeError(`Invalid parentClose for child "${name}": ${JSON.stringify(parentClose)}. Use 'cancel', 'terminate' or 'abandon'.`);
+    }
+    const resolved = this.deps.resolveChild(workflow, options.version);
+    const id = options.id ?? `${exec.instance.id}/${name}`;
+    const timeout = options.timeout === undefined ? resolved.timeout : parseDuration(options.timeout, `timeout of child "${name}"`);
+    const json = toJsonValue(input, `The input of child "${name}"`) ?? null;
+    exec.enterActive();
+    try {
+      await exec.flush();
+      exec.checkpoint();
+      const now = exec.instanceClockNow();
+      await this.deps.createChild({
+        id,
+        workflow: resolved.name,
+        version: resolved.version,
+        input: json,
+        parentId: exec.instance.id,
+        parentClose,
+        concurrencyKey: options.concurrencyKey ?? null,
+        rateLimitKey: options.rateLimitKey ?? null,
+        priority: options.priority ?? resolved.priority,
+        deadline: timeout === null ? null : now + timeout,
+        now,
+      });
+    } finally {
+      exec.leave();
+    }
+    const at = exec.instanceClockNow();
+    exec.record({ name, kind: 'child', state: 'completed', childId: id, createdAt: at, updatedAt: at });
+    exec.checkpoint();
+    return this.handle<O>(name, id);
+  }
+
+  private handle<O>(name: string, id: string): WorkflowChildHandle<O> {
+    return {
+      id,
+      result: () => {
+        let result = this.results.get(name);
+        if (!result) {
+          result = this.exec
+            .waitForSignal<ChildEnded>(`$child:${name}`, { name: CHILD_ENDED_SIGNAL }, { key: id }, true)
+            .then((ended) => {
+              if (ended.status === 'completed') return ended.output;
+              const error = ended.error;
+              throw new WorkflowChildFailedError(
+                `Child "${id}" (started as "${name}") ended as ${ended.status}${error ? `: ${error.name}: ${error.message}` : ''}.`,
+                id,
+                error,
+              );
+            });
+          this.results.set(name, result);
+        }
+        return result as Promise<O>;
+      },
+    };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * How large an instance's journal may grow. Every execution loads the whole journal and replays
+ * `run()` from the top, so a journal that keeps growing (a loop with a step per round) makes every
+ * execution slower. Counts are entries; bytes are their size as JSON. `Infinity` turns a check off.
+ */
+export interface WorkflowJournalLimits {
+  /** Log a warning and emit `journal-large`, once per execution, at this many entries. Default 1,000. */
+  warnEntries?: number;
+  /** The same, at this many bytes. Default 1,000,000. */
+  warnBytes?: number;
+  /** Fail the instance (after compensating) instead of recording a new entry past this many. Default 10,000. */
+  maxEntries?: number;
+  /** The same, at this many bytes. Default 10,000,000. */
+  maxBytes?: number;
+}
+
+export type JournalLimits = Required<WorkflowJournalLimits>;
+
+export const DEFAULT_JOURNAL_LIMITS: JournalLimits = {
+  warnEntries: 1_000,
+  warnBytes: 1_000_000,
+  maxEntries: 10_000,
+  maxBytes: 10_000_000,
+};
+
+/** Applies defaults; throws a `TypeError` naming the option for anything but a positive number. */
+export function resolveJournalLimits(limits: WorkflowJournalLimits | undefined): JournalLimits {
+  const resolved = { ...DEFAULT_JOURNAL_LIMITS, ...limits };
+  for (const [key, value] of Object.entries(resolved)) {
+    if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
+      throw new TypeError(`Invalid journal.${key}: ${String(value)}. Use a positive number (Infinity turns the check off).`);
+    }
+  }
+  return resolved;
+}

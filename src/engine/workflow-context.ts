@@ -1,0 +1,94 @@
+import type { WorkflowParentClose } from '../storage/workflow-instance.js';
+import type { WorkflowSignal } from '../signals/workflow-signal.js';
+import type { Duration } from '../time/duration.js';
+import type { WorkflowRetry } from './retry-policy.js';
+
+/** What a step's function receives. */
+export interface WorkflowStepRun {
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Aborted when the execution stops (cancel, terminate, shutdown, lost lease) or the step times out. */
+  signal: AbortSignal;
+}
+
+export interface WorkflowStepOptions<T> {
+  /** Retries of this step; default the workflow's, then the module's (3 attempts, 1s doubling up to 5m). */
+  retry?: WorkflowRetry;
+  /** An attempt that takes longer fails (and is retried as any failure). */
+  timeout?: Duration;
+  /** The saga's undo: run with the step's result, in reverse order, if a later step fails or the instance is cancelled or times out. */
+  compensate?: (result: T) => unknown;
+  /** Retries of the compensation; default the step's. */
+  compensateRetry?: WorkflowRetry;
+}
+
+export interface WorkflowWaitOptions {
+  /** Only a signal sent with exactly this key matches (none: only signals sent without a key). */
+  key?: string;
+  /** Throw `WorkflowSignalTimeoutError` when no signal came within this. */
+  timeout?: Duration;
+}
+
+/** A workflow class: what `@Workflow` decorates. */
+export type WorkflowReference = (abstract new (...args: never[]) => WorkflowDefinition<never, unknown>) | string;
+
+export interface WorkflowChildOptions {
+  /** The child's id. Default `<parent id>/<name>`, so a replay finds the same child. */
+  id?: string;
+  version?: number;
+  /** What happens to it when the parent ends first. Default `'cancel'`. */
+  parentClose?: WorkflowParentClose;
+  concurrencyKey?: string;
+  rateLimitKey?: string;
+  priority?: number;
+  timeout?: Duration;
+}
+
+/** A started child: its id, and its outcome. */
+export interface WorkflowChildHandle<O> {
+  readonly id: string;
+  /** Waits (durably) for the child to end: its output, or `WorkflowChildFailedError`. */
+  result(): Promise<O>;
+}
+
+/**
+ * What `run(ctx, input)` receives. Every method is deterministic under replay: a step, sleep,
+ * wait or value recorded by an earlier execution returns what was recorded. Names must be unique
+ * per instance. Steps, sleeps and waits may run in parallel (`Promise.all`).
+ */
+export interface WorkflowContext {
+  readonly id: string;
+  readonly workflow: string;
+  readonly version: number;
+  /** Aborted when the execution must stop: cancel, terminate, shutdown, a lost lease. */
+  readonly signal: AbortSignal;
+  step<T>(name: string, fn: (run: WorkflowStepRun) => T | Promise<T>, options?: WorkflowStepOptions<T>): Promise<T>;
+  sleep(name: string, duration: Duration): Promise<void>;
+  sleepUntil(name: string, date: Date | number): Promise<void>;
+  waitForSignal<T>(name: string, signal: WorkflowSignal<T> | string, options?: WorkflowWaitOptions): Promise<T>;
+  startChild<I, O>(
+    name: string,
+    workflow: (abstract new (...args: never[]) => WorkflowDefinition<I, O>) | string,
+    input: I,
+    options?: WorkflowChildOptions,
+  ): Promise<WorkflowChildHandle<O>>;
+  executeChild<I, O>(
+    name: string,
+    workflow: (abstract new (...args: never[]) => WorkflowDefinition<I, O>) | string,
+    input: I,
+    options?: WorkflowChildOptions,
+  ): Promise<O>;
+  /** The time, recorded: the same `Date` on every replay. */
+  now(): Date;
+  /** A number in [0, 1), recorded. */
+  random(): number;
+  /** A v4 UUID, recorded. */
+  uuid(): string;
+  /** A custom status readable with `getStatus()`; written with the instance's next write. */
+  setStatus(value: unknown): void;
+}
+
+/** A workflow: `@Workflow(...)` on a class that implements this. */
+export interface WorkflowDefinition<I = unknown, O = unknown> {
+  run(ctx: WorkflowContext, input: I): Promise<O>;
+}

@@ -1,0 +1,353 @@
+import { serializeError } from '../errors/serialize-error.js';
+import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
+import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
+import type { WorkflowEventBody } from '../events/workflow-event.js';
+import type { SerializedWorkflowError, WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
+import { UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
+import type {
+  NewWorkflowInstance,
+  WorkflowConcurrencyLimit,
+  WorkflowRateLimitRule,
+  WorkflowStore,
+  WorkflowWrite,
+} from '../storage/workflow-store.js';
+import type { WorkflowClock } from '../time/workflow-clock.js';
+import { CHILD_ENDED_SIGNAL, type ChildEnded, type ResolvedChildWorkflow } from './child-support.js';
+import type { JournalLimits } from './journal-limits.js';
+import { sameJson, toJsonValue } from './json-value.js';
+import type { RetryPolicy } from './retry-policy.js';
+import type { WorkflowDefinition, WorkflowReference } from './workflow-context.js';
+import { WorkflowExecution, type ExecutionOutcome } from './workflow-execution.js';
+
+/** A workflow version this process can run. */
+export interface RunnableWorkflow {
+  name: string;
+  version: number;
+  /** The provider instance: its `run()` is called. */
+  instance: WorkflowDefinition<unknown, unknown>;
+  /** Its steps' default retry. */
+  retry: RetryPolicy;
+}
+
+/** What the engine needs to know about the workflows of this process. */
+export interface EngineRegistry {
+  get(name: string, version: number): RunnableWorkflow | undefined;
+  versions(): Array<{ name: string; version: number }>;
+  limits(): WorkflowConcurrencyLimit[];
+  rateLimits(): WorkflowRateLimitRule[];
+  resolveChild(workflow: WorkflowReference, version?: number): ResolvedChildWorkflow;
+}
+
+export interface EngineLogger {
+  warn(message: string): void;
+  error(message: string, error?: unknown): void;
+}
+
+export interface EngineOptions {
+  store: WorkflowStore;
+  registry: EngineRegistry;
+  clock: WorkflowClock;
+  journalLimits: JournalLimits;
+  logger: EngineLogger;
+  emit(event: WorkflowEventBody & { id: string; workflow: string; version: number; at: number }): void;
+  /** Look for due work now (a child was started, a cancel was accepted). */
+  kick(): void;
+}
+
+/** A claimed instance, and its execution once it started. */
+export interface ClaimedInstance {
+  instance: WorkflowInstance;
+  signalCursor: number;
+  exec?: WorkflowExecution;
+}
+
+export interface LeaseGrant {
+  owner: string;
+  token: string;
+  now: number;
+  until: number;
+}
+
+/**
+ * Claims, executes and concludes instances: replays `run()`, then records the outcome under the
+ * lease (completed, failed, suspended, compensating, cancelled), closes children and tells a
+ * parent its child ended. Framework-free; `WorkflowWorker` drives it from the leased loop.
+ */
+export class WorkflowEngine {
+  private readonly running = new Map<string, WorkflowExecution>();
+
+  constructor(private readonly options: EngineOptions) {}
+
+  async claim(lease: LeaseGrant, limit: number): Promise<ClaimedInstance[]> {
+    const { registry, store } = this.options;
+    const workflows = registry.versions();
+    if (workflows.length === 0) return [];
+    const { instances, lastSignalId } = await store.claim({
+      owner: lease.owner,
+      token: lease.token,
+      now: lease.now,
+      leaseUntil: lease.until,
+      limit,
+      workflows,
+      limits: registry.limits(),
+      rateLimits: registry.rateLimits(),
+    });
+    return instances.map((instance) => ({ instance: { ...instance, leaseToken: lease.token }, signalCursor: lastSignalId }));
+  }
+
+  /** Extends the lease; hands the execution any cancel or terminate it reads. `false`: the lease is gone. */
+  async renew(claimed: ClaimedInstance, until: number): Promise<boolean> {
+    const flags = await this.options.store.renew(claimed.instance.id, claimed.instance.leaseToken!, until);
+    const exec = claimed.exec;
+    if (!exec) return flags !== null;
+    if (flags === null) exec.interrupt('lease-lost');
+    else if (flags.terminateRequested) exec.interrupt('terminate');
+    else if (flags.cancelRequested && !exec.isReplayOnly) exec.interrupt('cancel');
+    return flags !== null;
+  }
+
+  /** A cancel or terminate accepted in this process: an execution running here stops at once. */
+  noticeCancel(id: string, terminate: boolean): void {
+    const exec = this.running.get(id);
+    if (exec && (terminate || !exec.isReplayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
+    this.options.kick();
+  }
+
+  /** Executions running in this process, by instance id. */
+  get executions(): ReadonlyMap<string, WorkflowExecution> {
+    return this.running;
+  }
+
+  async execute(claimed: ClaimedInstance, shutdown: AbortSignal): Promise<void> {
+    const { instance, signalCursor } = claimed;
+    const { registry, store, clock, logger } = this.options;
+    const definition = registry.get(instance.workflow, instance.version);
+    let exec: WorkflowExecution | undefined;
+    try {
+      if (!definition) throw new Error(`Claimed "${instance.id}" of ${instance.workflow}@${instance.version}, which this process does not run.`);
+      const details = await store.get(instance.id, { journal: true });
+      if (!details) return; // deleted since the claim
+      const timedOut = instance.deadline !== null && clock.now() >= instance.deadline;
+      const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;
+      exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry), replayOnly);
+      claimed.exec = exec;
+      this.running.set(instance.id, exec);
+      const onShutdown = () => exec!.interrupt('shutdown');
+      if (shutdown.aborted) onShutdown();
+      shutdown.addEventListener('abort', onShutdown, { once: true });
+      try {
+        if (instance.terminateRequested) return await this.finish(exec, 'cancelled', { error: terminated(instance.cancelReason) });
+        this.emit(instance, instance.runs === 1 ? { type: 'workflow-started' } : { type: 'workflow-resumed', run: instance.runs });
+        const outcome = await exec.run(() => definition.instance.run(exec!.context, instance.input));
+        await this.conclude(exec, outcome, timedOut);
+      } finally {
+        shutdown.removeEventListener('abort', onShutdown);
+      }
+    } catch (error) {
+      logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
+    } finally {
+      exec?.close();
+      if (exec && this.running.get(instance.id) === exec) this.running.delete(instance.id);
+    }
+  }
+
+  private async conclude(exec: WorkflowExecution, outcome: ExecutionOutcome, timedOut: boolean): Promise<void> {
+    const { instance } = exec;
+    const reason = exec.interruptReason;
+    if (reason === 'lease-lost') return this.leaseLost(instance);
+    if (reason === 'store-error') {
+      this.options.logger.error(`The store failed while executing "${instance.id}"; it runs again when its lease expires.`, exec.storeError);
+      return;
+    }
+    if (reason === 'shutdown' && outcome.kind !== 'completed') {
+      // Handed back due now, for another worker (or this one after a restart) to carry on.
+      await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
+      return;
+    }
+    if (exec.fatal) return this.finish(exec, 'failed', { error: serializeError(exec.fatal) });
+    if (instance.status === 'compensating') return this.compensate(exec, instance.error ?? { name: 'Error', message: 'Unknown failure.' }, true);
+    if (exec.terminateRequested) return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
+    if (exec.cancelRequested) return this.compensate(exec, cancelled(await this.cancelReason(exec)), false);
+    if (timedOut || reason === 'timeout') return this.compensate(exec, timedOutError(instance), false);
+    if (reason === 'journal-limit' && exec.journalLimitError) return this.compensate(exec, serializeError(exec.journalLimitError), false);
+    switch (outcome.kind) {
+      case 'suspended':
+        return this.suspend(exec);
+      case 'completed': {
+        const missing = exec.unvisited();
+        if (missing.length > 0) {
+          const error = new WorkflowNonDeterminismError(
+            `Instance "${instance.id}" of workflow "${instance.workflow}@${instance.version}" does not match its journal: ` +
+              `${missing.map((n) => `"${n}"`).join(', ')} ${missing.length === 1 ? 'was' : 'were'} recorded by an earlier run but never reached. ` +
+              'Ship changes that remove or rename steps as a new workflow version.',
+          );
+          return this.finish(exec, 'failed', { error: serializeError(error) });
+        }
+        let output: unknown;
+        try {
+          output = toJsonValue(outcome.value, `The output of workflow "${instance.workflow}"`) ?? null;
+        } catch (error) {
+          return this.compensate(exec, serializeError(error), false);
+        }
+        return this.finish(exec, 'completed', { output });
+      }
+      case 'failed':
+        return this.compensate(exec, serializeError(outcome.error), false);
+      case 'interrupted':
+        // An interrupt nobody asked for (the workflow threw one itself): treat it as a failure.
+        return this.compensate(exec, { name: 'Error', message: `Execution interrupted (${outcome.reason}).` }, false);
+    }
+  }
+
+  private async suspend(exec: WorkflowExecution): Promise<void> {
+    const { instance } = exec;
+    const suspension = exec.suspension();
+    const deadline = instance.deadline;
+    // Never parked past the run deadline, so a sleep or a wait can't outlive the run timeout.
+    const wakeAt = deadline === null ? suspension.wakeAt : Math.min(suspension.wakeAt ?? deadline, deadline);
+    const ok = await exec.write({
+      status: 'suspended',
+      release: { wakeAt, waits: suspension.waits, signalCursor: exec.signalCursor },
+    });
+    if (ok) this.emit(instance, { type: 'workflow-suspended', wakeAt, waits: suspension.waits });
+    else this.leaseLost(instance);
+  }
+
+  private async compensate(exec: WorkflowExecution, reason: SerializedWorkflowError, alreadyCompensating: boolean): Promise<void> {
+    const { instance } = exec;
+    if (!alreadyCompensating && !exec.needsCompensation()) {
+      return this.finish(exec, reason.name === 'WorkflowCancelledError' ? 'cancelled' : 'failed', { error: reason });
+    }
+    if (!alreadyCompensating) {
+      if (!(await exec.write({ status: 'compensating', error: reason }))) return this.leaseLost(instance);
+      this.emit(instance, { type: 'workflow-compensating', error: reason });
+    }
+    // Every execution that compensates closes the children again: a crash can't leave one running.
+    await this.closeChildren(exec, `its parent "${instance.id}" is compensating (${reason.name}: ${reason.message})`);
+    const result = await exec.compensate();
+    switch (result.state) {
+      case 'done':
+        return this.finish(exec, reason.name === 'WorkflowCancelledError' ? 'cancelled' : 'failed', { error: reason });
+      case 'failed':
+        return this.finish(exec, 'compensation_failed', { error: { ...reason, compensation: result.error } });
+      case 'suspended': {
+        const ok = await exec.write({ status: 'compensating', release: { wakeAt: result.wakeAt, waits: [], signalCursor: exec.signalCursor } });
+        if (ok) this.emit(instance, { type: 'workflow-suspended', wakeAt: result.wakeAt, waits: [] });
+        return;
+      }
+      case 'interrupted':
+        if (result.reason === 'terminate') return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
+        if (result.reason === 'shutdown') {
+          await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
+        }
+        return;
+    }
+  }
+
+  /**
+   * Ends the instance. Children are closed first, so a crash in between closes them again on the
+   * next execution; a child's end reaches its parent as a signal in the same write.
+   */
+  private async finish(exec: WorkflowExecution, status: WorkflowStatus, result: { output?: unknown; error?: SerializedWorkflowError }): Promise<void> {
+    const { instance } = exec;
+    await this.closeChildren(exec, `its parent "${instance.id}" ended as ${status}`);
+    const now = this.options.clock.now();
+    const error = result.error ?? null;
+    const write: Omit<WorkflowWrite, 'now' | 'entries'> = {
+      status,
+      error,
+      release: { wakeAt: null, waits: [], signalCursor: exec.signalCursor },
+    };
+    if (status === 'completed') write.output = result.output ?? null;
+    if (instance.parentId !== null) {
+      const payload: ChildEnded = { status, output: status === 'completed' ? (result.output ?? null) : null, error };
+      write.signal = { name: CHILD_ENDED_SIGNAL, key: instance.id, dedupeId: instance.id, payload, now };
+    }
+    if (!(await exec.write(write))) return this.leaseLost(instance);
+    if (instance.parentId !== null) this.options.kick();
+    if (status === 'completed') this.emit(instance, { type: 'workflow-completed', output: write.output });
+    else if (status === 'cancelled') this.emit(instance, { type: 'workflow-cancelled', error: error! });
+    else if (status === 'failed') this.emit(instance, { type: 'workflow-failed', error: error! });
+    else this.emit(instance, { type: 'workflow-compensation-failed', error: error! });
+  }
+
+  /** Applies `parentClose` to the unfinished children. At least once: a repeated request changes nothing. */
+  private async closeChildren(exec: WorkflowExecution, reason: string): Promise<void> {
+    if (!exec.hasChildren()) return;
+    const { store, clock } = this.options;
+    for (let offset = 0; ; offset += CHILDREN_PAGE) {
+      const children = await store.list({ parentId: exec.instance.id, limit: CHILDREN_PAGE, offset });
+      for (const child of children) {
+        if (!UNFINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon') continue;
+        const terminate = child.parentClose === 'terminate';
+        const text = `${terminate ? 'Terminated' : 'Cancelled'}: ${reason}.`;
+        if (await store.requestCancel(child.id, { reason: text, now: clock.now(), terminate })) this.noticeCancel(child.id, terminate);
+      }
+      if (children.length < CHILDREN_PAGE) return;
+    }
+  }
+
+  private async cancelReason(exec: WorkflowExecution): Promise<string | null> {
+    if (exec.instance.cancelRequested) return exec.instance.cancelReason;
+    return (await this.options.store.get(exec.instance.id))?.cancelReason ?? null;
+  }
+
+  private executionDeps(instance: WorkflowInstance, retry: RetryPolicy) {
+    const { store, clock, journalLimits, logger, registry } = this.options;
+    return {
+      store,
+      clock,
+      journalLimits,
+      retry,
+      emit: (body: WorkflowEventBody) => this.emit(instance, body),
+      warn: (message: string) => logger.warn(message),
+      resolveChild: registry.resolveChild.bind(registry),
+      createChild: (child: NewWorkflowInstance) => this.createChild(child),
+    };
+  }
+
+  /** Creates a child, or accepts the one a crashed execution created (same workflow, input and parent). */
+  private async createChild(child: NewWorkflowInstance): Promise<void> {
+    const { instance, created } = await this.options.store.create(child);
+    if (created) {
+      this.options.kick();
+      return;
+    }
+    if (instance.workflow !== child.workflow || instance.parentId !== child.parentId || !sameJson(instance.input, child.input)) {
+      throw new WorkflowAlreadyStartedError(
+        `Child id "${child.id}" is taken by another instance (${instance.workflow}, parent ${instance.parentId ?? 'none'}). ` +
+          'Give the child an id of its own with startChild(name, workflow, input, { id }).',
+        child.id,
+      );
+    }
+  }
+
+  private leaseLost(instance: WorkflowInstance): void {
+    this.options.logger.warn(
+      `Lost the lease on "${instance.id}" (${instance.workflow}); another worker took over. Nothing this execution did after that was recorded.`,
+    );
+  }
+
+  private emit(instance: WorkflowInstance, body: WorkflowEventBody): void {
+    this.options.emit({ ...body, id: instance.id, workflow: instance.workflow, version: instance.version, at: this.options.clock.now() } as never);
+  }
+}
+
+const CHILDREN_PAGE = 500;
+
+function cancelled(reason: string | null): SerializedWorkflowError {
+  return { name: 'WorkflowCancelledError', message: reason ?? 'Cancelled.' };
+}
+
+function terminated(reason: string | null): SerializedWorkflowError {
+  return { name: 'WorkflowTerminatedError', message: reason ?? 'Terminated.' };
+}
+
+function timedOutError(instance: WorkflowInstance): SerializedWorkflowError {
+  return {
+    name: 'WorkflowTimeoutError',
+    message:
+      `Instance "${instance.id}" of workflow "${instance.workflow}@${instance.version}" did not finish within its timeout ` +
+      `(its deadline was ${new Date(instance.deadline!).toISOString()}).`,
+  };
+}

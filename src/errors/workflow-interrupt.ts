@@ -1,0 +1,15 @@
+/**
+ * Thrown inside an execution to unwind `run()` when it must stop: the instance was cancelled or
+ * terminated, its run timeout passed, the worker shuts down, or the lease was lost. Never stored:
+ * the worker turns it into the instance's outcome.
+ */
+export class WorkflowInterrupt extends Error {
+  constructor(readonly reason: 'cancel' | 'terminate' | 'timeout' | 'shutdown' | 'lease-lost' | 'store-error' | 'journal-limit') {
+    super(`Execution interrupted (${reason}).`);
+    this.name = 'WorkflowInterrupt';
+  }
+}
+
+export function isWorkflowInterrupt(error: unknown): error is WorkflowInterrupt {
+  return error instanceof WorkflowInterrupt;
+}

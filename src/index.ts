@@ -1,0 +1,62 @@
+// The root entry: the module, decorator, client, context types, signals, errors, the in-memory
+// store and clocks. Nothing here loads a database driver.
+export { WorkflowsModule } from './workflows.module.js';
+export type {
+  ResolvedWorkflowsOptions,
+  WorkflowsModuleAsyncOptions,
+  WorkflowsModuleOptions,
+  WorkflowsOptionsFactory,
+  WorkflowWorkerOptions,
+} from './workflows-module-options.js';
+export { WORKFLOWS_MODULE_OPTIONS } from './workflows.constants.js';
+
+export { Workflow, WORKFLOW_METADATA } from './decorators/workflow.decorator.js';
+export type { WorkflowOptions, WorkflowScheduleOptions } from './decorators/workflow-options.js';
+
+export type {
+  WorkflowChildHandle,
+  WorkflowChildOptions,
+  WorkflowContext,
+  WorkflowDefinition,
+  WorkflowStepOptions,
+  WorkflowStepRun,
+  WorkflowWaitOptions,
+} from './engine/workflow-context.js';
+export type { WorkflowRetry, WorkflowRetryOptions } from './engine/retry-policy.js';
+export type { WorkflowJournalLimits } from './engine/journal-limits.js';
+
+export { WorkflowClient } from './client/workflow-client.js';
+export type { WorkflowListOptions, WorkflowSignalOptions, WorkflowStartOptions } from './client/workflow-client.js';
+export type { WorkflowHandle } from './client/workflow-handle.js';
+export { WorkflowWorker } from './worker/workflow-worker.service.js';
+export { WorkflowEvents } from './events/workflow-events.js';
+export type { WorkflowEvent, WorkflowEventType } from './events/workflow-event.js';
+export { WorkflowRegistry } from './registry/workflow-registry.js';
+
+export { WorkflowSignal } from './signals/workflow-signal.js';
+
+export { WorkflowError } from './errors/workflow.error.js';
+export { WorkflowNotFoundError } from './errors/workflow-not-found.error.js';
+export { UnknownWorkflowError } from './errors/unknown-workflow.error.js';
+export { WorkflowAlreadyStartedError } from './errors/workflow-already-started.error.js';
+export { WorkflowNonDeterminismError } from './errors/workflow-non-determinism.error.js';
+export { WorkflowCancelledError } from './errors/workflow-cancelled.error.js';
+export { WorkflowTerminatedError } from './errors/workflow-terminated.error.js';
+export { WorkflowTimeoutError } from './errors/workflow-timeout.error.js';
+export { WorkflowSignalTimeoutError } from './errors/workflow-signal-timeout.error.js';
+export { WorkflowJournalLimitError } from './errors/workflow-journal-limit.error.js';
+export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.js';
+export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
+export { WorkflowSchemaError } from './errors/workflow-schema.error.js';
+export { NonRetryableError } from './errors/non-retryable.error.js';
+
+export { InMemoryWorkflowStore } from './storage/in-memory-workflow.store.js';
+export { WorkflowStorage } from './storage/workflow-storage.js';
+export type * from './storage/workflow-store.js';
+export type * from './storage/workflow-instance.js';
+export type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
+
+export { systemClock } from './time/workflow-clock.js';
+export type { WorkflowClock } from './time/workflow-clock.js';
+export { parseDuration } from './time/duration.js';
+export type { Duration } from './time/duration.js';

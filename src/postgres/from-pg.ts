@@ -1,0 +1,194 @@
+import type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';
+
+/** What the store reads of a `pg` result (structural: `pg` itself is never imported). */
+export interface PgResultLike {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+
+/** A `pg` notification. */
+export interface PgNotificationLike {
+  channel: string;
+  payload?: string;
+}
+
+/** The `pg` client methods the store uses: `PoolClient` (and `Client`) have them. */
+export interface PgClientLike {
+  query(text: string, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
+}
+
+/** A client checked out of a pool. */
+export interface PgPoolClientLike extends PgClientLike {
+  /** Gives the client back; with an error (or `true`), the pool destroys it instead. */
+  release(destroy?: Error | boolean): void;
+  on(event: 'notification', listener: (message: PgNotificationLike) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+/** The `pg` `Pool` methods the store uses. */
+export interface PgPoolLike {
+  query(text: string, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
+  connect(): Promise<PgPoolClientLike>;
+}
+
+const RESULT_OF_SCRIPT = (result: PgResultLike | PgResultLike[]): SqlQueryResult => {
+  // A parameterless text with several statements resolves to one result per statement.
+  const last = Array.isArray(result) ? result[result.length - 1] : result;
+  return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
+};
+
+/** Marks executors made here, so the store can tell them from an application's raw client. */
+const PG_EXECUTOR = Symbol.for('@nestjs/workflows:pg-executor');
+
+/**
+ * A `SqlExecutor` over a `pg` Pool: single statements on the pool, transactions on a client it
+ * checks out (and gives back), and `listen()` on a client it holds for as long as the subscription
+ * lasts. The application owns the pool and ends it; the store never does.
+ *
+ * @example new PostgresWorkflowStore({ executor: fromPg(new Pool({ connectionString })) })
+ */
+export function fromPg(pool: PgPoolLike): SqlExecutor {
+  assertPool(pool);
+  const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
+    [PG_EXECUTOR]: true,
+    async query(sql, params) {
+      return RESULT_OF_SCRIPT(await pool.query(sql, params as unknown[] | undefined));
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(fromPgClient(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          // The connection is gone or unusable: the pool must not hand it out again.
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async listen(channel, onNotify, onError) {
+      const client = await pool.connect();
+      let ended = false;
+      const onNotification = (message: PgNotificationLike) => {
+        if (message.channel === channel) onNotify(message.payload ?? '');
+      };
+      const fail = (error: Error) => {
+        if (ended) return;
+        ended = true;
+        detach(true);
+        client.release(error);
+        onError?.(error);
+      };
+      const onClientError = (error: Error) => fail(error);
+      const onEnd = () => fail(new Error(`The LISTEN connection for "${channel}" ended.`));
+      // A destroyed client keeps `onClientError` (a no-op once ended): an error it emits later must
+      // not crash the process. A client given back to the pool gets the pool's own listener again.
+      const detach = (keepErrorListener: boolean) => {
+        client.removeListener('notification', onNotification);
+        client.removeListener('end', onEnd);
+        if (!keepErrorListener) client.removeListener('error', onClientError);
+      };
+      client.on('notification', onNotification);
+      client.on('error', onClientError);
+      client.on('end', onEnd);
+      try {
+        await client.query(`LISTEN ${quoteChannel(channel)}`);
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        if (!ended) {
+          ended = true;
+          detach(true);
+          client.release(failure);
+        }
+        throw failure;
+      }
+      return async () => {
+        if (ended) return;
+        ended = true;
+        try {
+          await client.query(`UNLISTEN ${quoteChannel(channel)}`);
+          detach(false);
+          client.release();
+        } catch (error) {
+          detach(true);
+          client.release(error instanceof Error ? error : true);
+        }
+      };
+    },
+  };
+  return executor;
+}
+
+/**
+ * A `SqlExecutor` over one `pg` client, for statements in a transaction the application runs on it
+ * (`start(..., { transaction: client })`): every statement goes through `client`, and
+ * `transaction(fn)` runs `fn` in the application's transaction rather than opening another. The
+ * application begins, commits or rolls back; this never does.
+ */
+export function fromPgClient(client: PgClientLike): SqlExecutor {
+  if (!client || typeof (client as Partial<PgClientLike>).query !== 'function') {
+    throw new TypeError(
+      `Expected a pg client in a transaction (a PoolClient from \`await pool.connect()\` after \`BEGIN\`), got ${describe(client)}.`,
+    );
+  }
+  const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
+    [PG_EXECUTOR]: true,
+    async query(sql, params) {
+      return RESULT_OF_SCRIPT(await client.query(sql, params as unknown[] | undefined));
+    },
+    transaction: (fn) => fn(executor),
+  };
+  return executor;
+}
+
+/** Whether `value` is an executor made by `fromPg()` / `fromPgClient()` (or any `SqlExecutor`-shaped value). */
+export function isSqlExecutor(value: unknown): value is SqlExecutor {
+  if (typeof value !== 'object' || value === null) return false;
+  if ((value as Record<symbol, unknown>)[PG_EXECUTOR] === true) return true;
+  const candidate = value as Partial<SqlExecutor>;
+  return typeof candidate.query === 'function' && typeof candidate.transaction === 'function';
+}
+
+function assertPool(pool: unknown): asserts pool is PgPoolLike {
+  const candidate = pool as Partial<PgPoolLike> & Record<string, unknown>;
+  if (typeof pool !== 'object' || pool === null || typeof candidate.query !== 'function' || typeof candidate.connect !== 'function') {
+    throw new TypeError(
+      `fromPg() expects a pg Pool (\`new Pool({ connectionString })\` from 'pg'), got ${describe(pool)}.`,
+    );
+  }
+  if (typeof candidate.release === 'function') {
+    throw new TypeError(
+      'fromPg() expects a pg Pool, got a client checked out of one (it has release()). Pass the Pool itself: ' +
+        'the store checks out its own connections (transactions, LISTEN). For a transaction of yours, pass the client ' +
+        'as `{ transaction: client }` to start() or signal().',
+    );
+  }
+  if ('connection' in candidate && !('totalCount' in candidate)) {
+    throw new TypeError(
+      'fromPg() expects a pg Pool, got a single pg Client. The store needs several connections (its transactions ' +
+        'and a LISTEN connection): create a `new Pool(...)` and pass that.',
+    );
+  }
+}
+
+function quoteChannel(channel: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new TypeError(`Invalid LISTEN channel ${JSON.stringify(channel)}.`);
+  return `"${channel}"`;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  const name = (value as object).constructor?.name;
+  return name && name !== 'Object' ? `a ${name}` : 'an object without query() and connect()';
+}

@@ -1,0 +1,202 @@
+import type { WorkflowOptions, WorkflowScheduleOptions } from '../decorators/workflow-options.js';
+import { getWorkflowMetadata } from '../decorators/workflow.decorator.js';
+import { UnknownWorkflowError } from '../errors/unknown-workflow.error.js';
+import type { ResolvedChildWorkflow } from '../engine/child-support.js';
+import type { EngineRegistry, RunnableWorkflow } from '../engine/workflow-engine.js';
+import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-context.js';
+import { resolveRetry, type RetryPolicy } from '../engine/retry-policy.js';
+import type { WorkflowConcurrencyLimit, WorkflowRateLimitRule } from '../storage/workflow-store.js';
+import { parseDuration } from '../time/duration.js';
+
+/** A validated `@Workflow` class of this application. */
+export interface RegisteredWorkflow extends RunnableWorkflow {
+  metatype: Function;
+  /** Run timeout in ms, or `null`. */
+  timeout: number | null;
+  priority: number;
+  concurrency: { limit: number | null; perKey: number | null } | null;
+  rateLimit: WorkflowRateLimitRule | null;
+  schedules: WorkflowScheduleOptions[];
+}
+
+/**
+ * The workflows this application declares, validated and indexed by name and version. Errors
+ * name the class and the option, so a bad definition fails startup, not the first instance.
+ */
+export class WorkflowRegistry implements EngineRegistry {
+  private readonly byKey = new Map<string, RegisteredWorkflow>();
+  private readonly byClass = new Map<Function, RegisteredWorkflow>();
+  private readonly newest = new Map<string, RegisteredWorkflow>();
+  private versionList: Array<{ name: string; version: number }> = [];
+  private limitList: WorkflowConcurrencyLimit[] = [];
+  private rateList: WorkflowRateLimitRule[] = [];
+
+  constructor(private readonly defaultRetry: RetryPolicy) {}
+
+  /** Adds a decorated class with its provider instance. */
+  register(metatype: Function, instance: unknown): RegisteredWorkflow {
+    const meta = getWorkflowMetadata(metatype);
+    if (!meta) throw new TypeError(`${metatype.name} is not decorated with @Workflow().`);
+    const where = `@Workflow('${meta.name}') on ${metatype.name}`;
+    if (typeof (instance as WorkflowDefinition | undefined)?.run !== 'function') {
+      throw new TypeError(`${where} has no run(ctx, input) method. Implement WorkflowDefinition.`);
+    }
+    const workflow = validate(meta.name, meta.options, where, metatype, instance as WorkflowDefinition<unknown, unknown>, this.defaultRetry);
+    const key = `${workflow.name}@${workflow.version}`;
+    const existing = this.byKey.get(key);
+    if (existing) {
+      if (existing.metatype === metatype) return existing;
+      throw new TypeError(
+        `${where} and ${existing.metatype.name} both declare workflow "${workflow.name}" version ${workflow.version}. ` +
+          'Give the newer class a higher version, or remove one of them.',
+      );
+    }
+    this.byKey.set(key, workflow);
+    this.byClass.set(metatype, workflow);
+    const newest = this.newest.get(workflow.name);
+    if (!newest || newest.version < workflow.version) this.newest.set(workflow.name, workflow);
+    this.reindex();
+    return workflow;
+  }
+
+  get(name: string, version: number): RegisteredWorkflow | undefined {
+    return this.byKey.get(`${name}@${version}`);
+  }
+
+  all(): RegisteredWorkflow[] {
+    return [...this.byKey.values()];
+  }
+
+  versions(): Array<{ name: string; version: number }> {
+    return this.versionList;
+  }
+
+  limits(): WorkflowConcurrencyLimit[] {
+    return this.limitList;
+  }
+
+  rateLimits(): WorkflowRateLimitRule[] {
+    return this.rateList;
+  }
+
+  /**
+   * The workflow a class or name refers to: a class at its own version, a name at `version` or
+   * the newest this application declares. Throws `UnknownWorkflowError` saying what is known.
+   */
+  resolve(workflow: WorkflowReference, version?: number): RegisteredWorkflow {
+    if (typeof workflow === 'function') {
+      const found = this.byClass.get(workflow);
+      if (!found) {
+        const meta = getWorkflowMetadata(workflow);
+        throw new UnknownWorkflowError(
+          meta
+            ? `${workflow.name} (@Workflow('${meta.name}')) is not a provider of this application. Add it to a module's providers.`
+            : `${workflow.name} is not decorated with @Workflow(). Decorate it and add it to a module's providers.`,
+        );
+      }
+      if (version !== undefined && version !== found.version) return this.resolve(found.name, version);
+      return found;
+    }
+    if (typeof workflow !== 'string' || workflow === '') {
+      throw new UnknownWorkflowError(`Invalid workflow ${JSON.stringify(workflow)}: pass a @Workflow class or its name.`);
+    }
+    const found = version === undefined ? this.newest.get(workflow) : this.byKey.get(`${workflow}@${version}`);
+    if (!found) {
+      const known = this.all().map((w) => `${w.name}@${w.version}`);
+      throw new UnknownWorkflowError(
+        `No workflow "${workflow}"${version === undefined ? '' : ` version ${version}`} is declared in this application` +
+          (known.length ? ` (known: ${known.join(', ')}).` : ' (none is: add @Workflow classes to a module\'s providers).'),
+      );
+    }
+    return found;
+  }
+
+  resolveChild(workflow: WorkflowReference, version?: number): ResolvedChildWorkflow {
+    const found = this.resolve(workflow, version);
+    return { name: found.name, version: found.version, timeout: found.timeout, priority: found.priority };
+  }
+
+  private reindex(): void {
+    const all = this.all();
+    this.versionList = all.map(({ name, version }) => ({ name, version }));
+    const limits = new Map<string, WorkflowConcurrencyLimit>();
+    const rates = new Map<string, WorkflowRateLimitRule>();
+    // Limits count every version of a name: the newest declaration's settings apply.
+    for (const workflow of this.newest.values()) {
+      if (workflow.concurrency) limits.set(workflow.name, { workflow: workflow.name, ...workflow.concurrency });
+      if (workflow.rateLimit) rates.set(workflow.name, workflow.rateLimit);
+    }
+    this.limitList = [...limits.values()];
+    this.rateList = [...rates.values()];
+  }
+}
+
+function validate(
+  name: string,
+  options: WorkflowOptions,
+  where: string,
+  metatype: Function,
+  instance: WorkflowDefinition<unknown, unknown>,
+  defaultRetry: RetryPolicy,
+): RegisteredWorkflow {
+  const version = options.version ?? 1;
+  if (!Number.isInteger(version) || version < 1) throw new TypeError(`${where}: invalid version ${String(version)}. Use a whole number, 1 or more.`);
+  const priority = options.priority ?? 0;
+  if (!Number.isInteger(priority)) throw new TypeError(`${where}: invalid priority ${String(priority)}. Use a whole number (lower runs first).`);
+  const timeout = options.timeout === undefined ? null : parseDuration(options.timeout, `timeout of ${where}`);
+  const retry = resolveRetry(options.retry, `retry of ${where}`, defaultRetry);
+  let concurrency: RegisteredWorkflow['concurrency'] = null;
+  if (options.concurrency) {
+    const { limit, perKey } = options.concurrency;
+    for (const [field, value] of Object.entries({ limit, perKey })) {
+      if (value !== undefined && (!Number.isInteger(value) || value! < 1)) {
+        throw new TypeError(`${where}: invalid concurrency.${field} ${String(value)}. Use a whole number, 1 or more.`);
+      }
+    }
+    concurrency = { limit: limit ?? null, perKey: perKey ?? null };
+  }
+  let rateLimit: WorkflowRateLimitRule | null = null;
+  if (options.rateLimit) {
+    const window = (field: 'limit' | 'perKey') => {
+      const value = options.rateLimit![field];
+      if (value === undefined) return null;
+      if (!Number.isInteger(value.max) || value.max < 1) {
+        throw new TypeError(`${where}: invalid rateLimit.${field}.max ${String(value.max)}. Use a whole number, 1 or more.`);
+      }
+      const duration = parseDuration(value.duration, `rateLimit.${field}.duration of ${where}`);
+      if (duration <= 0) throw new TypeError(`${where}: rateLimit.${field}.duration must be longer than 0.`);
+      return { max: value.max, duration };
+    };
+    rateLimit = { workflow: name, limit: window('limit'), perKey: window('perKey') };
+  }
+  const schedules = options.schedules ?? [];
+  if (!Array.isArray(schedules)) throw new TypeError(`${where}: schedules must be an array of { cron | every, ... }.`);
+  schedules.forEach((schedule, index) => validateSchedule(schedule, `${where}: schedules[${index}]`));
+  return { name, version, instance, metatype, retry, timeout, priority, concurrency, rateLimit, schedules };
+}
+
+function validateSchedule(schedule: WorkflowScheduleOptions, where: string): void {
+  if (!schedule || typeof schedule !== 'object') throw new TypeError(`${where} must be an object such as { cron: '0 * * * *' } or { every: '1m' }.`);
+  if ((schedule.cron === undefined) === (schedule.every === undefined)) {
+    throw new TypeError(`${where} needs exactly one of cron (such as '0 * * * *') or every (such as '1m').`);
+  }
+  if (schedule.every !== undefined && parseDuration(schedule.every, `${where}.every`) <= 0) {
+    throw new TypeError(`${where}.every must be longer than 0.`);
+  }
+  if (schedule.cron !== undefined && (typeof schedule.cron !== 'string' || !/^\S+(\s+\S+){4,5}$/.test(schedule.cron.trim()))) {
+    throw new TypeError(`${where}: invalid cron ${JSON.stringify(schedule.cron)}. Use five or six fields, such as '0 9 * * 1-5'.`);
+  }
+  if (schedule.overlap !== undefined && !['skip', 'allow', 'cancel-previous'].includes(schedule.overlap)) {
+    throw new TypeError(`${where}: invalid overlap ${JSON.stringify(schedule.overlap)}. Use 'skip', 'allow' or 'cancel-previous'.`);
+  }
+  if (schedule.catchup !== undefined && !['latest', 'all', 'none'].includes(schedule.catchup)) {
+    throw new TypeError(`${where}: invalid catchup ${JSON.stringify(schedule.catchup)}. Use 'latest', 'all' or 'none'.`);
+  }
+  if (schedule.timezone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: schedule.timezone });
+    } catch {
+      throw new TypeError(`${where}: unknown timezone ${JSON.stringify(schedule.timezone)}. Use an IANA name such as 'Europe/Paris'.`);
+    }
+  }
+}

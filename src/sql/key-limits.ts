@@ -1,0 +1,43 @@
+/**
+ * The longest keys a SQL store keeps, in characters (Unicode code points, as the databases count
+ * them). Every id, name and key below is part of an index, and indexes cap the size of an entry, so
+ * each store documents its limits and checks every key against them before it writes anything.
+ */
+export interface SqlKeyLimits {
+  /** An instance's id (`start({ id })`), and so a parent's or a child's. */
+  readonly instanceId: number;
+  /** A schedule's id: its runs' ids (`<id>@<ISO time>`, 25 characters more) must fit an instance id. */
+  readonly scheduleId: number;
+  /** A workflow's name. */
+  readonly workflow: number;
+  /** An instance's concurrency key. */
+  readonly concurrencyKey: number;
+  /** An instance's rate-limit key. */
+  readonly rateLimitKey: number;
+  /** A signal's name, and a wait's. */
+  readonly signal: number;
+  /** A signal's key, and a wait's. */
+  readonly signalKey: number;
+  /** A signal's id (`signal(..., { id })`), which deduplicates it. */
+  readonly dedupeId: number;
+  /** A journal entry's name: a step's, a sleep's, a wait's, or the engine's own (`$child:<id>`...). */
+  readonly journalName: number;
+  /** A lease token, and a lease owner (a worker's id). */
+  readonly leaseToken: number;
+}
+
+/**
+ * Throws a `RangeError` naming `field` and the limit when `value` is longer than `max` characters.
+ * `null` and `undefined` pass (absent keys are stored as SQL `NULL`).
+ */
+export function checkKey(store: string, field: string, value: string | null | undefined, max: number): void {
+  // UTF-16 length is never below the code point count: only a long string needs counting.
+  if (value === null || value === undefined || value.length <= max) return;
+  let length = 0;
+  for (const _ of value) length++;
+  if (length <= max) return;
+  throw new RangeError(
+    `${store}: ${field} is ${length} characters long (${JSON.stringify(value.slice(0, 40))}...); ` +
+      `the store keeps at most ${max}. Use a shorter ${field}.`,
+  );
+}

@@ -1,0 +1,73 @@
+import type { SqlExecutor } from './sql-executor.js';
+
+/** One numbered migration: `migrations/<dialect>/<version>_<name>.sql`, its schema left as `{{schema}}`. */
+export interface SqlMigration {
+  version: number;
+  name: string;
+  /** The file's text, with `{{schema}}` where the (quoted) schema name goes. */
+  sql: string;
+}
+
+/** What differs between dialects when migrating: the lock, the history table, how a file runs. */
+export interface MigrationDialect {
+  /**
+   * The versions recorded as applied, without taking the lock; `[]` when the history table (or the
+   * schema) doesn't exist yet. Never fails because something is missing.
+   */
+  appliedVersions(executor: SqlExecutor): Promise<number[]>;
+  /**
+   * Runs `fn` holding the schema's migration lock, which processes starting together all take, so
+   * one migrates and the others then find the work done. `fn` runs its statements through the
+   * executor it is given.
+   */
+  withLock<T>(executor: SqlExecutor, fn: (executor: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Creates the schema and the history table if they are missing (idempotent; under the lock). */
+  prepare(executor: SqlExecutor): Promise<void>;
+  /** Applies one migration and records it in the history table (under the lock). */
+  apply(executor: SqlExecutor, migration: SqlMigration): Promise<void>;
+}
+
+/** Replaces the schema placeholder of a migration file with the quoted schema name. */
+export function renderMigration(sql: string, quotedSchema: string): string {
+  return sql.replaceAll('{{schema}}', quotedSchema);
+}
+
+/**
+ * Applies a store's numbered migrations in order, each once, recorded in a history table. The
+ * lock makes processes that start together migrate once: the first applies what is pending, the
+ * others wait for it and then find nothing left to do.
+ */
+export class MigrationRunner {
+  private readonly migrations: readonly SqlMigration[];
+
+  constructor(
+    private readonly executor: SqlExecutor,
+    private readonly dialect: MigrationDialect,
+    migrations: readonly SqlMigration[],
+  ) {
+    this.migrations = [...migrations].sort((a, b) => a.version - b.version);
+  }
+
+  /** The migrations not applied yet, in order (read without the lock). */
+  async pending(): Promise<SqlMigration[]> {
+    return this.notIn(await this.dialect.appliedVersions(this.executor));
+  }
+
+  /** Applies what is pending under the lock; resolves to what this call applied, in order. */
+  async migrate(): Promise<SqlMigration[]> {
+    // Most starts find the schema current: they don't need to queue for the lock.
+    if ((await this.pending()).length === 0) return [];
+    return this.dialect.withLock(this.executor, async (executor) => {
+      await this.dialect.prepare(executor);
+      // Read again under the lock: another process may have migrated while this one waited.
+      const pending = this.notIn(await this.dialect.appliedVersions(executor));
+      for (const migration of pending) await this.dialect.apply(executor, migration);
+      return pending;
+    });
+  }
+
+  private notIn(applied: readonly number[]): SqlMigration[] {
+    const done = new Set(applied);
+    return this.migrations.filter((migration) => !done.has(migration.version));
+  }
+}

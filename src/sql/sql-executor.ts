@@ -1,0 +1,41 @@
+/** What a statement returns: its rows (column name to value, as the driver decoded it) and how many rows it touched. */
+export interface SqlQueryResult {
+  rows: Record<string, unknown>[];
+  /** Rows returned, or changed by an `INSERT` / `UPDATE` / `DELETE`; 0 when the driver doesn't say. */
+  rowCount: number;
+}
+
+/**
+ * How a SQL store reaches its database, with no driver in sight: `fromPg(pool)` builds one over a
+ * `pg` Pool (the store never imports `pg`, not even its types), and an application may write its
+ * own over another client or ORM. The store passes every value as a parameter and builds statement
+ * text only from its own constants and the validated, quoted schema name.
+ */
+export interface SqlExecutor {
+  /**
+   * Runs one statement with positional parameters (`$1`... on PostgreSQL). Without parameters the
+   * text may hold several statements separated by `;` (the migrations run that way); the result is
+   * the last statement's.
+   */
+  query(sql: string, params?: readonly unknown[]): Promise<SqlQueryResult>;
+
+  /**
+   * Runs `fn` in one transaction on one connection (READ COMMITTED, the database's default): commits
+   * when it resolves, rolls back when it throws, and releases the connection either way. Every
+   * statement of the transaction goes through the `tx` it is given. Calling `transaction()` on `tx`
+   * runs `fn` in the same transaction (no nesting).
+   */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+
+  /**
+   * Optional (PostgreSQL): holds a connection of its own that `LISTEN`s on `channel` and calls
+   * `onNotify` with each notification's payload. `onError` is called once when that connection fails
+   * or ends; the subscription is then over (the caller subscribes again). Resolves, once listening,
+   * to a function that stops and gives the connection back.
+   */
+  listen?(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onError?: (error: Error) => void,
+  ): Promise<() => Promise<void>>;
+}

@@ -1,0 +1,116 @@
+import { parseSignalTopic } from './signal-topic.js';
+import type {
+  SerializedWorkflowError,
+  WorkflowInstance,
+  WorkflowParentClose,
+  WorkflowStatus,
+  WorkflowWait,
+} from '../storage/workflow-instance.js';
+import type { WorkflowScheduleRecord, WorkflowSignalRecord } from '../storage/workflow-store.js';
+
+/** A row as a driver hands it over. */
+export type SqlRow = Record<string, unknown>;
+
+/**
+ * A payload as the SQL stores keep it: JSON text in a `json` (not `jsonb`) or text column, so key
+ * order and `null` versus a missing field come back exactly as they went in. `undefined` (which JSON
+ * can't carry) is stored as SQL `NULL`, read back as `null`.
+ */
+export function toJson(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+/** The inverse of `toJson()`: SQL `NULL` is `null`. Accepts a driver's already-parsed value too. */
+export function fromJson(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}
+
+/** Epoch milliseconds (or a count) from a `bigint` column, which drivers hand over as a string. */
+export function toNumber(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+export function toNullableNumber(value: unknown): number | null {
+  return value === null || value === undefined ? null : toNumber(value);
+}
+
+/** A boolean column (PostgreSQL's `boolean`, MySQL's `0`/`1`). */
+export function toBoolean(value: unknown): boolean {
+  return value === true || value === 1 || value === '1' || value === 't' || value === 'true';
+}
+
+function toNullableString(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/**
+ * An instance from a row whose columns are named as in the migrations (`workflow`, `wake_at`...),
+ * with the JSON columns as text.
+ */
+export function toInstance(row: SqlRow): WorkflowInstance {
+  return {
+    id: String(row.id),
+    workflow: String(row.workflow),
+    version: toNumber(row.version),
+    status: row.status as WorkflowStatus,
+    input: fromJson(row.input),
+    output: fromJson(row.output),
+    error: fromJson(row.error) as SerializedWorkflowError | null,
+    customStatus: fromJson(row.custom_status),
+    parentId: toNullableString(row.parent_id),
+    parentClose: toNullableString(row.parent_close) as WorkflowParentClose | null,
+    concurrencyKey: toNullableString(row.concurrency_key),
+    rateLimitKey: toNullableString(row.rate_limit_key),
+    priority: toNumber(row.priority),
+    scheduleId: toNullableString(row.schedule_id),
+    scheduledAt: toNullableNumber(row.scheduled_at),
+    deadline: toNullableNumber(row.deadline),
+    wakeAt: toNullableNumber(row.wake_at),
+    runs: toNumber(row.runs),
+    signalCursor: toNumber(row.signal_cursor),
+    leaseToken: toNullableString(row.lease_token),
+    leaseOwner: toNullableString(row.lease_owner),
+    leaseUntil: toNullableNumber(row.lease_until),
+    cancelRequested: toBoolean(row.cancel_requested),
+    terminateRequested: toBoolean(row.terminate_requested),
+    cancelReason: toNullableString(row.cancel_reason),
+    createdAt: toNumber(row.created_at),
+    updatedAt: toNumber(row.updated_at),
+  };
+}
+
+/** The waits an instance row's `wait_topics` (an array of `signalTopic()`s) stand for, in order. */
+export function toWaits(topics: unknown): WorkflowWait[] {
+  if (!Array.isArray(topics)) return [];
+  return topics.map((topic) => parseSignalTopic(String(topic)));
+}
+
+export function toSchedule(row: SqlRow): WorkflowScheduleRecord {
+  return {
+    id: String(row.id),
+    workflow: String(row.workflow),
+    declared: toBoolean(row.declared),
+    spec: fromJson(row.spec),
+    input: fromJson(row.input),
+    paused: toBoolean(row.paused),
+    wakeAt: toNullableNumber(row.wake_at),
+    state: fromJson(row.state),
+    revision: toNumber(row.revision),
+    leaseToken: toNullableString(row.lease_token),
+    leaseOwner: toNullableString(row.lease_owner),
+    leaseUntil: toNullableNumber(row.lease_until),
+    createdAt: toNumber(row.created_at),
+    updatedAt: toNumber(row.updated_at),
+  };
+}
+
+export function toSignal(row: SqlRow): WorkflowSignalRecord {
+  return {
+    id: toNumber(row.id),
+    name: String(row.name),
+    key: toNullableString(row.key),
+    payload: fromJson(row.payload),
+    createdAt: toNumber(row.created_at),
+  };
+}

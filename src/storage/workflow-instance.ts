@@ -1,0 +1,106 @@
+/** Where an instance is in its life. The first four are unfinished; the last four are final. */
+export type WorkflowStatus =
+  | 'pending'
+  | 'running'
+  | 'suspended'
+  | 'compensating'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'compensation_failed';
+
+/** Statuses a worker may still claim: the instance has not finished. */
+export const UNFINISHED_STATUSES: readonly WorkflowStatus[] = ['pending', 'running', 'suspended', 'compensating'];
+
+/** Statuses an instance ends in. */
+export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'compensation_failed'];
+
+/** What happens to an unfinished child when its parent ends. */
+export type WorkflowParentClose = 'cancel' | 'terminate' | 'abandon';
+
+/** An error as it crosses the store: plain JSON, turned back into the engine's class where it owns one. */
+export interface SerializedWorkflowError {
+  name: string;
+  message: string;
+  stack?: string;
+  cause?: SerializedWorkflowError;
+  /** Extra fields an error carries (a child's error, a compensation's error...). */
+  [field: string]: unknown;
+}
+
+/** A workflow instance as the store keeps it. Times are epoch milliseconds. */
+export interface WorkflowInstance {
+  id: string;
+  workflow: string;
+  version: number;
+  status: WorkflowStatus;
+  input: unknown;
+  /** The value `run()` returned, once `completed`; else `null`. */
+  output: unknown;
+  error: SerializedWorkflowError | null;
+  /** What the workflow last passed to `ctx.setStatus()`, or `null`. */
+  customStatus: unknown;
+  parentId: string | null;
+  parentClose: WorkflowParentClose | null;
+  concurrencyKey: string | null;
+  rateLimitKey: string | null;
+  /** Lower is claimed first. */
+  priority: number;
+  scheduleId: string | null;
+  scheduledAt: number | null;
+  /** When its run timeout passes, or `null`. */
+  deadline: number | null;
+  /** When it is next due, or `null` (only a signal or a cancel can wake it). */
+  wakeAt: number | null;
+  /** How many times it has been claimed. */
+  runs: number;
+  /** The last signal id when it was created: only signals above it can satisfy its waits. */
+  signalCursor: number;
+  leaseToken: string | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  cancelRequested: boolean;
+  terminateRequested: boolean;
+  cancelReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A signal an instance waits for: its name and exactly its key (`null`: sent without one). */
+export interface WorkflowWait {
+  name: string;
+  key: string | null;
+}
+
+/** What a journal entry records. Names starting with `$` are the engine's own entries. */
+export type WorkflowJournalKind = 'step' | 'sleep' | 'signal' | 'child' | 'value' | 'compensation';
+
+/**
+ * One entry of an instance's journal: a step, a sleep, a signal wait, a child, a recorded value
+ * (`ctx.now()`, `random()`, `uuid()`) or a compensation. Stored as one JSON document per name.
+ */
+export interface WorkflowJournalEntry {
+  name: string;
+  kind: WorkflowJournalKind;
+  /**
+   * `completed`: done, `value` holds the result. `failed`: done, `error` holds the final error.
+   * `waiting`: parked until `wakeAt` (a sleep, a retry backoff, a wait's timeout) or a signal.
+   */
+  state: 'completed' | 'failed' | 'waiting';
+  value?: unknown;
+  error?: SerializedWorkflowError | null;
+  /** Attempts made so far (steps and compensations). */
+  attempts?: number;
+  /** When a waiting entry is due (a sleep's end, a retry, a wait's timeout), or `null`. */
+  wakeAt?: number | null;
+  /** The signal a wait took (its id), so the next wait of the same name and key takes a later one. */
+  signalId?: number | null;
+  /** For a wait: the signal name and key it waits for. */
+  signal?: WorkflowWait;
+  /** For a child: its instance id. */
+  childId?: string;
+  /** For a step with a compensation: `true` once the compensation ran (the step must run again on a retry). */
+  compensated?: boolean;
+  createdAt: number;
+  updatedAt: number;
+}

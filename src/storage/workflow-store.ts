@@ -1,0 +1,450 @@
+import type {
+  SerializedWorkflowError,
+  WorkflowInstance,
+  WorkflowJournalEntry,
+  WorkflowParentClose,
+  WorkflowStatus,
+  WorkflowWait,
+} from './workflow-instance.js';
+
+/**
+ * Where instances, their journals and waits, signals and schedules live. `InMemoryWorkflowStore`
+ * ships for development and tests; `PostgresWorkflowStore` and `MySqlWorkflowStore` for
+ * production. You may write your own: `workflowStoreContract()` from `@nestjs/workflows/testing`
+ * checks an implementation against every rule below, races included.
+ *
+ * Most methods are plain reads and writes. The ones that need care are `claim` and
+ * `claimSchedules` (lock candidates, skip those another claim holds), `write`, `renew` and
+ * `writeSchedule` (fenced by the lease token), `signal` with `write` (ordered by the signal lock),
+ * `saveSchedule` (conditional on a revision), and `reopen`, `requestCancel` and `purge` (which
+ * re-check their conditions on the rows they change). Each method's comment names the race its
+ * rule prevents.
+ */
+export interface WorkflowStore {
+  /**
+   * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
+   * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
+   * Atomic per id: of two concurrent creates of one id, exactly one creates; the other sees it.
+   */
+  create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }>;
+
+  /**
+   * Optional: `create()` inside the application's own transaction (`start(..., { transaction })`),
+   * so the instance commits or rolls back with the application's rows. Writes only through
+   * `transaction`, and never lets a database error happen inside it (a failed statement aborts a
+   * PostgreSQL transaction): use insert-or-ignore, not catch-the-duplicate.
+   */
+  createInTransaction?(
+    transaction: unknown,
+    instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean }>;
+
+  /**
+   * The instance with the waits its last suspension registered (`[]` if none) and, with
+   * `journal: true`, its journal in first-write order; `null` for an unknown id.
+   */
+  get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null>;
+
+  /** Instances matching every given filter, ordered by `createdAt`, then `id`: one page. */
+  list(query: WorkflowListQuery): Promise<WorkflowInstance[]>;
+
+  /**
+   * Cancel: on a `pending`, `running` or `suspended` instance whose `cancelRequested` is false,
+   * sets `cancelRequested` and `cancelReason`.
+   *
+   * Terminate (`request.terminate`): on a `pending`, `running`, `suspended` or `compensating`
+   * instance whose `terminateRequested` is false, sets `cancelRequested`, `terminateRequested` and
+   * `cancelReason`, whether or not a cancel came first.
+   *
+   * Either way makes the instance due now (unless it already is) and sets `updatedAt`; returns
+   * whether it changed anything (`false`: unknown id, another status, or a repeated request).
+   * One conditional update, so of two concurrent requests of one kind exactly one is accepted.
+   */
+  requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean>;
+
+  /**
+   * An operator's retry (`WorkflowClient.retry()`), as one conditional write: only while the
+   * instance holds no live lease and its `status` and `runs` are still `expect`'s (nothing moved it
+   * since the engine read it), upserts `entries` as `write()` does, sets `status`, `error`,
+   * `deadline` (when given), clears the cancel flags and any lapsed lease token, makes it due now
+   * and sets `updatedAt`; returns `true`. Otherwise changes nothing and returns `false`. Locks the
+   * row, so of two concurrent retries exactly one lands (the other sees `runs` or `status` moved).
+   */
+  reopen(id: string, reopen: WorkflowReopen): Promise<boolean>;
+
+  /**
+   * Deletes the instance, with its journal and waits, if its status is one of `statuses`; returns
+   * whether it did. One statement: a worker still holding a lease on it finds it gone at its next
+   * write or renewal, and writes nothing.
+   */
+  delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean>;
+
+  /**
+   * Stores a signal under the next signal id, and makes due now every `suspended` instance that
+   * has a wait with the same name and exactly the same key. Returns the id and how many it woke.
+   *
+   * Signals are serialized with each other and with `write()`s that register waits by the signal
+   * lock: taken exclusively here, before the id is chosen, and held until commit (`write()` takes it
+   * shared). So ids become visible in id order (a reader that saw id N has seen every id below N),
+   * and a signal never slips between an execution's last read of signals and its suspension.
+   *
+   * With a `dedupeId`, a signal stored earlier with the same name and `dedupeId` turns the call
+   * into a no-op that returns the earlier id and key with `created: false` and wakes nothing.
+   * Enforced by a unique key on `(name, dedupeId)` with insert-or-ignore: a read-then-insert lets
+   * two concurrent senders both store it.
+   */
+  signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult>;
+
+  /**
+   * Optional: `signal()` inside the application's transaction (`signal(..., { transaction })`),
+   * under the rules of `createInTransaction()`. The signal lock is held until that transaction
+   * ends. On PostgreSQL it must be READ COMMITTED, or the wake-up misses waits committed after
+   * its snapshot: other isolation levels are refused.
+   */
+  signalInTransaction?(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult>;
+
+  /** Signals named `name` with exactly `key` and `afterId < id <= upToId`, in id order. */
+  signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]>;
+
+  /**
+   * Housekeeping, each part one statement and none atomic with another:
+   * - up to `limit` finished instances whose status is in `statuses` and `updatedAt < before`,
+   *   oldest first, with their journals and waits. The status and `updatedAt` are re-checked on
+   *   the deleted rows themselves, so an instance an operator reopened meanwhile stays;
+   * - up to `limit` signals with `createdAt < before`, lowest id first, never the newest signal
+   *   (the last id must never go back, or a new instance's cursor would let it take old signals);
+   * - up to `limit` rate-limit windows that ended before `before` (an ended window is the same as
+   *   none), re-checking `windowEnd` on the deleted rows and skipping rows a claim holds locked.
+   */
+  purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult>;
+
+  /**
+   * Leases up to `limit` due instances to one worker: lowest `priority` first, then the oldest
+   * `wakeAt`, then `createdAt`, then `id`. Due: unfinished, `wakeAt <= now`, no lease or a lapsed
+   * one (`leaseUntil < now`), and a `workflow`/`version` pair in `workflows`. Each claimed instance
+   * gets the lease (`leaseToken`, `leaseOwner`, `leaseUntil`), `runs + 1`, `updatedAt = now` and
+   * status `running` (a `compensating` one keeps its status). Returns them as updated, with the last
+   * signal id read after the claim (the execution's signal cursor).
+   *
+   * Two concurrent claims never return the same instance: lock the candidates and skip the rows
+   * another claim holds (`FOR UPDATE SKIP LOCKED`).
+   *
+   * `limits`: a live lease (`leaseUntil >= now`) holds a slot; at most `limit` instances of the
+   * workflow (all versions) and `perKey` of one `concurrencyKey` hold one at a time. `rateLimits`:
+   * every claim takes room in its workflow's window and its `rateLimitKey`'s window; a window holds
+   * `max` claims, opens at the first claim after the previous one ended and lasts `duration`.
+   * Candidates without room are passed over, so one busy key never holds back the others. Counting
+   * and leasing are one step under locks taken in a fixed order (per workflow for slots, per window
+   * row for rates), so two claims never both take the last room.
+   */
+  claim(request: WorkflowClaimRequest): Promise<WorkflowClaim>;
+
+  /**
+   * Extends the lease to `leaseUntil` while `token` is still the instance's lease token (even if
+   * it lapsed, as long as nobody claimed it since), and returns the cancel and terminate flags;
+   * else changes nothing and returns `null`. One conditional update.
+   */
+  renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null>;
+
+  /**
+   * Every write of the lease holder, all or nothing in one transaction, and only while `token` is
+   * the instance's lease token (else nothing is written and it returns `false`: fencing, so a
+   * worker that lost its lease can't overwrite its successor's work). In order:
+   *
+   * 1. With `signal`, take the signal lock exclusively; else with `release.waits` not empty, shared.
+   *    Before anything else, so the lock order is the same everywhere.
+   * 2. Lock the instance row if its lease token is `token`; otherwise stop and return `false`.
+   * 3. Upsert `entries` by name (a new name goes after every existing one; an existing one is
+   *    replaced whole).
+   * 4. Set `status`, `output`, `error`, `customStatus` when given (`undefined` leaves them), and
+   *    store `signal` as `signal()` does (dedupe and wake-ups included).
+   * 5. With `release`: replace the waits with `release.waits`, clear `leaseToken` and `leaseUntil`
+   *    (keep `leaseOwner`), and set `wakeAt` to `now` if a stored signal above
+   *    `release.signalCursor` matches one of the new waits, or the instance has `cancelRequested`
+   *    and goes `suspended`; otherwise to `release.wakeAt`. This is what makes a signal sent
+   *    during the execution (after its cursor) wake the instance it suspends.
+   * 6. Set `updatedAt = now` when anything besides the journal changed.
+   */
+  write(id: string, token: string, write: WorkflowWrite): Promise<boolean>;
+
+  /**
+   * Stores a schedule as one conditional write and returns it as stored, or `null` when the
+   * condition fails. `expectRevision: null` inserts it unless the id exists (revision 1,
+   * `createdAt = now`); a number replaces the schedule whose `revision` is still that number
+   * (revision + 1). Sets `updatedAt = now`; `releaseLease` clears its lease so the worker holding
+   * it can no longer `writeSchedule()`. Of two concurrent saves expecting one revision, one lands.
+   */
+  saveSchedule(schedule: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null>;
+
+  /** The schedule, or `null`. */
+  getSchedule(id: string): Promise<WorkflowScheduleRecord | null>;
+
+  /** Schedules matching the filter, ordered by `id`: one page. */
+  listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]>;
+
+  /** Deletes the schedule (only while its `revision` is `revision`, when given); returns whether it did. */
+  deleteSchedule(id: string, revision?: number): Promise<boolean>;
+
+  /**
+   * Leases up to `limit` due schedules (not paused, `wakeAt <= now`, no lease or a lapsed one,
+   * `workflow` in `workflows`), most overdue first (`wakeAt`, then `id`): sets `leaseToken`,
+   * `leaseOwner`, `leaseUntil` and nothing else. Two concurrent claims never return the same one.
+   */
+  claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]>;
+
+  /**
+   * The schedule lease holder's write: sets `state`, `wakeAt`, `revision + 1`, `updatedAt = now`
+   * and with `release` clears the lease, only while `token` is its lease token; else returns `false`.
+   */
+  writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
+
+  /**
+   * Optional: prepares the store before the engine uses it (a SQL store migrates, or checks that
+   * its schema is current). Called once at application startup, before any worker starts.
+   */
+  init?(): Promise<void>;
+
+  /**
+   * Optional: calls `listener` when another process may have made work due (a start, a signal, a
+   * hand-back), so idle workers look at once instead of at their next poll. Polling stays the
+   * safety net, so a missed notification only costs latency. Resolves to a function that stops it.
+   */
+  listen?(listener: () => void): Promise<() => Promise<void>>;
+
+  /** Optional: releases what the store opened itself (a LISTEN connection...), never the app's pool. */
+  close?(): Promise<void>;
+}
+
+/** `get()`'s result, and `WorkflowClient.getStatus()`'s. */
+export interface WorkflowInstanceDetails extends WorkflowInstance {
+  /** The signals it waits for while suspended in `waitForSignal()`. */
+  waits: WorkflowWait[];
+  /** With `getStatus(id, { children: true })`: the instances it started as children, oldest first. */
+  children?: WorkflowInstance[];
+  /** With `{ journal: true }`: its entries in first-write order. */
+  journal?: WorkflowJournalEntry[];
+}
+
+export interface NewWorkflowInstance {
+  id: string;
+  workflow: string;
+  version: number;
+  input: unknown;
+  parentId?: string | null;
+  parentClose?: WorkflowParentClose | null;
+  concurrencyKey?: string | null;
+  rateLimitKey?: string | null;
+  /** Lower goes first. Default 0. */
+  priority?: number;
+  scheduleId?: string | null;
+  scheduledAt?: number | null;
+  /** When its run timeout passes, or `null`. */
+  deadline: number | null;
+  /** When it is first due (`start({ startAt })`); default `now`. */
+  wakeAt?: number;
+  /** `createdAt` and `updatedAt`. The instance also gets `signalCursor` = the last signal id, `runs` 0, no lease, no flags. */
+  now: number;
+}
+
+export interface WorkflowCancelRequest {
+  reason: string | null;
+  now: number;
+  /** Stop without compensating. */
+  terminate: boolean;
+}
+
+export interface WorkflowLeaseFlags {
+  cancelRequested: boolean;
+  terminateRequested: boolean;
+}
+
+export interface WorkflowListQuery {
+  /** Any of these (never empty when given). */
+  status?: WorkflowStatus[];
+  workflow?: string;
+  version?: number;
+  parentId?: string;
+  scheduleId?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface NewWorkflowSignal {
+  name: string;
+  /** `null`: sent without a key; matches only waits without one. */
+  key: string | null;
+  /** The sender's id: a signal with the same name and `dedupeId` is stored once. `null`: never deduplicated. */
+  dedupeId: string | null;
+  payload: unknown;
+  now: number;
+}
+
+export interface WorkflowSignalResult {
+  /** The stored signal's id (with `created: false`, the earlier one's). */
+  id: number;
+  /** Instances made due (0 with `created: false`). */
+  woken: number;
+  created: boolean;
+  /** The stored signal's key (with `created: false`, the earlier one's). */
+  key: string | null;
+}
+
+export interface WorkflowSignalQuery {
+  name: string;
+  key: string | null;
+  afterId: number;
+  upToId: number;
+}
+
+export interface WorkflowSignalRecord {
+  id: number;
+  name: string;
+  key: string | null;
+  payload: unknown;
+  createdAt: number;
+}
+
+export interface WorkflowReopen {
+  /** The write applies only while the instance still has this status and run count. */
+  expect: { status: WorkflowStatus; runs: number };
+  /** `pending` to run again; `compensating` to retry its compensations. */
+  status: 'pending' | 'compensating';
+  error: SerializedWorkflowError | null;
+  /** A new deadline; `undefined` keeps the old one. */
+  deadline?: number | null;
+  entries: WorkflowJournalEntry[];
+  now: number;
+}
+
+export interface WorkflowPurgeQuery {
+  /** Finished statuses only, at least one. */
+  statuses: WorkflowStatus[];
+  before: number;
+  /** At least 1: the most instances, signals and windows (each) one call deletes. */
+  limit: number;
+}
+
+export interface WorkflowPurgeResult {
+  instances: number;
+  signals: number;
+  rateLimits: number;
+}
+
+/** At most `max` claims per `duration` milliseconds. */
+export interface WorkflowRateWindow {
+  max: number;
+  duration: number;
+}
+
+export interface WorkflowConcurrencyLimit {
+  workflow: string;
+  limit: number | null;
+  perKey: number | null;
+}
+
+export interface WorkflowRateLimitRule {
+  workflow: string;
+  limit: WorkflowRateWindow | null;
+  perKey: WorkflowRateWindow | null;
+}
+
+export interface WorkflowClaimRequest {
+  owner: string;
+  /** A fresh token; every write under this lease presents it. */
+  token: string;
+  now: number;
+  leaseUntil: number;
+  /** At least 1. */
+  limit: number;
+  /** The workflow versions this worker runs (at least one). */
+  workflows: Array<{ name: string; version: number }>;
+  limits?: WorkflowConcurrencyLimit[];
+  rateLimits?: WorkflowRateLimitRule[];
+}
+
+export interface WorkflowClaim {
+  instances: WorkflowInstance[];
+  /** The highest signal id stored, or 0: the execution sees signals up to it. */
+  lastSignalId: number;
+}
+
+export interface WorkflowWrite {
+  now: number;
+  /** Each name at most once per write. */
+  entries: WorkflowJournalEntry[];
+  status?: WorkflowStatus;
+  output?: unknown;
+  error?: SerializedWorkflowError | null;
+  /** `null` clears it. */
+  customStatus?: unknown;
+  /** A signal recorded in this write's transaction (a child telling its parent it ended). */
+  signal?: NewWorkflowSignal;
+  release?: WorkflowRelease;
+}
+
+export interface WorkflowRelease {
+  /** When it is next due; `null`: only a signal or a cancel wakes it. */
+  wakeAt: number | null;
+  /** Replaces the registered waits (`[]` clears them). */
+  waits: WorkflowWait[];
+  /** The execution's signal cursor: signals above it were not seen. */
+  signalCursor: number;
+}
+
+export interface WorkflowScheduleRecord {
+  id: string;
+  workflow: string;
+  /** Declared on `@Workflow`, not saved at run time. */
+  declared: boolean;
+  /** The engine's JSON, stored as is. */
+  spec: unknown;
+  input: unknown;
+  paused: boolean;
+  wakeAt: number | null;
+  /** The engine's JSON bookkeeping, stored as is. */
+  state: unknown;
+  revision: number;
+  leaseToken: string | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface WorkflowScheduleSave {
+  id: string;
+  workflow: string;
+  declared: boolean;
+  spec: unknown;
+  input: unknown;
+  paused: boolean;
+  wakeAt: number | null;
+  state: unknown;
+  /** `null`: insert unless it exists. A number: replace only while the revision is still this. */
+  expectRevision: number | null;
+  releaseLease: boolean;
+  now: number;
+}
+
+export interface WorkflowScheduleQuery {
+  workflow?: string;
+  declared?: boolean;
+  limit: number;
+  offset: number;
+}
+
+export interface WorkflowScheduleClaimRequest {
+  owner: string;
+  token: string;
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  workflows: string[];
+}
+
+export interface WorkflowScheduleWrite {
+  now: number;
+  state: unknown;
+  wakeAt: number | null;
+  release: boolean;
+}

@@ -1,0 +1,39 @@
+/**
+ * A length of time: milliseconds as a number, or a string of one or more `<number><unit>` parts
+ * with units `ms`, `s`, `m`, `h`, `d`, `w` (`'250ms'`, `'5s'`, `'10m'`, `'1h30m'`, `'7d'`).
+ */
+export type Duration = number | string;
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const WHOLE = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+$/;
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g;
+
+/**
+ * Parses a duration to milliseconds. Throws a `TypeError` that names `what` (the option or
+ * argument it came from) and shows the accepted forms, for anything else: negative numbers,
+ * `NaN`, `'5 parsecs'`, `''`.
+ */
+export function parseDuration(value: Duration, what = 'duration'): number {
+  if (typeof value === 'number') {
+    if (Number.isFinite(value) && value >= 0) return value;
+    throw invalid(value, what);
+  }
+  if (typeof value !== 'string') throw invalid(value, what);
+  const text = value.trim();
+  if (!WHOLE.test(text)) throw invalid(value, what);
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit!]!;
+  return Math.round(total);
+}
+
+/** `parseDuration`, or `fallback` when `value` is `undefined`. */
+export function durationOr(value: Duration | undefined, fallback: number, what: string): number {
+  return value === undefined ? fallback : parseDuration(value, what);
+}
+
+function invalid(value: unknown, what: string): TypeError {
+  const shown = typeof value === 'string' ? `"${value}"` : String(value);
+  return new TypeError(
+    `Invalid ${what}: ${shown}. Use a non-negative number of milliseconds or a string such as '250ms', '5s', '10m', '1h30m' or '7d'.`,
+  );
+}

@@ -1,0 +1,151 @@
+import type { ConfigurableModuleAsyncOptions, Type } from '@nestjs/common';
+import type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
+import { resolveJournalLimits, type JournalLimits, type WorkflowJournalLimits } from './engine/journal-limits.js';
+import { DEFAULT_RETRY, resolveRetry, type RetryPolicy, type WorkflowRetry } from './engine/retry-policy.js';
+import type { WorkflowStore } from './storage/workflow-store.js';
+import { durationOr, type Duration } from './time/duration.js';
+import { systemClock, type WorkflowClock } from './time/workflow-clock.js';
+
+/** The background worker of this process. */
+export interface WorkflowWorkerOptions {
+  /** Run the polling loop. Default true; with false, `WorkflowWorker.drain()` runs due work on demand. */
+  enabled?: boolean;
+  /** Shown as `leaseOwner`. Default `hostname:pid:random`. */
+  id?: string;
+  /** Instances executed at once by this process. Default 10. */
+  concurrency?: number;
+  /** How often to look for due instances. Default `'1s'`; local starts and signals wake it at once. */
+  pollInterval?: Duration;
+  /** How long a claim holds without a heartbeat: a crashed worker's instances run again after it. Default `'30s'`. */
+  leaseDuration?: Duration;
+  /** How often running instances renew their lease. Default a third of `leaseDuration`. */
+  heartbeatInterval?: Duration;
+  /** How long shutdown waits for running executions to hand back. Default `'10s'`. */
+  shutdownTimeout?: Duration;
+}
+
+/** What `forRoot()` takes and `forRootAsync()`'s factory returns. Every option has a default. */
+export interface WorkflowsModuleOptions {
+  /** A `WorkflowStore` instance or class (Nest creates it). Default: `InMemoryWorkflowStore`. */
+  store?: WorkflowStore | Type<WorkflowStore>;
+  /** `false` is `{ enabled: false }`. */
+  worker?: WorkflowWorkerOptions | false;
+  /** Default: the system clock. `ManualWorkflowClock` (from `/testing`) in tests. */
+  clock?: WorkflowClock;
+  /** The default step retry: 3 attempts, 1s doubling up to 5m. A number of attempts, `false` or options. */
+  retry?: WorkflowRetry;
+  /** Journal size limits: warn at 1,000 entries or 1 MB, fail at 10,000 or 10 MB. */
+  journal?: WorkflowJournalLimits;
+  /** Payload codecs: validated, and refused until the codec release (see CHANGELOG.md). */
+  codec?: WorkflowPayloadCodec | Type<WorkflowPayloadCodec> | Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>>;
+  /**
+   * With `NODE_ENV=production` and the in-memory store, startup fails: every running instance
+   * would be lost on restart. Set this to run on it anyway (a demo, a throwaway tool).
+   */
+  allowInMemoryStorage?: boolean;
+}
+
+/** Implemented by a `forRootAsync({ useClass })` class. */
+export interface WorkflowsOptionsFactory {
+  createWorkflowsOptions(): WorkflowsModuleOptions | Promise<WorkflowsModuleOptions>;
+}
+
+/** What `forRootAsync()` takes. */
+export type WorkflowsModuleAsyncOptions = Omit<
+  ConfigurableModuleAsyncOptions<WorkflowsModuleOptions, 'createWorkflowsOptions'>,
+  'provideInjectionToken'
+> & {
+  /** Default true: the client, worker and events are injectable everywhere. */
+  isGlobal?: boolean;
+};
+
+/** The options with every default applied and validated: the one place defaults live. */
+export interface ResolvedWorkflowsOptions {
+  store: WorkflowStore | Type<WorkflowStore> | undefined;
+  worker: {
+    enabled: boolean;
+    id: string | undefined;
+    concurrency: number;
+    pollInterval: number;
+    leaseDuration: number;
+    heartbeatInterval: number;
+    shutdownTimeout: number;
+  };
+  clock: WorkflowClock;
+  retry: RetryPolicy;
+  journal: JournalLimits;
+  allowInMemoryStorage: boolean;
+}
+
+const KNOWN_OPTIONS = ['store', 'worker', 'clock', 'retry', 'journal', 'codec', 'allowInMemoryStorage'];
+
+/** Validates the module options and applies defaults; errors name the option and say what to pass. */
+export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefined): ResolvedWorkflowsOptions {
+  const given = options ?? {};
+  if (typeof given !== 'object') throw new TypeError(`WorkflowsModule options must be an object; got ${typeof given}.`);
+  for (const key of Object.keys(given)) {
+    if (!KNOWN_OPTIONS.includes(key)) {
+      throw new TypeError(`Unknown WorkflowsModule option "${key}". Known options: ${KNOWN_OPTIONS.join(', ')}.`);
+    }
+  }
+  const store = given.store;
+  if (store !== undefined && typeof store !== 'function' && !isStore(store)) {
+    throw new TypeError('Invalid WorkflowsModule option "store": pass a WorkflowStore instance (with create, claim, write...) or its class.');
+  }
+  const clock = given.clock ?? systemClock;
+  if (typeof clock?.now !== 'function') throw new TypeError('Invalid WorkflowsModule option "clock": pass an object with now(): number, such as ManualWorkflowClock.');
+  if (given.codec !== undefined) validateCodec(given.codec);
+  const worker = given.worker === false ? { enabled: false } : (given.worker ?? {});
+  if (typeof worker !== 'object' || worker === null) throw new TypeError('Invalid WorkflowsModule option "worker": pass false or an object.');
+  const concurrency = worker.concurrency ?? 10;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new TypeError(`Invalid WorkflowsModule option "worker.concurrency": ${String(concurrency)}. Use a whole number, 1 or more.`);
+  }
+  if (worker.id !== undefined && (typeof worker.id !== 'string' || worker.id === '')) {
+    throw new TypeError('Invalid WorkflowsModule option "worker.id": use a non-empty string.');
+  }
+  const leaseDuration = durationOr(worker.leaseDuration, 30_000, 'WorkflowsModule option "worker.leaseDuration"');
+  if (leaseDuration < 1_000) throw new TypeError(`Invalid WorkflowsModule option "worker.leaseDuration": ${leaseDuration} ms. Use at least '1s'.`);
+  const heartbeatInterval = durationOr(worker.heartbeatInterval, Math.floor(leaseDuration / 3), 'WorkflowsModule option "worker.heartbeatInterval"');
+  if (heartbeatInterval <= 0 || heartbeatInterval >= leaseDuration) {
+    throw new TypeError(
+      `Invalid WorkflowsModule option "worker.heartbeatInterval": ${heartbeatInterval} ms. It must be above 0 and below worker.leaseDuration (${leaseDuration} ms), or leases lapse between heartbeats.`,
+    );
+  }
+  const pollInterval = durationOr(worker.pollInterval, 1_000, 'WorkflowsModule option "worker.pollInterval"');
+  if (pollInterval < 1) throw new TypeError('Invalid WorkflowsModule option "worker.pollInterval": use at least 1 ms.');
+  return {
+    store,
+    worker: {
+      enabled: worker.enabled ?? true,
+      id: worker.id,
+      concurrency,
+      pollInterval,
+      leaseDuration,
+      heartbeatInterval,
+      shutdownTimeout: durationOr(worker.shutdownTimeout, 10_000, 'WorkflowsModule option "worker.shutdownTimeout"'),
+    },
+    clock,
+    retry: resolveRetry(given.retry, 'WorkflowsModule option "retry"', DEFAULT_RETRY),
+    journal: resolveJournalLimits(given.journal),
+    allowInMemoryStorage: given.allowInMemoryStorage ?? false,
+  };
+}
+
+function isStore(value: unknown): value is WorkflowStore {
+  const store = value as Partial<WorkflowStore> | null;
+  return !!store && typeof store.create === 'function' && typeof store.claim === 'function' && typeof store.write === 'function';
+}
+
+function validateCodec(codec: unknown): void {
+  const list = Array.isArray(codec) ? codec : [codec];
+  if (list.length === 0) throw new TypeError('Invalid WorkflowsModule option "codec": the list is empty. Leave the option out for no codec.');
+  for (const item of list) {
+    const ok = typeof item === 'function' || (item && typeof item.encode === 'function' && typeof item.decode === 'function');
+    if (!ok) throw new TypeError('Invalid WorkflowsModule option "codec": pass a WorkflowPayloadCodec (with id, encode, decode), its class, or a list of them.');
+  }
+  throw new TypeError(
+    'WorkflowsModule option "codec" is not supported by this version of @nestjs/workflows yet: payloads would be stored unencrypted. ' +
+      'Remove the option, or upgrade to a release whose CHANGELOG lists payload codecs.',
+  );
+}

@@ -1,0 +1,5 @@
+/** The token of the options given to `forRoot()` or returned by `forRootAsync()`'s factory. */
+export const WORKFLOWS_MODULE_OPTIONS = Symbol('workflows:module-options');
+
+/** The token of the options with every default applied (`ResolvedWorkflowsOptions`). */
+export const WORKFLOWS_RESOLVED_OPTIONS = Symbol('workflows:resolved-options');
