@@ -1,0 +1,28 @@
+import type { SqlKeyLimits } from '../sql/key-limits.js';
+
+/**
+ * The longest keys `PostgresWorkflowStore` keeps, in characters; the store checks every key it
+ * writes against them and throws a `RangeError` naming the field before it writes anything.
+ * PostgreSQL's `text` has no length limit, but a B-tree index entry holds at most about 2,700 bytes,
+ * and these keep every indexed combination inside that even in 4-byte characters: a signal's topic
+ * (name + key), a dedupe key (name + id), a journal entry's (instance id + name, see
+ * `POSTGRES_JOURNAL_KEY_BYTES`).
+ */
+export const POSTGRES_KEY_LIMITS = {
+  instanceId: 255,
+  scheduleId: 230,
+  workflow: 255,
+  concurrencyKey: 255,
+  rateLimitKey: 255,
+  signal: 255,
+  signalKey: 255,
+  dedupeId: 255,
+  journalName: 512,
+  leaseToken: 255,
+} as const satisfies SqlKeyLimits;
+
+/**
+ * A journal entry's instance id and name together, in UTF-8 bytes: the journal's primary key is
+ * both. Only names in 3- and 4-byte characters near `journalName`'s limit can reach it.
+ */
+export const POSTGRES_JOURNAL_KEY_BYTES = 2_600;
