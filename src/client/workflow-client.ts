@@ -134,7 +134,7 @@ export class WorkflowClient {
   handle<O = unknown>(id: string): WorkflowHandle<O> {
     return {
       id,
-      status: () => this.getStatus(id),
+      status: (options) => this.getStatus(id, options),
       result: (options) => this.result<O>(id, options?.timeout),
     };
   }
@@ -282,6 +282,7 @@ export class WorkflowClient {
     }
     const current = await this.getStatus(id);
     const what = terminate ? 'terminated' : 'cancelled';
+    if (FINISHED_STATUSES.includes(current.status)) throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status} and can't be ${what}.`);
     if (current.terminateRequested || (!terminate && current.cancelRequested)) {
       throw new WorkflowInvalidStateError(`Instance "${id}" was already asked to ${terminate ? 'terminate' : 'cancel'}.`);
     }

@@ -1,0 +1,270 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Injectable } from '@nestjs/common';
+import { Workflow, WorkflowInvalidStateError, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
+import { createTestApp, type TestApp } from './helpers.js';
+
+@Injectable()
+class Ledger {
+  log: string[] = [];
+  failing = new Map<string, number>();
+  do(what: string): string {
+    this.log.push(what);
+    const left = this.failing.get(what) ?? 0;
+    if (left > 0) {
+      this.failing.set(what, left - 1);
+      throw new Error(`${what} failed`);
+    }
+    return what;
+  }
+}
+
+const proceed = new WorkflowSignal<null>('saga.proceed');
+
+@Workflow('saga.trip', { retry: { attempts: 2, backoff: '1s' } })
+class Trip {
+  constructor(private readonly ledger: Ledger) {}
+  async run(ctx: WorkflowContext, input: { wait?: boolean; sleep?: boolean }) {
+    await ctx.step('flight', () => this.ledger.do('book flight'), { compensate: () => this.ledger.do('cancel flight') });
+    await ctx.step('hotel', () => this.ledger.do('book hotel'), { compensate: () => this.ledger.do('cancel hotel') });
+    await ctx.step('note', () => this.ledger.do('note'));
+    if (input.sleep) await ctx.sleep('pause', '1h');
+    if (input.wait) await ctx.waitForSignal('go', proceed);
+    await ctx.step('car', () => this.ledger.do('book car'), { compensate: () => this.ledger.do('cancel car') });
+    return 'booked';
+  }
+}
+
+let app: TestApp;
+afterEach(async () => app?.close());
+
+async function setup() {
+  app = await createTestApp([Ledger, Trip]);
+  return app.module.get(Ledger);
+}
+
+async function runFor(times: number, step = '1h') {
+  for (let i = 0; i < times; i++) {
+    await app.worker.drain();
+    app.clock.advance(step);
+  }
+}
+
+describe('compensations', () => {
+  it('run in reverse order when a later step fails, then the instance fails', async () => {
+    const ledger = await setup();
+    ledger.failing.set('book car', 99);
+    const handle = await app.client.start(Trip, {});
+    await runFor(3);
+    const status = await handle.status({ journal: true });
+    expect(status.status).toBe('failed');
+    expect(status.error).toMatchObject({ message: 'book car failed' });
+    expect(ledger.log).toEqual(['book flight', 'book hotel', 'note', 'book car', 'book car', 'cancel hotel', 'cancel flight']);
+    expect(status.journal!.filter((e) => e.kind === 'compensation').map((e) => [e.name, e.state])).toEqual([
+      ['$compensate:hotel', 'completed'],
+      ['$compensate:flight', 'completed'],
+    ]);
+    const types = app.events.map((e) => e.type);
+    expect(types.indexOf('workflow-compensating')).toBeLessThan(types.indexOf('workflow-failed'));
+  });
+
+  it('never runs a succeeded compensation again after a crash mid-compensation, and retries a failing one durably', async () => {
+    const ledger = await setup();
+    ledger.failing.set('book car', 99);
+    ledger.failing.set('cancel flight', 1);
+    const handle = await app.client.start(Trip, {});
+    await app.worker.drain(); // car attempt 1 fails
+    app.clock.advance('1s');
+    await app.worker.drain(); // car attempt 2 fails: compensating; hotel undone; flight's first undo fails
+    const mid = await handle.status({ journal: true });
+    expect(mid.status).toBe('compensating');
+    expect(mid.journal!.find((e) => e.name === '$compensate:flight')).toMatchObject({ state: 'waiting', attempts: 1 });
+    app.clock.advance('1s');
+    await app.worker.drain();
+    expect((await handle.status()).status).toBe('failed');
+    expect(ledger.log.filter((l) => l.startsWith('cancel'))).toEqual(['cancel hotel', 'cancel flight', 'cancel flight']);
+  });
+
+  it('ends compensation_failed with both errors when a compensation keeps failing, and retry() runs the compensations again', async () => {
+    const ledger = await setup();
+    ledger.failing.set('book car', 99);
+    ledger.failing.set('cancel hotel', 2);
+    const handle = await app.client.start(Trip, {});
+    await runFor(5, '1s');
+    const failed = await handle.status();
+    expect(failed.status).toBe('compensation_failed');
+    expect(failed.error).toMatchObject({ message: 'book car failed', compensation: { message: 'cancel hotel failed', step: 'hotel' } });
+    await app.client.retry(handle.id);
+    await runFor(2, '1s');
+    const retried = await handle.status();
+    expect(retried.status).toBe('failed');
+    expect(retried.error).toMatchObject({ message: 'book car failed' });
+    expect(retried.error!.compensation).toBeUndefined();
+    expect(ledger.log.filter((l) => l.startsWith('cancel'))).toEqual(['cancel hotel', 'cancel hotel', 'cancel hotel', 'cancel flight']);
+  });
+});
+
+describe('cancel and terminate', () => {
+  it('cancels during a sleep: compensations run, it ends cancelled with the reason', async () => {
+    const ledger = await setup();
+    const handle = await app.client.start(Trip, { sleep: true });
+    await app.worker.drain();
+    await app.client.cancel(handle.id, 'customer changed their mind');
+    await app.worker.drain();
+    const status = await handle.status();
+    expect(status.status).toBe('cancelled');
+    expect(status.error).toMatchObject({ name: 'WorkflowCancelledError', message: 'customer changed their mind' });
+    expect(ledger.log).toEqual(['book flight', 'book hotel', 'note', 'cancel hotel', 'cancel flight']);
+    await expect(handle.result()).rejects.toMatchObject({ name: 'WorkflowCancelledError' });
+  });
+
+  it('refuses a repeated cancel and a cancel of a finished instance', async () => {
+    await setup();
+    const handle = await app.client.start(Trip, { wait: true });
+    await app.worker.drain();
+    await app.client.cancel(handle.id);
+    await expect(app.client.cancel(handle.id)).rejects.toBeInstanceOf(WorkflowInvalidStateError);
+    await app.worker.drain();
+    await expect(app.client.cancel(handle.id)).rejects.toThrow(/is cancelled and can't be cancelled/);
+  });
+
+  it('cancels during a step: the step sees ctx.signal, its result is compensated too', async () => {
+    let release!: () => void;
+    const entered = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const undone: string[] = [];
+    @Workflow('saga.long-step')
+    class LongStep {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('a', () => 'a', { compensate: () => undone.push('a') });
+        await ctx.step('long', ({ signal }) => {
+          release();
+          return new Promise((resolve) => signal.addEventListener('abort', () => resolve('stopped early')));
+        }, { compensate: (r) => undone.push(`long:${r}`) });
+        await ctx.step('never', () => undone.push('never ran'));
+      }
+    }
+    app = await createTestApp([LongStep]);
+    const handle = await app.client.start(LongStep, null);
+    const drained = app.worker.drain();
+    await entered;
+    await app.client.cancel(handle.id, 'stop');
+    await drained;
+    await app.worker.drain();
+    expect((await handle.status()).status).toBe('cancelled');
+    expect(undone).toEqual(['long:stopped early', 'a']);
+  });
+
+  it('terminates during compensation: the remaining compensations never run', async () => {
+    const ledger = await setup();
+    ledger.failing.set('book car', 99);
+    ledger.failing.set('cancel hotel', 99);
+    const handle = await app.client.start(Trip, {});
+    await runFor(2, '1s');
+    expect((await handle.status()).status).toBe('compensating');
+    await expect(app.client.cancel(handle.id)).rejects.toThrow(/already compensating/);
+    await app.client.terminate(handle.id, 'enough');
+    await app.worker.drain();
+    const status = await handle.status();
+    expect(status.status).toBe('cancelled');
+    expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'enough' });
+    expect(ledger.log).not.toContain('cancel flight');
+  });
+
+  it('times out during a wait: compensates and fails with WorkflowTimeoutError', async () => {
+    const ledger = await setup();
+    const handle = await app.client.start(Trip, { wait: true }, { timeout: '2h' });
+    await app.worker.drain();
+    expect((await handle.status()).wakeAt).toBe(app.clock.now() + 7_200_000);
+    app.clock.advance('2h');
+    await app.worker.drain();
+    const status = await handle.status();
+    expect(status.status).toBe('failed');
+    expect(status.error!.name).toBe('WorkflowTimeoutError');
+    expect(ledger.log.slice(-2)).toEqual(['cancel hotel', 'cancel flight']);
+  });
+});
+
+describe('retry()', () => {
+  it('runs a failed instance again: completed steps keep their results, the failed step runs again', async () => {
+    const ledger = await setup();
+    ledger.failing.set('book car', 2);
+    @Workflow('saga.plain', { retry: false })
+    class Plain {
+      constructor(private readonly l: Ledger) {}
+      async run(ctx: WorkflowContext) {
+        await ctx.step('one', () => this.l.do('one'));
+        return ctx.step('car', () => this.l.do('book car'));
+      }
+    }
+    await app.close();
+    app = await createTestApp([Ledger, Plain]);
+    app.module.get(Ledger).failing.set('book car', 1);
+    const handle = await app.client.start(Plain, null);
+    await app.worker.drain();
+    expect((await handle.status()).status).toBe('failed');
+    await app.client.retry(handle.id);
+    await app.worker.drain();
+    expect(await handle.result()).toBe('book car');
+    expect(app.module.get(Ledger).log).toEqual(['one', 'book car', 'book car']);
+    void ledger;
+  });
+
+  it('runs the compensated steps of a failed saga again', async () => {
+    const ledger = await setup();
+    ledger.failing.set('book car', 2);
+    const handle = await app.client.start(Trip, {});
+    await runFor(3, '1s');
+    expect((await handle.status()).status).toBe('failed');
+    await app.client.retry(handle.id);
+    await runFor(2, '1s');
+    expect(await handle.result()).toBe('booked');
+    expect(ledger.log).toEqual([
+      'book flight', 'book hotel', 'note', 'book car', 'book car', 'cancel hotel', 'cancel flight',
+      'book flight', 'book hotel', 'book car',
+    ]);
+  });
+
+  it('runs a cancelled instance again, and refuses a running or completed one; of two concurrent retries one wins', async () => {
+    const ledger = await setup();
+    const handle = await app.client.start(Trip, { sleep: true });
+    await app.worker.drain();
+    await expect(app.client.retry(handle.id)).rejects.toThrow(/is suspended: only failed, cancelled or compensation_failed/);
+    await app.client.cancel(handle.id);
+    await app.worker.drain();
+    const results = await Promise.allSettled([app.client.retry(handle.id), app.client.retry(handle.id)]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    await runFor(2);
+    expect(await handle.result()).toBe('booked');
+    await expect(app.client.retry(handle.id)).rejects.toBeInstanceOf(WorkflowInvalidStateError);
+    expect(ledger.log.filter((l) => l === 'book flight')).toHaveLength(2);
+  });
+});
+
+describe('delete and purge', () => {
+  it('deletes finished instances only', async () => {
+    await setup();
+    const waiting = await app.client.start(Trip, { wait: true });
+    await app.worker.drain();
+    await expect(app.client.delete(waiting.id)).rejects.toThrow(/only finished instances can be deleted/);
+    await app.client.terminate(waiting.id);
+    await app.worker.drain();
+    await app.client.delete(waiting.id);
+    await expect(app.client.getStatus(waiting.id)).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+  });
+
+  it('purges finished instances older than the cutoff, never unfinished ones, and honours limit', async () => {
+    await setup();
+    const done = await Promise.all([1, 2, 3].map(() => app.client.start(Trip, {})));
+    const waiting = await app.client.start(Trip, { wait: true });
+    await app.worker.drain();
+    await app.client.signal(proceed, null);
+    app.clock.advance('2d');
+    const purgedOne = await app.client.purge({ olderThan: '1d', limit: 1, statuses: ['completed', 'failed', 'running' as never] });
+    expect(purgedOne.instances).toBe(1);
+    const rest = await app.client.purge({ olderThan: '1d' });
+    expect(rest.instances).toBe(2);
+    expect((await app.client.list()).map((i) => i.id)).toEqual([waiting.id]);
+    void done;
+  });
+});
