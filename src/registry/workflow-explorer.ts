@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { getWorkflowMetadata } from '../decorators/workflow.decorator.js';
-import { WorkflowRegistry } from './workflow-registry.js';
+import { WorkflowRegistry, type WorkflowClassLike } from './workflow-registry.js';
 
 /**
  * Finds the `@Workflow` providers of the application (as `@nestjs/bullmq` finds processors) and
@@ -26,7 +26,7 @@ export class WorkflowExplorer implements OnModuleInit {
         );
       }
       if (!wrapper.instance) continue;
-      this.registry.register(metatype as Function, wrapper.instance);
+      this.registry.register(metatype as WorkflowClassLike, wrapper.instance);
     }
   }
 }

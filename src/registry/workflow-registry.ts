@@ -8,9 +8,12 @@ import { resolveRetry, type RetryPolicy } from '../engine/retry-policy.js';
 import type { WorkflowConcurrencyLimit, WorkflowRateLimitRule } from '../storage/workflow-store.js';
 import { parseDuration } from '../time/duration.js';
 
+/** A class, as Nest's discovery hands it over. */
+export type WorkflowClassLike = abstract new (...args: never[]) => unknown;
+
 /** A validated `@Workflow` class of this application. */
 export interface RegisteredWorkflow extends RunnableWorkflow {
-  metatype: Function;
+  metatype: WorkflowClassLike;
   /** Run timeout in ms, or `null`. */
   timeout: number | null;
   priority: number;
@@ -25,7 +28,7 @@ export interface RegisteredWorkflow extends RunnableWorkflow {
  */
 export class WorkflowRegistry implements EngineRegistry {
   private readonly byKey = new Map<string, RegisteredWorkflow>();
-  private readonly byClass = new Map<Function, RegisteredWorkflow>();
+  private readonly byClass = new Map<WorkflowClassLike, RegisteredWorkflow>();
   private readonly newest = new Map<string, RegisteredWorkflow>();
   private versionList: Array<{ name: string; version: number }> = [];
   private limitList: WorkflowConcurrencyLimit[] = [];
@@ -34,7 +37,7 @@ export class WorkflowRegistry implements EngineRegistry {
   constructor(private readonly defaultRetry: RetryPolicy) {}
 
   /** Adds a decorated class with its provider instance. */
-  register(metatype: Function, instance: unknown): RegisteredWorkflow {
+  register(metatype: WorkflowClassLike, instance: unknown): RegisteredWorkflow {
     const meta = getWorkflowMetadata(metatype);
     if (!meta) throw new TypeError(`${metatype.name} is not decorated with @Workflow().`);
     const where = `@Workflow('${meta.name}') on ${metatype.name}`;
@@ -135,7 +138,7 @@ function validate(
   name: string,
   options: WorkflowOptions,
   where: string,
-  metatype: Function,
+  metatype: WorkflowClassLike,
   instance: WorkflowDefinition<unknown, unknown>,
   defaultRetry: RetryPolicy,
 ): RegisteredWorkflow {

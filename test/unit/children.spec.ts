@@ -1,0 +1,141 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Injectable } from '@nestjs/common';
+import {
+  InMemoryWorkflowStore,
+  Workflow,
+  WorkflowChildFailedError,
+  WorkflowSignal,
+  type NewWorkflowInstance,
+  type WorkflowContext,
+  type WorkflowWrite,
+} from '../../src/index.js';
+import { createTestApp, type TestApp } from './helpers.js';
+
+const go = new WorkflowSignal<string>('child.go');
+
+@Injectable()
+class Calls {
+  log: string[] = [];
+}
+
+@Workflow('children.child')
+class Child {
+  constructor(private readonly calls: Calls) {}
+  async run(ctx: WorkflowContext, input: { n: number; fail?: boolean; wait?: boolean }) {
+    await ctx.step('work', () => this.calls.log.push(`child ${input.n}`), { compensate: () => this.calls.log.push(`undo child ${input.n}`) });
+    if (input.wait) await ctx.waitForSignal('go', go, { key: ctx.id });
+    if (input.fail) throw new Error(`child ${input.n} broke`);
+    return input.n * 10;
+  }
+}
+
+@Workflow('children.parent')
+class Parent {
+  async run(ctx: WorkflowContext, input: { fail?: boolean; parentClose?: 'cancel' | 'terminate' | 'abandon' }) {
+    const first = await ctx.executeChild('first', Child, { n: 1 });
+    const handles = await Promise.all([
+      ctx.startChild('second', Child, { n: 2 }),
+      ctx.startChild('third', 'children.child', { n: 3, fail: input.fail }),
+    ]);
+    const rest = await Promise.all(handles.map((h) => h.result()));
+    return [first, ...rest];
+  }
+}
+
+@Workflow('children.closer')
+class Closer {
+  async run(ctx: WorkflowContext, input: { parentClose: 'cancel' | 'terminate' | 'abandon' }) {
+    await ctx.startChild('waiter', Child, { n: 9, wait: true }, { parentClose: input.parentClose });
+    await ctx.waitForSignal('never', go, { key: 'never' });
+  }
+}
+
+let app: TestApp;
+afterEach(async () => app?.close());
+
+describe('children', () => {
+  it('runs children, and each end reaches the parent', async () => {
+    app = await createTestApp([Calls, Child, Parent]);
+    const handle = await app.client.start(Parent, {}, { id: 'p' });
+    await app.worker.drain();
+    expect(await handle.result()).toEqual([10, 20, 30]);
+    const status = await app.client.getStatus('p', { children: true });
+    expect(status.children!.map((c) => [c.id, c.status, c.parentId, c.parentClose])).toEqual([
+      ['p/first', 'completed', 'p', 'cancel'],
+      ['p/second', 'completed', 'p', 'cancel'],
+      ['p/third', 'completed', 'p', 'cancel'],
+    ]);
+    expect(app.module.get(Calls).log.sort()).toEqual(['child 1', 'child 2', 'child 3']);
+  });
+
+  it("surfaces a child's failure as WorkflowChildFailedError carrying the child's error", async () => {
+    let caught: unknown;
+    @Workflow('children.catching')
+    class Catching {
+      async run(ctx: WorkflowContext) {
+        try {
+          await ctx.executeChild('bad', Child, { n: 4, fail: true });
+        } catch (error) {
+          caught = error;
+          return 'handled';
+        }
+      }
+    }
+    app = await createTestApp([Calls, Child, Catching]);
+    const handle = await app.client.start(Catching, null);
+    await app.worker.drain();
+    expect(await handle.result()).toBe('handled');
+    expect(caught).toBeInstanceOf(WorkflowChildFailedError);
+    expect((caught as WorkflowChildFailedError).childError).toMatchObject({ message: 'child 4 broke' });
+  });
+
+  it('reuses the same child when the parent starts it again after a crash', async () => {
+    /** A store whose write fails once right after a child is created: the parent's record of it is lost. */
+    class CrashAfterChild extends InMemoryWorkflowStore {
+      crash = false;
+      crashed = false;
+      override async create(instance: NewWorkflowInstance) {
+        const result = await super.create(instance);
+        if (instance.parentId && !this.crashed) this.crash = this.crashed = true;
+        return result;
+      }
+      override async write(id: string, token: string, write: WorkflowWrite) {
+        if (this.crash) {
+          this.crash = false;
+          throw new Error('connection lost');
+        }
+        return super.write(id, token, write);
+      }
+    }
+    const store = new CrashAfterChild();
+    app = await createTestApp([Calls, Child, Parent], { store });
+    const handle = await app.client.start(Parent, {}, { id: 'crashy' });
+    await app.worker.drain({ limit: 1 });
+    expect((await app.client.getStatus('crashy', { journal: true })).journal).toEqual([]);
+    expect((await app.client.list({ parentId: 'crashy' })).map((c) => c.id)).toEqual(['crashy/first']);
+    app.clock.advance('31s'); // the parent's lease lapses
+    await app.worker.drain();
+    expect(await handle.result({ timeout: 1000 })).toEqual([10, 20, 30]);
+    expect((await app.client.list({ parentId: 'crashy' })).map((c) => c.id)).toEqual(['crashy/first', 'crashy/second', 'crashy/third']);
+    expect(app.module.get(Calls).log.filter((l) => l === 'child 1')).toHaveLength(1);
+  });
+
+  for (const [policy, expected] of [
+    ['cancel', { status: 'cancelled', error: 'WorkflowCancelledError', undone: true }],
+    ['terminate', { status: 'cancelled', error: 'WorkflowTerminatedError', undone: false }],
+    ['abandon', { status: 'suspended', error: null, undone: false }],
+  ] as const) {
+    it(`applies parentClose '${policy}' to an unfinished child when the parent ends`, async () => {
+      app = await createTestApp([Calls, Child, Closer]);
+      const handle = await app.client.start(Closer, { parentClose: policy }, { id: `closer-${policy}` });
+      await app.worker.drain();
+      await app.client.terminate(handle.id, 'stop the parent');
+      await app.worker.drain();
+      expect((await handle.status()).status).toBe('cancelled');
+      const child = await app.client.getStatus(`closer-${policy}/waiter`);
+      expect(child.status).toBe(expected.status);
+      expect(child.error?.name ?? null).toBe(expected.error);
+      expect(app.module.get(Calls).log.includes('undo child 9')).toBe(expected.undone);
+    });
+  }
+});
