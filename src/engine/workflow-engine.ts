@@ -125,7 +125,8 @@ export class WorkflowEngine {
     let exec: WorkflowExecution | undefined;
     try {
       if (!definition) throw new Error(`Claimed "${instance.id}" of ${instance.workflow}@${instance.version}, which this process does not run.`);
-      const details = await store.get(instance.id, { journal: true });
+      // A first claim has nothing journaled yet (a retry or hand-back always has runs > 1): skip the read.
+      const details = instance.runs === 1 ? { journal: [] } : await store.get(instance.id, { journal: true });
       if (!details) return; // deleted since the claim
       const timedOut = instance.deadline !== null && clock.now() >= instance.deadline;
       const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;

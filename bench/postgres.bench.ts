@@ -1,0 +1,163 @@
+// Benchmarks @nestjs/workflows on PostgreSQL with the peers' workloads (../shared/bench/peers/README.md):
+//   W1: N instances of a 3-step workflow started at once, one worker process, concurrency 10, until the
+//       database shows all N completed (workflows/s, steps/s).
+//   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
+// Write cost per workflow: committed transactions (pg_stat_database.xact_commit, which also counts
+// read-only transactions) and WAL COMMIT records (pg_waldump, write transactions only, as the peers
+// report them). Run: `npm run bench` (PostgreSQL at PGHOST/PGPORT, user postgres, database test).
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import pg from 'pg';
+import { Workflow, WorkflowClient, WorkflowEvents, WorkflowsModule, type WorkflowContext } from '../src/index.js';
+import { PostgresWorkflowStore, fromPg } from '../src/postgres/index.js';
+
+const N = Number(process.env.N ?? 1000);
+const W2_REPS = Number(process.env.W2_REPS ?? 50);
+const W1_WARMUP = Number(process.env.W1_WARMUP ?? 20);
+const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
+const STEPS = 3;
+const connection = {
+  host: process.env.PGHOST ?? '127.0.0.1',
+  port: Number(process.env.PGPORT ?? 5432),
+  user: process.env.PGUSER ?? 'postgres',
+  database: process.env.PGDATABASE ?? 'test',
+};
+const schema = `bench_${Date.now().toString(36)}`;
+
+/** The peers' unit of work for every step. */
+async function stepBody(i: number, step: number) {
+  return { i, step };
+}
+
+let lastStepRan: (() => void) | null = null;
+
+@Injectable()
+@Workflow('bench.three-steps')
+class ThreeSteps {
+  async run(ctx: WorkflowContext, i: number) {
+    const outputs = [];
+    for (let step = 1; step <= STEPS; step++) outputs.push(await ctx.step(`step-${step}`, () => stepBody(i, step)));
+    lastStepRan?.();
+    return outputs;
+  }
+}
+
+const pool = new pg.Pool({ ...connection, max: CONCURRENCY + 2 });
+const check = new pg.Client(connection);
+await check.connect();
+
+@Module({
+  imports: [
+    WorkflowsModule.forRoot({
+      store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }),
+      worker: { concurrency: CONCURRENCY },
+    }),
+  ],
+  providers: [ThreeSteps],
+})
+class BenchModule {}
+
+const app = await NestFactory.createApplicationContext(BenchModule, { logger: ['error', 'warn'] });
+await app.init();
+const client = app.get(WorkflowClient);
+const events = app.get(WorkflowEvents);
+
+const xactCommits = async () =>
+  Number((await check.query('SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0].n);
+const walMark = async () => (await check.query('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0].l as string;
+async function walCommits(from: string, to: string): Promise<number | null> {
+  try {
+    const dataDir = (await check.query('SHOW data_directory')).rows[0].data_directory as string;
+    const bin = process.env.PG_BINDIR ?? '/usr/lib/postgresql/15/bin';
+    const text = execFileSync(`${bin}/pg_waldump`, ['-p', `${dataDir}/pg_wal`, '-s', from, '-e', to, '--stats=record'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return Number(/^Transaction\/COMMIT\s+(\d+)/m.exec(text)?.[1] ?? 0);
+  } catch {
+    return null;
+  }
+}
+async function completedCount(prefix: string): Promise<number> {
+  const sql = `SELECT count(*)::int AS n FROM "${schema}".instances WHERE status = 'completed' AND id LIKE $1`;
+  return (await check.query(sql, [`${prefix}%`])).rows[0].n as number;
+}
+// pg_stat counters are flushed by backends at most every 500 ms (PG 15): wait before reading them.
+const settle = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+
+async function w1(prefix: string, n: number) {
+  let ran = 0;
+  let done!: () => void;
+  const allRan = new Promise<void>((resolve) => (done = resolve));
+  lastStepRan = () => {
+    if (++ran === n) done();
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: n }, (_, i) => client.start(ThreeSteps, i, { id: `${prefix}${i}` })));
+  await allRan;
+  while ((await completedCount(prefix)) < n) await new Promise((resolve) => setTimeout(resolve, 2));
+  lastStepRan = null;
+  return performance.now() - started;
+}
+
+async function w2Once(id: string): Promise<number> {
+  const completed = new Promise<void>((resolve) => {
+    const subscription = events.subscribe((event) => {
+      if (event.id === id && event.type === 'workflow-completed') {
+        subscription.unsubscribe();
+        resolve();
+      }
+    });
+  });
+  const started = performance.now();
+  await client.start(ThreeSteps, 0, { id });
+  await completed;
+  return performance.now() - started;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+await w1('warm-', W1_WARMUP);
+await settle();
+let commits0 = await xactCommits();
+let wal0 = await walMark();
+const w1Ms = await w1('w1-', N);
+await settle();
+const w1Xact = (await xactCommits()) - commits0;
+const w1Wal = await walCommits(wal0, await walMark());
+
+for (let k = 0; k < W2_WARMUP; k++) await w2Once(`w2-warm-${k}`);
+await settle();
+commits0 = await xactCommits();
+wal0 = await walMark();
+const latencies: number[] = [];
+for (let k = 0; k < W2_REPS; k++) latencies.push(await w2Once(`w2-${k}`));
+await settle();
+const w2Xact = (await xactCommits()) - commits0;
+const w2Wal = await walCommits(wal0, await walMark());
+
+const wfPerS = N / (w1Ms / 1000);
+const result = {
+  system: '@nestjs/workflows (PostgreSQL)',
+  w1_workflows_per_s: +wfPerS.toFixed(1),
+  w1_steps_per_s: +(wfPerS * STEPS).toFixed(1),
+  w1_wall_ms: Math.round(w1Ms),
+  w1_xact_commits_per_wf: +(w1Xact / N).toFixed(2),
+  w1_wal_commits_per_wf: w1Wal === null ? null : +(w1Wal / N).toFixed(2),
+  w2_p50_ms: +percentile(latencies, 50).toFixed(1),
+  w2_p95_ms: +percentile(latencies, 95).toFixed(1),
+  w2_xact_commits_per_wf: +(w2Xact / W2_REPS).toFixed(2),
+  w2_wal_commits_per_wf: w2Wal === null ? null : +(w2Wal / W2_REPS).toFixed(2),
+};
+console.log(JSON.stringify(result));
+
+await app.close();
+await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+await pool.end();
+await check.end();
