@@ -94,8 +94,10 @@ for (const format of ['esm', 'cjs']) {
         `got ${JSON.stringify(names)} (was the build compiled by swc with decorator metadata? is @swc/core installed?)`,
       );
       if (Array.isArray(types) && types.length > 0) {
+        // Parameters with @Inject(TOKEN) are resolved by token: their design type may be Object.
+        const injected = new Set((Reflect.getMetadata('self:paramtypes', client) ?? []).map((p) => p.index));
         check(
-          types.every((t) => typeof t === 'function' && t !== Object),
+          types.every((t, index) => injected.has(index) || (typeof t === 'function' && t !== Object)),
           `${format}: WorkflowClient's paramtypes are all concrete classes/tokens (${names.join(', ')})`,
           `got ${JSON.stringify(names)}: an undefined or Object entry means a type-only import, an interface, or an import cycle; use @Inject(TOKEN) there`,
         );

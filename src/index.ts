@@ -57,6 +57,7 @@ export type * from './storage/workflow-instance.js';
 export type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
 
 export { systemClock } from './time/workflow-clock.js';
+export { ManualWorkflowClock } from './time/manual-workflow-clock.js';
 export type { WorkflowClock } from './time/workflow-clock.js';
 export { parseDuration } from './time/duration.js';
 export type { Duration } from './time/duration.js';
