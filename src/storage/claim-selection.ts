@@ -46,10 +46,13 @@ export interface ClaimSelection<T> {
   windows: RateWindowTake[];
 }
 
+/** One count a candidate must have room in: concurrency slots, or a rate window (with its `duration`). */
 interface Bucket {
   id: string;
+  workflow: string;
+  key: string | null;
   capacity: number;
-  rate?: { workflow: string; key: string | null; duration: number };
+  duration?: number;
 }
 
 /**
@@ -82,9 +85,10 @@ export function selectClaims<T extends ClaimCandidate>(
     const fits = buckets.every((bucket) => {
       let count = used.get(bucket.id);
       if (count === undefined) {
-        count = bucket.rate
-          ? usage.windowCount(bucket.rate.workflow, bucket.rate.key)
-          : usage.leased(candidate.workflow, bucket.id.startsWith('k') ? candidate.concurrencyKey : null);
+        count =
+          bucket.duration === undefined
+            ? usage.leased(bucket.workflow, bucket.key)
+            : usage.windowCount(bucket.workflow, bucket.key);
         used.set(bucket.id, count);
       }
       return count < bucket.capacity;
@@ -92,8 +96,8 @@ export function selectClaims<T extends ClaimCandidate>(
     if (!fits) continue;
     for (const bucket of buckets) {
       used.set(bucket.id, (used.get(bucket.id) ?? 0) + 1);
-      if (!bucket.rate) continue;
-      const take = windows.get(bucket.id) ?? { ...bucket.rate, taken: 0 };
+      if (bucket.duration === undefined) continue;
+      const take = windows.get(bucket.id) ?? { workflow: bucket.workflow, key: bucket.key, duration: bucket.duration, taken: 0 };
       take.taken += 1;
       windows.set(bucket.id, take);
     }
@@ -115,11 +119,12 @@ export function rateWindowsOf(
   const found = new Map<string, { workflow: string; key: string | null }>();
   for (const candidate of candidates) {
     for (const bucket of bucketsOf(candidate, undefined, rates.get(candidate.workflow))) {
-      if (bucket.rate) found.set(bucket.id, { workflow: bucket.rate.workflow, key: bucket.rate.key });
+      found.set(bucket.id, { workflow: bucket.workflow, key: bucket.key });
     }
   }
   return [...found.values()].sort(
-    (a, b) => compare(a.workflow, b.workflow) || (a.key === null ? -1 : b.key === null ? 1 : compare(a.key, b.key)),
+    (a, b) =>
+      compare(a.workflow, b.workflow) || (a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : compare(a.key, b.key)),
   );
 }
 
@@ -130,22 +135,21 @@ function bucketsOf(
 ): Bucket[] {
   const { workflow, concurrencyKey, rateLimitKey } = candidate;
   const buckets: Bucket[] = [];
-  // Ids start with their kind's letter: `w`orkflow slots, `k`ey slots, `r`ate windows.
-  if (concurrency?.limit != null) buckets.push({ id: `w${JSON.stringify([workflow])}`, capacity: concurrency.limit });
+  // Ids are prefixed by kind (`s`lots, `r`ate windows): a workflow's slots and its window are two counts.
+  if (concurrency?.limit != null) {
+    buckets.push({ id: `s${JSON.stringify([workflow, null])}`, workflow, key: null, capacity: concurrency.limit });
+  }
   if (concurrency?.perKey != null && concurrencyKey !== null) {
-    buckets.push({ id: `k${JSON.stringify([workflow, concurrencyKey])}`, capacity: concurrency.perKey });
+    const id = `s${JSON.stringify([workflow, concurrencyKey])}`;
+    buckets.push({ id, workflow, key: concurrencyKey, capacity: concurrency.perKey });
   }
   if (rate?.limit) {
     const { max, duration } = rate.limit;
-    buckets.push({ id: `r${JSON.stringify([workflow, null])}`, capacity: max, rate: { workflow, key: null, duration } });
+    buckets.push({ id: `r${JSON.stringify([workflow, null])}`, workflow, key: null, capacity: max, duration });
   }
   if (rate?.perKey && rateLimitKey !== null) {
     const { max, duration } = rate.perKey;
-    buckets.push({
-      id: `r${JSON.stringify([workflow, rateLimitKey])}`,
-      capacity: max,
-      rate: { workflow, key: rateLimitKey, duration },
-    });
+    buckets.push({ id: `r${JSON.stringify([workflow, rateLimitKey])}`, workflow, key: rateLimitKey, capacity: max, duration });
   }
   return buckets;
 }

@@ -1,4 +1,5 @@
 import { selectClaims } from './claim-selection.js';
+import { InMemorySignalLog } from './in-memory-signal-log.js';
 import {
   FINISHED_STATUSES,
   UNFINISHED_STATUSES,
@@ -38,12 +39,6 @@ interface StoredInstance {
   journal: Map<string, WorkflowJournalEntry>;
 }
 
-interface StoredSignal {
-  record: WorkflowSignalRecord;
-  /** The `(name, dedupeId)` index key, or `null` for a signal that never deduplicates. */
-  dedupeKey: string | null;
-}
-
 interface RateWindow {
   windowEnd: number;
   count: number;
@@ -69,12 +64,7 @@ const copy = <T>(value: T): T => structuredClone(value);
  */
 export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly instances = new Map<string, StoredInstance>();
-  /** Every signal in id order; purge removes from it. */
-  private signalLog: StoredSignal[] = [];
-  /** Signals per name and exact key, in id order: what a wait can take. */
-  private readonly topics = new Map<string, WorkflowSignalRecord[]>();
-  private readonly dedupe = new Map<string, WorkflowSignalRecord>();
-  private lastSignalId = 0;
+  private readonly signalLog = new InMemorySignalLog();
   /** Rate windows by workflow and rate-limit key (`null`: the workflow's own). */
   private readonly windows = new Map<string, RateWindow>();
   private readonly schedules = new Map<string, WorkflowScheduleRecord>();
@@ -101,7 +91,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       deadline: init.deadline,
       wakeAt: init.wakeAt ?? init.now,
       runs: 0,
-      signalCursor: this.lastSignalId,
+      signalCursor: this.signalLog.last,
       leaseToken: null,
       leaseOwner: null,
       leaseUntil: null,
@@ -185,8 +175,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    const topic = this.topics.get(topicKey(query.name, query.key)) ?? [];
-    return copy(topic.filter((record) => record.id > query.afterId && record.id <= query.upToId));
+    return copy(this.signalLog.find(query.name, query.key, query.afterId, query.upToId));
   }
 
   async purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
@@ -202,13 +191,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     for (const instance of instances) this.instances.delete(instance.id);
 
     // The newest signal stays so the last id never goes back (a new instance's cursor relies on it).
-    const newest = this.signalLog.at(-1)?.record.id;
-    const doomed = new Set<number>();
-    for (const { record } of this.signalLog) {
-      if (doomed.size >= limit) break;
-      if (record.createdAt < before && record.id !== newest) doomed.add(record.id);
-    }
-    if (doomed.size > 0) this.removeSignals(doomed);
+    const signals = this.signalLog.purge(before, limit);
 
     const windows = [...this.windows.entries()]
       .filter(([, window]) => window.windowEnd < before)
@@ -216,7 +199,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       .slice(0, limit);
     for (const [key] of windows) this.windows.delete(key);
 
-    return { instances: instances.length, signals: doomed.size, rateLimits: windows.length };
+    return { instances: instances.length, signals, rateLimits: windows.length };
   }
 
   async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
@@ -257,7 +240,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       instance.updatedAt = now;
       if (instance.status !== 'compensating') instance.status = 'running';
     }
-    return { instances: copy(selected), lastSignalId: this.lastSignalId };
+    return { instances: copy(selected), lastSignalId: this.signalLog.last };
   }
 
   async renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
@@ -302,7 +285,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       // the instance would sleep on a signal that already arrived.
       const wakeNow =
         (instance.cancelRequested && instance.status === 'suspended') ||
-        release.waits.some((wait) => (this.topics.get(topicKey(wait.name, wait.key))?.at(-1)?.id ?? 0) > release.signalCursor);
+        release.waits.some((wait) => this.signalLog.hasAbove(wait.name, wait.key, release.signalCursor));
       instance.wakeAt = wakeNow ? write.now : release.wakeAt;
       changed = true;
     }
@@ -385,24 +368,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   /** `signal()`'s body, shared with `write()` so a child's end signal follows the same rules. */
   private storeSignal(signal: NewWorkflowSignal): WorkflowSignalResult {
-    const dedupeKey = signal.dedupeId === null ? null : JSON.stringify([signal.name, signal.dedupeId]);
-    const earlier = dedupeKey === null ? undefined : this.dedupe.get(dedupeKey);
-    if (earlier) return { id: earlier.id, woken: 0, created: false, key: earlier.key };
-
-    const record: WorkflowSignalRecord = {
-      id: ++this.lastSignalId,
-      name: signal.name,
-      key: signal.key,
-      payload: copy(signal.payload),
-      createdAt: signal.now,
-    };
-    this.signalLog.push({ record, dedupeKey });
-    const topic = topicKey(record.name, record.key);
-    const list = this.topics.get(topic);
-    if (list) list.push(record);
-    else this.topics.set(topic, [record]);
-    if (dedupeKey !== null) this.dedupe.set(dedupeKey, record);
-
+    const { record, created } = this.signalLog.add({ ...signal, payload: copy(signal.payload) });
+    if (!created) return { id: record.id, woken: 0, created: false, key: record.key };
     let woken = 0;
     for (const { instance, waits } of this.instances.values()) {
       if (instance.status !== 'suspended') continue;
@@ -411,21 +378,6 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       woken += 1;
     }
     return { id: record.id, woken, created: true, key: record.key };
-  }
-
-  private removeSignals(ids: ReadonlySet<number>): void {
-    const touched = new Set<string>();
-    for (const { record, dedupeKey } of this.signalLog) {
-      if (!ids.has(record.id)) continue;
-      touched.add(topicKey(record.name, record.key));
-      if (dedupeKey !== null) this.dedupe.delete(dedupeKey);
-    }
-    this.signalLog = this.signalLog.filter(({ record }) => !ids.has(record.id));
-    for (const topic of touched) {
-      const left = this.topics.get(topic)!.filter((record) => !ids.has(record.id));
-      if (left.length > 0) this.topics.set(topic, left);
-      else this.topics.delete(topic);
-    }
   }
 
   private countLeased(workflow: string, concurrencyKey: string | null, now: number): number {
@@ -452,10 +404,6 @@ function makeDue(instance: WorkflowInstance, now: number): void {
 /** A lease holds until `leaseUntil` inclusive; after that, any claim may take the instance over. */
 function hasLiveLease(instance: WorkflowInstance, now: number): boolean {
   return instance.leaseToken !== null && instance.leaseUntil !== null && instance.leaseUntil >= now;
-}
-
-function topicKey(name: string, key: string | null): string {
-  return JSON.stringify([name, key]);
 }
 
 function windowKey(workflow: string, key: string | null): string {

@@ -1,5 +1,5 @@
-// The `@nestjs/workflows/testing` entry: the store contract suite and test helpers. It imports
-// vitest (for the contract suite), so only test code should import it.
+// The `@nestjs/workflows/testing` entry: the store contract suite and test helpers. It loads no test
+// runner itself: the contract suite takes vitest's or Jest's functions when it registers its tests.
 export { ManualWorkflowClock } from '../time/manual-workflow-clock.js';
 export { workflowStoreContract } from './workflow-store-contract.js';
-export type { WorkflowStoreHarness } from './workflow-store-contract.js';
+export type { WorkflowContractTestApi, WorkflowStoreContractOptions, WorkflowStoreHarness } from './workflow-store-contract.js';

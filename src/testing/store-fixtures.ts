@@ -149,14 +149,15 @@ export async function settle(
 
 /**
  * The start of a purge test's own time span, below `BASE_TIME` and above every earlier purge
- * test's. On a store shared across tests it first purges what earlier tests left below it (after a
- * fence signal, so none of their signals is still the newest), so a purge test counts only its own.
+ * test's. On a store shared across tests (or kept from an earlier run) it first purges what was
+ * left in and below that span, after a fence signal so none of those signals is still the newest:
+ * the test then counts only what it made.
  */
 export async function purgeSpan(store: WorkflowStore): Promise<number> {
   const start = PURGE_TIME + ++purgeSpans * PURGE_SPAN;
   await store.signal(newSignal(`$contract-fence-${run}`, { now: BASE_TIME }));
   for (;;) {
-    const purged = await store.purge({ statuses: [...FINISHED_STATUSES], before: start, limit: 1000 });
+    const purged = await store.purge({ statuses: [...FINISHED_STATUSES], before: start + PURGE_SPAN, limit: 1000 });
     if (purged.instances + purged.signals + purged.rateLimits === 0) return start;
   }
 }
