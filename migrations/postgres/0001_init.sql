@@ -48,23 +48,22 @@ CREATE TABLE {{schema}}.instances (
   CONSTRAINT instances_parent_close_check CHECK (parent_close IN ('cancel', 'terminate', 'abandon'))
 );
 
--- claim(): the due instances in claim order. The claim's WHERE repeats this predicate literally, so
--- the planner can use the index, and walks it in order until it has `limit` rows:
---   Limit -> LockRows -> Index Scan using instances_due on instances
---     Index Cond: (wake_at <= $now)   Filter: (lease_until IS NULL OR lease_until < $now) AND (workflow, version) match
--- (EXPLAIN, PostgreSQL 15, 200k rows of which 20k due: 0.1 ms for 10 rows.) A live lease's
--- instance stays in the index (its wake_at is unchanged) and is filtered out, so a claim passes over
--- the running ones; finished instances leave the index. Sleepers due later sit after the due ones
--- of their priority: with several priorities in use, a claim also passes over the index entries of
--- a higher priority's sleepers (index-only, no heap access) before it reaches the next priority.
-CREATE INDEX instances_due ON {{schema}}.instances (priority, wake_at, created_at, id)
-  WHERE status IN ('pending', 'running', 'suspended', 'compensating') AND wake_at IS NOT NULL;
+-- claim(): the due instances without a lease, in claim order. The claim repeats the predicate
+-- literally and walks the index in order until it has its `limit` (FOR UPDATE SKIP LOCKED); the
+-- ranges of the worker's workflow names and versions are index conditions on the trailing columns,
+-- so due instances it doesn't run are passed over in the index. Running instances (leased) are not
+-- in it at all. See the EXPLAIN notes at the end of this file.
+CREATE INDEX instances_due ON {{schema}}.instances (priority, wake_at, created_at, id, workflow, version)
+  WHERE status IN ('pending', 'running', 'suspended', 'compensating') AND wake_at IS NOT NULL AND lease_token IS NULL;
 
--- signal(): the suspended instances with a wait for a topic (wait_topics @> ARRAY[topic]):
---   Bitmap Heap Scan on instances  Recheck Cond: (wait_topics @> ARRAY[$topic]) AND status = 'suspended'
---     -> Bitmap Index Scan on instances_waits
--- (EXPLAIN, 200k rows, 20k suspended on 20k distinct topics: 0.05 ms.)
-CREATE INDEX instances_waits ON {{schema}}.instances USING gin (wait_topics) WHERE status = 'suspended';
+-- claim(): instances whose lease may have lapsed (a crashed or stalled worker's).
+CREATE INDEX instances_leased_until ON {{schema}}.instances (lease_until) WHERE lease_token IS NOT NULL;
+
+-- signal(): the suspended instances with a wait for a topic (wait_topics @> ARRAY[topic]).
+-- fastupdate off: every signal searches this index, and a search reads all of GIN's pending list,
+-- which would otherwise grow between vacuums; inserting each suspension's few topics directly is cheap.
+CREATE INDEX instances_waits ON {{schema}}.instances USING gin (wait_topics) WITH (fastupdate = off)
+  WHERE status = 'suspended';
 
 -- claim() under concurrency limits: the instances holding a lease, per workflow and key.
 CREATE INDEX instances_leased ON {{schema}}.instances (workflow, concurrency_key) WHERE lease_token IS NOT NULL;
@@ -143,3 +142,21 @@ CREATE TABLE {{schema}}.schedules (
 -- claimSchedules(): the due ones, most overdue first.
 CREATE INDEX schedules_due ON {{schema}}.schedules (wake_at, id) WHERE NOT paused AND wake_at IS NOT NULL;
 CREATE INDEX schedules_workflow ON {{schema}}.schedules (workflow, id);
+
+-- EXPLAIN (ANALYZE), PostgreSQL 15, after VACUUM ANALYZE, 200,000 instances (70% finished, 10%
+-- sleeping until tomorrow, 10% waiting for a signal, 5% due now, 5% running) and 50,000 signals:
+--
+-- claim() of 10, the worker running 21 workflow versions, 10,000 due:
+--   Index Scan using instances_due  Index Cond: (wake_at <= $now AND workflow >= .. AND workflow <= ..
+--   AND version >= .. AND version <= ..) -> LockRows -> Limit: 10 rows in 0.2 ms; the lapsed-lease part
+--   is an Index Scan using instances_leased_until (lease_until < $now) with no rows; 1.2 ms in all.
+--   The 10,000 running instances are in neither index.
+-- claim() by a worker with nothing due while 10,000 instances of other workflows are: the same scan
+--   rejects them on its index conditions, without heap access: 1.8 ms.
+-- signal() wake-up: Bitmap Index Scan on instances_waits (wait_topics @> ARRAY[$topic]) -> Bitmap
+--   Heap Scan, recheck status = 'suspended': 0.02 ms; 0.25 ms for the whole statement.
+-- write() release with waits: Index Scan using instances_pkey; the "signal above the cursor" check
+--   is an Index Only Scan on signals_topic (topic = ANY($topics) AND id > $cursor).
+-- signals(): Index Scan using signals_topic (topic = $1 AND id > $2 AND id <= $3).
+-- purge(): Index Scan using instances_finished (updated_at < $before), then instances_pkey per row;
+--   signals by signals_pkey (id < max(id)).

@@ -16,7 +16,7 @@ import type {
   WorkflowWait,
 } from '../storage/workflow-instance.js';
 import type { WorkflowStore, WorkflowWrite } from '../storage/workflow-store.js';
-import { parseDuration, type Duration } from '../time/duration.js';
+import { parseDuration } from '../time/duration.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { ChildSupport, type ChildDeps } from './child-support.js';
 import type { JournalLimits } from './journal-limits.js';

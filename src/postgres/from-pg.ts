@@ -24,7 +24,9 @@ export interface PgPoolClientLike extends PgClientLike {
   on(event: 'notification', listener: (message: PgNotificationLike) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
-  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  removeListener(event: 'notification', listener: (message: PgNotificationLike) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'end', listener: () => void): unknown;
 }
 
 /** The `pg` `Pool` methods the store uses. */
@@ -33,7 +35,7 @@ export interface PgPoolLike {
   connect(): Promise<PgPoolClientLike>;
 }
 
-const RESULT_OF_SCRIPT = (result: PgResultLike | PgResultLike[]): SqlQueryResult => {
+const resultOf = (result: PgResultLike | PgResultLike[]): SqlQueryResult => {
   // A parameterless text with several statements resolves to one result per statement.
   const last = Array.isArray(result) ? result[result.length - 1] : result;
   return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
@@ -54,11 +56,17 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
   const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
     [PG_EXECUTOR]: true,
     async query(sql, params) {
-      return RESULT_OF_SCRIPT(await pool.query(sql, params as unknown[] | undefined));
+      return resultOf(await pool.query(sql, params as unknown[] | undefined));
     },
     async transaction(fn) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // Between statements no query is active to receive a connection error: without a listener
+      // the client would emit it unhandled and crash the process.
+      const onError = (error: Error) => {
+        broken = error;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(fromPgClient(client));
@@ -73,6 +81,7 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
         }
         throw error;
       } finally {
+        client.removeListener('error', onError);
         client.release(broken);
       }
     },
@@ -144,11 +153,27 @@ export function fromPgClient(client: PgClientLike): SqlExecutor {
   const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
     [PG_EXECUTOR]: true,
     async query(sql, params) {
-      return RESULT_OF_SCRIPT(await client.query(sql, params as unknown[] | undefined));
+      return resultOf(await client.query(sql, params as unknown[] | undefined));
     },
     transaction: (fn) => fn(executor),
   };
   return executor;
+}
+
+/**
+ * The executor for an application's `transaction` argument (`start()` / `signal()` with
+ * `{ transaction }`): a `SqlExecutor`, or the `pg` client it ran `BEGIN` on. A Pool is refused:
+ * its statements would each run in a transaction of their own.
+ */
+export function pgTransactionExecutor(transaction: unknown, store: string): SqlExecutor {
+  if (isSqlExecutor(transaction)) return transaction;
+  if (typeof transaction === 'object' && transaction !== null && 'totalCount' in transaction) {
+    throw new TypeError(
+      `${store}: \`transaction\` is a pg Pool. Pass the client you ran BEGIN on (\`const client = await pool.connect()\`), ` +
+        'so the statements run in your transaction.',
+    );
+  }
+  return fromPgClient(transaction as PgClientLike);
 }
 
 /** Whether `value` is an executor made by `fromPg()` / `fromPgClient()` (or any `SqlExecutor`-shaped value). */

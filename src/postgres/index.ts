@@ -1,0 +1,16 @@
+// The `@nestjs/workflows/postgres` entry: the PostgreSQL store and its executor. Nothing here
+// imports `pg`, not even its types: `fromPg()` takes any object shaped like a `pg` Pool.
+export { PostgresWorkflowStore, type PostgresWorkflowStoreOptions } from './postgres-workflow.store.js';
+export {
+  fromPg,
+  fromPgClient,
+  type PgClientLike,
+  type PgNotificationLike,
+  type PgPoolClientLike,
+  type PgPoolLike,
+  type PgResultLike,
+} from './from-pg.js';
+export { POSTGRES_JOURNAL_KEY_BYTES, POSTGRES_KEY_LIMITS } from './key-limits.js';
+export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
+export type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';
+export type { SqlKeyLimits } from '../sql/key-limits.js';

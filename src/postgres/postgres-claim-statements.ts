@@ -1,0 +1,148 @@
+import { instanceColumns, UNFINISHED } from './postgres-statements.js';
+import { quoteIdentifier } from '../sql/schema-name.js';
+
+/**
+ * The due instances a claim may take, as two sets: `free` ones (no lease: the `instances_due`
+ * index, whose predicate this repeats literally so the planner walks it in claim order) and
+ * `lapsed` ones (a lease that ran out: the small `instances_leased_until` index). Running
+ * instances are in neither index path, so a claim never wades through them. $1 now, $2 workflow
+ * names, $3 their versions (pairwise). The ranges of names and versions are index conditions on
+ * `instances_due`'s trailing columns, so due instances of workflows this worker doesn't run are
+ * passed over in the index; the exact pairs are checked after.
+ */
+function dueConditions(alias: string): { free: string; lapsed: string } {
+  const a = `${alias}.`;
+  const common =
+    `${a}workflow >= (SELECT min(n COLLATE "C") FROM unnest($2::text[]) AS n) ` +
+    `AND ${a}workflow <= (SELECT max(n COLLATE "C") FROM unnest($2::text[]) AS n)\n` +
+    `    AND ${a}version >= (SELECT min(v) FROM unnest($3::integer[]) AS v) ` +
+    `AND ${a}version <= (SELECT max(v) FROM unnest($3::integer[]) AS v)\n` +
+    `    AND (${a}workflow || '@' || ${a}version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`;
+  return {
+    free:
+      `${a}status IN ${UNFINISHED} AND ${a}wake_at IS NOT NULL AND ${a}lease_token IS NULL AND ${a}wake_at <= $1\n` +
+      `    AND ${common}`,
+    lapsed:
+      `${a}lease_token IS NOT NULL AND ${a}lease_until < $1 AND ${a}status IN ${UNFINISHED} AND ${a}wake_at <= $1\n` +
+      `    AND ${common}`,
+  };
+}
+
+const CLAIM_ORDER = 'priority, wake_at, created_at, id';
+
+/**
+ * CTEs `free` and `lapsed` (each locked with SKIP LOCKED, up to `limit` rows, `columns` plus the
+ * claim order's), and `picked`: the first `limit` of both in claim order.
+ */
+function pickDue(s: string, columns: string, limit: string, extra = ''): string {
+  const { free, lapsed } = dueConditions('c');
+  const cols = `c.id, c.priority, c.wake_at, c.created_at${columns ? `, ${columns}` : ''}`;
+  return `free AS (
+  SELECT ${cols} FROM ${s}.instances c
+  WHERE ${free}${extra}
+  ORDER BY c.priority, c.wake_at, c.created_at, c.id LIMIT ${limit}
+  FOR UPDATE OF c SKIP LOCKED
+), lapsed AS (
+  SELECT ${cols} FROM ${s}.instances c
+  WHERE ${lapsed}${extra}
+  ORDER BY c.priority, c.wake_at, c.created_at, c.id LIMIT ${limit}
+  FOR UPDATE OF c SKIP LOCKED
+), picked AS (
+  SELECT * FROM (SELECT * FROM free UNION ALL SELECT * FROM lapsed) AS due ORDER BY ${CLAIM_ORDER} LIMIT ${limit}
+)`;
+}
+
+/**
+ * The claim's statements for one schema, built once (see `claimInstances()`).
+ */
+export function postgresClaimStatements(schemaName: string) {
+  const s = quoteIdentifier(schemaName);
+
+  /** Leases the rows of CTE `picked` and returns them in claim order, each with the last signal id. */
+  const leaseAndReturn = (now: string, token: string, owner: string, until: string) => `claimed AS (
+  UPDATE ${s}.instances i SET lease_token = ${token}, lease_owner = ${owner}, lease_until = ${until}, runs = i.runs + 1,
+    updated_at = ${now}, status = CASE WHEN i.status = 'compensating' THEN i.status ELSE 'running' END
+  FROM picked WHERE i.id = picked.id
+  RETURNING ${instanceColumns('i')}
+)
+SELECT (SELECT coalesce(max(id), 0) FROM ${s}.signals) AS last_signal_id, c.*
+FROM (SELECT 1) AS one LEFT JOIN claimed c ON true
+ORDER BY c.priority, c.wake_at, c.created_at, c.id`;
+
+  return {
+    /** The prefix of a workflow's concurrency lock key. */
+    concurrencyLockPrefix: `@nestjs/workflows:concurrency:${schemaName}:`,
+
+    /**
+     * A claim without limits, in one statement: $1 now, $2 workflow names, $3 their versions, $4
+     * limit, $5 token, $6 owner, $7 lease until. One row per claimed instance in claim order, or
+     * one row of NULLs, each with the last signal id read in the claim's snapshot (so every signal
+     * up to it is visible to the execution: ids become visible in order).
+     */
+    claim: `WITH ${pickDue(s, '', '$4')}, ${leaseAndReturn('$1', '$5', '$6', '$7')}`,
+
+    /** $1 keys (each workflow's lock key), locked in hash order, so every claim takes them alike. */
+    lockWorkflows: `SELECT count(pg_advisory_xact_lock(h)) FROM (
+  SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY 1
+) AS locks`,
+
+    /**
+     * Under limits, in one snapshot: the live leases per workflow and concurrency key ($1 workflows,
+     * $2 now), and the open rate windows that are full ($3 workflows, $4 their `max`, $5 their
+     * per-key `max`); `kind` tells them apart.
+     */
+    claimUsage: `SELECT 'lease' AS kind, workflow, concurrency_key AS key, count(*)::integer AS count
+FROM ${s}.instances WHERE lease_token IS NOT NULL AND lease_until >= $2 AND workflow = ANY($1::text[])
+GROUP BY workflow, concurrency_key
+UNION ALL
+SELECT CASE WHEN r.has_key THEN 'full-key' ELSE 'full' END, r.workflow, r.key, r.count
+FROM ${s}.rate_windows r JOIN unnest($3::text[], $4::integer[], $5::integer[]) AS rule(workflow, max, key_max)
+  ON rule.workflow = r.workflow
+WHERE r.window_end > $2 AND r.count >= CASE WHEN r.has_key THEN rule.key_max ELSE rule.max END`,
+
+    /**
+     * Under limits, the candidates in claim order, locked: $1 now, $2 workflow names, $3 their
+     * versions, $4 how many, $5 workflows with no free slot, $6/$7 (workflow, concurrency key)s
+     * with none, $8 workflows whose own window is full, $9/$10 (workflow, rate-limit key)s whose
+     * window is full. Those are passed over here, so a busy key never holds back the others.
+     */
+    claimCandidates: `WITH ${pickDue(
+      s,
+      'c.workflow, c.concurrency_key, c.rate_limit_key',
+      '$4',
+      `
+    AND NOT (c.workflow = ANY($5::text[]))
+    AND NOT EXISTS (SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(w, k) WHERE f.w = c.workflow AND f.k = c.concurrency_key)
+    AND NOT (c.workflow = ANY($8::text[]))
+    AND NOT EXISTS (SELECT 1 FROM unnest($9::text[], $10::text[]) AS f(w, k) WHERE f.w = c.workflow AND f.k = c.rate_limit_key)`,
+    )}
+SELECT id, workflow, concurrency_key, rate_limit_key FROM picked ORDER BY ${CLAIM_ORDER}`,
+
+    /**
+     * Locks the rate windows $1/$2/$3 (workflow, has_key, key) in array order, inserting missing
+     * ones as ended windows so there is always a row to lock; returns them as they are under the lock.
+     */
+    lockRateWindows: `INSERT INTO ${s}.rate_windows AS r (workflow, has_key, key, window_end, count)
+SELECT w.workflow, w.has_key, w.key, 0, 0
+FROM unnest($1::text[], $2::boolean[], $3::text[]) WITH ORDINALITY AS w(workflow, has_key, key, ord)
+ORDER BY w.ord
+ON CONFLICT (workflow, has_key, key) DO UPDATE SET count = r.count
+RETURNING r.workflow, r.has_key, r.key, r.window_end, r.count`,
+
+    /**
+     * The limited claim's end, on rows it already holds: writes back the windows ($7..$11 as in
+     * `lockRateWindows`, plus window ends and counts) and leases $2 (ids): $1 now, $3 token,
+     * $4 owner, $5 lease until. Returns what `claim` returns.
+     */
+    leaseLocked: `WITH windows AS (
+  UPDATE ${s}.rate_windows r SET window_end = w.window_end, count = w.count
+  FROM unnest($6::text[], $7::boolean[], $8::text[], $9::bigint[], $10::integer[]) AS w(workflow, has_key, key, window_end, count)
+  WHERE r.workflow = w.workflow AND r.has_key = w.has_key AND r.key = w.key
+  RETURNING 1
+), picked AS (SELECT unnest($2::text[]) AS id), ${leaseAndReturn('$1', '$3', '$4', '$5')}`,
+
+  };
+}
+
+/** What `postgresClaimStatements()` builds. */
+export type PostgresClaimStatements = ReturnType<typeof postgresClaimStatements>;

@@ -1,0 +1,159 @@
+import { POSTGRES_KEY_LIMITS } from './key-limits.js';
+import { checkKey } from '../sql/key-limits.js';
+import { quoteIdentifier } from '../sql/schema-name.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
+import { toJson, toSchedule } from '../sql/workflow-rows.js';
+import type {
+  WorkflowScheduleClaimRequest,
+  WorkflowScheduleQuery,
+  WorkflowScheduleRecord,
+  WorkflowScheduleSave,
+  WorkflowScheduleWrite,
+} from '../storage/workflow-store.js';
+
+function scheduleColumns(alias?: string): string {
+  const a = alias ? `${alias}.` : '';
+  return (
+    `${a}id, ${a}workflow, ${a}declared, ${a}spec::text AS spec, ${a}input::text AS input, ${a}paused, ${a}wake_at, ` +
+    `${a}state::text AS state, ${a}revision, ${a}lease_token, ${a}lease_owner, ${a}lease_until, ${a}created_at, ${a}updated_at`
+  );
+}
+
+/** The schedules' statements for a quoted schema. */
+function postgresScheduleStatements(s: string) {
+  return {
+    /** $1 id, $2 workflow, $3 declared, $4 spec, $5 input, $6 paused, $7 wake at, $8 state, $9 now. */
+    insertSchedule: `INSERT INTO ${s}.schedules (id, workflow, declared, spec, input, paused, wake_at, state, revision, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9)
+ON CONFLICT (id) DO NOTHING
+RETURNING ${scheduleColumns()}`,
+
+    /** As `insertSchedule`, plus $10 the expected revision and $11 whether to release the lease. */
+    replaceSchedule: `UPDATE ${s}.schedules SET workflow = $2, declared = $3, spec = $4, input = $5, paused = $6, wake_at = $7,
+  state = $8, revision = revision + 1, updated_at = $9,
+  lease_token = CASE WHEN $11 THEN NULL ELSE lease_token END,
+  lease_until = CASE WHEN $11 THEN NULL ELSE lease_until END
+WHERE id = $1 AND revision = $10
+RETURNING ${scheduleColumns()}`,
+
+    /** $1 id. */
+    getSchedule: `SELECT ${scheduleColumns()} FROM ${s}.schedules WHERE id = $1`,
+
+    /** The start of `listSchedules()`; the store appends its filters, order and page. */
+    listSchedulesPrefix: `SELECT ${scheduleColumns()} FROM ${s}.schedules`,
+
+    /** $1 id, $2 revision or NULL. */
+    deleteSchedule: `DELETE FROM ${s}.schedules WHERE id = $1 AND ($2::integer IS NULL OR revision = $2::integer)`,
+
+    /** $1 now, $2 workflows, $3 limit, $4 token, $5 owner, $6 lease until. */
+    claimSchedules: `WITH picked AS (
+  SELECT id FROM ${s}.schedules
+  WHERE NOT paused AND wake_at IS NOT NULL AND wake_at <= $1 AND workflow = ANY($2::text[])
+    AND (lease_token IS NULL OR lease_until IS NULL OR lease_until < $1)
+  ORDER BY wake_at, id LIMIT $3
+  FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE ${s}.schedules c SET lease_token = $4, lease_owner = $5, lease_until = $6
+  FROM picked WHERE c.id = picked.id
+  RETURNING ${scheduleColumns('c')}
+)
+SELECT * FROM claimed ORDER BY wake_at, id`,
+
+    /** $1 id, $2 token, $3 state, $4 wake at, $5 now, $6 release. */
+    writeSchedule: `UPDATE ${s}.schedules SET state = $3, wake_at = $4, revision = revision + 1, updated_at = $5,
+  lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
+  lease_until = CASE WHEN $6 THEN NULL ELSE lease_until END
+WHERE id = $1 AND lease_token = $2`,
+  };
+}
+
+/**
+ * The schedule half of `PostgresWorkflowStore`: saves conditional on the revision, claims with
+ * `FOR UPDATE SKIP LOCKED`, and lease-fenced writes, each one statement.
+ */
+export class PostgresSchedules {
+  private readonly sql: ReturnType<typeof postgresScheduleStatements>;
+
+  constructor(
+    private readonly executor: SqlExecutor,
+    schemaName: string,
+    private readonly store: string,
+  ) {
+    this.sql = postgresScheduleStatements(quoteIdentifier(schemaName));
+  }
+
+  async save(save: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
+    checkKey(this.store, 'schedule id', save.id, POSTGRES_KEY_LIMITS.scheduleId);
+    checkKey(this.store, 'workflow name', save.workflow, POSTGRES_KEY_LIMITS.workflow);
+    const params: unknown[] = [
+      save.id,
+      save.workflow,
+      save.declared,
+      toJson(save.spec ?? null),
+      toJson(save.input ?? null),
+      save.paused,
+      save.wakeAt,
+      toJson(save.state ?? null),
+      save.now,
+    ];
+    const { rows } =
+      save.expectRevision === null
+        ? await this.executor.query(this.sql.insertSchedule, params)
+        : await this.executor.query(this.sql.replaceSchedule, [...params, save.expectRevision, save.releaseLease]);
+    return rows[0] ? toSchedule(rows[0]) : null;
+  }
+
+  async get(id: string): Promise<WorkflowScheduleRecord | null> {
+    const { rows } = await this.executor.query(this.sql.getSchedule, [id]);
+    return rows[0] ? toSchedule(rows[0]) : null;
+  }
+
+  async list(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
+    const params: unknown[] = [];
+    const where: string[] = [];
+    if (query.workflow !== undefined) {
+      params.push(query.workflow);
+      where.push(`workflow = $${params.length}`);
+    }
+    if (query.declared !== undefined) {
+      params.push(query.declared);
+      where.push(`declared = $${params.length}`);
+    }
+    params.push(query.limit, query.offset);
+    const sql =
+      `${this.sql.listSchedulesPrefix}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
+      ` ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`;
+    const { rows } = await this.executor.query(sql, params);
+    return rows.map(toSchedule);
+  }
+
+  async delete(id: string, revision?: number): Promise<boolean> {
+    const { rowCount } = await this.executor.query(this.sql.deleteSchedule, [id, revision ?? null]);
+    return rowCount > 0;
+  }
+
+  async claim(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
+    checkKey(this.store, 'lease token', request.token, POSTGRES_KEY_LIMITS.leaseToken);
+    const { rows } = await this.executor.query(this.sql.claimSchedules, [
+      request.now,
+      request.workflows,
+      request.limit,
+      request.token,
+      request.owner,
+      request.leaseUntil,
+    ]);
+    return rows.map(toSchedule);
+  }
+
+  async write(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
+    const { rowCount } = await this.executor.query(this.sql.writeSchedule, [
+      id,
+      token,
+      toJson(write.state ?? null),
+      write.wakeAt,
+      write.now,
+      write.release,
+    ]);
+    return rowCount > 0;
+  }
+}

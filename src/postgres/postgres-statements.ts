@@ -1,0 +1,172 @@
+import { quoteIdentifier } from '../sql/schema-name.js';
+
+export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
+export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
+
+/** An instance's columns as `toInstance()` reads them (JSON as text, so it parses exactly what was stored). */
+export function instanceColumns(alias?: string): string {
+  const a = alias ? `${alias}.` : '';
+  return (
+    `${a}id, ${a}workflow, ${a}version, ${a}status, ${a}input::text AS input, ${a}output::text AS output, ` +
+    `${a}error::text AS error, ${a}custom_status::text AS custom_status, ${a}parent_id, ${a}parent_close, ` +
+    `${a}concurrency_key, ${a}rate_limit_key, ${a}priority, ${a}schedule_id, ${a}scheduled_at, ${a}deadline, ` +
+    `${a}wake_at, ${a}runs, ${a}signal_cursor, ${a}lease_token, ${a}lease_owner, ${a}lease_until, ` +
+    `${a}cancel_requested, ${a}terminate_requested, ${a}cancel_reason, ${a}created_at, ${a}updated_at`
+  );
+}
+
+/** `(SELECT true FROM pg_notify(...))` as a value: inside a CASE it notifies only when the case holds. */
+export function notify(channelParam: string): string {
+  return `(SELECT true FROM pg_notify(${channelParam}, ''))`;
+}
+
+/**
+ * The journal upsert of `reopen` and `write`, as a CTE after `target` (the instance row they
+ * updated, its `journal_seq` already raised by the entry count): new names take the next `seq`s in
+ * array order, so the journal keeps first-write order; an existing name keeps its `seq` and gets
+ * the new entry whole.
+ */
+export function journalUpsert(s: string, entries: string, count: string): string {
+  return `entries AS (
+  INSERT INTO ${s}.journal (instance_id, name, seq, entry)
+  SELECT t.id, e.value ->> 'name', t.journal_seq - ${count} + e.ordinality, e.value
+  FROM target t, json_array_elements(${entries}::json) WITH ORDINALITY AS e
+  ON CONFLICT (instance_id, name) DO UPDATE SET entry = EXCLUDED.entry
+)`;
+}
+
+/**
+ * The store's statements for one schema, built once. Statement text holds only constants and the
+ * quoted schema; every value is a parameter. Where a statement notifies listeners it calls
+ * `pg_notify()` in its own transaction, so the notification goes out only if that commits.
+ */
+export function postgresStatements(schemaName: string) {
+  const s = quoteIdentifier(schemaName);
+
+  const cancel = (condition: string, flags: string) => `UPDATE ${s}.instances SET ${flags}, cancel_reason = $2,
+  wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= $3 THEN wake_at ELSE $3 END, updated_at = $3
+WHERE id = $1 AND ${condition}
+RETURNING ${notify('$4')} AS notified`;
+
+  return {
+    /** The LISTEN/NOTIFY channel: one per schema. */
+    channel: `${schemaName}_wake`,
+    /** The signal lock's key (hashed in SQL to an advisory lock id): one per schema. */
+    signalLockKey: `@nestjs/workflows:signals:${schemaName}`,
+
+    lockSignalsExclusive: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+    lockSignalsShared: 'SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))',
+    /**
+     * $1 the lock's key: whether this session still holds the exclusive signal lock after the
+     * statement that took it, i.e. whether that statement ran inside a transaction block.
+     */
+    signalLockHeld: `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+  AND mode = 'ExclusiveLock' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)) AS held`,
+
+    /**
+     * $1 id, $2 workflow, $3 version, $4 input, $5 parent id, $6 parent close, $7 concurrency key,
+     * $8 rate-limit key, $9 priority, $10 schedule id, $11 scheduled at, $12 deadline, $13 wake at,
+     * $14 now, $15 channel. The new row (`created`), or the existing one, or no row when a
+     * concurrent create committed after this statement's snapshot (read it again).
+     */
+    create: `WITH inserted AS (
+  INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
+    rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at)
+  VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+    (SELECT coalesce(max(id), 0) FROM ${s}.signals), $14, $14)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING ${instanceColumns()}
+)
+SELECT true AS created, n.*, CASE WHEN n.wake_at <= $14 THEN ${notify('$15')} END AS notified FROM inserted n
+UNION ALL
+SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+
+    /** $1 id. */
+    getInstance: `SELECT ${instanceColumns()}, wait_topics FROM ${s}.instances WHERE id = $1`,
+
+    /** $1 id: the instance, its waits and its journal (a JSON array in first-write order), in one snapshot. */
+    getInstanceWithJournal: `SELECT ${instanceColumns('i')}, i.wait_topics,
+  (SELECT json_agg(j.entry ORDER BY j.seq)::text FROM ${s}.journal j WHERE j.instance_id = i.id) AS journal
+FROM ${s}.instances i WHERE i.id = $1`,
+
+    /** The start of `list()`; the store appends its filters, order and page. */
+    listPrefix: `SELECT ${instanceColumns()} FROM ${s}.instances`,
+
+    /** $1 id, $2 reason, $3 now, $4 channel. */
+    requestCancel: cancel(`status IN ('pending', 'running', 'suspended') AND NOT cancel_requested`, 'cancel_requested = true'),
+    /** $1 id, $2 reason, $3 now, $4 channel. */
+    requestTerminate: cancel(
+      `status IN ${UNFINISHED} AND NOT terminate_requested`,
+      'cancel_requested = true, terminate_requested = true',
+    ),
+
+    /**
+     * $1 id, $2 expected status, $3 expected runs, $4 new status, $5 error, $6 whether to set the
+     * deadline, $7 deadline, $8 now, $9 entries (a JSON array), $10 entry count, $11 channel.
+     */
+    reopen: `WITH target AS (
+  UPDATE ${s}.instances SET status = $4, error = $5, deadline = CASE WHEN $6 THEN $7::bigint ELSE deadline END,
+    cancel_requested = false, terminate_requested = false, cancel_reason = NULL, lease_token = NULL, lease_until = NULL,
+    wake_at = $8, updated_at = $8, journal_seq = journal_seq + $10
+  WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $8)
+  RETURNING id, journal_seq
+), ${journalUpsert(s, '$9', '$10')}
+SELECT ${notify('$11')} AS notified FROM target`,
+
+    /** $1 id, $2 statuses. */
+    deleteInstance: `DELETE FROM ${s}.instances WHERE id = $1 AND status = ANY($2::text[])`,
+
+    /**
+     * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. Runs under the
+     * exclusive signal lock, taken by an earlier statement of its transaction, so this statement's
+     * snapshot sees every signal and every wait committed before the lock was granted. One row: the
+     * new signal (`created`, with how many it woke) or, on a dedupe hit, the earlier one.
+     */
+    insertSignal: `WITH inserted AS (
+  INSERT INTO ${s}.signals (id, name, key, topic, dedupe_id, payload, created_at)
+  SELECT coalesce(max(id), 0) + 1, $1, $2, $3, $4, $5, $6 FROM ${s}.signals
+  ON CONFLICT (name, dedupe_id) DO NOTHING
+  RETURNING id, key
+), woken AS (
+  UPDATE ${s}.instances SET wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= $6 THEN wake_at ELSE $6 END, updated_at = $6
+  WHERE status = 'suspended' AND wait_topics @> ARRAY[$3::text] AND EXISTS (SELECT 1 FROM inserted)
+  RETURNING 1
+)
+SELECT n.id, n.key, true AS created, w.count AS woken, CASE WHEN w.count > 0 THEN ${notify('$7')} END AS notified
+FROM inserted n CROSS JOIN (SELECT count(*)::integer AS count FROM woken) w
+UNION ALL
+SELECT e.id, e.key, false, 0, NULL FROM ${s}.signals e
+WHERE e.name = $1 AND e.dedupe_id = $4 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+
+    /** $1 topic, $2 after id, $3 up to id. */
+    signals: `SELECT id, name, key, payload::text AS payload, created_at FROM ${s}.signals
+WHERE topic = $1 AND id > $2 AND id <= $3 ORDER BY id`,
+
+    /** $1 statuses (finished ones), $2 before, $3 limit. Status and updated_at are re-checked on the deleted rows. */
+    purgeInstances: `DELETE FROM ${s}.instances WHERE id IN (
+  SELECT id FROM ${s}.instances
+  WHERE status IN ${FINISHED} AND status = ANY($1::text[]) AND updated_at < $2
+  ORDER BY updated_at, id LIMIT $3
+) AND status IN ${FINISHED} AND status = ANY($1::text[]) AND updated_at < $2`,
+
+    /** $1 before, $2 limit. Never the newest signal, so the last id never goes back. */
+    purgeSignals: `DELETE FROM ${s}.signals WHERE id IN (
+  SELECT id FROM ${s}.signals WHERE created_at < $1 AND id < (SELECT max(id) FROM ${s}.signals)
+  ORDER BY id LIMIT $2
+)`,
+
+    /** $1 before, $2 limit. Ended windows, passing over those a claim holds; window_end re-checked. */
+    purgeRateWindows: `DELETE FROM ${s}.rate_windows r USING (
+  SELECT workflow, has_key, key FROM ${s}.rate_windows WHERE window_end < $1
+  ORDER BY window_end LIMIT $2 FOR UPDATE SKIP LOCKED
+) d WHERE r.workflow = d.workflow AND r.has_key = d.has_key AND r.key = d.key AND r.window_end < $1`,
+
+    /** $1 id, $2 token, $3 lease until. */
+    renew: `UPDATE ${s}.instances SET lease_until = $3 WHERE id = $1 AND lease_token = $2
+RETURNING cancel_requested, terminate_requested`,
+
+  };
+}
+
+/** What `postgresStatements()` builds. */
+export type PostgresStatements = ReturnType<typeof postgresStatements>;

@@ -1,0 +1,88 @@
+import { journalUpsert, notify, UNFINISHED } from './postgres-statements.js';
+import { quoteIdentifier } from '../sql/schema-name.js';
+
+/** Which optional parts a `write()` statement has: the SQL differs only by these. */
+export interface WriteShape {
+  status: boolean;
+  output: boolean;
+  error: boolean;
+  customStatus: boolean;
+  release: boolean;
+  /** `release.waits` is not empty (the signal check runs). */
+  waits: boolean;
+}
+
+/** A value a `write()` statement takes. */
+export type WriteParam =
+  | 'id'
+  | 'token'
+  | 'entries'
+  | 'count'
+  | 'now'
+  | 'status'
+  | 'output'
+  | 'error'
+  | 'customStatus'
+  | 'waits'
+  | 'wakeAt'
+  | 'cursor'
+  | 'channel';
+
+/** A `write()` statement and the names of the values it takes, in parameter order. */
+export interface WriteStatement {
+  sql: string;
+  params: readonly WriteParam[];
+}
+
+/**
+ * `write()`'s statements for one schema: one per shape, built on first use. Each updates the row
+ * only while the token holds its lease, upserts the journal only then, and returns one row (with
+ * `notified`) when it wrote. On release it computes the wake-up in the same statement: now when a
+ * signal the execution never saw (above its cursor) matches a new wait, or when a cancel waits for
+ * a suspended instance to notice it; else the release's `wakeAt`.
+ */
+export function postgresWriteStatements(schemaName: string): (shape: WriteShape) => WriteStatement {
+  const s = quoteIdentifier(schemaName);
+  const writes = new Map<string, WriteStatement>();
+  return (shape) => {
+    const key = `${+shape.status}${+shape.output}${+shape.error}${+shape.customStatus}${+shape.release}${+shape.waits}`;
+    let statement = writes.get(key);
+    if (statement !== undefined) return statement;
+    const params: WriteParam[] = [];
+    const p = (name: WriteParam): string => {
+      if (!params.includes(name)) params.push(name);
+      return `$${params.indexOf(name) + 1}`;
+    };
+    const [id, token, entries, count] = [p('id'), p('token'), p('entries'), p('count')];
+    const sets = [`journal_seq = journal_seq + ${count}`];
+    if (shape.status) sets.push(`status = ${p('status')}::text`);
+    if (shape.output) sets.push(`output = ${p('output')}`);
+    if (shape.error) sets.push(`error = ${p('error')}`);
+    if (shape.customStatus) sets.push(`custom_status = ${p('customStatus')}`);
+    let notified = 'NULL';
+    if (shape.release) {
+      const now = p('now');
+      const status = shape.status ? p('status') : 'status';
+      const pending = shape.waits
+        ? ` OR EXISTS (SELECT 1 FROM ${s}.signals g WHERE g.topic = ANY(${p('waits')}::text[]) AND g.id > ${p('cursor')})`
+        : '';
+      sets.push(
+        `wait_topics = ${p('waits')}::text[]`,
+        'lease_token = NULL',
+        'lease_until = NULL',
+        `wake_at = CASE WHEN (cancel_requested AND ${status} = 'suspended')${pending} THEN ${now} ELSE ${p('wakeAt')}::bigint END`,
+      );
+      notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notify(p('channel'))} END`;
+    }
+    if (shape.status || shape.output || shape.error || shape.customStatus || shape.release) sets.push(`updated_at = ${p('now')}`);
+    const sql = `WITH target AS (
+  UPDATE ${s}.instances SET ${sets.join(', ')}
+  WHERE id = ${id} AND lease_token = ${token}
+  RETURNING id, journal_seq, wake_at, status
+), ${journalUpsert(s, entries, count)}
+SELECT t.id, ${notified} AS notified FROM target t`;
+    statement = { sql, params };
+    writes.set(key, statement);
+    return statement;
+  };
+}
