@@ -12,9 +12,16 @@ export interface PgNotificationLike {
   payload?: string;
 }
 
+/** A query as `pg` takes it: with a `name`, `pg` prepares it once per connection and reuses the plan. */
+export interface PgQueryConfigLike {
+  name?: string;
+  text: string;
+  values?: unknown[];
+}
+
 /** The `pg` client methods the store uses: `PoolClient` (and `Client`) have them. */
 export interface PgClientLike {
-  query(text: string, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
+  query(text: string | PgQueryConfigLike, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
 }
 
 /** A client checked out of a pool. */
@@ -31,7 +38,7 @@ export interface PgPoolClientLike extends PgClientLike {
 
 /** The `pg` `Pool` methods the store uses. */
 export interface PgPoolLike {
-  query(text: string, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
+  query(text: string | PgQueryConfigLike, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
   connect(): Promise<PgPoolClientLike>;
 }
 
@@ -40,6 +47,24 @@ const resultOf = (result: PgResultLike | PgResultLike[]): SqlQueryResult => {
   const last = Array.isArray(result) ? result[result.length - 1] : result;
   return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
 };
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A statement with parameters as a named (prepared) query: the store's statements are a fixed set
+ * per schema, so each connection parses and plans each one once instead of on every call, which is
+ * most of the server's work for the small writes of the hot path. Statements without parameters
+ * (DDL, several statements in one text) run as plain text.
+ */
+function prepared(sql: string, params: readonly unknown[] | undefined): string | PgQueryConfigLike {
+  if (!params || params.length === 0) return sql;
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `nest_workflows_${statementNames.size + 1}`;
+    statementNames.set(sql, name);
+  }
+  return { name, text: sql, values: params as unknown[] };
+}
 
 /** Marks executors made here, so the store can tell them from an application's raw client. */
 const PG_EXECUTOR = Symbol.for('@nestjs/workflows:pg-executor');
@@ -56,7 +81,7 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
   const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
     [PG_EXECUTOR]: true,
     async query(sql, params) {
-      return resultOf(await pool.query(sql, params as unknown[] | undefined));
+      return resultOf(await pool.query(prepared(sql, params)));
     },
     async transaction(fn) {
       const client = await pool.connect();
@@ -153,7 +178,7 @@ export function fromPgClient(client: PgClientLike): SqlExecutor {
   const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
     [PG_EXECUTOR]: true,
     async query(sql, params) {
-      return resultOf(await client.query(sql, params as unknown[] | undefined));
+      return resultOf(await client.query(prepared(sql, params)));
     },
     transaction: (fn) => fn(executor),
   };

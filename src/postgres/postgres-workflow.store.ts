@@ -4,6 +4,7 @@ import { POSTGRES_KEY_LIMITS } from './key-limits.js';
 import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { checkEntries, checkNewInstance, checkSignal, checkWait, distinctEntries } from './postgres-input.js';
+import { PostgresCreateBatch } from './postgres-create-batch.js';
 import { PostgresListener } from './postgres-listener.js';
 import {
   migrationLabel,
@@ -96,6 +97,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private readonly schedules: PostgresSchedules;
   private readonly migrateOnInit: boolean;
   private listener: PostgresListener | null = null;
+  private readonly creates: PostgresCreateBatch;
 
   constructor(options: PostgresWorkflowStoreOptions) {
     if (!isSqlExecutor(options?.executor)) {
@@ -112,6 +114,10 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.writeSql = postgresWriteStatements(this.schema);
     this.schedules = new PostgresSchedules(this.executor, this.schema, STORE);
     this.migrateOnInit = options.migrate ?? process.env.NODE_ENV !== 'production';
+    this.creates = new PostgresCreateBatch(this.executor, this.schema, this.sql.channel, async (id) => {
+      const { rows } = await this.executor.query(this.sql.getInstance, [id]);
+      return rows[0] ? toInstance(rows[0]) : null;
+    });
   }
 
   /**
@@ -153,7 +159,8 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   async create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    return this.createWith(this.executor, instance);
+    checkNewInstance(instance);
+    return this.creates.create(instance);
   }
 
   /**
