@@ -4,28 +4,18 @@ import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toBoolean, toInstance, toJson } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
+import { StatementBatcher } from '../sql/statement-batcher.js';
 
 type Created = { instance: WorkflowInstance; created: boolean };
 
-interface Waiting {
-  init: NewWorkflowInstance;
-  resolve(result: Created): void;
-  reject(error: unknown): void;
-}
-
-/** The most creates one statement carries. */
-const BATCH = 500;
-
 /**
  * `create()` calls made together (an application starting many instances at once) go to the
- * database as one insert-or-ignore statement per batch instead of one each: a batch leaves as soon
- * as the one before it returned, so a lone create waits for nothing, and under load the commits per
- * instance fall towards zero. Each caller still gets its own result, with the contract's rules: of
- * several creates of one id, one creates and the others get the stored instance.
+ * database as one insert-or-ignore statement per batch (see `StatementBatcher`). Each caller still
+ * gets its own result, with the contract's rules: of several creates of one id, one creates and the
+ * others get the stored instance.
  */
 export class PostgresCreateBatch {
-  private readonly queue: Waiting[] = [];
-  private running = false;
+  private readonly batcher = new StatementBatcher<NewWorkflowInstance, Created>((items) => this.send(items));
   private readonly sql: string;
 
   constructor(
@@ -58,29 +48,14 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
   }
 
   create(init: NewWorkflowInstance): Promise<Created> {
-    return new Promise<Created>((resolve, reject) => {
-      this.queue.push({ init, resolve, reject });
-      // Callers in the same turn (`Promise.all` over starts) join the first batch.
-      if (!this.running) {
-        this.running = true;
-        queueMicrotask(() => void this.drain());
-      }
-    });
+    return this.batcher.add(init);
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) await this.send(this.queue.splice(0, BATCH));
-    } finally {
-      this.running = false;
-    }
-  }
-
-  private async send(batch: Waiting[]): Promise<void> {
+  private async send(batch: NewWorkflowInstance[]): Promise<Created[]> {
     // One row per id: a repeated id in the batch gets the stored instance, as a concurrent create would.
-    const first = new Map<string, Waiting>();
-    for (const waiting of batch) if (!first.has(waiting.init.id)) first.set(waiting.init.id, waiting);
-    const rows = [...first.values()].map(({ init }, ord) => ({
+    const first = new Map<string, NewWorkflowInstance>();
+    for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
+    const rows = [...first.values()].map((init, ord) => ({
       ord,
       id: init.id,
       workflow: init.workflow,
@@ -97,29 +72,17 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
       wake_at: init.wakeAt ?? init.now,
       now: init.now,
     }));
-    let found: Map<string, Created>;
-    try {
-      const { rows: result } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
-      found = new Map(result.map((row) => [String(row.id), { instance: toInstance(row), created: toBoolean(row.created) }]));
-    } catch (error) {
-      for (const waiting of batch) waiting.reject(error);
-      return;
-    }
-    for (const waiting of batch) {
-      const result = found.get(waiting.init.id);
-      const creator = first.get(waiting.init.id) === waiting;
-      if (result) {
-        waiting.resolve(creator ? result : { instance: result.instance, created: false });
-        continue;
-      }
-      // A concurrent create of the id committed after this statement's snapshot.
-      this.reread(waiting.init.id).then(
-        (instance) =>
-          instance
-            ? waiting.resolve({ instance, created: false })
-            : waiting.reject(new Error(`PostgresWorkflowStore: instance ${JSON.stringify(waiting.init.id)} was neither created nor found.`)),
-        (error: unknown) => waiting.reject(error),
-      );
-    }
+    const { rows: result } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
+    const found = new Map(result.map((row) => [String(row.id), { instance: toInstance(row), created: toBoolean(row.created) }]));
+    return Promise.all(
+      batch.map(async (init) => {
+        const stored = found.get(init.id);
+        if (stored) return first.get(init.id) === init ? stored : { instance: stored.instance, created: false };
+        // A concurrent create of the id committed after this statement's snapshot.
+        const instance = await this.reread(init.id);
+        if (!instance) throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+        return { instance, created: false };
+      }),
+    );
   }
 }

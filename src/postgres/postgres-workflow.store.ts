@@ -5,6 +5,7 @@ import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { checkEntries, checkNewInstance, checkSignal, checkWait, distinctEntries } from './postgres-input.js';
 import { PostgresCreateBatch } from './postgres-create-batch.js';
+import { PostgresWriteBatch } from './postgres-write-batch.js';
 import { PostgresListener } from './postgres-listener.js';
 import {
   migrationLabel,
@@ -98,6 +99,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private readonly migrateOnInit: boolean;
   private listener: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
+  private readonly writes: PostgresWriteBatch;
 
   constructor(options: PostgresWorkflowStoreOptions) {
     if (!isSqlExecutor(options?.executor)) {
@@ -114,6 +116,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.writeSql = postgresWriteStatements(this.schema);
     this.schedules = new PostgresSchedules(this.executor, this.schema, STORE);
     this.migrateOnInit = options.migrate ?? process.env.NODE_ENV !== 'production';
+    this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel);
     this.creates = new PostgresCreateBatch(this.executor, this.schema, this.sql.channel, async (id) => {
       const { rows } = await this.executor.query(this.sql.getInstance, [id]);
       return rows[0] ? toInstance(rows[0]) : null;
@@ -364,8 +367,9 @@ export class PostgresWorkflowStore implements WorkflowStore {
       release: release !== undefined,
       waits: (release?.waits.length ?? 0) > 0,
     };
-    const statement = this.writeSql(shape);
     const entries = distinctEntries(write.entries);
+    if (!write.signal && !shape.waits) return this.writes.write({ id, token, entries, write });
+    const statement = this.writeSql(shape);
     const values: Record<WriteParam, unknown> = {
       id,
       token,

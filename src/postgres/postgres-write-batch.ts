@@ -1,0 +1,93 @@
+import { UNFINISHED, notify } from './postgres-statements.js';
+import { quoteIdentifier } from '../sql/schema-name.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
+import { StatementBatcher } from '../sql/statement-batcher.js';
+import { toJson } from '../sql/workflow-rows.js';
+import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import type { WorkflowWrite } from '../storage/workflow-store.js';
+
+/** A `write()` that neither sends a signal nor registers waits: what an execution writes most. */
+export interface BatchedWrite {
+  id: string;
+  token: string;
+  entries: readonly WorkflowJournalEntry[];
+  write: WorkflowWrite;
+}
+
+/**
+ * The writes of executions running at the same time (a step's result before the next step runs,
+ * an instance's end), as one statement per batch (see `StatementBatcher`). Writes that take the
+ * signal lock (a signal, waits to register) keep their own transaction. Each write still lands
+ * only while its own token holds its instance's lease and reports whether it did; one instance
+ * appears at most once per batch, so its writes keep their order. The release rule is `write()`'s
+ * with no waits: due now when a cancel waits for a suspended instance, else the release's `wakeAt`.
+ */
+export class PostgresWriteBatch {
+  private readonly batcher = new StatementBatcher<BatchedWrite, boolean>((writes) => this.send(writes), 200, (write) => write.id, 2);
+  private readonly sql: string;
+
+  constructor(
+    private readonly executor: SqlExecutor,
+    schema: string,
+    private readonly channel: string,
+  ) {
+    const s = quoteIdentifier(schema);
+    const next = (column: string, flag: string, value: string) => `CASE WHEN r.${flag} THEN ${value} ELSE i.${column} END`;
+    const status = next('status', 'set_status', 'r.status');
+    this.sql = `WITH r AS (
+  SELECT * FROM json_to_recordset($1::json) AS r(id text, token text, entries json, count int, now bigint,
+    set_status boolean, status text, set_output boolean, output text, set_error boolean, error text,
+    set_custom boolean, custom_status text, release boolean, wake_at bigint)
+), target AS (
+  UPDATE ${s}.instances i SET
+    journal_seq = i.journal_seq + r.count,
+    status = ${status},
+    output = ${next('output', 'set_output', 'r.output::json')},
+    error = ${next('error', 'set_error', 'r.error::json')},
+    custom_status = ${next('custom_status', 'set_custom', 'r.custom_status::json')},
+    wait_topics = ${next('wait_topics', 'release', `'{}'::text[]`)},
+    lease_token = ${next('lease_token', 'release', 'NULL')},
+    lease_until = ${next('lease_until', 'release', 'NULL')},
+    wake_at = CASE WHEN NOT r.release THEN i.wake_at
+      WHEN i.cancel_requested AND ${status} = 'suspended' THEN r.now ELSE r.wake_at END,
+    updated_at = CASE WHEN r.set_status OR r.set_output OR r.set_error OR r.set_custom OR r.release THEN r.now ELSE i.updated_at END
+  FROM r WHERE i.id = r.id AND i.lease_token = r.token
+  RETURNING i.id, i.journal_seq, i.status, i.wake_at, r.entries, r.count, r.now, r.release
+), entries AS (
+  INSERT INTO ${s}.journal (instance_id, name, seq, entry)
+  SELECT t.id, e.value ->> 'name', t.journal_seq - t.count + e.ordinality, e.value
+  FROM target t, json_array_elements(t.entries) WITH ORDINALITY AS e
+  ON CONFLICT (instance_id, name) DO UPDATE SET entry = EXCLUDED.entry
+), woke AS (
+  SELECT ${notify('$2')} WHERE EXISTS (SELECT 1 FROM target WHERE release AND wake_at <= now AND status IN ${UNFINISHED})
+)
+SELECT id, (SELECT count(*) FROM woke) AS notified FROM target`;
+  }
+
+  write(write: BatchedWrite): Promise<boolean> {
+    return this.batcher.add(write);
+  }
+
+  private async send(writes: BatchedWrite[]): Promise<boolean[]> {
+    const rows = writes.map(({ id, token, entries, write }) => ({
+      id,
+      token,
+      entries,
+      count: entries.length,
+      now: write.now,
+      set_status: write.status !== undefined,
+      status: write.status ?? null,
+      set_output: write.output !== undefined,
+      output: write.output === undefined ? null : toJson(write.output),
+      set_error: write.error !== undefined,
+      error: write.error === undefined ? null : toJson(write.error),
+      set_custom: write.customStatus !== undefined,
+      custom_status: write.customStatus === undefined ? null : toJson(write.customStatus),
+      release: write.release !== undefined,
+      wake_at: write.release?.wakeAt ?? null,
+    }));
+    const { rows: landed } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
+    const ids = new Set(landed.map((row) => String(row.id)));
+    return writes.map((write) => ids.has(write.id));
+  }
+}

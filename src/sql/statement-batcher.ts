@@ -1,0 +1,74 @@
+interface Waiting<In, Out> {
+  item: In;
+  resolve(result: Out): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Turns calls made together into one statement per batch (group commit done by the store): a batch
+ * leaves as soon as the one before it returned, so a lone call waits for nothing, while under load
+ * many calls share one round trip and one commit. `send` answers for the whole batch, one result
+ * per item in order; if it throws, every call of the batch fails with its error.
+ */
+export class StatementBatcher<In, Out> {
+  private readonly queue: Array<Waiting<In, Out>> = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly send: (items: In[]) => Promise<Out[]>,
+    /** The most items one statement carries. */
+    private readonly max = 500,
+    /** Items that must not share a batch (same key): the later one waits for the next batch. */
+    private readonly keyOf?: (item: In) => string,
+    /** Batches in flight at once (on as many connections). */
+    private readonly parallel = 1,
+  ) {}
+
+  add(item: In): Promise<Out> {
+    return new Promise<Out>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      // Calls made in the same turn (`Promise.all` over many) join the first batch.
+      if (!this.scheduled && this.inFlight < this.parallel) {
+        this.scheduled = true;
+        queueMicrotask(() => {
+          this.scheduled = false;
+          this.pump();
+        });
+      }
+    });
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < this.parallel) void this.run(this.take());
+  }
+
+  private async run(batch: Array<Waiting<In, Out>>): Promise<void> {
+    this.inFlight++;
+    try {
+      const results = await this.send(batch.map((waiting) => waiting.item));
+      batch.forEach((waiting, index) => waiting.resolve(results[index]!));
+    } catch (error) {
+      for (const waiting of batch) waiting.reject(error);
+    } finally {
+      this.inFlight--;
+      this.pump();
+    }
+  }
+
+  private take(): Array<Waiting<In, Out>> {
+    if (!this.keyOf) return this.queue.splice(0, this.max);
+    const keys = new Set<string>();
+    const batch: Array<Waiting<In, Out>> = [];
+    for (let index = 0; index < this.queue.length && batch.length < this.max; ) {
+      const key = this.keyOf(this.queue[index]!.item);
+      if (keys.has(key)) {
+        index++;
+        continue;
+      }
+      keys.add(key);
+      batch.push(this.queue.splice(index, 1)[0]!);
+    }
+    return batch;
+  }
+}
