@@ -14,12 +14,14 @@ export class StatementBatcher<In, Out> {
   private readonly queue: Array<Waiting<In, Out>> = [];
   private inFlight = 0;
   private scheduled = false;
+  /** Keys of the items in batches in flight: a later item with one of them waits, so calls keep their order. */
+  private readonly busy = new Set<string>();
 
   constructor(
     private readonly send: (items: In[]) => Promise<Out[]>,
     /** The most items one statement carries. */
     private readonly max = 500,
-    /** Items that must not share a batch (same key): the later one waits for the next batch. */
+    /** Items of one key never share a batch or run in two at once: each waits for the one before it. */
     private readonly keyOf?: (item: In) => string,
     /** Batches in flight at once (on as many connections). */
     private readonly parallel = 1,
@@ -40,7 +42,11 @@ export class StatementBatcher<In, Out> {
   }
 
   private pump(): void {
-    while (this.queue.length > 0 && this.inFlight < this.parallel) void this.run(this.take());
+    while (this.queue.length > 0 && this.inFlight < this.parallel) {
+      const batch = this.take();
+      if (batch.length === 0) return;
+      void this.run(batch);
+    }
   }
 
   private async run(batch: Array<Waiting<In, Out>>): Promise<void> {
@@ -52,21 +58,25 @@ export class StatementBatcher<In, Out> {
       for (const waiting of batch) waiting.reject(error);
     } finally {
       this.inFlight--;
+      if (this.keyOf) for (const waiting of batch) this.busy.delete(this.keyOf(waiting.item));
       this.pump();
     }
   }
 
   private take(): Array<Waiting<In, Out>> {
     if (!this.keyOf) return this.queue.splice(0, this.max);
-    const keys = new Set<string>();
+    // Skipped: a key already in this batch or in flight, and every later item of a skipped key.
+    const skipped = new Set<string>();
     const batch: Array<Waiting<In, Out>> = [];
     for (let index = 0; index < this.queue.length && batch.length < this.max; ) {
       const key = this.keyOf(this.queue[index]!.item);
-      if (keys.has(key)) {
+      if (this.busy.has(key) || skipped.has(key)) {
+        skipped.add(key);
         index++;
         continue;
       }
-      keys.add(key);
+      this.busy.add(key);
+      skipped.add(key);
       batch.push(this.queue.splice(index, 1)[0]!);
     }
     return batch;
