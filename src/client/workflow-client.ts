@@ -113,7 +113,18 @@ export class WorkflowClient {
       }
       result = await this.store.createInTransaction(options.transaction, instance);
     } else {
-      result = await this.store.create(instance);
+      // Due now, with a free slot here: created already leased to this process, which runs it at once.
+      const lease = wakeAt <= now ? this.worker.reserveStart(definition.name) : null;
+      try {
+        result = await this.store.create(lease ? { ...instance, lease: { owner: lease.owner, token: lease.token, leaseUntil: lease.until } } : instance);
+      } catch (error) {
+        if (lease) this.worker.releaseStart();
+        throw error;
+      }
+      if (lease) {
+        if (result.created) this.worker.runStarted(result.instance, lease);
+        else this.worker.releaseStart();
+      }
     }
     if (!result.created) {
       const existing = result.instance;
@@ -124,7 +135,7 @@ export class WorkflowClient {
           id,
         );
       }
-    } else if (wakeAt <= now) {
+    } else if (wakeAt <= now && result.instance.leaseToken === null) {
       this.worker.kick();
     }
     return this.handle<O>(id);

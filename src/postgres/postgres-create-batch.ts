@@ -29,17 +29,20 @@ export class PostgresCreateBatch {
     this.sql = `WITH input AS (
   SELECT * FROM json_to_recordset($1::json) AS r(ord int, id text, workflow text, version int, input text, parent_id text,
     parent_close text, concurrency_key text, rate_limit_key text, priority int, schedule_id text, scheduled_at bigint,
-    deadline bigint, wake_at bigint, now bigint)
+    deadline bigint, wake_at bigint, now bigint, lease_token text, lease_owner text, lease_until bigint)
 ), inserted AS (
   INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
-    rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at)
-  SELECT id, workflow, version, 'pending', input::json, parent_id, parent_close, concurrency_key, rate_limit_key, priority,
-    schedule_id, scheduled_at, deadline, wake_at, (SELECT coalesce(max(id), 0) FROM ${s}.signals), now, now
+    rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
+    runs, lease_token, lease_owner, lease_until)
+  SELECT id, workflow, version, CASE WHEN lease_token IS NULL THEN 'pending' ELSE 'running' END, input::json, parent_id,
+    parent_close, concurrency_key, rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at,
+    (SELECT coalesce(max(id), 0) FROM ${s}.signals), now, now,
+    CASE WHEN lease_token IS NULL THEN 0 ELSE 1 END, lease_token, lease_owner, lease_until
   FROM input ORDER BY ord
   ON CONFLICT (id) DO NOTHING
   RETURNING ${instanceColumns()}
 ), woke AS (
-  SELECT ${notify('$2')} AS notified WHERE EXISTS (SELECT 1 FROM inserted WHERE wake_at <= created_at)
+  SELECT ${notify('$2')} AS notified WHERE EXISTS (SELECT 1 FROM inserted WHERE wake_at <= created_at AND lease_token IS NULL)
 )
 SELECT true AS created, n.*, (SELECT count(*) FROM woke) AS notified FROM inserted n
 UNION ALL
@@ -71,6 +74,9 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
       deadline: init.deadline ?? null,
       wake_at: init.wakeAt ?? init.now,
       now: init.now,
+      lease_token: init.lease?.token ?? null,
+      lease_owner: init.lease?.owner ?? null,
+      lease_until: init.lease?.leaseUntil ?? null,
     }));
     const { rows: result } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
     const found = new Map(result.map((row) => [String(row.id), { instance: toInstance(row), created: toBoolean(row.created) }]));

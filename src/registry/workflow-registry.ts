@@ -33,6 +33,7 @@ export class WorkflowRegistry implements EngineRegistry {
   private versionList: Array<{ name: string; version: number }> = [];
   private limitList: WorkflowConcurrencyLimit[] = [];
   private rateList: WorkflowRateLimitRule[] = [];
+  private limited = new Set<string>();
 
   constructor(private readonly defaultRetry: RetryPolicy) {}
 
@@ -80,6 +81,11 @@ export class WorkflowRegistry implements EngineRegistry {
 
   rateLimits(): WorkflowRateLimitRule[] {
     return this.rateList;
+  }
+
+  /** Whether the workflow has a concurrency or rate limit (only claims may then lease its instances). */
+  isLimited(name: string): boolean {
+    return this.limited.has(name);
   }
 
   /**
@@ -131,6 +137,7 @@ export class WorkflowRegistry implements EngineRegistry {
     }
     this.limitList = [...limits.values()];
     this.rateList = [...rates.values()];
+    this.limited = new Set([...limits.keys(), ...rates.keys()]);
   }
 }
 

@@ -244,6 +244,13 @@ export interface NewWorkflowInstance {
   wakeAt?: number;
   /** `createdAt` and `updatedAt`. The instance also gets `signalCursor` = the last signal id, `runs` 0, no lease, no flags. */
   now: number;
+  /**
+   * Start it claimed, for the worker that creates it (a local start with a free slot): status
+   * `running`, `runs` 1 and this lease, as if `claim()` had leased it, so it runs without a claim's
+   * round trip; its `signalCursor` is then the execution's signal cursor. Applies only when the call
+   * creates the instance (an existing one is returned unchanged). Not passed to `createInTransaction()`.
+   */
+  lease?: { owner: string; token: string; leaseUntil: number };
 }
 
 export interface WorkflowCancelRequest {

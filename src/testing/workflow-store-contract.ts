@@ -220,6 +220,33 @@ export function workflowStoreContract(
         expect((await details(s.id('a'))).input).toEqual(winners[0]!.instance.input);
       });
 
+      it('create: with a lease, starts the instance claimed (running, runs 1, the lease) and no claim takes it while the lease holds', async () => {
+        const s = testScope();
+        const token = randomUUID();
+        const { instance, created } = await store.create(
+          newInstance(s.id('a'), s.workflow, { lease: { owner: 'starter', token, leaseUntil: T + 30_000 } }),
+        );
+        expect(created).toBe(true);
+        expect(instance).toMatchObject({ status: 'running', runs: 1, leaseToken: token, leaseOwner: 'starter', leaseUntil: T + 30_000 });
+        expect(idsOf(await store.claim(claimRequest(s.workflow, { now: T + 30_000 })))).toEqual([]);
+        expect(await store.write(s.id('a'), token, { now: T + 1, entries: [journalEntry('step-1')] })).toBe(true);
+        // Once the lease lapses, a claim takes it like any other (runs 2).
+        const later = await store.claim(claimRequest(s.workflow, { now: T + 30_001 }));
+        expect(later.instances.map((i) => [i.id, i.runs])).toEqual([[s.id('a'), 2]]);
+      });
+
+      it('create: with a lease, an existing id is returned unchanged and not leased', async () => {
+        const s = testScope();
+        await store.create(newInstance(s.id('a'), s.workflow));
+        const before = await snapshot(store, s.id('a'));
+        const again = await store.create(
+          newInstance(s.id('a'), s.workflow, { lease: { owner: 'starter', token: randomUUID(), leaseUntil: T + 30_000 } }),
+        );
+        expect(again.created).toBe(false);
+        expect(again.instance).toMatchObject({ status: 'pending', runs: 0, leaseToken: null });
+        expect(await snapshot(store, s.id('a'))).toEqual(before);
+      });
+
       it('create: keeps its own copy: mutating the argument or a result changes nothing stored', async () => {
         const s = testScope();
         const init = newInstance(s.id('a'), s.workflow, { input: { nested: { n: 1 } } });

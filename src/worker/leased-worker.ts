@@ -40,9 +40,14 @@ export class LeasedWorker<T> {
   private stopping: Promise<void> | null = null;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
-  private kicked = false;
+  /** Something may be due: a kick, a poll, or a claim that came back full. The loop claims when a slot is free. */
+  private wanted = true;
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly tasks = new Set<Promise<void>>();
+  /** Slots taken by items this process is creating itself (`reserve()`), not yet running. */
+  private reserved = 0;
+  /** The last claim filled every slot it asked for: more may be due, and claims go first. */
+  private backlog = false;
 
   constructor(private readonly options: LeasedWorkerOptions<T>) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -60,8 +65,32 @@ export class LeasedWorker<T> {
     this.loop = this.run();
   }
 
+  /**
+   * Takes a slot for an item this process creates already leased (a local start), when the loop
+   * runs, a slot is free and no claimed work is known to wait; returns the lease to create it
+   * with, or `null`. Follow with `adopt()` once it is created, or `unreserve()`.
+   */
+  reserve(): Lease | null {
+    if (!this.started || this.stopping || this.backlog) return null;
+    if (this.running.size + this.reserved >= this.options.concurrency) return null;
+    this.reserved++;
+    return this.lease();
+  }
+
+  /** Runs an item created under a `reserve()`d lease, in its slot. */
+  adopt(item: T): void {
+    this.reserved--;
+    void this.track(item);
+  }
+
+  /** Gives back a `reserve()`d slot that went unused. */
+  unreserve(): void {
+    this.reserved--;
+    if (this.wanted) this.wake?.();
+  }
+
   kick(): void {
-    this.kicked = true;
+    this.wanted = true;
     this.wake?.();
   }
 
@@ -109,25 +138,28 @@ export class LeasedWorker<T> {
   private async run(): Promise<void> {
     const signal = this.shutdownController.signal;
     while (!signal.aborted) {
-      this.kicked = false;
-      const free = this.options.concurrency - this.running.size;
-      let claimed = 0;
-      if (free > 0) {
+      const free = this.options.concurrency - this.running.size - this.reserved;
+      // Claim only when something may be due (a kick, a poll, a claim that came back full) and a slot is free.
+      if (free > 0 && this.wanted) {
+        this.wanted = false;
         try {
           const items = await this.options.claim(this.lease(), free);
-          claimed = items.length;
+          // A full claim means more may be due: claim again as soon as a slot is free.
+          this.backlog = items.length === free;
+          if (this.backlog) this.wanted = true;
           for (const item of items) void this.track(item);
         } catch (error) {
+          // Tried again at the next poll (or kick), not at once: a database that is down isn't hammered.
           this.options.onError(error, 'claim');
         }
-      }
-      if (signal.aborted) return;
-      // A full claim means more may be due: look again at once, when a slot is free.
-      if ((claimed > 0 && claimed === free) || this.kicked) {
-        if (this.running.size < this.options.concurrency) continue;
+        if (signal.aborted) return;
+        if (this.wanted && this.running.size + this.reserved < this.options.concurrency) continue;
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.options.pollInterval);
+        const timer = setTimeout(() => {
+          this.wanted = true;
+          done();
+        }, this.options.pollInterval);
         this.wake = done;
         function done() {
           clearTimeout(timer);
@@ -146,8 +178,8 @@ export class LeasedWorker<T> {
       .finally(() => {
         this.running.delete(item);
         this.tasks.delete(task);
-        // A slot is free: the loop may have been waiting for one.
-        if (this.started) this.kick();
+        // A slot is free: the loop may be waiting for one to claim what is due.
+        if (this.wanted) this.wake?.();
       });
     this.tasks.add(task);
     return task;

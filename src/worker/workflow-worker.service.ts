@@ -6,7 +6,8 @@ import { WorkflowStorage } from '../storage/workflow-storage.js';
 import { isObservableClock } from '../time/workflow-clock.js';
 import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
-import { LeasedWorker } from './leased-worker.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import { LeasedWorker, type Lease } from './leased-worker.js';
 
 /**
  * Claims due instances under a lease, executes them and records their outcome. Any number of
@@ -24,7 +25,7 @@ export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplication
 
   constructor(
     storage: WorkflowStorage,
-    registry: WorkflowRegistry,
+    private readonly registry: WorkflowRegistry,
     events: WorkflowEvents,
     @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly options: ResolvedWorkflowsOptions,
   ) {
@@ -100,6 +101,26 @@ export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplication
   /** @internal Looks for work now instead of at the next poll (a local start, signal or cancel). */
   kick(): void {
     if (this.enabled) this.loop.kick();
+  }
+
+  /**
+   * @internal A lease for an instance `WorkflowClient.start()` is about to create, so this process
+   * runs it at once without a claim: when the background loop runs, a slot is free, and the
+   * workflow has no concurrency or rate limit (those are counted by claims).
+   */
+  reserveStart(workflow: string): Lease | null {
+    if (!this.enabled || this.registry.isLimited(workflow)) return null;
+    return this.loop.reserve();
+  }
+
+  /** @internal Runs an instance created under `reserveStart()`'s lease. */
+  runStarted(instance: WorkflowInstance, lease: Lease): void {
+    this.loop.adopt({ instance: { ...instance, leaseToken: lease.token }, signalCursor: instance.signalCursor });
+  }
+
+  /** @internal The reserved start did not create an instance (it existed, or the store failed). */
+  releaseStart(): void {
+    this.loop.unreserve();
   }
 
   /** @internal A cancel or terminate accepted in this process: an execution running here stops now. */
