@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { deserializeError, serializeError } from '../errors/serialize-error.js';
-import { NonRetryableError } from '../errors/non-retryable.error.js';
 import { WorkflowInterrupt, isWorkflowInterrupt } from '../errors/workflow-interrupt.js';
 import { WorkflowJournalLimitError } from '../errors/workflow-journal-limit.error.js';
 import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
@@ -9,7 +8,6 @@ import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import { signalName } from '../signals/workflow-signal.js';
 import type {
-  SerializedWorkflowError,
   WorkflowInstance,
   WorkflowJournalEntry,
   WorkflowJournalKind,
@@ -19,9 +17,11 @@ import type { WorkflowStore, WorkflowWrite } from '../storage/workflow-store.js'
 import { parseDuration } from '../time/duration.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { ChildSupport, type ChildDeps } from './child-support.js';
+import { ExecutionJournal, type JournalLimitEvent } from './execution-journal.js';
+import { compensate, failedAttempt, type Compensation, type CompensationOutcome } from './saga.js';
 import type { JournalLimits } from './journal-limits.js';
 import { toJsonValue } from './json-value.js';
-import { backoffAfter, resolveRetry, type RetryPolicy } from './retry-policy.js';
+import { resolveRetry, type RetryPolicy } from './retry-policy.js';
 import type { WorkflowChildOptions, WorkflowContext, WorkflowReference, WorkflowStepOptions, WorkflowWaitOptions } from './workflow-context.js';
 
 /** What an execution needs from the engine around it. */
@@ -42,22 +42,13 @@ export type ExecutionOutcome =
   | { kind: 'suspended' }
   | { kind: 'interrupted'; reason: WorkflowInterrupt['reason'] };
 
-/** Where the compensations stand after `compensate()`. */
-export type CompensationOutcome =
-  | { state: 'done' }
-  | { state: 'failed'; error: SerializedWorkflowError }
-  | { state: 'suspended'; wakeAt: number | null }
-  | { state: 'interrupted'; reason: WorkflowInterrupt['reason'] };
 
 interface Parked {
   wakeAt: number | null;
   wait: WorkflowWait | null;
 }
 
-type Compensation = { step: string; fn: (result: unknown) => unknown; retry: RetryPolicy };
 
-/** The engine's own journal names start with `$`; users' may not. */
-export const COMPENSATION_PREFIX = '$compensate:';
 
 /**
  * One execution of one claimed instance: replays `run()` against the journal, runs what is new,
@@ -78,17 +69,12 @@ export class WorkflowExecution {
   cancelRequested: boolean;
   terminateRequested: boolean;
 
-  private readonly entries = new Map<string, WorkflowJournalEntry>();
-  private readonly loaded: ReadonlySet<string>;
+  private readonly journal: ExecutionJournal;
   private readonly visited = new Set<string>();
-  private readonly buffer = new Map<string, WorkflowJournalEntry>();
-  private readonly sizes = new Map<string, number>();
   private readonly compensations = new Map<string, Compensation>();
   private readonly parked: Parked[] = [];
   private readonly takenSignals = new Map<string, number>();
   private readonly children: ChildSupport;
-  private bytes = 0;
-  private warned = false;
   private active = 0;
   private valueCounter = 0;
   private pendingStatus: { value: unknown } | null = null;
@@ -105,8 +91,7 @@ export class WorkflowExecution {
     private readonly deps: ExecutionDeps,
     private readonly replayOnly: boolean,
   ) {
-    for (const entry of journal) this.remember(entry);
-    this.loaded = new Set(this.entries.keys());
+    this.journal = new ExecutionJournal(journal, deps.journalLimits);
     this.cancelRequested = instance.cancelRequested;
     this.terminateRequested = instance.terminateRequested;
     this.children = new ChildSupport(this, deps);
@@ -166,26 +151,25 @@ export class WorkflowExecution {
 
   /** Entries an earlier execution recorded that this one never reached (compensations aside). */
   unvisited(): string[] {
-    return [...this.loaded].filter((name) => !this.visited.has(name) && this.entries.get(name)!.kind !== 'compensation');
+    return [...this.journal.loaded].filter((name) => !this.visited.has(name) && this.journal.get(name)!.kind !== 'compensation');
   }
 
   /** Whether a completed step has a compensation that has not run. */
   needsCompensation(): boolean {
-    for (const entry of this.entries.values()) {
+    for (const entry of this.journal.all()) {
       if (entry.kind === 'step' && entry.state === 'completed' && !entry.compensated && this.compensations.has(entry.name)) return true;
     }
     return false;
   }
 
   hasChildren(): boolean {
-    for (const entry of this.entries.values()) if (entry.kind === 'child') return true;
+    for (const entry of this.journal.all()) if (entry.kind === 'child') return true;
     return false;
   }
 
   /** Takes what this execution recorded and has not written yet, with the custom status if it changed. */
   takePending(): Pick<WorkflowWrite, 'entries' | 'customStatus'> {
-    const entries = [...this.buffer.values()];
-    this.buffer.clear();
+    const entries = this.journal.take();
     const status = this.pendingStatus;
     this.pendingStatus = null;
     return status ? { entries, customStatus: status.value } : { entries };
@@ -224,62 +208,36 @@ export class WorkflowExecution {
   /** Writes what was recorded, if anything: before a new side effect, so a crash never loses a result it depends on. */
   async flush(): Promise<void> {
     if (this.closed) return;
-    if (this.buffer.size === 0 && this.pendingStatus === null) {
+    if (!this.journal.pending && this.pendingStatus === null) {
       if (!(await this.writes)) throw new WorkflowInterrupt(this.interruptReason ?? 'lease-lost');
       return;
     }
     if (!(await this.write({}))) throw new WorkflowInterrupt(this.interruptReason ?? 'lease-lost');
   }
 
-  /**
-   * Runs the compensations of completed steps, newest first, each journaled so it never runs again
-   * once it succeeded, and retried with durable backoff.
-   */
-  async compensate(): Promise<CompensationOutcome> {
-    const steps = [...this.entries.values()].filter((e) => e.kind === 'step' && e.state === 'completed' && !e.compensated).reverse();
-    for (const step of steps) {
-      const compensation = this.compensations.get(step.name);
-      if (!compensation) continue;
-      if (this.terminateRequested) return { state: 'interrupted', reason: 'terminate' };
-      if (this.interruptReason === 'shutdown' || this.interruptReason === 'lease-lost' || this.interruptReason === 'store-error') {
-        return { state: 'interrupted', reason: this.interruptReason };
-      }
-      const name = COMPENSATION_PREFIX + step.name;
-      const entry = this.entries.get(name);
-      const now = this.deps.clock.now();
-      if (entry?.state === 'completed') {
-        this.record({ ...step, compensated: true, updatedAt: now });
-        continue;
-      }
-      if (entry?.state === 'failed') return { state: 'failed', error: entry.error! };
-      if (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now) return { state: 'suspended', wakeAt: entry.wakeAt };
-      const attempt = (entry?.attempts ?? 0) + 1;
-      try {
+  /** Runs the compensations of completed steps (see `compensate()` in saga.ts). */
+  compensate(): Promise<CompensationOutcome> {
+    return compensate({
+      journal: () => this.journal.all(),
+      entry: (name) => this.journal.get(name),
+      compensationFor: (step) => this.compensations.get(step),
+      stopReason: () => {
+        if (this.terminateRequested) return 'terminate';
+        const reason = this.interruptReason;
+        return reason === 'shutdown' || reason === 'lease-lost' || reason === 'store-error' ? reason : null;
+      },
+      now: () => this.deps.clock.now(),
+      record: (entry) => this.record(entry),
+      sideEffect: async (fn) => {
         await this.flush();
         this.active++;
         try {
-          await compensation.fn(step.value);
+          return await fn();
         } finally {
           this.leave();
         }
-      } catch (error) {
-        if (isWorkflowInterrupt(error)) return { state: 'interrupted', reason: error.reason };
-        const serialized = serializeError(error);
-        const at = this.deps.clock.now();
-        const base = { name, kind: 'compensation' as const, attempts: attempt, error: serialized, createdAt: entry?.createdAt ?? at, updatedAt: at };
-        if (attempt < compensation.retry.attempts && !(error instanceof NonRetryableError)) {
-          const wakeAt = at + backoffAfter(compensation.retry, attempt);
-          this.record({ ...base, state: 'waiting', wakeAt });
-          return { state: 'suspended', wakeAt };
-        }
-        this.record({ ...base, state: 'failed' });
-        return { state: 'failed', error: { ...serialized, step: step.name } };
-      }
-      const at = this.deps.clock.now();
-      this.record({ name, kind: 'compensation', state: 'completed', attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at });
-      this.record({ ...step, compensated: true, updatedAt: at });
-    }
-    return { state: 'done' };
+      },
+    });
   }
 
   // ---- the context ----
@@ -312,10 +270,10 @@ export class WorkflowExecution {
     const retry = options.retry === undefined ? this.deps.retry : resolveRetry(options.retry, `retry of step "${name}"`, this.deps.retry);
     if (options.compensate) {
       const compensateRetry = options.compensateRetry === undefined ? retry : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, this.deps.retry);
-      this.compensations.set(name, { step: name, fn: options.compensate as (result: unknown) => unknown, retry: compensateRetry });
+      this.compensations.set(name, { fn: options.compensate as (result: unknown) => unknown, retry: compensateRetry });
     }
     const timeout = options.timeout === undefined ? null : parseDuration(options.timeout, `timeout of step "${name}"`);
-    const entry = this.entries.get(name);
+    const entry = this.journal.get(name);
     if (entry?.state === 'completed') return entry.value as T;
     if (entry?.state === 'failed') throw deserializeError(entry.error!);
     const now = this.deps.clock.now();
@@ -345,18 +303,14 @@ export class WorkflowExecution {
   }
 
   private stepFailed(name: string, entry: WorkflowJournalEntry | undefined, attempt: number, retry: RetryPolicy, error: unknown): never | Promise<never> {
-    const serialized = serializeError(error);
-    const at = this.deps.clock.now();
-    const base = { name, kind: 'step' as const, attempts: attempt, error: serialized, createdAt: entry?.createdAt ?? at, updatedAt: at };
-    if (attempt < retry.attempts && !(error instanceof NonRetryableError)) {
-      const wakeAt = at + backoffAfter(retry, attempt);
-      this.record({ ...base, state: 'waiting', wakeAt });
-      this.deps.emit({ type: 'step-retrying', step: name, attempt, error: serialized, retryAt: wakeAt });
-      return this.park({ wakeAt, wait: null });
+    const failed = failedAttempt(name, 'step', entry, attempt, retry, error, this.deps.clock.now());
+    this.record(failed);
+    if (failed.state === 'waiting') {
+      this.deps.emit({ type: 'step-retrying', step: name, attempt, error: failed.error, retryAt: failed.wakeAt! });
+      return this.park({ wakeAt: failed.wakeAt!, wait: null });
     }
-    this.record({ ...base, state: 'failed' });
-    this.deps.emit({ type: 'step-failed', step: name, attempt, error: serialized });
-    throw deserializeError(serialized);
+    this.deps.emit({ type: 'step-failed', step: name, attempt, error: failed.error });
+    throw deserializeError(failed.error);
   }
 
   /** One attempt of a step's function, aborted (and failed) after `timeout` ms. */
@@ -385,7 +339,7 @@ export class WorkflowExecution {
 
   private async sleepUntilMs(name: string, target: () => number): Promise<void> {
     this.enter(name, 'sleep');
-    const entry = this.entries.get(name);
+    const entry = this.journal.get(name);
     if (entry?.state === 'completed') return;
     const now = this.deps.clock.now();
     const wakeAt = entry?.wakeAt ?? target();
@@ -406,7 +360,7 @@ export class WorkflowExecution {
     }
     this.enter(name, 'signal', engine);
     const key = options.key ?? null;
-    const entry = this.entries.get(name);
+    const entry = this.journal.get(name);
     if (entry?.state === 'completed') {
       this.take(signalNameValue, key, entry.signalId ?? 0);
       return entry.value as T;
@@ -444,7 +398,7 @@ export class WorkflowExecution {
   private value(kind: 'now' | 'random' | 'uuid', make: () => unknown): unknown {
     const name = `$${kind}:${++this.valueCounter}`;
     this.enter(name, 'value', true);
-    const entry = this.entries.get(name);
+    const entry = this.journal.get(name);
     if (entry) return entry.value;
     const at = this.deps.clock.now();
     const value = make();
@@ -478,7 +432,7 @@ export class WorkflowExecution {
       ));
     }
     this.visited.add(name);
-    const existing = this.entries.get(name);
+    const existing = this.journal.get(name);
     if (existing && existing.kind !== kind) {
       throw this.fail(new WorkflowNonDeterminismError(
         `Instance "${this.instance.id}" of workflow "${this.instance.workflow}@${this.instance.version}" recorded "${name}" as a ${existing.kind}, ` +
@@ -510,40 +464,29 @@ export class WorkflowExecution {
   /** Records an entry to be written with the next write (and soon, if nothing else writes first). */
   record(entry: WorkflowJournalEntry): void {
     if (this.closed) return;
-    const isNew = !this.entries.has(entry.name);
-    if (isNew && entry.kind !== 'compensation') this.checkJournalLimits();
-    this.remember(entry);
-    this.buffer.set(entry.name, entry);
-    this.scheduleFlush();
-  }
-
-  private remember(entry: WorkflowJournalEntry): void {
-    const size = JSON.stringify(entry).length;
-    this.bytes += size - (this.sizes.get(entry.name) ?? 0);
-    this.sizes.set(entry.name, size);
-    this.entries.set(entry.name, entry);
-  }
-
-  private checkJournalLimits(): void {
-    const limits = this.deps.journalLimits;
-    const count = this.entries.size;
-    if (count >= limits.maxEntries || this.bytes >= limits.maxBytes) {
-      this.journalLimitError ??= new WorkflowJournalLimitError(
-        `Instance "${this.instance.id}" of workflow "${this.instance.workflow}@${this.instance.version}" reached its journal limit ` +
-          `(${count} entries, ${this.bytes} bytes; journal.maxEntries ${limits.maxEntries}, journal.maxBytes ${limits.maxBytes}). ` +
-          'Split long loops into child workflows, or raise the limits in WorkflowsModule options.',
-      );
+    if (!this.journal.record(entry, (event) => this.journalLimit(event))) {
       this.interruptReason ??= 'journal-limit';
       throw new WorkflowInterrupt('journal-limit');
     }
-    if (!this.warned && (count + 1 >= limits.warnEntries || this.bytes >= limits.warnBytes)) {
-      this.warned = true;
-      this.deps.warn(
-        `Instance "${this.instance.id}" of workflow "${this.instance.workflow}" has a large journal (${count + 1} entries, ${this.bytes} bytes); ` +
-          'every execution replays all of it. Consider child workflows for long loops.',
+    this.scheduleFlush();
+  }
+
+  private journalLimit({ kind, entries, bytes }: JournalLimitEvent): void {
+    const { instance } = this;
+    const limits = this.deps.journalLimits;
+    if (kind === 'max') {
+      this.journalLimitError ??= new WorkflowJournalLimitError(
+        `Instance "${instance.id}" of workflow "${instance.workflow}@${instance.version}" reached its journal limit ` +
+          `(${entries} entries, ${bytes} bytes; journal.maxEntries ${limits.maxEntries}, journal.maxBytes ${limits.maxBytes}). ` +
+          'Split long loops into child workflows, or raise the limits in WorkflowsModule options.',
       );
-      this.deps.emit({ type: 'journal-large', entries: count + 1, bytes: this.bytes });
+      return;
     }
+    this.deps.warn(
+      `Instance "${instance.id}" of workflow "${instance.workflow}" has a large journal (${entries} entries, ${bytes} bytes); ` +
+        'every execution replays all of it. Consider child workflows for long loops.',
+    );
+    this.deps.emit({ type: 'journal-large', entries, bytes });
   }
 
   /**
@@ -556,9 +499,7 @@ export class WorkflowExecution {
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      if (!this.closed && this.settle !== null && (this.buffer.size > 0 || this.active > 0)) {
-        if (this.buffer.size > 0) void this.write({});
-      }
+      if (!this.closed && this.settle !== null && this.journal.pending) void this.write({});
     });
   }
 
@@ -599,7 +540,7 @@ export class WorkflowExecution {
 
   /** The journal entry recorded under `name`, if any. */
   entry(name: string): WorkflowJournalEntry | undefined {
-    return this.entries.get(name);
+    return this.journal.get(name);
   }
 
   instanceClockNow(): number {

@@ -1,0 +1,77 @@
+import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import type { JournalLimits } from './journal-limits.js';
+
+/** What a journal reports when it passes a limit. */
+export type JournalLimitEvent = { kind: 'warn' | 'max'; entries: number; bytes: number };
+
+/**
+ * An execution's view of its instance's journal: what was loaded, what this execution recorded and
+ * has not written yet (the buffer), and the journal's size against the module's limits.
+ */
+export class ExecutionJournal {
+  private readonly entries = new Map<string, WorkflowJournalEntry>();
+  private readonly sizes = new Map<string, number>();
+  private readonly buffer = new Map<string, WorkflowJournalEntry>();
+  /** The names an earlier execution recorded. */
+  readonly loaded: ReadonlySet<string>;
+  private bytes = 0;
+  private warned = false;
+
+  constructor(
+    journal: readonly WorkflowJournalEntry[],
+    private readonly limits: JournalLimits,
+  ) {
+    for (const entry of journal) this.remember(entry);
+    this.loaded = new Set(this.entries.keys());
+  }
+
+  get(name: string): WorkflowJournalEntry | undefined {
+    return this.entries.get(name);
+  }
+
+  /** Every entry, in first-write order. */
+  all(): IterableIterator<WorkflowJournalEntry> {
+    return this.entries.values();
+  }
+
+  /** Whether entries wait to be written. */
+  get pending(): boolean {
+    return this.buffer.size > 0;
+  }
+
+  /**
+   * Records an entry for the next write. A new entry (compensations aside) is checked against the
+   * limits first: past a maximum it is not recorded and `onLimit` hears `max`; the first time a
+   * warning threshold is reached it hears `warn`. Returns false when the entry was refused.
+   */
+  record(entry: WorkflowJournalEntry, onLimit: (event: JournalLimitEvent) => void): boolean {
+    if (!this.entries.has(entry.name) && entry.kind !== 'compensation') {
+      const count = this.entries.size;
+      if (count >= this.limits.maxEntries || this.bytes >= this.limits.maxBytes) {
+        onLimit({ kind: 'max', entries: count, bytes: this.bytes });
+        return false;
+      }
+      if (!this.warned && (count + 1 >= this.limits.warnEntries || this.bytes >= this.limits.warnBytes)) {
+        this.warned = true;
+        onLimit({ kind: 'warn', entries: count + 1, bytes: this.bytes });
+      }
+    }
+    this.remember(entry);
+    this.buffer.set(entry.name, entry);
+    return true;
+  }
+
+  /** Takes the entries recorded since the last take, for a write. */
+  take(): WorkflowJournalEntry[] {
+    const entries = [...this.buffer.values()];
+    this.buffer.clear();
+    return entries;
+  }
+
+  private remember(entry: WorkflowJournalEntry): void {
+    const size = JSON.stringify(entry).length;
+    this.bytes += size - (this.sizes.get(entry.name) ?? 0);
+    this.sizes.set(entry.name, size);
+    this.entries.set(entry.name, entry);
+  }
+}

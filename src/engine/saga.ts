@@ -1,0 +1,93 @@
+import { NonRetryableError } from '../errors/non-retryable.error.js';
+import { isWorkflowInterrupt, type WorkflowInterrupt } from '../errors/workflow-interrupt.js';
+import { serializeError } from '../errors/serialize-error.js';
+import type { SerializedWorkflowError, WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import { backoffAfter, type RetryPolicy } from './retry-policy.js';
+
+/** The engine's journal names start with `$`; a step's compensation is recorded under this prefix. */
+export const COMPENSATION_PREFIX = '$compensate:';
+
+/** A step's undo, as `ctx.step(..., { compensate })` registered it. */
+export interface Compensation {
+  fn: (result: unknown) => unknown;
+  retry: RetryPolicy;
+}
+
+/** Where the compensations stand after `compensate()`. */
+export type CompensationOutcome =
+  | { state: 'done' }
+  | { state: 'failed'; error: SerializedWorkflowError }
+  | { state: 'suspended'; wakeAt: number | null }
+  | { state: 'interrupted'; reason: WorkflowInterrupt['reason'] };
+
+/**
+ * A failed attempt of a step or a compensation, as its journal entry: `waiting` until the backoff
+ * ends while attempts remain (and the error isn't a `NonRetryableError`), else `failed`.
+ */
+export function failedAttempt(
+  name: string,
+  kind: 'step' | 'compensation',
+  previous: WorkflowJournalEntry | undefined,
+  attempt: number,
+  retry: RetryPolicy,
+  error: unknown,
+  now: number,
+): WorkflowJournalEntry & { error: SerializedWorkflowError } {
+  const serialized = serializeError(error);
+  const base = { name, kind, attempts: attempt, error: serialized, createdAt: previous?.createdAt ?? now, updatedAt: now };
+  if (attempt < retry.attempts && !(error instanceof NonRetryableError)) {
+    return { ...base, state: 'waiting', wakeAt: now + backoffAfter(retry, attempt) };
+  }
+  return { ...base, state: 'failed' };
+}
+
+/** What running the compensations needs of an execution. */
+export interface SagaHost {
+  journal(): Iterable<WorkflowJournalEntry>;
+  entry(name: string): WorkflowJournalEntry | undefined;
+  compensationFor(step: string): Compensation | undefined;
+  /** Why the execution must stop now, if it must: terminate, shutdown, a lost lease. */
+  stopReason(): WorkflowInterrupt['reason'] | null;
+  now(): number;
+  record(entry: WorkflowJournalEntry): void;
+  /** Runs `fn` as a side effect: what was recorded is written first. */
+  sideEffect<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Runs the compensations of completed steps, newest first. Each is journaled, so one that succeeded
+ * never runs again (the step is marked `compensated`, so an operator's retry runs the step again),
+ * and each is retried with durable backoff: the instance suspends, `compensating`, until it is due.
+ */
+export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
+  const steps = [...host.journal()].filter((e) => e.kind === 'step' && e.state === 'completed' && !e.compensated).reverse();
+  for (const step of steps) {
+    const compensation = host.compensationFor(step.name);
+    if (!compensation) continue;
+    const stop = host.stopReason();
+    if (stop) return { state: 'interrupted', reason: stop };
+    const name = COMPENSATION_PREFIX + step.name;
+    const entry = host.entry(name);
+    const now = host.now();
+    if (entry?.state === 'completed') {
+      host.record({ ...step, compensated: true, updatedAt: now });
+      continue;
+    }
+    if (entry?.state === 'failed') return { state: 'failed', error: entry.error! };
+    if (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now) return { state: 'suspended', wakeAt: entry.wakeAt };
+    const attempt = (entry?.attempts ?? 0) + 1;
+    try {
+      await host.sideEffect(async () => compensation.fn(step.value));
+    } catch (error) {
+      if (isWorkflowInterrupt(error)) return { state: 'interrupted', reason: error.reason };
+      const failed = failedAttempt(name, 'compensation', entry, attempt, compensation.retry, error, host.now());
+      host.record(failed);
+      if (failed.state === 'waiting') return { state: 'suspended', wakeAt: failed.wakeAt! };
+      return { state: 'failed', error: { ...failed.error, step: step.name } };
+    }
+    const at = host.now();
+    host.record({ name, kind: 'compensation', state: 'completed', attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at });
+    host.record({ ...step, compensated: true, updatedAt: at });
+  }
+  return { state: 'done' };
+}
