@@ -12,6 +12,7 @@ import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { Workflow, WorkflowClient, WorkflowEvents, WorkflowsModule, type WorkflowContext } from '../src/index.js';
 import { PostgresWorkflowStore, fromPg } from '../src/postgres/index.js';
+import { createPool, pgConnection } from '../test/support/postgres.js';
 
 const N = Number(process.env.N ?? 1000);
 const W2_REPS = Number(process.env.W2_REPS ?? 50);
@@ -19,12 +20,6 @@ const W1_WARMUP = Number(process.env.W1_WARMUP ?? 20);
 const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
 const STEPS = 3;
-const connection = {
-  host: process.env.PGHOST ?? '127.0.0.1',
-  port: Number(process.env.PGPORT ?? 5432),
-  user: process.env.PGUSER ?? 'postgres',
-  database: process.env.PGDATABASE ?? 'test',
-};
 const schema = `bench_${Date.now().toString(36)}`;
 
 /** The peers' unit of work for every step. */
@@ -45,8 +40,8 @@ class ThreeSteps {
   }
 }
 
-const pool = new pg.Pool({ ...connection, max: CONCURRENCY + 2 });
-const check = new pg.Client(connection);
+const pool = createPool({ max: CONCURRENCY + 2 });
+const check = new pg.Client(pgConnection);
 await check.connect();
 
 @Module({
@@ -119,8 +114,13 @@ async function w2Once(id: string): Promise<number> {
     });
   });
   const started = performance.now();
+  const marks: string[] = [];
+  const sub = process.env.W2_TRACE ? events.subscribe((e) => { if (e.id === id) marks.push(`${e.type}${'step' in e ? ':' + e.step : ''}@${(performance.now() - started).toFixed(2)}`); }) : null;
   await client.start(ThreeSteps, 0, { id });
+  if (sub) marks.push(`start-resolved@${(performance.now() - started).toFixed(2)}`);
   await completed;
+  sub?.unsubscribe();
+  if (sub) console.log(marks.join(' '), `done@${(performance.now() - started).toFixed(2)}`);
   return performance.now() - started;
 }
 
