@@ -129,6 +129,8 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
+// As the peers' harness does before each system: start from a clean checkpoint.
+await check.query('CHECKPOINT');
 await w1('warm-', W1_WARMUP);
 await settle();
 let commits0 = await xactCommits();
