@@ -116,11 +116,19 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.writeSql = postgresWriteStatements(this.schema);
     this.schedules = new PostgresSchedules(this.executor, this.schema, STORE);
     this.migrateOnInit = options.migrate ?? process.env.NODE_ENV !== 'production';
-    this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel);
-    this.creates = new PostgresCreateBatch(this.executor, this.schema, this.sql.channel, async (id) => {
-      const { rows } = await this.executor.query(this.sql.getInstance, [id]);
-      return rows[0] ? toInstance(rows[0]) : null;
-    });
+    this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) =>
+      this.writeOne(one.id, one.token, one.write, one.shape, one.entries),
+    );
+    this.creates = new PostgresCreateBatch(
+      this.executor,
+      this.schema,
+      this.sql.channel,
+      async (id) => {
+        const { rows } = await this.executor.query(this.sql.getInstance, [id]);
+        return rows[0] ? toInstance(rows[0]) : null;
+      },
+      (init) => this.createWith(this.executor, init),
+    );
   }
 
   /**
@@ -198,6 +206,9 @@ export class PostgresWorkflowStore implements WorkflowStore {
       init.wakeAt ?? init.now,
       init.now,
       this.sql.channel,
+      init.lease?.token ?? null,
+      init.lease?.owner ?? null,
+      init.lease?.leaseUntil ?? null,
     ]);
     if (rows[0]) return { instance: toInstance(rows[0]), created: toBoolean(rows[0].created) };
     // A concurrent create of the same id committed after this statement's snapshot: read it now.
@@ -368,7 +379,19 @@ export class PostgresWorkflowStore implements WorkflowStore {
       waits: (release?.waits.length ?? 0) > 0,
     };
     const entries = distinctEntries(write.entries);
-    if (!write.signal && !shape.waits) return this.writes.write({ id, token, entries, write });
+    if (!write.signal && !shape.waits) return this.writes.write({ id, token, entries, write, shape });
+    return this.writeOne(id, token, write, shape, entries);
+  }
+
+  /** One write in a statement of its own: with the signal lock when it takes it, else alone in a batch. */
+  private async writeOne(
+    id: string,
+    token: string,
+    write: WorkflowWrite,
+    shape: WriteShape,
+    entries: readonly WorkflowJournalEntry[],
+  ): Promise<boolean> {
+    const { release } = write;
     const statement = this.writeSql(shape);
     const values: Record<WriteParam, unknown> = {
       id,
