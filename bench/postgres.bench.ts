@@ -114,6 +114,7 @@ async function w2Once(id: string): Promise<number> {
     });
   });
   const started = performance.now();
+  // W2_TRACE=1 prints when each event of every W2 run came, to see where its time goes.
   const marks: string[] = [];
   const sub = process.env.W2_TRACE ? events.subscribe((e) => { if (e.id === id) marks.push(`${e.type}${'step' in e ? ':' + e.step : ''}@${(performance.now() - started).toFixed(2)}`); }) : null;
   await client.start(ThreeSteps, 0, { id });
