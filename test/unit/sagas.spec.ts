@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Injectable } from '@nestjs/common';
-import { Workflow, WorkflowInvalidStateError, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
+import {
+  InMemoryWorkflowStore,
+  NonRetryableError,
+  Workflow,
+  WorkflowInvalidStateError,
+  WorkflowSignal,
+  type WorkflowContext,
+} from '../../src/index.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
 @Injectable()
@@ -266,5 +273,48 @@ describe('delete and purge', () => {
     expect(rest.instances).toBe(2);
     expect((await app.client.list()).map((i) => i.id)).toEqual([waiting.id]);
     void done;
+  });
+});
+
+describe('a crash mid-compensation', () => {
+  it('runs each compensation that was recorded as done exactly once, and finishes the rest on another worker', async () => {
+    const undone: string[] = [];
+    let hang = true;
+    @Workflow('saga.crashing')
+    class Crashing {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('flight', () => 'F', { compensate: () => void undone.push('cancel flight') });
+        await ctx.step('hotel', () => 'H', {
+          compensate: async () => {
+            undone.push('cancel hotel');
+            // The first worker "crashes" inside this compensation: it never returns.
+            if (hang) {
+              hang = false;
+              await new Promise(() => undefined);
+            }
+          },
+        });
+        await ctx.step('car', () => 'C', { compensate: () => void undone.push('cancel car') });
+        await ctx.step('boom', () => {
+          throw new NonRetryableError('no seats');
+        });
+      }
+    }
+    const store = new InMemoryWorkflowStore();
+    app = await createTestApp([Crashing], { store, worker: { enabled: false, shutdownTimeout: '50ms' } });
+    const handle = await app.client.start(Crashing, null, { id: 'crashing' });
+    void app.worker.drain(); // stays stuck in the hotel's compensation
+    while (!undone.includes('cancel hotel')) await new Promise((resolve) => setImmediate(resolve));
+    const mid = await app.client.getStatus('crashing', { journal: true });
+    expect(mid.status).toBe('compensating');
+    expect(mid.journal!.filter((e) => e.kind === 'compensation').map((e) => [e.name, e.state])).toEqual([['$compensate:car', 'completed']]);
+    // Another process takes over once the lease lapses.
+    const other = await createTestApp([Crashing], { store });
+    other.clock.set(app.clock.now() + 31_000);
+    await other.worker.drain();
+    await other.close();
+    expect((await handle.status()).status).toBe('failed');
+    // The car's undo was recorded before the crash: never again. The hotel's was cut short: it ran again.
+    expect(undone).toEqual(['cancel car', 'cancel hotel', 'cancel hotel', 'cancel flight']);
   });
 });

@@ -1,0 +1,41 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Workflow, type WorkflowContext } from '../../src/index.js';
+import { createTestApp, type TestApp } from './helpers.js';
+
+/** How many executions of each key run at once, at most. */
+const running = new Map<string, number>();
+const peak = new Map<string, number>();
+
+@Workflow('limits.per-key', { concurrency: { perKey: 1, limit: 3 } })
+class PerKey {
+  async run(ctx: WorkflowContext, input: { key: string }) {
+    await ctx.step('work', async () => {
+      const now = (running.get(input.key) ?? 0) + 1;
+      running.set(input.key, now);
+      peak.set(input.key, Math.max(peak.get(input.key) ?? 0, now));
+      const all = [...running.values()].reduce((a, b) => a + b, 0);
+      peak.set('*', Math.max(peak.get('*') ?? 0, all));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running.set(input.key, (running.get(input.key) ?? 1) - 1);
+    });
+  }
+}
+
+let app: TestApp;
+afterEach(async () => app?.close());
+
+describe('concurrency limits', () => {
+  it('never run two instances of one key at once, nor more than the limit in all, and one busy key holds back no other', async () => {
+    app = await createTestApp([PerKey], { worker: { enabled: false, concurrency: 10 } });
+    const keys = ['a', 'a', 'a', 'b', 'b', 'c', 'd', 'e'];
+    await Promise.all(keys.map((key, i) => app.client.start(PerKey, { key }, { id: `k-${i}`, concurrencyKey: key })));
+    // Every claim leases at most one instance of a key and three in all; drain runs until none is left.
+    let executions = 0;
+    for (let round = 0; round < 10 && executions < keys.length; round++) executions += await app.worker.drain();
+    expect(executions).toBe(keys.length);
+    expect((await app.client.list({ status: 'completed' })).length).toBe(keys.length);
+    for (const key of ['a', 'b', 'c', 'd', 'e']) expect(peak.get(key)).toBe(1);
+    expect(peak.get('*')).toBeLessThanOrEqual(3);
+    expect(peak.get('*')).toBeGreaterThanOrEqual(2);
+  });
+});
