@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';
 
 /** What the store reads of a `pg` result (structural: `pg` itself is never imported). */
@@ -55,12 +56,17 @@ const statementNames = new Map<string, string>();
  * per schema, so each connection parses and plans each one once instead of on every call, which is
  * most of the server's work for the small writes of the hot path. Statements without parameters
  * (DDL, several statements in one text) run as plain text.
+ *
+ * The name is a hash of the text, not a counter: `pg` refuses a name a connection already prepared
+ * with another text, and the application's pool may be shared with another copy of this module
+ * (its ESM and CJS builds both loaded, or two versions), whose counter would hand out the same
+ * names for other statements.
  */
 function prepared(sql: string, params: readonly unknown[] | undefined): string | PgQueryConfigLike {
   if (!params || params.length === 0) return sql;
   let name = statementNames.get(sql);
   if (name === undefined) {
-    name = `nest_workflows_${statementNames.size + 1}`;
+    name = `nest_workflows_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
     statementNames.set(sql, name);
   }
   return { name, text: sql, values: params as unknown[] };

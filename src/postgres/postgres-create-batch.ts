@@ -29,7 +29,7 @@ export class PostgresCreateBatch {
   ) {
     const s = quoteIdentifier(schema);
     this.sql = `WITH input AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(ord int, id text, workflow text, version int, input text, parent_id text,
+  SELECT * FROM json_to_recordset($1::json) AS r(id text, workflow text, version int, input text, parent_id text,
     parent_close text, concurrency_key text, rate_limit_key text, priority int, schedule_id text, scheduled_at bigint,
     deadline bigint, wake_at bigint, now bigint, lease_token text, lease_owner text, lease_until bigint)
 ), inserted AS (
@@ -40,7 +40,9 @@ export class PostgresCreateBatch {
     parent_close, concurrency_key, rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at,
     (SELECT coalesce(max(id), 0) FROM ${s}.signals), now, now,
     CASE WHEN lease_token IS NULL THEN 0 ELSE 1 END, lease_token, lease_owner, lease_until
-  FROM input ORDER BY ord
+  -- In id order, as every batch of every process inserts: two batches with ids in common wait for
+  -- each other at the first shared id instead of each holding one the other needs (a deadlock).
+  FROM input ORDER BY id COLLATE "C"
   ON CONFLICT (id) DO NOTHING
   RETURNING ${instanceColumns()}
 ), woke AS (
@@ -61,8 +63,7 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
     // One row per id: a repeated id in the batch gets the stored instance, as a concurrent create would.
     const first = new Map<string, NewWorkflowInstance>();
     for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
-    const rows = [...first.values()].map((init, ord) => ({
-      ord,
+    const rows = [...first.values()].map((init) => ({
       id: init.id,
       workflow: init.workflow,
       version: init.version,
@@ -83,10 +84,12 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
     }));
     const { rows: result } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
     const found = new Map(result.map((row) => [String(row.id), { instance: toInstance(row), created: toBoolean(row.created) }]));
+    // The first call of each id gets the statement's answer; a repeat (even of the same object) sees it stored.
+    const answered = new Set<string>();
     return Promise.all(
       batch.map(async (init) => {
         const stored = found.get(init.id);
-        if (stored) return first.get(init.id) === init ? stored : { instance: stored.instance, created: false };
+        if (stored) return answered.has(init.id) ? { instance: stored.instance, created: false } : (answered.add(init.id), stored);
         // A concurrent create of the id committed after this statement's snapshot.
         const instance = await this.reread(init.id);
         if (!instance) throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);

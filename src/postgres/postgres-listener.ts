@@ -72,6 +72,8 @@ export class PostgresListener {
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
     await this.connecting?.catch(() => undefined);
+    // A listener added while this waited keeps the connection (a failed attempt has rescheduled).
+    if (!this.closed && this.listeners.size > 0) return;
     const unsubscribe = this.unsubscribe;
     this.unsubscribe = null;
     await unsubscribe?.();

@@ -100,6 +100,8 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private listener: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresWriteBatch;
+  /** Per instance with writes in progress: settles when its last write did (see `inOrder()`). */
+  private readonly writeTails = new Map<string, Promise<void>>();
 
   constructor(options: PostgresWorkflowStoreOptions) {
     if (!isSqlExecutor(options?.executor)) {
@@ -379,8 +381,30 @@ export class PostgresWorkflowStore implements WorkflowStore {
       waits: (release?.waits.length ?? 0) > 0,
     };
     const entries = distinctEntries(write.entries);
-    if (!write.signal && !shape.waits) return this.writes.write({ id, token, entries, write, shape });
-    return this.writeOne(id, token, write, shape, entries);
+    const batched = !write.signal && !shape.waits;
+    return this.inOrder(id, () =>
+      batched ? this.writes.write({ id, token, entries, write, shape }) : this.writeOne(id, token, write, shape, entries),
+    );
+  }
+
+  /**
+   * Runs `fn` once every earlier `write()` of instance `id` settled, so one instance's writes land
+   * in call order even when they take different paths (a batch, or a transaction of their own with
+   * the signal lock): otherwise a suspension could land before a journal write made just before it,
+   * and that write would find the lease released.
+   */
+  private inOrder<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.writeTails.get(id);
+    const result = previous ? previous.then(fn) : fn();
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writeTails.set(id, tail);
+    void tail.then(() => {
+      if (this.writeTails.get(id) === tail) this.writeTails.delete(id);
+    });
+    return result;
   }
 
   /** One write in a statement of its own: with the signal lock when it takes it, else alone in a batch. */
