@@ -37,6 +37,10 @@ const PARENT_CLOSE: readonly WorkflowParentClose[] = ['cancel', 'terminate', 'ab
 /** `ctx.startChild()` and child handles, for one execution. */
 export class ChildSupport {
   private readonly results = new Map<string, Promise<unknown>>();
+  /** Child creations this execution asked the store for and that have not settled. */
+  private readonly creating = new Set<Promise<void>>();
+  /** Whether this execution asked for a child: one may exist that the journal doesn't name yet. */
+  attempted = false;
 
   constructor(
     private readonly exec: WorkflowExecution,
@@ -57,12 +61,14 @@ export class ChildSupport {
     const id = options.id ?? `${exec.instance.id}/${name}`;
     const timeout = options.timeout === undefined ? resolved.timeout : parseDuration(options.timeout, `timeout of child "${name}"`);
     const json = toJsonValue(input, `The input of child "${name}"`) ?? null;
+    exec.ensureRoom(name);
     exec.enterActive();
     try {
       await exec.flush();
       exec.checkpoint();
       const now = exec.instanceClockNow();
-      await this.deps.createChild({
+      this.attempted = true;
+      const creation = this.deps.createChild({
         id,
         workflow: resolved.name,
         version: resolved.version,
@@ -75,6 +81,12 @@ export class ChildSupport {
         deadline: timeout === null ? null : now + timeout,
         now,
       });
+      this.creating.add(creation);
+      try {
+        await creation;
+      } finally {
+        this.creating.delete(creation);
+      }
     } finally {
       exec.leave();
     }
@@ -82,6 +94,14 @@ export class ChildSupport {
     exec.record({ name, kind: 'child', state: 'completed', childId: id, createdAt: at, updatedAt: at });
     exec.checkpoint();
     return this.handle<O>(name, id);
+  }
+
+  /**
+   * Resolves once no child creation is in flight. An execution ended at once (terminate) closes
+   * its children after this, so a child whose creation was under way is closed too.
+   */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.creating]);
   }
 
   private handle<O>(name: string, id: string): WorkflowChildHandle<O> {

@@ -45,20 +45,28 @@ export class ExecutionJournal {
    * warning threshold is reached it hears `warn`. Returns false when the entry was refused.
    */
   record(entry: WorkflowJournalEntry, onLimit: (event: JournalLimitEvent) => void): boolean {
-    if (!this.entries.has(entry.name) && entry.kind !== 'compensation') {
-      const count = this.entries.size;
-      if (count >= this.limits.maxEntries || this.bytes >= this.limits.maxBytes) {
-        onLimit({ kind: 'max', entries: count, bytes: this.bytes });
-        return false;
-      }
-      if (!this.warned && (count + 1 >= this.limits.warnEntries || this.bytes >= this.limits.warnBytes)) {
-        this.warned = true;
-        onLimit({ kind: 'warn', entries: count + 1, bytes: this.bytes });
-      }
-    }
+    const isNew = !this.entries.has(entry.name) && entry.kind !== 'compensation';
+    if (isNew && !this.hasRoom(entry.name, onLimit)) return false;
     this.remember(entry);
     this.buffer.set(entry.name, entry);
+    // Checked with the entry counted, so the entry that reaches a threshold (in entries or bytes) reports it.
+    if (isNew && !this.warned && (this.entries.size >= this.limits.warnEntries || this.bytes >= this.limits.warnBytes)) {
+      this.warned = true;
+      onLimit({ kind: 'warn', entries: this.entries.size, bytes: this.bytes });
+    }
     return true;
+  }
+
+  /**
+   * Whether a new entry named `name` would be recorded (one the journal holds always is); past a
+   * maximum, `onLimit` hears `max`. Asked before a side effect, so none runs that can't be recorded.
+   */
+  hasRoom(name: string, onLimit: (event: JournalLimitEvent) => void): boolean {
+    if (this.entries.has(name)) return true;
+    const count = this.entries.size;
+    if (count < this.limits.maxEntries && this.bytes < this.limits.maxBytes) return true;
+    onLimit({ kind: 'max', entries: count, bytes: this.bytes });
+    return false;
   }
 
   /** Takes the entries recorded since the last take, for a write. */

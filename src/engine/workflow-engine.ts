@@ -103,6 +103,11 @@ export class WorkflowEngine {
     if (flags === null) exec.interrupt('lease-lost');
     else if (flags.terminateRequested) exec.interrupt('terminate');
     else if (flags.cancelRequested && !exec.isReplayOnly) exec.interrupt('cancel');
+    else if (!exec.isReplayOnly && claimed.instance.deadline !== null && this.options.clock.now() >= claimed.instance.deadline) {
+      // The run deadline passed while something runs (a long step): like a cancel, the step sees
+      // ctx.signal, and the instance compensates and fails with WorkflowTimeoutError.
+      exec.interrupt('timeout');
+    }
     return flags !== null;
   }
 
@@ -274,6 +279,8 @@ export class WorkflowEngine {
 
   /** Applies `parentClose` to the unfinished children. At least once: a repeated request changes nothing. */
   private async closeChildren(exec: WorkflowExecution, reason: string): Promise<void> {
+    // A child whose creation is still under way (terminate doesn't wait for it) must be listed too.
+    await exec.childCreationsSettled();
     if (!exec.hasChildren()) return;
     const { store, clock } = this.options;
     for (let offset = 0; ; offset += CHILDREN_PAGE) {

@@ -68,6 +68,8 @@ export class WorkflowExecution {
   interruptReason: WorkflowInterrupt['reason'] | null = null;
   cancelRequested: boolean;
   terminateRequested: boolean;
+  /** The worker shuts down. Kept apart from `interruptReason`: a cancel or timeout seen first must not hide it. */
+  shutdownRequested = false;
 
   private readonly journal: ExecutionJournal;
   private readonly visited = new Set<string>();
@@ -125,12 +127,19 @@ export class WorkflowExecution {
     if (this.interruptReason === null || reason === 'terminate' || reason === 'lease-lost') this.interruptReason = reason;
     if (reason === 'terminate') this.terminateRequested = this.cancelRequested = true;
     if (reason === 'cancel') this.cancelRequested = true;
+    if (reason === 'shutdown') this.shutdownRequested = true;
     if (!this.abort.signal.aborted) this.abort.abort(new WorkflowInterrupt(reason));
     if (reason === 'terminate' || reason === 'lease-lost' || reason === 'store-error') {
       this.end({ kind: 'interrupted', reason });
     } else if (this.active === 0) {
       this.end({ kind: 'interrupted', reason });
     }
+  }
+
+  /** Whether the execution was stopped without waiting for what runs (terminate, a lost lease, a store failure). */
+  private endedAtOnce(): boolean {
+    const reason = this.interruptReason;
+    return reason === 'terminate' || reason === 'lease-lost' || reason === 'store-error';
   }
 
   /** No more writes from this execution (it concluded, or gave up). */
@@ -162,9 +171,16 @@ export class WorkflowExecution {
     return false;
   }
 
+  /** Whether the instance may have children: one is journaled, or this execution asked for one. */
   hasChildren(): boolean {
+    if (this.children.attempted) return true;
     for (const entry of this.journal.all()) if (entry.kind === 'child') return true;
     return false;
+  }
+
+  /** Waits for child creations in flight (an execution ended at once may have left one running). */
+  childCreationsSettled(): Promise<void> {
+    return this.children.settled();
   }
 
   /** Takes what this execution recorded and has not written yet, with the custom status if it changed. */
@@ -223,6 +239,7 @@ export class WorkflowExecution {
       compensationFor: (step) => this.compensations.get(step),
       stopReason: () => {
         if (this.terminateRequested) return 'terminate';
+        if (this.shutdownRequested) return 'shutdown';
         const reason = this.interruptReason;
         return reason === 'shutdown' || reason === 'lease-lost' || reason === 'store-error' ? reason : null;
       },
@@ -280,6 +297,7 @@ export class WorkflowExecution {
     if (this.replayOnly || (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now)) {
       return this.park({ wakeAt: this.replayOnly ? null : entry!.wakeAt!, wait: null });
     }
+    this.ensureRoom(name);
     const attempt = (entry?.attempts ?? 0) + 1;
     this.active++;
     let value: unknown;
@@ -295,6 +313,9 @@ export class WorkflowExecution {
     } finally {
       this.leave();
     }
+    // Terminate and a lost lease end the execution without waiting for the step: its final write
+    // may already be gone, so a result that comes after is neither recorded nor reported.
+    if (this.endedAtOnce()) throw new WorkflowInterrupt(this.interruptReason!);
     const at = this.deps.clock.now();
     this.record({ name, kind: 'step', state: 'completed', value, attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at });
     this.deps.emit({ type: 'step-completed', step: name, attempt });
@@ -374,13 +395,17 @@ export class WorkflowExecution {
     this.active++;
     let found;
     try {
-      [found] = await this.deps.store.signals({ name: signalNameValue, key, afterId, upToId: this.signalCursor });
+      const records = await this.deps.store.signals({ name: signalNameValue, key, afterId, upToId: this.signalCursor });
+      // A parallel wait of the same name and key may have taken a signal while this one read: take
+      // the oldest still free. Parking on a signal that was already read would never be woken,
+      // since the suspension's check only looks above the cursor.
+      const taken = this.takenSignals.get(waitKey(wait)) ?? 0;
+      found = records.find((record) => record.id > taken);
     } finally {
       this.leave();
     }
     this.checkpoint();
-    const taken = this.takenSignals.get(waitKey(wait)) ?? 0;
-    if (found && found.id > taken) {
+    if (found) {
       this.take(signalNameValue, key, found.id);
       const at = this.deps.clock.now();
       this.record({ name, kind: 'signal', state: 'completed', value: found.payload, signal: wait, signalId: found.id, createdAt: entry?.createdAt ?? at, updatedAt: at });
@@ -459,6 +484,17 @@ export class WorkflowExecution {
     this.fatal ??= error;
     this.end({ kind: 'failed', error });
     return error;
+  }
+
+  /**
+   * Stops the execution (journal-limit) if a new entry named `name` could not be recorded: called
+   * before a side effect (a step, a child), which would otherwise run and then be neither recorded
+   * nor compensated.
+   */
+  ensureRoom(name: string): void {
+    if (this.journal.hasRoom(name, (event) => this.journalLimit(event))) return;
+    this.interruptReason ??= 'journal-limit';
+    throw new WorkflowInterrupt('journal-limit');
   }
 
   /** Records an entry to be written with the next write (and soon, if nothing else writes first). */
