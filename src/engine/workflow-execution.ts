@@ -84,6 +84,8 @@ export class WorkflowExecution {
   private flushScheduled = false;
   private settle: ((outcome: ExecutionOutcome) => void) | null = null;
   private closed = false;
+  /** `run()` settled, or the execution suspended or was interrupted: nothing new may start. */
+  private ended = false;
 
   constructor(
     readonly instance: WorkflowInstance,
@@ -468,6 +470,9 @@ export class WorkflowExecution {
 
   /** Throws the interrupt the execution is under, if any, and stops it at the run deadline. */
   checkpoint(): void {
+    // A branch still going after the run ended (the loser of a Promise.race, code after a suspension)
+    // must start nothing new: its side effects would never be recorded.
+    if (this.ended) throw new WorkflowInterrupt('ended');
     if (this.terminateRequested && this.interruptReason === null) this.interruptReason = 'terminate';
     if (this.cancelRequested && this.interruptReason === null && !this.replayOnly) this.interruptReason = 'cancel';
     const deadline = this.instance.deadline;
@@ -558,6 +563,7 @@ export class WorkflowExecution {
     const settle = this.settle;
     if (!settle) return;
     this.settle = null;
+    this.ended = true;
     settle(outcome);
   }
 

@@ -4,7 +4,10 @@
  * the worker turns it into the instance's outcome.
  */
 export class WorkflowInterrupt extends Error {
-  constructor(readonly reason: 'cancel' | 'terminate' | 'timeout' | 'shutdown' | 'lease-lost' | 'store-error' | 'journal-limit') {
+  constructor(
+    /** `ended`: the execution already ended (its `run()` settled or suspended); a stray branch must not go on. */
+    readonly reason: 'cancel' | 'terminate' | 'timeout' | 'shutdown' | 'lease-lost' | 'store-error' | 'journal-limit' | 'ended',
+  ) {
     super(`Execution interrupted (${reason}).`);
     this.name = 'WorkflowInterrupt';
   }

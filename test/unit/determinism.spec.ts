@@ -186,3 +186,32 @@ describe('parallel steps', () => {
     expect(calls.sort()).toEqual(['a', 'b']);
   });
 });
+
+describe('a branch still going after the run ended', () => {
+  it('starts no new step after run() settled (the loser of a Promise.race)', async () => {
+    const ran: string[] = [];
+    let releaseSlow!: () => void;
+    const slow = new Promise<void>((resolve) => (releaseSlow = resolve));
+    @Workflow('race.loser')
+    class Racer {
+      async run(ctx: WorkflowContext) {
+        const loser = (async () => {
+          await ctx.step('slow', () => slow.then(() => 'slow'));
+          ran.push('after slow');
+          await ctx.step('late', () => ran.push('late step ran'));
+        })();
+        loser.catch(() => undefined);
+        return Promise.race([ctx.step('fast', () => 'fast'), loser]);
+      }
+    }
+    app = await createTestApp([Racer]);
+    const handle = await app.client.start(Racer, null);
+    const drained = app.worker.drain();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    releaseSlow();
+    await drained;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await handle.result()).toBe('fast');
+    expect(ran).not.toContain('late step ran');
+  });
+});
