@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import type { NewWorkflowInstance } from '../../src/storage/workflow-store.js';
-import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 
 // Calls made together share statements (creates, and writes that take no signal lock): each call
 // must still get exactly its own answer, under the contract's rules.
@@ -13,24 +11,11 @@ const available = await requirePostgres('PostgresWorkflowStore batching');
 const instance = (id: string, input: unknown = { id }): NewWorkflowInstance => ({ id, workflow: 'batch.flow', version: 1, input, deadline: null, now: T });
 
 describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
-  let pool: pg.Pool;
-  let store: PostgresWorkflowStore;
-  const schema = freshSchemaName('batch');
-
-  beforeAll(async () => {
-    pool = createPool({ max: 4 });
-    store = new PostgresWorkflowStore({ executor: fromPg(pool), schema });
-    await store.init();
-  });
-  afterAll(async () => {
-    await store?.close();
-    if (pool) await dropSchema(pool, schema);
-    await pool?.end();
-  });
+  const fixture = usePostgresStore('batch', { beforeAll, afterAll }, 4);
 
   it('creates each id once when creates of repeated ids arrive together, answering every caller', async () => {
     const ids = Array.from({ length: 300 }, (_, i) => `c-${i % 100}`);
-    const results = await Promise.all(ids.map((id, i) => store.create(instance(id, { id, caller: i }))));
+    const results = await Promise.all(ids.map((id, i) => fixture.store.create(instance(id, { id, caller: i }))));
     const created = results.filter((r) => r.created);
     expect(created.map((r) => r.instance.id).sort()).toEqual([...new Set(ids)].sort());
     for (const [i, result] of results.entries()) {
@@ -39,18 +24,18 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
       expect(result.instance.input).toEqual({ id: ids[i], caller: i % 100 });
       expect(result.created).toBe(i < 100);
     }
-    expect((await store.list({ workflow: 'batch.flow', limit: 1000, offset: 0 })).length).toBe(100);
+    expect((await fixture.store.list({ workflow: 'batch.flow', limit: 1000, offset: 0 })).length).toBe(100);
   });
 
   it('lands only the writes whose token holds the lease, when fenced and stale writes share a batch', async () => {
-    await Promise.all(Array.from({ length: 40 }, (_, i) => store.create({ ...instance(`w-${i}`), workflow: 'batch.write' })));
+    await Promise.all(Array.from({ length: 40 }, (_, i) => fixture.store.create({ ...instance(`w-${i}`), workflow: 'batch.write' })));
     const token = randomUUID();
-    const claim = await store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 40, workflows: [{ name: 'batch.write', version: 1 }] });
+    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 40, workflows: [{ name: 'batch.write', version: 1 }] });
     expect(claim.instances).toHaveLength(40);
     const entry = (name: string) => ({ name, kind: 'step' as const, state: 'completed' as const, value: name, attempts: 1, createdAt: T, updatedAt: T });
     const outcomes = await Promise.all(
       claim.instances.map((inst, i) =>
-        store.write(inst.id, i % 2 === 0 ? token : 'stale', {
+        fixture.store.write(inst.id, i % 2 === 0 ? token : 'stale', {
           now: T + 1,
           entries: [entry(`s-${i}`)],
           ...(i % 4 === 0 ? { status: 'completed' as const, output: { i }, release: { wakeAt: null, waits: [], signalCursor: 0 } } : {}),
@@ -59,7 +44,7 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     );
     for (const [i, inst] of claim.instances.entries()) {
       expect(outcomes[i]).toBe(i % 2 === 0);
-      const stored = await store.get(inst.id, { journal: true });
+      const stored = await fixture.store.get(inst.id, { journal: true });
       expect(stored!.journal!.map((e) => e.name)).toEqual(i % 2 === 0 ? [`s-${i}`] : []);
       expect(stored!.status).toBe(i % 4 === 0 ? 'completed' : 'running');
       expect(stored!.leaseToken).toBe(i % 4 === 0 ? null : token);
@@ -68,13 +53,13 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
   });
 
   it('keeps the order of one instance\'s writes made back to back', async () => {
-    await store.create({ ...instance('order-1'), workflow: 'batch.order' });
+    await fixture.store.create({ ...instance('order-1'), workflow: 'batch.order' });
     const token = randomUUID();
-    await store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'batch.order', version: 1 }] });
+    await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'batch.order', version: 1 }] });
     const entry = (value: number) => ({ name: 'same', kind: 'step' as const, state: 'completed' as const, value, createdAt: T, updatedAt: T });
     // Not awaited one by one: they reach the store together, and the last must win.
-    const writes = await Promise.all([1, 2, 3, 4, 5].map((value) => store.write('order-1', token, { now: T, entries: [entry(value)] })));
+    const writes = await Promise.all([1, 2, 3, 4, 5].map((value) => fixture.store.write('order-1', token, { now: T, entries: [entry(value)] })));
     expect(writes).toEqual([true, true, true, true, true]);
-    expect((await store.get('order-1', { journal: true }))!.journal![0]!.value).toBe(5);
+    expect((await fixture.store.get('order-1', { journal: true }))!.journal![0]!.value).toBe(5);
   });
 });

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import { PostgresListener } from '../../src/postgres/postgres-listener.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import type { NewWorkflowInstance } from '../../src/storage/workflow-store.js';
-import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import { createPool, requirePostgres, usePostgresStore } from '../support/postgres.js';
 
 // Review of the PostgreSQL store: each test here failed before its fix.
 const T = 1_700_000_000_000;
@@ -75,35 +74,22 @@ describe('PostgresListener', () => {
 });
 
 describe.skipIf(!available)('PostgresWorkflowStore review', () => {
-  let pool: pg.Pool;
-  let store: PostgresWorkflowStore;
-  const schema = freshSchemaName('review');
-
-  beforeAll(async () => {
-    pool = createPool({ max: 6 });
-    store = new PostgresWorkflowStore({ executor: fromPg(pool), schema });
-    await store.init();
-  });
-  afterAll(async () => {
-    await store?.close();
-    if (pool) await dropSchema(pool, schema);
-    await pool?.end();
-  });
+  const fixture = usePostgresStore('review', { beforeAll, afterAll }, 6);
 
   it('creates once when one create object is passed twice in one batch', async () => {
     const same = instance('same-object');
-    const results = await Promise.all([store.create(same), store.create(same), store.create(instance('other-object'))]);
+    const results = await Promise.all([fixture.store.create(same), fixture.store.create(same), fixture.store.create(instance('other-object'))]);
     expect(results.map((r) => r.created)).toEqual([true, false, true]);
   });
 
   it('does not deadlock when two processes batch-create overlapping ids in opposite orders', async () => {
     const other = createPool({ max: 2 });
     try {
-      const second = new PostgresWorkflowStore({ executor: fromPg(other), schema });
+      const second = new PostgresWorkflowStore({ executor: fromPg(other), schema: fixture.schema });
       for (let round = 0; round < 3; round++) {
         const ids = Array.from({ length: 400 }, (_, i) => `dl-${round}-${String(i).padStart(4, '0')}`);
         const [a, b] = await Promise.all([
-          Promise.all(ids.map((id) => store.create(instance(id)))),
+          Promise.all(ids.map((id) => fixture.store.create(instance(id)))),
           Promise.all([...ids].reverse().map((id) => second.create(instance(id)))),
         ]);
         const createdA = new Set(a.filter((r) => r.created).map((r) => r.instance.id));
@@ -137,20 +123,20 @@ describe.skipIf(!available)('PostgresWorkflowStore review', () => {
   });
 
   it('keeps the order of one instance\'s writes when a batched write and a suspension are made back to back', async () => {
-    await store.create(instance('mixed-1', 'review.mixed'));
+    await fixture.store.create(instance('mixed-1', 'review.mixed'));
     const token = randomUUID();
-    const claim = await store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'review.mixed', version: 1 }] });
+    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'review.mixed', version: 1 }] });
     expect(claim.instances).toHaveLength(1);
     // Another session holds the row, so the first write waits in the database, and the next batched
-    // write waits behind it in the store.
-    const blocker = await pool.connect();
+    // write waits behind it in the fixture.store.
+    const blocker = await fixture.pool.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query(`SELECT 1 FROM "${schema}".instances WHERE id = $1 FOR UPDATE`, ['mixed-1']);
+      await blocker.query(`SELECT 1 FROM "${fixture.schema}".instances WHERE id = $1 FOR UPDATE`, ['mixed-1']);
       const writes = [
-        store.write('mixed-1', token, { now: T, entries: [entry('one')] }),
-        store.write('mixed-1', token, { now: T, entries: [entry('two')] }),
-        store.write('mixed-1', token, {
+        fixture.store.write('mixed-1', token, { now: T, entries: [entry('one')] }),
+        fixture.store.write('mixed-1', token, { now: T, entries: [entry('two')] }),
+        fixture.store.write('mixed-1', token, {
           now: T,
           entries: [entry('three')],
           status: 'suspended',
@@ -163,7 +149,7 @@ describe.skipIf(!available)('PostgresWorkflowStore review', () => {
     } finally {
       blocker.release();
     }
-    const stored = await store.get('mixed-1', { journal: true });
+    const stored = await fixture.store.get('mixed-1', { journal: true });
     expect(stored!.journal!.map((e) => e.name)).toEqual(['one', 'two', 'three']);
     expect(stored!.status).toBe('suspended');
     expect(stored!.waits).toEqual([{ name: 'go', key: null }]);

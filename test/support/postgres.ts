@@ -3,6 +3,7 @@
 // skip, saying what they need. Unreachable on CI (CI=true): they fail.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 
 export const pgConnection = {
   host: process.env.PGHOST ?? '127.0.0.1',
@@ -61,4 +62,37 @@ export function freshSchemaName(prefix = 't'): string {
 /** Drops `schema` and everything in it. */
 export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/**
+ * A migrated store on a fresh schema for the tests of one `describe`: created in `beforeAll`,
+ * closed and dropped (with its pool) in `afterAll`. Read `fixture.store` / `fixture.pool` in tests.
+ */
+export function usePostgresStore(
+  prefix: string,
+  hooks: { beforeAll: (fn: () => Promise<void>) => void; afterAll: (fn: () => Promise<void>) => void },
+  poolSize = 4,
+): { readonly pool: pg.Pool; readonly store: PostgresWorkflowStore; readonly schema: string } {
+  const schema = freshSchemaName(prefix);
+  let pool: pg.Pool | undefined;
+  let store: PostgresWorkflowStore | undefined;
+  hooks.beforeAll(async () => {
+    pool = createPool({ max: poolSize });
+    store = new PostgresWorkflowStore({ executor: fromPg(pool), schema });
+    await store.init();
+  });
+  hooks.afterAll(async () => {
+    await store?.close();
+    if (pool) await dropSchema(pool, schema);
+    await pool?.end();
+  });
+  return {
+    schema,
+    get pool() {
+      return pool!;
+    },
+    get store() {
+      return store!;
+    },
+  };
 }
