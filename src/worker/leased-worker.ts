@@ -99,6 +99,8 @@ export class LeasedWorker<T> {
    * Uses its own claims, so it works with the background loop off (tests, scripts).
    */
   async drain(options: { limit?: number } = {}): Promise<number> {
+    // After shutdown nothing runs here any more (and no heartbeat timer is started again).
+    if (this.shutdownController.signal.aborted) return 0;
     this.startHeartbeat();
     let executed = 0;
     const max = options.limit ?? Infinity;

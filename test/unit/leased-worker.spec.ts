@@ -67,5 +67,8 @@ describe('the leased loop', () => {
     expect(await loop.drain()).toBe(3);
     expect(ran).toEqual(['x', 'y', 'z']);
     await Promise.all([loop.shutdown(), loop.shutdown()]);
+    due.push('after');
+    expect(await loop.drain()).toBe(0);
+    expect(ran).toEqual(['x', 'y', 'z']);
   });
 });
