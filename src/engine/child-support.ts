@@ -66,7 +66,7 @@ export class ChildSupport {
     try {
       await exec.flush();
       exec.checkpoint();
-      const now = exec.instanceClockNow();
+      const now = exec.now();
       this.attempted = true;
       const creation = this.deps.createChild({
         id,
@@ -90,7 +90,7 @@ export class ChildSupport {
     } finally {
       exec.leave();
     }
-    const at = exec.instanceClockNow();
+    const at = exec.now();
     exec.record({ name, kind: 'child', state: 'completed', childId: id, createdAt: at, updatedAt: at });
     exec.checkpoint();
     return this.handle<O>(name, id);

@@ -66,6 +66,8 @@ export class WorkflowExecution {
   fatal: WorkflowNonDeterminismError | null = null;
   journalLimitError: WorkflowJournalLimitError | null = null;
   interruptReason: WorkflowInterrupt['reason'] | null = null;
+  /** What the store threw, when a write failed (the execution then stops; the lease lapses). */
+  storeError: unknown = null;
   cancelRequested: boolean;
   terminateRequested: boolean;
   /** The worker shuts down. Kept apart from `interruptReason`: a cancel or timeout seen first must not hide it. */
@@ -220,8 +222,6 @@ export class WorkflowExecution {
     });
     return this.writes;
   }
-
-  storeError: unknown = null;
 
   /** Writes what was recorded, if anything: before a new side effect, so a crash never loses a result it depends on. */
   async flush(): Promise<void> {
@@ -585,7 +585,8 @@ export class WorkflowExecution {
     return this.journal.get(name);
   }
 
-  instanceClockNow(): number {
+  /** The engine clock's time (children stamp their creation with it). */
+  now(): number {
     return this.deps.clock.now();
   }
 
