@@ -66,6 +66,8 @@ export class WorkflowExecution {
   fatal: WorkflowNonDeterminismError | null = null;
   journalLimitError: WorkflowJournalLimitError | null = null;
   interruptReason: WorkflowInterrupt['reason'] | null = null;
+  /** Aborted when the execution must stop without waiting for what runs: terminate, a lost lease, a store failure. */
+  private readonly stopNow = new AbortController();
   /** What the store threw, when a write failed (the execution then stops; the lease lapses). */
   storeError: unknown = null;
   cancelRequested: boolean;
@@ -130,6 +132,7 @@ export class WorkflowExecution {
   interrupt(reason: WorkflowInterrupt['reason']): void {
     if (this.interruptReason === null || reason === 'terminate' || reason === 'lease-lost') this.interruptReason = reason;
     if (reason === 'terminate') this.terminateRequested = this.cancelRequested = true;
+    if (reason === 'terminate' || reason === 'lease-lost' || reason === 'store-error') this.stopNow.abort(new WorkflowInterrupt(reason));
     if (reason === 'cancel') this.cancelRequested = true;
     if (reason === 'shutdown') this.shutdownRequested = true;
     if (!this.abort.signal.aborted) this.abort.abort(new WorkflowInterrupt(reason));
@@ -138,6 +141,15 @@ export class WorkflowExecution {
     } else if (this.active === 0) {
       this.end({ kind: 'interrupted', reason });
     }
+  }
+
+  /** Rejects with the interrupt once the execution must stop at once (see `stopNow`). */
+  private stopped(): Promise<never> {
+    return new Promise<never>((_, reject) => {
+      const signal = this.stopNow.signal;
+      if (signal.aborted) reject(signal.reason);
+      else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
   }
 
   /** Whether the execution was stopped without waiting for what runs (terminate, a lost lease, a store failure). */
@@ -251,7 +263,9 @@ export class WorkflowExecution {
         await this.flush();
         this.active++;
         try {
-          return await fn();
+          // Terminate (or a lost lease) doesn't wait for a compensation that runs: the instance ends
+          // at once, and whatever the compensation does afterwards is not recorded.
+          return await Promise.race([fn(), this.stopped()]);
         } finally {
           this.leave();
         }

@@ -318,3 +318,36 @@ describe('a crash mid-compensation', () => {
     expect(undone).toEqual(['cancel car', 'cancel hotel', 'cancel hotel', 'cancel flight']);
   });
 });
+
+describe('terminate during a running compensation', () => {
+  it('ends the instance at once, without waiting for the compensation or running the others', async () => {
+    const undone: string[] = [];
+    let entered!: () => void;
+    const inCompensation = new Promise<void>((resolve) => (entered = resolve));
+    @Workflow('saga.stuck-undo')
+    class StuckUndo {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('first', () => 1, { compensate: () => void undone.push('undo first') });
+        await ctx.step('second', () => 2, {
+          compensate: () => {
+            entered();
+            return new Promise(() => undefined); // never returns
+          },
+        });
+        await ctx.step('boom', () => {
+          throw new NonRetryableError('boom');
+        });
+      }
+    }
+    app = await createTestApp([StuckUndo], { worker: { enabled: false, shutdownTimeout: '50ms' } });
+    const handle = await app.client.start(StuckUndo, null);
+    const drained = app.worker.drain();
+    await inCompensation;
+    await app.client.terminate(handle.id, 'give up');
+    await drained;
+    const status = await handle.status();
+    expect(status.status).toBe('cancelled');
+    expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'give up' });
+    expect(undone).toEqual([]);
+  });
+});
