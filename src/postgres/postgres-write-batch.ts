@@ -20,12 +20,13 @@ export interface BatchedWrite {
  * The writes of executions running at the same time (a step's result before the next step runs,
  * an instance's end), as one statement per batch (see `StatementBatcher`). Writes that take the
  * signal lock (a signal, waits to register) keep their own transaction. Each write still lands
- * only while its own token holds its instance's lease and reports whether it did; one instance
- * appears at most once per batch, so its writes keep their order. The release rule is `write()`'s
- * with no waits: due now when a cancel waits for a suspended instance, else the release's `wakeAt`.
+ * only while its own token holds its instance's lease and reports whether it did; the store sends
+ * one instance's writes one after another (`inOrder()`), so an instance appears once per batch.
+ * The release rule is `write()`'s with no waits: due now when a cancel waits for a suspended
+ * instance, else the release's `wakeAt`.
  */
 export class PostgresWriteBatch {
-  private readonly batcher = new StatementBatcher<BatchedWrite, boolean>((writes) => this.send(writes), 200, (write) => write.id, 2);
+  private readonly batcher = new StatementBatcher<BatchedWrite, boolean>((writes) => this.send(writes), 200, 2);
   private readonly sql: string;
 
   constructor(
