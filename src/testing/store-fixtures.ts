@@ -167,3 +167,25 @@ export async function lastSignalId(store: WorkflowStore): Promise<number> {
   const claim = await store.claim(claimRequest(`$contract-nothing-${run}`));
   return claim.lastSignalId;
 }
+
+/** The instance with its waits and journal; throws when it doesn't exist. */
+export async function details(store: WorkflowStore, id: string): Promise<WorkflowInstanceDetails> {
+  const found = await store.get(id, { journal: true });
+  if (!found) throw new Error(`Expected instance ${id} to exist.`);
+  return found;
+}
+
+/** `[0, 1, ..., n - 1]`. */
+export function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+/** `i` as three digits, so ids sort in the order they were made. */
+export function pad(i: number): string {
+  return String(i).padStart(3, '0');
+}
+
+/** The ids a claim returned, sorted: which ones it took is the rule, not the order it returns them in. */
+export function idsOf(claim: { instances: Array<{ id: string }> }): string[] {
+  return claim.instances.map((i) => i.id).sort();
+}

@@ -1,0 +1,172 @@
+import { BASE_TIME as T, claimRequest, idsOf, lease, newInstance, pad, range, testScope } from '../store-fixtures.js';
+import type { ContractSuite } from './contract-suite.js';
+
+/** Claim limits: the concurrency slots and the rate windows a claim respects, alone and under concurrent claims. */
+export function claimLimitsContract(suite: ContractSuite): void {
+  const { describe, it, expect } = suite.test;
+  describe('claim limits', () => {
+    const concurrency = (workflow: string, limit: number | null, perKey: number | null) => ({
+      limits: [{ workflow, limit, perKey }],
+    });
+
+    it('concurrency: at most limit instances of the workflow (every version) hold a live lease', async () => {
+      const s = testScope();
+      for (const i of range(3)) await suite.store.create(newInstance(s.id(`v1-${i}`), s.workflow, { now: T + i }));
+      for (const i of range(2)) await suite.store.create(newInstance(s.id(`v2-${i}`), s.workflow, { version: 2, now: T + 10 + i }));
+      const workflows = [{ name: s.workflow, version: 1 }, { name: s.workflow, version: 2 }];
+      const rules = concurrency(s.workflow, 2, null);
+      const v2only = [{ name: s.workflow, version: 2 }];
+      const now = T + 100;
+      expect((await suite.store.claim(claimRequest(s.workflow, { now, workflows: v2only, ...rules }))).instances).toHaveLength(2);
+      expect((await suite.store.claim(claimRequest(s.workflow, { now, workflows, ...rules }))).instances).toEqual([]);
+    });
+
+    it('concurrency: a lapsed lease holds no slot, and a released instance frees its slot', async () => {
+      const s = testScope();
+      for (const i of range(5)) await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { now: T + i }));
+      const rules = concurrency(s.workflow, 2, null);
+      const first = claimRequest(s.workflow, { now: T + 10, leaseUntil: T + 1_000, ...rules });
+      const claimed = (await suite.store.claim(first)).instances;
+      expect(claimed.map((i) => i.id).sort()).toEqual([s.id('i0'), s.id('i1')]);
+      expect((await suite.store.claim(claimRequest(s.workflow, { now: T + 20, ...rules }))).instances).toEqual([]);
+      await suite.store.write(s.id('i0'), first.token, {
+        now: T + 30,
+        entries: [],
+        status: 'completed',
+        release: { wakeAt: null, waits: [], signalCursor: 0 },
+      });
+      const next = await suite.store.claim(claimRequest(s.workflow, { now: T + 40, leaseUntil: T + 1_000, ...rules }));
+      expect(next.instances.map((i) => i.id)).toEqual([s.id('i2')]);
+      // At T + 1001 every lease has lapsed: two slots are free again.
+      const later = await suite.store.claim(claimRequest(s.workflow, { now: T + 1_001, ...rules }));
+      expect(later.instances).toHaveLength(2);
+    });
+
+    it('concurrency: at most perKey per concurrencyKey; instances without a key count only toward limit', async () => {
+      const s = testScope();
+      const keys = ['k1', 'k1', 'k2', 'k2', null, null, null];
+      for (const [i, key] of keys.entries()) {
+        await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { concurrencyKey: key, now: T + i }));
+      }
+      const now = T + 100;
+      const claim = await suite.store.claim(claimRequest(s.workflow, { now, ...concurrency(s.workflow, 4, 1) }));
+      expect(idsOf(claim)).toEqual(['i0', 'i2', 'i4', 'i5'].map(s.id));
+      const perKeyOnly = await suite.store.claim(claimRequest(s.workflow, { now, ...concurrency(s.workflow, null, 1) }));
+      expect(perKeyOnly.instances.map((i) => i.id)).toEqual([s.id('i6')]);
+    });
+
+    it('concurrency: one busy concurrency key never holds back the candidates behind it', async () => {
+      const s = testScope();
+      await lease(suite.store, newInstance(s.id('holder'), s.workflow, { concurrencyKey: 'busy' }));
+      await suite.store.create(newInstance(s.id('b1'), s.workflow, { concurrencyKey: 'busy', priority: -5 }));
+      await suite.store.create(newInstance(s.id('b2'), s.workflow, { concurrencyKey: 'busy', priority: -5 }));
+      await suite.store.create(newInstance(s.id('free'), s.workflow, { concurrencyKey: 'free', now: T + 100 }));
+      const claim = await suite.store.claim(claimRequest(s.workflow, { now: T + 100, limit: 1, ...concurrency(s.workflow, null, 1) }));
+      expect(claim.instances.map((i) => i.id)).toEqual([s.id('free')]);
+    });
+
+    it('concurrency: a workflow without limits in the request is not limited', async () => {
+      const s = testScope();
+      const other = `${s.workflow}-free`;
+      for (const i of range(3)) await suite.store.create(newInstance(s.id(`l${i}`), s.workflow));
+      for (const i of range(3)) await suite.store.create(newInstance(s.id(`f${i}`), other));
+      const claim = await suite.store.claim(
+        claimRequest(s.workflow, {
+          workflows: [{ name: s.workflow, version: 1 }, { name: other, version: 1 }],
+          ...concurrency(s.workflow, 1, null),
+        }),
+      );
+      expect(claim.instances.filter((i) => i.workflow === s.workflow)).toHaveLength(1);
+      expect(claim.instances.filter((i) => i.workflow === other)).toHaveLength(3);
+    });
+
+    it('concurrency: concurrent claims never exceed limit or perKey', async () => {
+      const s = testScope();
+      const keyed = `${s.workflow}-keyed`;
+      await Promise.all(range(20).map((i) => suite.store.create(newInstance(s.id(`l${pad(i)}`), s.workflow))));
+      await Promise.all(
+        range(16).map((i) => suite.store.create(newInstance(s.id(`k${pad(i)}`), keyed, { concurrencyKey: `key-${i % 4}` }))),
+      );
+      const limitedClaim = () => suite.store.claim(claimRequest(s.workflow, { limit: 5, ...concurrency(s.workflow, 3, null) }));
+      const limited = (await Promise.all(range(8).map(limitedClaim))).flatMap((c) => c.instances);
+      expect(limited.length).toBeLessThanOrEqual(3);
+      // A claim may take fewer than fit; what's left of the room, a last claim takes, and no more.
+      expect([...limited, ...(await limitedClaim()).instances]).toHaveLength(3);
+      const keyedClaim = () => suite.store.claim(claimRequest(keyed, { limit: 5, ...concurrency(keyed, null, 1) }));
+      const perKey = (await Promise.all(range(8).map(keyedClaim))).flatMap((c) => c.instances);
+      const keys = [...perKey, ...(await keyedClaim()).instances].map((i) => i.concurrencyKey);
+      expect(keys.sort()).toEqual(['key-0', 'key-1', 'key-2', 'key-3']);
+    });
+
+    const rate = (workflow: string, limit: { max: number; duration: number } | null, perKey: typeof limit = null) => ({
+      rateLimits: [{ workflow, limit, perKey }],
+    });
+
+    it('rate: a window holds at most max claims; it opens at the first claim and ends duration later', async () => {
+      const s = testScope();
+      for (const i of range(7)) await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { now: T + i }));
+      const rules = rate(s.workflow, { max: 2, duration: 1_000 });
+      const count = async (now: number) =>
+        (await suite.store.claim(claimRequest(s.workflow, { now, leaseUntil: now + 60_000, ...rules }))).instances.length;
+      expect(await count(T + 10)).toBe(2);
+      expect(await count(T + 500)).toBe(0);
+      expect(await count(T + 1_009)).toBe(0);
+      expect(await count(T + 1_010)).toBe(2);
+      expect(await count(T + 1_500)).toBe(0);
+      expect(await count(T + 3_000)).toBe(2);
+    });
+
+    it('rate: claims of one window add up across claims', async () => {
+      const s = testScope();
+      for (const i of range(6)) await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { now: T + i }));
+      const rules = rate(s.workflow, { max: 3, duration: 1_000 });
+      const counts: number[] = [];
+      for (const at of [10, 20, 30]) {
+        counts.push((await suite.store.claim(claimRequest(s.workflow, { now: T + at, limit: 2, ...rules }))).instances.length);
+      }
+      expect(counts).toEqual([2, 1, 0]);
+    });
+
+    it('rate: perKey windows limit each rateLimitKey, keyless instances count only toward the workflow, and a busy key holds back no other', async () => {
+      const s = testScope();
+      const keys = ['a', 'a', 'a', 'b', null, null];
+      for (const [i, key] of keys.entries()) {
+        await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { rateLimitKey: key, now: T + i }));
+      }
+      const rules = rate(s.workflow, null, { max: 1, duration: 1_000 });
+      const ids = async (now: number) => idsOf(await suite.store.claim(claimRequest(s.workflow, { now, leaseUntil: now + 60_000, ...rules })));
+      expect(await ids(T + 10)).toEqual(['i0', 'i3', 'i4', 'i5'].map(s.id));
+      expect(await ids(T + 20)).toEqual([]);
+      expect(await ids(T + 1_010)).toEqual([s.id('i1')]);
+    });
+
+    it('rate: the workflow window and the key windows apply together', async () => {
+      const s = testScope();
+      const keys = ['a', 'a', 'b', 'c', 'd'];
+      for (const [i, key] of keys.entries()) {
+        await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { rateLimitKey: key, now: T + i }));
+      }
+      const rules = rate(s.workflow, { max: 3, duration: 1_000 }, { max: 1, duration: 1_000 });
+      const claim = await suite.store.claim(claimRequest(s.workflow, { now: T + 10, ...rules }));
+      expect(idsOf(claim)).toEqual(['i0', 'i2', 'i3'].map(s.id));
+    });
+
+    it('rate: concurrent claims never put more than max claims in a window', async () => {
+      const s = testScope();
+      const keyed = `${s.workflow}-keyed`;
+      await Promise.all(range(20).map((i) => suite.store.create(newInstance(s.id(`w${pad(i)}`), s.workflow))));
+      await Promise.all(
+        range(15).map((i) => suite.store.create(newInstance(s.id(`k${pad(i)}`), keyed, { rateLimitKey: `key-${i % 3}` }))),
+      );
+      const ownClaim = () => suite.store.claim(claimRequest(s.workflow, { limit: 3, ...rate(s.workflow, { max: 4, duration: 60_000 }) }));
+      const own = (await Promise.all(range(8).map(ownClaim))).flatMap((c) => c.instances);
+      expect(own.length).toBeLessThanOrEqual(4);
+      // A claim may take fewer than fit; what's left of the window, a last claim takes, and no more.
+      expect([...own, ...(await ownClaim()).instances]).toHaveLength(4);
+      const keyedClaim = () => suite.store.claim(claimRequest(keyed, { limit: 3, ...rate(keyed, null, { max: 2, duration: 60_000 }) }));
+      const perKey = (await Promise.all(range(8).map(keyedClaim))).flatMap((c) => c.instances);
+      const keys = [...perKey, ...(await keyedClaim()).instances].map((i) => i.rateLimitKey!);
+      expect(keys.sort()).toEqual(['key-0', 'key-0', 'key-1', 'key-1', 'key-2', 'key-2']);
+    });
+  });
+}

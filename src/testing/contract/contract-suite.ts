@@ -1,0 +1,36 @@
+import type { WorkflowStore } from '../../storage/workflow-store.js';
+
+/** What the suite needs of a test runner: vitest's and Jest's functions both fit. */
+export interface WorkflowContractTestApi {
+  describe: ((name: string, fn: () => void) => void) & { skip: (name: string, fn: () => void) => void };
+  it: (name: string, fn: () => Promise<void> | void, timeout?: number) => void;
+  expect: (actual: unknown, message?: string) => any; // eslint-disable-line @typescript-eslint/no-explicit-any -- each runner types its own matchers
+  beforeEach: (fn: () => Promise<void> | void) => void;
+  afterEach: (fn: () => Promise<void> | void) => void;
+}
+
+/**
+ * What each area of the contract registers its tests with: the runner's functions, and the store
+ * of the test that is running (a new one per test, so read `store` inside a test, never before).
+ */
+export interface ContractSuite {
+  readonly test: WorkflowContractTestApi;
+  readonly store: WorkflowStore;
+}
+
+/**
+ * The runner's functions: the ones given, or the runner's globals (Jest, or vitest with
+ * `globals: true`). The suite imports no runner itself, so `/testing` loads in CommonJS too
+ * (vitest can't be required) and works under Jest as under vitest.
+ */
+export function resolveTestApi(given: WorkflowContractTestApi | undefined): WorkflowContractTestApi {
+  const globals = globalThis as unknown as Partial<WorkflowContractTestApi>;
+  const api = given ?? (globals.describe && globals.it && globals.expect && globals.beforeEach && globals.afterEach ? (globals as WorkflowContractTestApi) : undefined);
+  if (!api) {
+    throw new TypeError(
+      'workflowStoreContract() found no test runner: pass its functions, as in ' +
+        "workflowStoreContract('my-store', makeStore, { test: await import('vitest') }), or run it under Jest or vitest with globals enabled.",
+    );
+  }
+  return api;
+}

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { BASE_TIME as T, claimRequest, details, idsOf, journalEntry, lastSignalId, lease, newInstance, newSignal, range, snapshot, testScope } from '../store-fixtures.js';
+import type { ContractSuite } from './contract-suite.js';
+
+/** `create`: the new instance with its defaults, a lease taken at creation, idempotent repeats and concurrent creates of one id. */
+export function createContract(suite: ContractSuite): void {
+  const { describe, it, expect } = suite.test;
+  describe('create', () => {
+    it('create: inserts a pending instance due at now, with every default', async () => {
+      const s = testScope();
+      const cursor = await lastSignalId(suite.store);
+      const { instance, created } = await suite.store.create(newInstance(s.id('a'), s.workflow));
+      expect(created).toBe(true);
+      expect(instance).toEqual({
+        id: s.id('a'),
+        workflow: s.workflow,
+        version: 1,
+        status: 'pending',
+        input: { order: s.id('a'), lines: [1, 2] },
+        output: null,
+        error: null,
+        customStatus: null,
+        parentId: null,
+        parentClose: null,
+        concurrencyKey: null,
+        rateLimitKey: null,
+        priority: 0,
+        scheduleId: null,
+        scheduledAt: null,
+        deadline: null,
+        wakeAt: T,
+        runs: 0,
+        signalCursor: cursor,
+        leaseToken: null,
+        leaseOwner: null,
+        leaseUntil: null,
+        cancelRequested: false,
+        terminateRequested: false,
+        cancelReason: null,
+        createdAt: T,
+        updatedAt: T,
+      });
+      expect(await suite.store.get(s.id('a'))).toEqual({ ...instance, waits: [] });
+    });
+
+    it('create: stores every optional field as given, and is first due at the given wakeAt', async () => {
+      const s = testScope();
+      const init = newInstance(s.id('a'), s.workflow, {
+        version: 3,
+        input: 'plain string input',
+        parentId: s.id('parent'),
+        parentClose: 'terminate',
+        concurrencyKey: 'customer-1',
+        rateLimitKey: 'tenant-1',
+        priority: 7,
+        scheduleId: s.id('schedule'),
+        scheduledAt: T - 60_000,
+        deadline: T + 86_400_000,
+        wakeAt: T + 5_000,
+      });
+      const { instance } = await suite.store.create(init);
+      expect(instance).toMatchObject({
+        version: 3,
+        input: 'plain string input',
+        parentId: s.id('parent'),
+        parentClose: 'terminate',
+        concurrencyKey: 'customer-1',
+        rateLimitKey: 'tenant-1',
+        priority: 7,
+        scheduleId: s.id('schedule'),
+        scheduledAt: T - 60_000,
+        deadline: T + 86_400_000,
+        wakeAt: T + 5_000,
+        createdAt: T,
+      });
+      const workflows = [{ name: s.workflow, version: 3 }];
+      expect((await suite.store.claim(claimRequest(s.workflow, { now: T + 4_999, workflows }))).instances).toEqual([]);
+      const claimed = await suite.store.claim(claimRequest(s.workflow, { now: T + 5_000, workflows }));
+      expect(claimed.instances.map((i) => i.id)).toEqual([s.id('a')]);
+    });
+
+    it('create: an existing id returns the stored instance unchanged, with created false', async () => {
+      const s = testScope();
+      await lease(suite.store, newInstance(s.id('a'), s.workflow));
+      const before = await snapshot(suite.store, s.id('a'));
+      const again = await suite.store.create(
+        newInstance(s.id('a'), `${s.workflow}-other`, { input: { other: true }, priority: 9, now: T + 1_000 }),
+      );
+      expect(again.created).toBe(false);
+      const { waits: _waits, journal: _journal, ...stored } = before!;
+      expect(again.instance).toEqual(stored);
+      expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
+    });
+
+    it('create: signalCursor is the last signal id when the instance is created', async () => {
+      const s = testScope();
+      const { instance: early } = await suite.store.create(newInstance(s.id('early'), s.workflow));
+      const sent = await suite.store.signal(newSignal(s.signal('n')));
+      const { instance: late } = await suite.store.create(newInstance(s.id('late'), s.workflow));
+      expect(early.signalCursor).toBeLessThan(sent.id);
+      expect(late.signalCursor).toBe(sent.id);
+    });
+
+    it('create: of concurrent creates of one id exactly one creates, and every call returns that instance', async () => {
+      const s = testScope();
+      const results = await Promise.all(
+        range(10).map((i) => suite.store.create(newInstance(s.id('a'), s.workflow, { input: { attempt: i } }))),
+      );
+      const winners = results.filter((r) => r.created);
+      expect(winners).toHaveLength(1);
+      for (const result of results) expect(result.instance).toEqual(winners[0]!.instance);
+      expect((await details(suite.store, s.id('a'))).input).toEqual(winners[0]!.instance.input);
+    });
+
+    it('create: with a lease, starts the instance claimed (running, runs 1, the lease) and no claim takes it while the lease holds', async () => {
+      const s = testScope();
+      const token = randomUUID();
+      const { instance, created } = await suite.store.create(
+        newInstance(s.id('a'), s.workflow, { lease: { owner: 'starter', token, leaseUntil: T + 30_000 } }),
+      );
+      expect(created).toBe(true);
+      expect(instance).toMatchObject({ status: 'running', runs: 1, leaseToken: token, leaseOwner: 'starter', leaseUntil: T + 30_000 });
+      expect(idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 30_000 })))).toEqual([]);
+      expect(await suite.store.write(s.id('a'), token, { now: T + 1, entries: [journalEntry('step-1')] })).toBe(true);
+      // Once the lease lapses, a claim takes it like any other (runs 2).
+      const later = await suite.store.claim(claimRequest(s.workflow, { now: T + 30_001 }));
+      expect(later.instances.map((i) => [i.id, i.runs])).toEqual([[s.id('a'), 2]]);
+    });
+
+    it('create: with a lease, an existing id is returned unchanged and not leased', async () => {
+      const s = testScope();
+      await suite.store.create(newInstance(s.id('a'), s.workflow));
+      const before = await snapshot(suite.store, s.id('a'));
+      const again = await suite.store.create(
+        newInstance(s.id('a'), s.workflow, { lease: { owner: 'starter', token: randomUUID(), leaseUntil: T + 30_000 } }),
+      );
+      expect(again.created).toBe(false);
+      expect(again.instance).toMatchObject({ status: 'pending', runs: 0, leaseToken: null });
+      expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
+    });
+
+    it('create: keeps its own copy: mutating the argument or a result changes nothing stored', async () => {
+      const s = testScope();
+      const init = newInstance(s.id('a'), s.workflow, { input: { nested: { n: 1 } } });
+      const { instance } = await suite.store.create(init);
+      (init.input as { nested: { n: number } }).nested.n = 2;
+      (instance.input as { nested: { n: number } }).nested.n = 3;
+      instance.status = 'completed';
+      const read = await details(suite.store, s.id('a'));
+      (read.input as { nested: { n: number } }).nested.n = 4;
+      read.waits.push({ name: 'x', key: null });
+      expect(await details(suite.store, s.id('a'))).toMatchObject({ status: 'pending', input: { nested: { n: 1 } }, waits: [] });
+    });
+  });
+}

@@ -1,0 +1,105 @@
+import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../../storage/workflow-instance.js';
+import { claimRequest, details, lease, newInstance, newSignal, pad, purgeSpan, range, settle, testScope } from '../store-fixtures.js';
+import type { ContractSuite } from './contract-suite.js';
+
+/** `purge`: finished instances, old signals and old rate windows go, each bounded by `limit`. */
+export function purgeContract(suite: ContractSuite): void {
+  const { describe, it, expect } = suite.test;
+  describe('purge', () => {
+    const all = [...FINISHED_STATUSES];
+
+    it('purge: deletes finished instances of the listed statuses with updatedAt < before, oldest first, up to limit', async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      const ended: Array<[string, WorkflowStatus, number]> = [
+        ['c1', 'completed', 30],
+        ['c2', 'completed', 10],
+        ['c3', 'completed', 20],
+        ['f1', 'failed', 15],
+        ['x1', 'cancelled', 5],
+        ['edge', 'completed', 100],
+      ];
+      for (const [name, status, at] of ended) {
+        await settle(suite.store, newInstance(s.id(name), s.workflow, { now: t }), status, { at: t + at });
+      }
+      const query = { statuses: ['completed', 'failed'] as WorkflowStatus[], before: t + 100 };
+      expect(await suite.store.purge({ ...query, limit: 2 })).toEqual({ instances: 2, signals: 0, rateLimits: 0 });
+      const left = async () => (await suite.store.list({ workflow: s.workflow, limit: 100, offset: 0 })).map((i) => i.id).sort();
+      expect(await left()).toEqual(['c1', 'c3', 'edge', 'x1'].map(s.id));
+      expect((await suite.store.purge({ ...query, limit: 100 })).instances).toBe(2);
+      expect(await left()).toEqual(['edge', 'x1'].map(s.id));
+      expect(await suite.store.purge({ ...query, limit: 100 })).toEqual({ instances: 0, signals: 0, rateLimits: 0 });
+      const recreated = await suite.store.create(newInstance(s.id('c2'), s.workflow, { now: t + 200 }));
+      expect(recreated.created).toBe(true);
+      expect((await details(suite.store, s.id('c2'))).journal).toEqual([]);
+    });
+
+    it('purge: never deletes unfinished instances, whatever statuses says', async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      await suite.store.create(newInstance(s.id('pending'), `${s.workflow}-p`, { now: t }));
+      await lease(suite.store, newInstance(s.id('running'), `${s.workflow}-r`, { now: t }));
+      await settle(suite.store, newInstance(s.id('suspended'), `${s.workflow}-s`, { now: t }), 'suspended');
+      await settle(suite.store, newInstance(s.id('compensating'), `${s.workflow}-c`, { now: t }), 'compensating');
+      const result = await suite.store.purge({ statuses: [...UNFINISHED_STATUSES, ...FINISHED_STATUSES], before: t + 10_000, limit: 100 });
+      expect(result.instances).toBe(0);
+      for (const status of UNFINISHED_STATUSES) expect((await details(suite.store, s.id(status))).status).toBe(status);
+    });
+
+    it('purge: deletes signals with createdAt < before, lowest id first, up to limit, never the newest', async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      const n = s.signal('n');
+      const sent = [];
+      for (const i of [1, 2, 3, 4]) sent.push(await suite.store.signal(newSignal(n, { payload: { i }, now: t + i })));
+      const left = async () =>
+        (await suite.store.signals({ name: n, key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).map((r) => r.id);
+      expect(await suite.store.purge({ statuses: all, before: t + 3, limit: 100 })).toEqual({ instances: 0, signals: 2, rateLimits: 0 });
+      expect(await left()).toEqual([sent[2]!.id, sent[3]!.id]);
+      expect((await suite.store.purge({ statuses: all, before: t + 1_000, limit: 1 })).signals).toBe(1);
+      expect(await left()).toEqual([sent[3]!.id]);
+      expect((await suite.store.purge({ statuses: all, before: t + 1_000, limit: 100 })).signals).toBe(0);
+      expect(await left()).toEqual([sent[3]!.id]);
+      const next = await suite.store.signal(newSignal(n, { now: t + 5 }));
+      expect(next.id).toBeGreaterThan(sent[3]!.id);
+      const { instance } = await suite.store.create(newInstance(s.id('late'), s.workflow, { now: t + 6 }));
+      expect(instance.signalCursor).toBe(next.id);
+    });
+
+    it('purge: deletes rate-limit windows that ended before before, and leaves open ones counting', async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      const rateLimits = [{ workflow: s.workflow, limit: { max: 5, duration: 1_000 }, perKey: { max: 1, duration: 5_000 } }];
+      await suite.store.create(newInstance(s.id('a'), s.workflow, { rateLimitKey: 'k', now: t }));
+      await suite.store.create(newInstance(s.id('b'), s.workflow, { rateLimitKey: 'k', now: t + 1 }));
+      const claim = (now: number) => suite.store.claim(claimRequest(s.workflow, { now, leaseUntil: now + 60_000, rateLimits }));
+      expect((await claim(t + 10)).instances.map((i) => i.id)).toEqual([s.id('a')]);
+      expect((await suite.store.purge({ statuses: all, before: t + 500, limit: 100 })).rateLimits).toBe(0);
+      expect((await suite.store.purge({ statuses: all, before: t + 2_000, limit: 100 })).rateLimits).toBe(1);
+      expect((await claim(t + 2_000)).instances).toEqual([]);
+      expect((await suite.store.purge({ statuses: all, before: t + 6_000, limit: 100 })).rateLimits).toBe(1);
+      expect((await claim(t + 6_000)).instances.map((i) => i.id)).toEqual([s.id('b')]);
+    });
+
+    it('purge: a purge racing reopens never deletes a reopened instance', async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      const ids = range(20).map((i) => s.id(pad(i)));
+      for (const [i, id] of ids.entries()) await settle(suite.store, newInstance(id, s.workflow, { now: t }), 'failed', { at: t + 1 + i });
+      const reopen = (id: string) =>
+        suite.store.reopen(id, { expect: { status: 'failed', runs: 1 }, status: 'pending', error: null, entries: [], now: t + 5_000 });
+      const calls: Array<Promise<unknown>> = ids.slice(0, 10).map(reopen);
+      calls.push(suite.store.purge({ statuses: ['failed'], before: t + 1_000, limit: 100 }));
+      calls.push(...ids.slice(10).map(reopen));
+      const results = await Promise.all(calls);
+      const purged = results[10] as { instances: number };
+      const reopened = [...results.slice(0, 10), ...results.slice(11)] as boolean[];
+      for (const [i, id] of ids.entries()) {
+        const found = await suite.store.get(id);
+        if (reopened[i]) expect(found?.status, id).toBe('pending');
+        else expect(found, id).toBeNull();
+      }
+      expect(purged.instances + reopened.filter(Boolean).length).toBe(20);
+    });
+  });
+}

@@ -1,0 +1,107 @@
+import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, range, snapshot, testScope } from '../store-fixtures.js';
+import type { ContractSuite } from './contract-suite.js';
+
+/** `reopen`: a finished instance starts again from a kept journal prefix. */
+export function reopenContract(suite: ContractSuite): void {
+  const { describe, it, expect } = suite.test;
+  describe('reopen', () => {
+    const ended = async (id: string, workflow: string, deadline: number | null = T + 99_000) => {
+      const { token, cursor } = await lease(suite.store, newInstance(id, workflow, { deadline }));
+      await suite.store.requestCancel(id, { reason: 'stop', now: T + 1, terminate: true });
+      await suite.store.write(id, token, {
+        now: T + 2,
+        entries: [journalEntry('step-1'), journalEntry('step-2')],
+        status: 'cancelled',
+        error: { name: 'WorkflowTerminatedError', message: 'stop' },
+        release: { wakeAt: null, waits: [], signalCursor: cursor },
+      });
+    };
+
+    it('reopen: upserts entries, sets status and error, clears the cancel flags, makes it due now and sets updatedAt', async () => {
+      const s = testScope();
+      await ended(s.id('a'), s.workflow);
+      const before = await details(suite.store, s.id('a'));
+      const accepted = await suite.store.reopen(s.id('a'), {
+        expect: { status: 'cancelled', runs: 1 },
+        status: 'compensating',
+        error: null,
+        entries: [journalEntry('step-2', { compensated: true }), journalEntry('step-3')],
+        now: T + 500,
+      });
+      expect(accepted).toBe(true);
+      const after = await details(suite.store, s.id('a'));
+      expect(after).toEqual({
+        ...before,
+        status: 'compensating',
+        error: null,
+        cancelRequested: false,
+        terminateRequested: false,
+        cancelReason: null,
+        wakeAt: T + 500,
+        updatedAt: T + 500,
+        journal: [journalEntry('step-1'), journalEntry('step-2', { compensated: true }), journalEntry('step-3')],
+      });
+      const claim = await suite.store.claim(claimRequest(s.workflow, { now: T + 500 }));
+      expect(claim.instances.map((i) => [i.id, i.status, i.runs])).toEqual([[s.id('a'), 'compensating', 2]]);
+    });
+
+    it('reopen: sets deadline when given (null included) and keeps it when undefined', async () => {
+      const s = testScope();
+      await ended(s.id('a'), `${s.workflow}-a`);
+      await ended(s.id('b'), `${s.workflow}-b`);
+      const reopen = { expect: { status: 'cancelled' as const, runs: 1 }, status: 'pending' as const, error: null, entries: [], now: T + 5 };
+      await suite.store.reopen(s.id('a'), { ...reopen, deadline: T + 123_000 });
+      await suite.store.reopen(s.id('b'), { ...reopen, deadline: null });
+      expect((await details(suite.store, s.id('a'))).deadline).toBe(T + 123_000);
+      expect((await details(suite.store, s.id('b'))).deadline).toBeNull();
+    });
+
+    it('reopen: changes nothing when the status or runs differ from expect, or the id is unknown', async () => {
+      const s = testScope();
+      await ended(s.id('a'), s.workflow);
+      const before = await snapshot(suite.store, s.id('a'));
+      const base = { status: 'pending' as const, error: null, entries: [journalEntry('x')], now: T + 5 };
+      expect(await suite.store.reopen(s.id('a'), { ...base, expect: { status: 'failed', runs: 1 } })).toBe(false);
+      expect(await suite.store.reopen(s.id('a'), { ...base, expect: { status: 'cancelled', runs: 2 } })).toBe(false);
+      expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
+      expect(await suite.store.reopen(s.id('missing'), { ...base, expect: { status: 'cancelled', runs: 1 } })).toBe(false);
+      expect(await suite.store.get(s.id('missing'))).toBeNull();
+    });
+
+    it('reopen: changes nothing while a live lease is held, and clears a lapsed lease token', async () => {
+      const s = testScope();
+      const { token } = await lease(suite.store, newInstance(s.id('a'), s.workflow), { leaseUntil: T + 1_000 });
+      await suite.store.write(s.id('a'), token, { now: T + 10, entries: [], status: 'failed', error: { name: 'Error', message: 'x' } });
+      const before = await snapshot(suite.store, s.id('a'));
+      const reopen = { expect: { status: 'failed' as const, runs: 1 }, status: 'pending' as const, error: null, entries: [] };
+      expect(await suite.store.reopen(s.id('a'), { ...reopen, now: T + 1_000 })).toBe(false);
+      expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
+      expect(await suite.store.reopen(s.id('a'), { ...reopen, now: T + 1_001 })).toBe(true);
+      expect(await details(suite.store, s.id('a'))).toMatchObject({ status: 'pending', leaseToken: null, wakeAt: T + 1_001 });
+      expect(await suite.store.renew(s.id('a'), token, T + 60_000)).toBeNull();
+      expect(await suite.store.write(s.id('a'), token, { now: T + 1_002, entries: [], status: 'failed' })).toBe(false);
+      expect((await details(suite.store, s.id('a'))).status).toBe('pending');
+    });
+
+    it('reopen: of concurrent reopens exactly one lands', async () => {
+      const s = testScope();
+      await ended(s.id('a'), s.workflow);
+      const results = await Promise.all(
+        range(10).map((i) =>
+          suite.store.reopen(s.id('a'), {
+            expect: { status: 'cancelled', runs: 1 },
+            status: 'pending',
+            error: null,
+            entries: [journalEntry(`retry-${i}`)],
+            now: T + 100 + i,
+          }),
+        ),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results.indexOf(true);
+      const after = await details(suite.store, s.id('a'));
+      expect(after.updatedAt).toBe(T + 100 + winner);
+      expect(after.journal!.map((e) => e.name)).toEqual(['step-1', 'step-2', `retry-${winner}`]);
+    });
+  });
+}
