@@ -1,17 +1,14 @@
 import { Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
-import { DiscoveryModule, ModuleRef } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
 import { WorkflowClient } from './client/workflow-client.js';
 import { WorkflowEvents } from './events/workflow-events.js';
-import { WorkflowExplorer } from './registry/workflow-explorer.js';
 import { WorkflowRegistry } from './registry/workflow-registry.js';
-import { InMemoryWorkflowStore } from './storage/in-memory-workflow.store.js';
 import { WorkflowStorage } from './storage/workflow-storage.js';
-import type { WorkflowStore } from './storage/workflow-store.js';
 import { WorkflowWorker } from './worker/workflow-worker.service.js';
 import { WORKFLOWS_MODULE_OPTIONS, WORKFLOWS_RESOLVED_OPTIONS } from './workflows.constants.js';
+import { WORKFLOWS_PROVIDERS } from './workflows.providers.js';
 import {
   resolveWorkflowsOptions,
-  type ResolvedWorkflowsOptions,
   type WorkflowsModuleAsyncOptions,
   type WorkflowsModuleOptions,
   type WorkflowsOptionsFactory,
@@ -63,34 +60,9 @@ export class WorkflowsModule {
           useFactory: (options: WorkflowsModuleOptions) => resolveWorkflowsOptions(options),
           inject: [WORKFLOWS_MODULE_OPTIONS],
         },
-        {
-          provide: WorkflowStorage,
-          useFactory: async (options: ResolvedWorkflowsOptions, moduleRef: ModuleRef) => new WorkflowStorage(await createStore(options, moduleRef)),
-          inject: [WORKFLOWS_RESOLVED_OPTIONS, ModuleRef],
-        },
-        {
-          provide: WorkflowRegistry,
-          useFactory: (options: ResolvedWorkflowsOptions) => new WorkflowRegistry(options.retry),
-          inject: [WORKFLOWS_RESOLVED_OPTIONS],
-        },
-        { provide: WorkflowEvents, useFactory: () => new WorkflowEvents() },
-        WorkflowExplorer,
-        WorkflowWorker,
-        WorkflowClient,
+        ...WORKFLOWS_PROVIDERS,
       ],
       exports: [WorkflowClient, WorkflowWorker, WorkflowEvents, WorkflowStorage, WorkflowRegistry, WORKFLOWS_RESOLVED_OPTIONS],
     };
   }
-}
-
-async function createStore(options: ResolvedWorkflowsOptions, moduleRef: ModuleRef): Promise<WorkflowStore> {
-  const given = options.store;
-  const store = given === undefined ? new InMemoryWorkflowStore() : typeof given === 'function' ? await moduleRef.create(given) : given;
-  if (store instanceof InMemoryWorkflowStore && process.env.NODE_ENV === 'production' && !options.allowInMemoryStorage) {
-    throw new Error(
-      'WorkflowsModule is using the in-memory store with NODE_ENV=production: every running instance would be lost on restart. ' +
-        'Configure a durable store (PostgresWorkflowStore from @nestjs/workflows/postgres), or set allowInMemoryStorage: true to accept that.',
-    );
-  }
-  return store;
 }

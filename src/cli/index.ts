@@ -5,7 +5,7 @@
 //   nest-workflows sql --postgres [--schema <name>]
 import { explainConnectionError } from '../postgres/connection-error.js';
 import { fromPg, type PgPoolLike } from '../postgres/from-pg.js';
-import { PostgresWorkflowStore } from '../postgres/postgres-workflow.store.js';
+import { migratePostgres, postgresMigrationSql } from '../postgres/postgres-migrate.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
 
 const USAGE = `Usage:
@@ -98,12 +98,11 @@ function redact(url: string | undefined): string {
 
 async function migrate(command: Command, out: (line: string) => void): Promise<void> {
   // Validate the schema before connecting, so a typo fails fast.
-  PostgresWorkflowStore.migrationSql(command.schema);
+  postgresMigrationSql(command.schema);
   const { Pool } = await loadPg();
   const pool = new Pool(command.url === undefined ? { max: 2 } : { connectionString: command.url, max: 2 });
   try {
-    const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: command.schema, migrate: true });
-    const applied = await store.migrate().catch((error: unknown) => {
+    const applied = await migratePostgres(fromPg(pool), command.schema).catch((error: unknown) => {
       throw explainConnectionError(error, command.schema);
     });
     out(
@@ -134,7 +133,7 @@ export async function main(
   }
   try {
     if (command.name === 'help') io.out(USAGE);
-    else if (command.name === 'sql') io.out(PostgresWorkflowStore.migrationSql(command.schema).trimEnd());
+    else if (command.name === 'sql') io.out(postgresMigrationSql(command.schema).trimEnd());
     else await migrate(command, io.out);
     return 0;
   } catch (error) {

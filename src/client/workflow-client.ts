@@ -10,12 +10,12 @@ import { WorkflowEvents } from '../events/workflow-events.js';
 import { sameJson, toJsonValue } from '../engine/json-value.js';
 import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-context.js';
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
+import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
 import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
 import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult, WorkflowStore } from '../storage/workflow-store.js';
+import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult } from '../storage/workflow-store.js';
 import { parseDuration, type Duration } from '../time/duration.js';
-import { WorkflowWorker } from '../worker/workflow-worker.service.js';
 import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import type { WorkflowHandle } from './workflow-handle.js';
@@ -62,17 +62,13 @@ type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition
 /** Starts, signals, inspects and manages workflow instances. Inject it anywhere. */
 @Injectable()
 export class WorkflowClient {
-  private readonly store: WorkflowStore;
-
   constructor(
-    storage: WorkflowStorage,
+    private readonly storage: WorkflowStorage,
     private readonly registry: WorkflowRegistry,
-    private readonly worker: WorkflowWorker,
+    private readonly runtime: WorkflowRuntime,
     private readonly events: WorkflowEvents,
     @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly options: ResolvedWorkflowsOptions,
-  ) {
-    this.store = storage.store;
-  }
+  ) {}
 
   /**
    * Starts an instance. Idempotent by `id`: starting an id that exists returns that instance
@@ -108,22 +104,19 @@ export class WorkflowClient {
     };
     let result;
     if (options.transaction !== undefined) {
-      if (!this.store.createInTransaction) {
-        throw new TypeError(`start() with a transaction needs a store that supports it; ${this.store.constructor.name} does not.`);
-      }
-      result = await this.store.createInTransaction(options.transaction, instance);
+      result = await this.storage.createInTransaction(options.transaction, instance);
     } else {
       // Due now, with a free slot here: created already leased to this process, which runs it at once.
-      const lease = wakeAt <= now ? this.worker.reserveStart(definition.name) : null;
+      const lease = wakeAt <= now ? this.runtime.reserveStart(definition.name) : null;
       try {
-        result = await this.store.create(lease ? { ...instance, lease: { owner: lease.owner, token: lease.token, leaseUntil: lease.until } } : instance);
+        result = await this.storage.create(lease ? { ...instance, lease } : instance);
       } catch (error) {
-        if (lease) this.worker.releaseStart();
+        if (lease) this.runtime.releaseStart();
         throw error;
       }
       if (lease) {
-        if (result.created) this.worker.runStarted(result.instance, lease);
-        else this.worker.releaseStart();
+        if (result.created) this.runtime.runStarted(result.instance, lease);
+        else this.runtime.releaseStart();
       }
     }
     if (!result.created) {
@@ -136,7 +129,7 @@ export class WorkflowClient {
         );
       }
     } else if (wakeAt <= now && result.instance.leaseToken === null) {
-      this.worker.kick();
+      this.runtime.kick();
     }
     return this.handle<O>(id);
   }
@@ -169,14 +162,11 @@ export class WorkflowClient {
     };
     let result: WorkflowSignalResult;
     if (options.transaction !== undefined) {
-      if (!this.store.signalInTransaction) {
-        throw new TypeError(`signal() with a transaction needs a store that supports it; ${this.store.constructor.name} does not.`);
-      }
-      result = await this.store.signalInTransaction(options.transaction, request);
+      result = await this.storage.signalInTransaction(options.transaction, request);
     } else {
-      result = await this.store.signal(request);
+      result = await this.storage.signal(request);
     }
-    if (result.woken > 0) this.worker.kick();
+    if (result.woken > 0) this.runtime.kick();
     return { id: result.id, woken: result.woken, created: result.created };
   }
 
@@ -222,16 +212,16 @@ export class WorkflowClient {
     }
     // A run timeout starts again from the retry, as long as it was at the start.
     const deadline = current.deadline === null ? undefined : now + Math.max(0, current.deadline - current.createdAt);
-    const ok = await this.store.reopen(id, { expect: { status: current.status, runs: current.runs }, status, error, deadline, entries, now });
+    const ok = await this.storage.reopen(id, { expect: { status: current.status, runs: current.runs }, status, error, deadline, entries, now });
     if (!ok) {
       throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
     }
-    this.worker.kick();
+    this.runtime.kick();
   }
 
   /** The instance, with its waits and, on request, its journal and children. Throws `WorkflowNotFoundError`. */
   async getStatus(id: string, options: { journal?: boolean; children?: boolean } = {}): Promise<WorkflowInstanceDetails> {
-    const instance = await this.store.get(id, { journal: options.journal === true });
+    const instance = await this.storage.get(id, { journal: options.journal === true });
     if (!instance) throw new WorkflowNotFoundError(`No workflow instance has the id "${id}".`);
     const details: WorkflowInstanceDetails = stripLease(instance);
     if (options.children) details.children = await this.allChildren(id);
@@ -248,13 +238,13 @@ export class WorkflowClient {
     const known = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
     for (const s of status ?? []) if (!known.includes(s)) throw new TypeError(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${known.join(', ')}.`);
     if (status && status.length === 0) throw new TypeError('Invalid list() option "status": the list is empty. Leave it out for every status.');
-    const rows = await this.store.list({ ...options, status, limit, offset });
+    const rows = await this.storage.list({ ...options, status, limit, offset });
     return rows.map(stripLease);
   }
 
   /** Deletes a finished instance and its journal. Throws for an unknown or unfinished one. */
   async delete(id: string): Promise<void> {
-    if (await this.store.delete(id, FINISHED_STATUSES)) return;
+    if (await this.storage.delete(id, FINISHED_STATUSES)) return;
     const current = await this.getStatus(id);
     throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`);
   }
@@ -276,7 +266,7 @@ export class WorkflowClient {
     }
     const batch = options.limit ?? PURGE_BATCH;
     for (;;) {
-      const done = await this.store.purge({ statuses, before, limit: batch });
+      const done = await this.storage.purge({ statuses, before, limit: batch });
       total.instances += done.instances;
       total.signals += done.signals;
       total.rateLimits += done.rateLimits;
@@ -286,9 +276,9 @@ export class WorkflowClient {
 
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
     if (reason !== undefined && typeof reason !== 'string') throw new TypeError(`Invalid reason: ${String(reason)}. Use a string.`);
-    const accepted = await this.store.requestCancel(id, { reason: reason ?? null, now: this.options.clock.now(), terminate });
+    const accepted = await this.storage.requestCancel(id, { reason: reason ?? null, now: this.options.clock.now(), terminate });
     if (accepted) {
-      this.worker.noticeCancel(id, terminate);
+      this.runtime.noticeCancel(id, terminate);
       return;
     }
     const current = await this.getStatus(id);
@@ -321,7 +311,7 @@ export class WorkflowClient {
   private async allChildren(id: string): Promise<WorkflowInstance[]> {
     const children: WorkflowInstance[] = [];
     for (let offset = 0; ; offset += 1000) {
-      const page = await this.store.list({ parentId: id, limit: 1000, offset });
+      const page = await this.storage.list({ parentId: id, limit: 1000, offset });
       children.push(...page.map(stripLease));
       if (page.length < 1000) return children;
     }

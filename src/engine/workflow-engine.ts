@@ -2,15 +2,12 @@ import { serializeError } from '../errors/serialize-error.js';
 import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
 import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
-import type { SerializedWorkflowError, WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
+import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
+import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import { UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
-import type {
-  NewWorkflowInstance,
-  WorkflowConcurrencyLimit,
-  WorkflowRateLimitRule,
-  WorkflowStore,
-  WorkflowWrite,
-} from '../storage/workflow-store.js';
+import type { WorkflowLease } from '../storage/workflow-lease.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { NewWorkflowInstance, WorkflowConcurrencyLimit, WorkflowRateLimitRule, WorkflowWrite } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { CHILD_ENDED_SIGNAL, type ChildEnded, type ResolvedChildWorkflow } from './child-support.js';
 import type { JournalLimits } from './journal-limits.js';
@@ -44,7 +41,8 @@ export interface EngineLogger {
 }
 
 export interface EngineOptions {
-  store: WorkflowStore;
+  /** The storage layer: the engine's only way to the store. */
+  storage: WorkflowStorage;
   registry: EngineRegistry;
   clock: WorkflowClock;
   journalLimits: JournalLimits;
@@ -61,13 +59,6 @@ export interface ClaimedInstance {
   exec?: WorkflowExecution;
 }
 
-export interface LeaseGrant {
-  owner: string;
-  token: string;
-  now: number;
-  until: number;
-}
-
 /**
  * Claims, executes and concludes instances: replays `run()`, then records the outcome under the
  * lease (completed, failed, suspended, compensating, cancelled), closes children and tells a
@@ -78,15 +69,16 @@ export class WorkflowEngine {
 
   constructor(private readonly options: EngineOptions) {}
 
-  async claim(lease: LeaseGrant, limit: number): Promise<ClaimedInstance[]> {
-    const { registry, store } = this.options;
+  /** Leases up to `limit` due instances of the workflows this process runs, granted at `now`. */
+  async claim(lease: WorkflowLease, now: number, limit: number): Promise<ClaimedInstance[]> {
+    const { registry, storage } = this.options;
     const workflows = registry.versions();
     if (workflows.length === 0) return [];
-    const { instances, lastSignalId } = await store.claim({
+    const { instances, lastSignalId } = await storage.claim({
       owner: lease.owner,
       token: lease.token,
-      now: lease.now,
-      leaseUntil: lease.until,
+      now,
+      leaseUntil: lease.leaseUntil,
       limit,
       workflows,
       limits: registry.limits(),
@@ -97,7 +89,7 @@ export class WorkflowEngine {
 
   /** Extends the lease; hands the execution any cancel or terminate it reads. `false`: the lease is gone. */
   async renew(claimed: ClaimedInstance, until: number): Promise<boolean> {
-    const flags = await this.options.store.renew(claimed.instance.id, claimed.instance.leaseToken!, until);
+    const flags = await this.options.storage.renew(claimed.instance.id, claimed.instance.leaseToken!, until);
     const exec = claimed.exec;
     if (!exec) return flags !== null;
     if (flags === null) exec.interrupt('lease-lost');
@@ -125,13 +117,13 @@ export class WorkflowEngine {
 
   async execute(claimed: ClaimedInstance, shutdown: AbortSignal): Promise<void> {
     const { instance, signalCursor } = claimed;
-    const { registry, store, clock, logger } = this.options;
+    const { registry, storage, clock, logger } = this.options;
     const definition = registry.get(instance.workflow, instance.version);
     let exec: WorkflowExecution | undefined;
     try {
       if (!definition) throw new Error(`Claimed "${instance.id}" of ${instance.workflow}@${instance.version}, which this process does not run.`);
       // A first claim has nothing journaled yet (a retry or hand-back always has runs > 1): skip the read.
-      const details = instance.runs === 1 ? { journal: [] } : await store.get(instance.id, { journal: true });
+      const details = instance.runs === 1 ? { journal: [] } : await storage.get(instance.id, { journal: true });
       if (!details) return; // deleted since the claim
       const timedOut = instance.deadline !== null && clock.now() >= instance.deadline;
       const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;
@@ -282,14 +274,14 @@ export class WorkflowEngine {
     // A child whose creation is still under way (terminate doesn't wait for it) must be listed too.
     await exec.childCreationsSettled();
     if (!exec.hasChildren()) return;
-    const { store, clock } = this.options;
+    const { storage, clock } = this.options;
     for (let offset = 0; ; offset += CHILDREN_PAGE) {
-      const children = await store.list({ parentId: exec.instance.id, limit: CHILDREN_PAGE, offset });
+      const children = await storage.list({ parentId: exec.instance.id, limit: CHILDREN_PAGE, offset });
       for (const child of children) {
         if (!UNFINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon') continue;
         const terminate = child.parentClose === 'terminate';
         const text = `${terminate ? 'Terminated' : 'Cancelled'}: ${reason}.`;
-        if (await store.requestCancel(child.id, { reason: text, now: clock.now(), terminate })) this.noticeCancel(child.id, terminate);
+        if (await storage.requestCancel(child.id, { reason: text, now: clock.now(), terminate })) this.noticeCancel(child.id, terminate);
       }
       if (children.length < CHILDREN_PAGE) return;
     }
@@ -297,13 +289,13 @@ export class WorkflowEngine {
 
   private async cancelReason(exec: WorkflowExecution): Promise<string | null> {
     if (exec.instance.cancelRequested) return exec.instance.cancelReason;
-    return (await this.options.store.get(exec.instance.id))?.cancelReason ?? null;
+    return (await this.options.storage.get(exec.instance.id))?.cancelReason ?? null;
   }
 
   private executionDeps(instance: WorkflowInstance, retry: RetryPolicy) {
-    const { store, clock, journalLimits, logger, registry } = this.options;
+    const { storage, clock, journalLimits, logger, registry } = this.options;
     return {
-      store,
+      storage,
       clock,
       journalLimits,
       retry,
@@ -316,7 +308,7 @@ export class WorkflowEngine {
 
   /** Creates a child, or accepts the one a crashed execution created (same workflow, input and parent). */
   private async createChild(child: NewWorkflowInstance): Promise<void> {
-    const { instance, created } = await this.options.store.create(child);
+    const { instance, created } = await this.options.storage.create(child);
     if (created) {
       this.options.kick();
       return;

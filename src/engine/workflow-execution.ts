@@ -13,7 +13,8 @@ import type {
   WorkflowJournalKind,
   WorkflowWait,
 } from '../storage/workflow-instance.js';
-import type { WorkflowStore, WorkflowWrite } from '../storage/workflow-store.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowWrite } from '../storage/workflow-store.js';
 import { parseDuration } from '../time/duration.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { ChildSupport, type ChildDeps } from './child-support.js';
@@ -26,7 +27,7 @@ import type { WorkflowChildOptions, WorkflowContext, WorkflowReference, Workflow
 
 /** What an execution needs from the engine around it. */
 export interface ExecutionDeps extends ChildDeps {
-  store: WorkflowStore;
+  storage: WorkflowStorage;
   clock: WorkflowClock;
   journalLimits: JournalLimits;
   /** The workflow's default step retry (its own, else the module's). */
@@ -223,7 +224,7 @@ export class WorkflowExecution {
     this.writes = this.writes.then(async (ok) => {
       if (!ok) return false;
       try {
-        const landed = await this.deps.store.write(this.instance.id, token, full);
+        const landed = await this.deps.storage.write(this.instance.id, token, full);
         if (!landed) this.interrupt('lease-lost');
         return landed;
       } catch (error) {
@@ -411,7 +412,7 @@ export class WorkflowExecution {
     this.active++;
     let found;
     try {
-      const records = await this.deps.store.signals({ name: signalNameValue, key, afterId, upToId: this.signalCursor });
+      const records = await this.deps.storage.signals({ name: signalNameValue, key, afterId, upToId: this.signalCursor });
       // A parallel wait of the same name and key may have taken a signal while this one read: take
       // the oldest still free. Parking on a signal that was already read would never be woken,
       // since the suspension's check only looks above the cursor.

@@ -1,4 +1,4 @@
-import type { SerializedWorkflowError } from '../storage/workflow-instance.js';
+import type { SerializedWorkflowError } from './serialized-workflow-error.js';
 import { NonRetryableError } from './non-retryable.error.js';
 import { UnknownWorkflowError } from './unknown-workflow.error.js';
 import { WorkflowAlreadyStartedError } from './workflow-already-started.error.js';

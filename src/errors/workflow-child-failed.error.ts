@@ -1,4 +1,4 @@
-import type { SerializedWorkflowError } from '../storage/workflow-instance.js';
+import type { SerializedWorkflowError } from './serialized-workflow-error.js';
 import { WorkflowError } from './workflow.error.js';
 
 /** A child instance ended as `failed`, `cancelled` or `compensation_failed`; `childError` is its error. */

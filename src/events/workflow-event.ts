@@ -1,4 +1,5 @@
-import type { SerializedWorkflowError, WorkflowWait } from '../storage/workflow-instance.js';
+import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
+import type { WorkflowWait } from '../signals/workflow-wait.js';
 
 interface EventBase {
   /** The instance's id. */

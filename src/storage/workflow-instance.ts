@@ -1,3 +1,8 @@
+import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
+import type { WorkflowWait } from '../signals/workflow-wait.js';
+
+export type { SerializedWorkflowError, WorkflowWait };
+
 /** Where an instance is in its life. The first four are unfinished; the last four are final. */
 export type WorkflowStatus =
   | 'pending'
@@ -18,15 +23,6 @@ export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'faile
 /** What happens to an unfinished child when its parent ends. */
 export type WorkflowParentClose = 'cancel' | 'terminate' | 'abandon';
 
-/** An error as it crosses the store: plain JSON, turned back into the engine's class where it owns one. */
-export interface SerializedWorkflowError {
-  name: string;
-  message: string;
-  stack?: string;
-  cause?: SerializedWorkflowError;
-  /** Extra fields an error carries (a child's error, a compensation's error...). */
-  [field: string]: unknown;
-}
 
 /** A workflow instance as the store keeps it. Times are epoch milliseconds. */
 export interface WorkflowInstance {
@@ -66,11 +62,6 @@ export interface WorkflowInstance {
   updatedAt: number;
 }
 
-/** A signal an instance waits for: its name and exactly its key (`null`: sent without one). */
-export interface WorkflowWait {
-  name: string;
-  key: string | null;
-}
 
 /** What a journal entry records. Names starting with `$` are the engine's own entries. */
 export type WorkflowJournalKind = 'step' | 'sleep' | 'signal' | 'child' | 'value' | 'compensation';

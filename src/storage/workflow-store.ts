@@ -6,6 +6,7 @@ import type {
   WorkflowStatus,
   WorkflowWait,
 } from './workflow-instance.js';
+import type { WorkflowLease } from './workflow-lease.js';
 
 /**
  * Where instances, their journals and waits, signals and schedules live. `InMemoryWorkflowStore`
@@ -250,7 +251,7 @@ export interface NewWorkflowInstance {
    * round trip; its `signalCursor` is then the execution's signal cursor. Applies only when the call
    * creates the instance (an existing one is returned unchanged). Not passed to `createInTransaction()`.
    */
-  lease?: { owner: string; token: string; leaseUntil: number };
+  lease?: WorkflowLease;
 }
 
 export interface WorkflowCancelRequest {

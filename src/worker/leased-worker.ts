@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
-
-/** A lease as the loop grants it to one claim. */
-export interface Lease {
-  owner: string;
-  token: string;
-  now: number;
-  until: number;
-}
 
 export interface LeasedWorkerOptions<T> {
   owner?: string;
@@ -19,7 +12,8 @@ export interface LeasedWorkerOptions<T> {
   heartbeatInterval: number;
   shutdownTimeout: number;
   clock: WorkflowClock;
-  claim(lease: Lease, limit: number): Promise<T[]>;
+  /** Leases up to `limit` due items under `lease`, granted at `now`. */
+  claim(lease: WorkflowLease, now: number, limit: number): Promise<T[]>;
   /** Extends an item's lease; `false` when it is gone. */
   renew(item: T, until: number): Promise<boolean>;
   /** Runs an item to its end; `shutdown` aborts when the worker stops. Must not throw. */
@@ -70,11 +64,11 @@ export class LeasedWorker<T> {
    * runs, a slot is free and no claimed work is known to wait; returns the lease to create it
    * with, or `null`. Follow with `adopt()` once it is created, or `unreserve()`.
    */
-  reserve(): Lease | null {
+  reserve(): WorkflowLease | null {
     if (!this.started || this.stopping || this.backlog) return null;
     if (this.running.size + this.reserved >= this.options.concurrency) return null;
     this.reserved++;
-    return this.lease();
+    return this.lease(this.options.clock.now());
   }
 
   /** Runs an item created under a `reserve()`d lease, in its slot. */
@@ -105,7 +99,8 @@ export class LeasedWorker<T> {
     let executed = 0;
     const max = options.limit ?? Infinity;
     while (executed < max && !this.shutdownController.signal.aborted) {
-      const items = await this.options.claim(this.lease(), Math.min(this.options.concurrency, max - executed));
+      const now = this.options.clock.now();
+      const items = await this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed));
       if (items.length === 0) break;
       executed += items.length;
       await Promise.all(items.map((item) => this.track(item)));
@@ -145,7 +140,8 @@ export class LeasedWorker<T> {
       if (free > 0 && this.wanted) {
         this.wanted = false;
         try {
-          const items = await this.options.claim(this.lease(), free);
+          const now = this.options.clock.now();
+          const items = await this.options.claim(this.lease(now), now, free);
           // A full claim means more may be due: claim again as soon as a slot is free.
           this.backlog = items.length === free;
           if (this.backlog) this.wanted = true;
@@ -187,9 +183,8 @@ export class LeasedWorker<T> {
     return task;
   }
 
-  private lease(): Lease {
-    const now = this.options.clock.now();
-    return { owner: this.owner, token: randomUUID(), now, until: now + this.options.leaseDuration };
+  private lease(now: number): WorkflowLease {
+    return { owner: this.owner, token: randomUUID(), leaseUntil: now + this.options.leaseDuration };
   }
 
   private startHeartbeat(): void {

@@ -11,7 +11,7 @@ function worker(claim: (limit: number) => Promise<string[]>, execute: (item: str
     heartbeatInterval: 10_000,
     shutdownTimeout: 1_000,
     clock: systemClock,
-    claim: (_lease, limit) => claim(limit),
+    claim: (_lease, _now, limit) => claim(limit),
     renew: async () => true,
     execute,
     onError: (error) => errors.push(error),

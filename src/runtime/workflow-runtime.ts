@@ -1,0 +1,132 @@
+import type { EngineLogger, ClaimedInstance, WorkflowEngine } from '../engine/workflow-engine.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import type { WorkflowLease } from '../storage/workflow-lease.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
+import { LeasedWorker } from '../worker/leased-worker.js';
+import type { WorkflowWakeUps } from './workflow-wake-ups.js';
+
+/** The background worker's settings, resolved (milliseconds). */
+export interface RuntimeWorkerSettings {
+  /** Run the background loop; without it only `drain()` runs work. */
+  enabled: boolean;
+  id: string | undefined;
+  concurrency: number;
+  pollInterval: number;
+  leaseDuration: number;
+  heartbeatInterval: number;
+  shutdownTimeout: number;
+}
+
+export interface WorkflowRuntimeOptions {
+  engine: WorkflowEngine;
+  storage: WorkflowStorage;
+  /** Whether a workflow has a concurrency or rate limit (its starts are then left to claims). */
+  registry: { isLimited(workflow: string): boolean };
+  wakeUps: WorkflowWakeUps;
+  clock: WorkflowClock;
+  worker: RuntimeWorkerSettings;
+  logger: EngineLogger;
+}
+
+/**
+ * What runs workflows in this process, shared by `WorkflowWorker` (which starts and stops it with
+ * the application) and `WorkflowClient` (which starts instances here at once when it can): the
+ * engine, the leased loop that feeds it with its slots, the local starts that take a slot without
+ * a claim, and the wake-ups that make the loop look for work before its next poll. Framework-free.
+ */
+export class WorkflowRuntime {
+  private readonly loop: LeasedWorker<ClaimedInstance>;
+  private readonly enabled: boolean;
+  private readonly stops: Array<() => unknown> = [];
+  private stopped: Promise<void> | null = null;
+
+  constructor(private readonly options: WorkflowRuntimeOptions) {
+    const { engine, worker, clock, logger } = options;
+    this.enabled = worker.enabled;
+    this.loop = new LeasedWorker<ClaimedInstance>({
+      owner: worker.id,
+      concurrency: worker.concurrency,
+      pollInterval: worker.pollInterval,
+      leaseDuration: worker.leaseDuration,
+      heartbeatInterval: worker.heartbeatInterval,
+      shutdownTimeout: worker.shutdownTimeout,
+      clock,
+      claim: (lease, now, limit) => engine.claim(lease, now, limit),
+      renew: (claimed, until) => engine.renew(claimed, until),
+      execute: (claimed, shutdown) => engine.execute(claimed, shutdown),
+      onError: (error, stage) => logger.error(stage === 'claim' ? 'Claiming workflow instances failed.' : 'Renewing a lease failed.', error),
+    });
+    this.stops.push(options.wakeUps.subscribe(() => this.kick()));
+  }
+
+  /** This process's worker id, shown as `leaseOwner`. */
+  get id(): string {
+    return this.loop.owner;
+  }
+
+  /**
+   * Starts the background loop (when enabled), with the wake-ups from outside the process: the
+   * store's notifications (when it has them) and a manual clock's moves.
+   */
+  async start(): Promise<void> {
+    if (!this.enabled || this.stopped) return;
+    const { clock, storage, logger, worker } = this.options;
+    if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => this.kick()));
+    try {
+      const stopListening = await storage.listen(() => this.kick());
+      if (stopListening) this.stops.push(() => stopListening().catch(() => undefined));
+    } catch (error) {
+      logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);
+    }
+    this.loop.start();
+  }
+
+  /**
+   * Runs every instance due at the clock's current time, again and again until none is left
+   * (children started and parents they wake included); resolves to the number of executions.
+   */
+  drain(options: { limit?: number } = {}): Promise<number> {
+    return this.loop.drain(options);
+  }
+
+  /** Stops claiming and lets running executions hand back (up to `shutdownTimeout`). Safe to call twice. */
+  shutdown(): Promise<void> {
+    this.stopped ??= (async () => {
+      const stops = this.stops.splice(0);
+      await this.loop.shutdown();
+      await Promise.all(stops.map((stop) => stop()));
+    })();
+    return this.stopped;
+  }
+
+  /** Looks for work now instead of at the next poll (a local start, a signal, a cancel). */
+  kick(): void {
+    if (this.enabled) this.loop.kick();
+  }
+
+  /**
+   * A lease for an instance about to be created in this process, so it runs here at once without
+   * a claim: when the background loop runs, a slot is free, and the workflow has no concurrency or
+   * rate limit (those are counted by claims). Follow with `runStarted()` or `releaseStart()`.
+   */
+  reserveStart(workflow: string): WorkflowLease | null {
+    if (!this.enabled || this.options.registry.isLimited(workflow)) return null;
+    return this.loop.reserve();
+  }
+
+  /** Runs an instance created under `reserveStart()`'s lease, in the slot it reserved. */
+  runStarted(instance: WorkflowInstance, lease: WorkflowLease): void {
+    this.loop.adopt({ instance: { ...instance, leaseToken: lease.token }, signalCursor: instance.signalCursor });
+  }
+
+  /** The reserved start did not create an instance (it existed, or the store failed). */
+  releaseStart(): void {
+    this.loop.unreserve();
+  }
+
+  /** A cancel or terminate accepted in this process: an execution running here stops now. */
+  noticeCancel(id: string, terminate: boolean): void {
+    this.options.engine.noticeCancel(id, terminate);
+  }
+}

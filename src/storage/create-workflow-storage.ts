@@ -1,0 +1,19 @@
+import { InMemoryWorkflowStore } from './in-memory-workflow.store.js';
+import { WorkflowStorage } from './workflow-storage.js';
+import type { WorkflowStore } from './workflow-store.js';
+
+/**
+ * The storage layer over the configured store: `InMemoryWorkflowStore` when none is given. Refuses
+ * the in-memory store under `NODE_ENV=production` unless `allowInMemoryStorage` says so, since
+ * every running instance would be lost on restart.
+ */
+export function createWorkflowStorage(store: WorkflowStore | undefined, options: { allowInMemoryStorage: boolean }): WorkflowStorage {
+  const chosen = store ?? new InMemoryWorkflowStore();
+  if (chosen instanceof InMemoryWorkflowStore && process.env.NODE_ENV === 'production' && !options.allowInMemoryStorage) {
+    throw new Error(
+      'WorkflowsModule is using the in-memory store with NODE_ENV=production: every running instance would be lost on restart. ' +
+        'Configure a durable store (PostgresWorkflowStore from @nestjs/workflows/postgres), or set allowInMemoryStorage: true to accept that.',
+    );
+  }
+  return new WorkflowStorage(chosen);
+}
