@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';
+import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
 
 /** What the store reads of a `pg` result (structural: `pg` itself is never imported). */
 export interface PgResultLike {
@@ -72,9 +72,6 @@ function prepared(sql: string, params: readonly unknown[] | undefined): string |
   return { name, text: sql, values: params as unknown[] };
 }
 
-/** Marks executors made here, so the store can tell them from an application's raw client. */
-const PG_EXECUTOR = Symbol.for('@nestjs/workflows:pg-executor');
-
 /**
  * A `SqlExecutor` over a `pg` Pool: single statements on the pool, transactions on a client it
  * checks out (and gives back), and `listen()` on a client it holds for as long as the subscription
@@ -84,8 +81,7 @@ const PG_EXECUTOR = Symbol.for('@nestjs/workflows:pg-executor');
  */
 export function fromPg(pool: PgPoolLike): SqlExecutor {
   assertPool(pool);
-  const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
-    [PG_EXECUTOR]: true,
+  const executor: SqlExecutor = {
     async query(sql, params) {
       return resultOf(await pool.query(prepared(sql, params)));
     },
@@ -181,8 +177,7 @@ export function fromPgClient(client: PgClientLike): SqlExecutor {
       `Expected a pg client in a transaction (a PoolClient from \`await pool.connect()\` after \`BEGIN\`), got ${describe(client)}.`,
     );
   }
-  const executor: SqlExecutor & { [PG_EXECUTOR]: true } = {
-    [PG_EXECUTOR]: true,
+  const executor: SqlExecutor = {
     async query(sql, params) {
       return resultOf(await client.query(prepared(sql, params)));
     },
@@ -205,14 +200,6 @@ export function pgTransactionExecutor(transaction: unknown, store: string): SqlE
     );
   }
   return fromPgClient(transaction as PgClientLike);
-}
-
-/** Whether `value` is an executor made by `fromPg()` / `fromPgClient()` (or any `SqlExecutor`-shaped value). */
-export function isSqlExecutor(value: unknown): value is SqlExecutor {
-  if (typeof value !== 'object' || value === null) return false;
-  if ((value as Record<symbol, unknown>)[PG_EXECUTOR] === true) return true;
-  const candidate = value as Partial<SqlExecutor>;
-  return typeof candidate.query === 'function' && typeof candidate.transaction === 'function';
 }
 
 function assertPool(pool: unknown): asserts pool is PgPoolLike {

@@ -1,4 +1,5 @@
 import type { SqlKeyLimits } from '../sql/key-limits.js';
+import { SqlStoreInput } from '../sql/store-input.js';
 
 /**
  * The longest keys `PostgresWorkflowStore` keeps, in characters; the store checks every key it
@@ -26,3 +27,6 @@ export const POSTGRES_KEY_LIMITS = {
  * both. Only names in 3- and 4-byte characters near `journalName`'s limit can reach it.
  */
 export const POSTGRES_JOURNAL_KEY_BYTES = 2_600;
+
+/** What `PostgresWorkflowStore` checks before it writes anything (see `SqlStoreInput`). */
+export const POSTGRES_INPUT = new SqlStoreInput('PostgresWorkflowStore', POSTGRES_KEY_LIMITS, POSTGRES_JOURNAL_KEY_BYTES);

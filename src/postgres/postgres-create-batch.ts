@@ -1,7 +1,8 @@
 import { instanceColumns, notify } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { toBoolean, toInstance, toJson } from '../sql/workflow-rows.js';
+import { newInstanceRow } from '../sql/instance-params.js';
+import { toBoolean, toInstance } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
@@ -63,25 +64,7 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
     // One row per id: a repeated id in the batch gets the stored instance, as a concurrent create would.
     const first = new Map<string, NewWorkflowInstance>();
     for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
-    const rows = [...first.values()].map((init) => ({
-      id: init.id,
-      workflow: init.workflow,
-      version: init.version,
-      input: toJson(init.input ?? null),
-      parent_id: init.parentId ?? null,
-      parent_close: init.parentClose ?? null,
-      concurrency_key: init.concurrencyKey ?? null,
-      rate_limit_key: init.rateLimitKey ?? null,
-      priority: init.priority ?? 0,
-      schedule_id: init.scheduleId ?? null,
-      scheduled_at: init.scheduledAt ?? null,
-      deadline: init.deadline ?? null,
-      wake_at: init.wakeAt ?? init.now,
-      now: init.now,
-      lease_token: init.lease?.token ?? null,
-      lease_owner: init.lease?.owner ?? null,
-      lease_until: init.lease?.leaseUntil ?? null,
-    }));
+    const rows = [...first.values()].map(newInstanceRow);
     const { rows: result } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
     const found = new Map(result.map((row) => [String(row.id), { instance: toInstance(row), created: toBoolean(row.created) }]));
     // The first call of each id gets the statement's answer; a repeat (even of the same object) sees it stored.

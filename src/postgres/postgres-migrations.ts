@@ -1,15 +1,10 @@
 import { MIGRATIONS } from './migrations.generated.js';
-import { renderMigration, type MigrationDialect, type SqlMigration } from '../sql/migration-runner.js';
+import { migrationLabel, renderMigration, type MigrationDialect, type SqlMigration } from '../sql/migration-runner.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 
 /** The PostgreSQL migrations shipped with this version of the package, in order. */
 export const POSTGRES_MIGRATIONS: readonly SqlMigration[] = MIGRATIONS;
-
-/** `0001_init`: how migrations are named in messages. */
-export function migrationLabel(migration: SqlMigration): string {
-  return `${String(migration.version).padStart(4, '0')}_${migration.name}`;
-}
 
 function historyTable(quoted: string): string {
   return (

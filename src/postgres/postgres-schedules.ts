@@ -1,5 +1,7 @@
-import { POSTGRES_KEY_LIMITS } from './key-limits.js';
-import { checkKey } from '../sql/key-limits.js';
+import { POSTGRES_INPUT } from './key-limits.js';
+import { POSTGRES_DIALECT } from './postgres-dialect.js';
+import { scheduleParams } from '../sql/instance-params.js';
+import { listSchedulesStatement } from '../sql/list-queries.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toJson, toSchedule } from '../sql/workflow-rows.js';
@@ -77,25 +79,13 @@ export class PostgresSchedules {
   constructor(
     private readonly executor: SqlExecutor,
     schemaName: string,
-    private readonly store: string,
   ) {
     this.sql = postgresScheduleStatements(quoteIdentifier(schemaName));
   }
 
   async save(save: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
-    checkKey(this.store, 'schedule id', save.id, POSTGRES_KEY_LIMITS.scheduleId);
-    checkKey(this.store, 'workflow name', save.workflow, POSTGRES_KEY_LIMITS.workflow);
-    const params: unknown[] = [
-      save.id,
-      save.workflow,
-      save.declared,
-      toJson(save.spec ?? null),
-      toJson(save.input ?? null),
-      save.paused,
-      save.wakeAt,
-      toJson(save.state ?? null),
-      save.now,
-    ];
+    POSTGRES_INPUT.schedule(save);
+    const params = scheduleParams(save);
     const { rows } =
       save.expectRevision === null
         ? await this.executor.query(this.sql.insertSchedule, params)
@@ -109,20 +99,7 @@ export class PostgresSchedules {
   }
 
   async list(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
-    const params: unknown[] = [];
-    const where: string[] = [];
-    if (query.workflow !== undefined) {
-      params.push(query.workflow);
-      where.push(`workflow = $${params.length}`);
-    }
-    if (query.declared !== undefined) {
-      params.push(query.declared);
-      where.push(`declared = $${params.length}`);
-    }
-    params.push(query.limit, query.offset);
-    const sql =
-      `${this.sql.listSchedulesPrefix}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
-      ` ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`;
+    const { sql, params } = listSchedulesStatement(POSTGRES_DIALECT, this.sql.listSchedulesPrefix, query);
     const { rows } = await this.executor.query(sql, params);
     return rows.map(toSchedule);
   }
@@ -133,7 +110,7 @@ export class PostgresSchedules {
   }
 
   async claim(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
-    checkKey(this.store, 'lease token', request.token, POSTGRES_KEY_LIMITS.leaseToken);
+    POSTGRES_INPUT.token(request.token, request.owner);
     const { rows } = await this.executor.query(this.sql.claimSchedules, [
       request.now,
       request.workflows,

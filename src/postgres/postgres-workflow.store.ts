@@ -1,19 +1,15 @@
 import { explainConnectionError } from './connection-error.js';
-import { isSqlExecutor, pgTransactionExecutor } from './from-pg.js';
-import { POSTGRES_KEY_LIMITS } from './key-limits.js';
+import { pgTransactionExecutor } from './from-pg.js';
+import { POSTGRES_INPUT } from './key-limits.js';
+import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
-import { checkEntries, checkNewInstance, checkSignal, checkWait, distinctEntries } from './postgres-input.js';
 import { PostgresCreateBatch } from './postgres-create-batch.js';
 import { PostgresWriteBatch } from './postgres-write-batch.js';
 import { PostgresListener } from './postgres-listener.js';
-import {
-  migrationLabel,
-  POSTGRES_MIGRATIONS,
-  postgresMigrationDialect,
-  postgresMigrationSql,
-} from './postgres-migrations.js';
+import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
 import { PostgresSchedules } from './postgres-schedules.js';
+import { PostgresSignals } from './postgres-signals.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import {
   postgresWriteStatements,
@@ -21,14 +17,16 @@ import {
   type WriteShape,
   type WriteStatement,
 } from './postgres-write-statements.js';
-import { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
-import { WorkflowError } from '../errors/workflow.error.js';
-import { checkKey } from '../sql/key-limits.js';
-import { MigrationRunner } from '../sql/migration-runner.js';
+import { newInstanceParams } from '../sql/instance-params.js';
+import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
+import { listInstancesStatement } from '../sql/list-queries.js';
+import { migrationLabel, MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { signalTopic } from '../sql/signal-topic.js';
-import type { SqlExecutor } from '../sql/sql-executor.js';
-import { fromJson, toBoolean, toInstance, toJson, toNumber, toSignal, toWaits } from '../sql/workflow-rows.js';
+import { requireExecutor, type SqlExecutor } from '../sql/sql-executor.js';
+import { distinctEntries } from '../sql/store-input.js';
+import { initSchema } from '../sql/store-schema.js';
+import { fromJson, toBoolean, toInstance, toJson, toSignal, toWaits } from '../sql/workflow-rows.js';
 import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -96,27 +94,26 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private readonly claimSql: PostgresClaimStatements;
   private readonly writeSql: (shape: WriteShape) => WriteStatement;
   private readonly schedules: PostgresSchedules;
+  private readonly signalLock: PostgresSignals;
   private readonly migrateOnInit: boolean;
   private listener: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresWriteBatch;
-  /** Per instance with writes in progress: settles when its last write did (see `inOrder()`). */
-  private readonly writeTails = new Map<string, Promise<void>>();
+  private readonly queue = new InstanceWriteQueue();
 
   constructor(options: PostgresWorkflowStoreOptions) {
-    if (!isSqlExecutor(options?.executor)) {
-      const hint =
-        typeof (options?.executor as { connect?: unknown } | undefined)?.connect === 'function'
-          ? ' It looks like a pg Pool: wrap it, `executor: fromPg(pool)`.'
-          : '';
-      throw new TypeError(`${STORE}: \`executor\` must be a SqlExecutor such as fromPg(pool) from '@nestjs/workflows/postgres'.${hint}`);
-    }
-    this.executor = options.executor;
+    this.executor = requireExecutor(
+      options?.executor,
+      STORE,
+      "fromPg(pool) from '@nestjs/workflows/postgres'",
+      'It looks like a pg Pool: wrap it, `executor: fromPg(pool)`.',
+    );
     this.schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA, STORE);
     this.sql = postgresStatements(this.schema);
     this.claimSql = postgresClaimStatements(this.schema);
     this.writeSql = postgresWriteStatements(this.schema);
-    this.schedules = new PostgresSchedules(this.executor, this.schema, STORE);
+    this.schedules = new PostgresSchedules(this.executor, this.schema);
+    this.signalLock = new PostgresSignals(this.sql, STORE);
     this.migrateOnInit = options.migrate ?? process.env.NODE_ENV !== 'production';
     this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) =>
       this.writeOne(one.id, one.token, one.write, one.shape, one.entries),
@@ -144,19 +141,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   /** Migrates (or, with `migrate: false`, checks the schema is current). Called once at startup. */
   async init(): Promise<void> {
     try {
-      if (this.migrateOnInit) {
-        await this.migrate();
-        return;
-      }
-      const pending = await this.runner().pending();
-      if (pending.length > 0) {
-        throw new WorkflowSchemaError(
-          `${STORE}: the schema "${this.schema}" is behind this version of @nestjs/workflows: migration(s) ` +
-            `${pending.map(migrationLabel).join(', ')} not applied, and \`migrate\` is false. Apply them with ` +
-            `\`npx nest-workflows migrate --postgres <url> --schema ${this.schema}\`, or run ` +
-            `PostgresWorkflowStore.migrationSql('${this.schema}') with your migration tool, or set \`migrate: true\`.`,
-        );
-      }
+      await initSchema({ runner: this.runner(), migrate: this.migrateOnInit, store: STORE, schema: this.schema, cliFlag: '--postgres' });
     } catch (error) {
       throw explainConnectionError(error, this.schema);
     }
@@ -172,7 +157,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   async create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    checkNewInstance(instance);
+    POSTGRES_INPUT.newInstance(instance);
     return this.creates.create(instance);
   }
 
@@ -191,27 +176,8 @@ export class PostgresWorkflowStore implements WorkflowStore {
     executor: SqlExecutor,
     init: NewWorkflowInstance,
   ): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    checkNewInstance(init);
-    const { rows } = await executor.query(this.sql.create, [
-      init.id,
-      init.workflow,
-      init.version,
-      toJson(init.input ?? null),
-      init.parentId ?? null,
-      init.parentClose ?? null,
-      init.concurrencyKey ?? null,
-      init.rateLimitKey ?? null,
-      init.priority ?? 0,
-      init.scheduleId ?? null,
-      init.scheduledAt ?? null,
-      init.deadline ?? null,
-      init.wakeAt ?? init.now,
-      init.now,
-      this.sql.channel,
-      init.lease?.token ?? null,
-      init.lease?.owner ?? null,
-      init.lease?.leaseUntil ?? null,
-    ]);
+    POSTGRES_INPUT.newInstance(init);
+    const { rows } = await executor.query(this.sql.create, [...newInstanceParams(init), this.sql.channel]);
     if (rows[0]) return { instance: toInstance(rows[0]), created: toBoolean(rows[0].created) };
     // A concurrent create of the same id committed after this statement's snapshot: read it now.
     const again = await executor.query(this.sql.getInstance, [init.id]);
@@ -229,21 +195,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    const params: unknown[] = [];
-    const where: string[] = [];
-    const add = (condition: (param: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(condition(`$${params.length}`));
-    };
-    if (query.status !== undefined) add((p) => `status = ANY(${p}::text[])`, query.status);
-    if (query.workflow !== undefined) add((p) => `workflow = ${p}`, query.workflow);
-    if (query.version !== undefined) add((p) => `version = ${p}`, query.version);
-    if (query.parentId !== undefined) add((p) => `parent_id = ${p}`, query.parentId);
-    if (query.scheduleId !== undefined) add((p) => `schedule_id = ${p}`, query.scheduleId);
-    params.push(query.limit, query.offset);
-    const sql =
-      `${this.sql.listPrefix}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
-      ` ORDER BY created_at, id LIMIT $${params.length - 1} OFFSET $${params.length}`;
+    const { sql, params } = listInstancesStatement(POSTGRES_DIALECT, this.sql.listPrefix, query);
     const { rows } = await this.executor.query(sql, params);
     return rows.map(toInstance);
   }
@@ -255,7 +207,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
-    checkEntries(id, reopen.entries);
+    POSTGRES_INPUT.entries(id, reopen.entries);
     const { rows } = await this.executor.query(this.sql.reopen, [
       id,
       reopen.expect.status,
@@ -279,11 +231,8 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
-    checkSignal(signal);
-    return this.executor.transaction(async (tx) => {
-      await tx.query(this.sql.lockSignalsExclusive, [this.sql.signalLockKey]);
-      return this.insertSignal(tx, signal);
-    });
+    POSTGRES_INPUT.signal(signal);
+    return this.signalLock.send(this.executor, signal);
   }
 
   /**
@@ -293,47 +242,8 @@ export class PostgresWorkflowStore implements WorkflowStore {
    * transaction ends, so keep it short.
    */
   async signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
-    checkSignal(signal);
-    const executor = pgTransactionExecutor(transaction, STORE);
-    const { rows } = await executor.query('SHOW transaction_isolation');
-    const isolation = String(rows[0]?.transaction_isolation ?? '');
-    if (isolation !== 'read committed') {
-      throw new WorkflowError(
-        `${STORE}: signal(..., { transaction }) needs a READ COMMITTED transaction; this one is ${isolation.toUpperCase()}. ` +
-          'Under a snapshot taken before the signal lock, the wake-up would miss instances that suspended meanwhile. ' +
-          'Send the signal from a READ COMMITTED transaction, or without `transaction`.',
-      );
-    }
-    await executor.query(this.sql.lockSignalsExclusive, [this.sql.signalLockKey]);
-    const held = await executor.query(this.sql.signalLockHeld, [this.sql.signalLockKey]);
-    if (!toBoolean(held.rows[0]?.held)) {
-      throw new WorkflowError(
-        `${STORE}: signal(..., { transaction }) got a client that is not in a transaction (the signal lock ended with ` +
-          'its statement). Pass the client you ran BEGIN on, before COMMIT.',
-      );
-    }
-    return this.insertSignal(executor, signal);
-  }
-
-  /** Stores `signal` and wakes its waiters; the caller holds the exclusive signal lock. */
-  private async insertSignal(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
-    const { rows } = await executor.query(this.sql.insertSignal, [
-      signal.name,
-      signal.key,
-      signalTopic(signal.name, signal.key),
-      signal.dedupeId,
-      toJson(signal.payload ?? null),
-      signal.now,
-      this.sql.channel,
-    ]);
-    const row = rows[0];
-    if (!row) throw new Error(`${STORE}: signal ${JSON.stringify(signal.name)} was neither stored nor found.`);
-    return {
-      id: toNumber(row.id),
-      woken: toNumber(row.woken),
-      created: toBoolean(row.created),
-      key: row.key === null || row.key === undefined ? null : String(row.key),
-    };
+    POSTGRES_INPUT.signal(signal);
+    return this.signalLock.sendInTransaction(pgTransactionExecutor(transaction, STORE), signal);
   }
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
@@ -351,7 +261,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
-    checkKey(STORE, 'lease token', request.token, POSTGRES_KEY_LIMITS.leaseToken);
+    POSTGRES_INPUT.token(request.token, request.owner);
     return claimInstances(this.executor, this.claimSql, request);
   }
 
@@ -368,10 +278,8 @@ export class PostgresWorkflowStore implements WorkflowStore {
    * follows in the same transaction.
    */
   async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
-    checkEntries(id, write.entries);
-    if (write.signal) checkSignal(write.signal);
+    POSTGRES_INPUT.write(id, write);
     const { release } = write;
-    if (release) for (const wait of release.waits) checkWait(wait.name, wait.key);
     const shape: WriteShape = {
       status: write.status !== undefined,
       output: write.output !== undefined,
@@ -382,29 +290,9 @@ export class PostgresWorkflowStore implements WorkflowStore {
     };
     const entries = distinctEntries(write.entries);
     const batched = !write.signal && !shape.waits;
-    return this.inOrder(id, () =>
+    return this.queue.run(id, () =>
       batched ? this.writes.write({ id, token, entries, write, shape }) : this.writeOne(id, token, write, shape, entries),
     );
-  }
-
-  /**
-   * Runs `fn` once every earlier `write()` of instance `id` settled, so one instance's writes land
-   * in call order even when they take different paths (a batch, or a transaction of their own with
-   * the signal lock): otherwise a suspension could land before a journal write made just before it,
-   * and that write would find the lease released.
-   */
-  private inOrder<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.writeTails.get(id);
-    const result = previous ? previous.then(fn) : fn();
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.writeTails.set(id, tail);
-    void tail.then(() => {
-      if (this.writeTails.get(id) === tail) this.writeTails.delete(id);
-    });
-    return result;
   }
 
   /** One write in a statement of its own: with the signal lock when it takes it, else alone in a batch. */
@@ -437,17 +325,16 @@ export class PostgresWorkflowStore implements WorkflowStore {
     const { signal } = write;
     if (signal) {
       return this.executor.transaction(async (tx) => {
-        await tx.query(this.sql.lockSignalsExclusive, [this.sql.signalLockKey]);
+        await this.signalLock.lockExclusive(tx);
         const { rows } = await tx.query(statement.sql, params);
         if (rows.length === 0) return false;
-        await this.insertSignal(tx, signal);
+        await this.signalLock.insert(tx, signal);
         return true;
       });
     }
     if (shape.waits) {
       return this.executor.transaction(async (tx) => {
-        // Shared: suspensions don't wait for each other, only for signals (see signal()).
-        await tx.query(this.sql.lockSignalsShared, [this.sql.signalLockKey]);
+        await this.signalLock.lockShared(tx);
         return (await tx.query(statement.sql, params)).rows.length > 0;
       });
     }

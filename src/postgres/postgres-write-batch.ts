@@ -2,7 +2,7 @@ import { UNFINISHED, notify } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
-import { toJson } from '../sql/workflow-rows.js';
+import { writeRow } from '../sql/instance-params.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 import type { WriteShape } from './postgres-write-statements.js';
@@ -75,23 +75,7 @@ SELECT id, (SELECT count(*) FROM woke) AS notified FROM target`;
 
   private async send(writes: BatchedWrite[]): Promise<boolean[]> {
     if (writes.length === 1) return [await this.single(writes[0]!)];
-    const rows = writes.map(({ id, token, entries, write }) => ({
-      id,
-      token,
-      entries,
-      count: entries.length,
-      now: write.now,
-      set_status: write.status !== undefined,
-      status: write.status ?? null,
-      set_output: write.output !== undefined,
-      output: write.output === undefined ? null : toJson(write.output),
-      set_error: write.error !== undefined,
-      error: write.error === undefined ? null : toJson(write.error),
-      set_custom: write.customStatus !== undefined,
-      custom_status: write.customStatus === undefined ? null : toJson(write.customStatus),
-      release: write.release !== undefined,
-      wake_at: write.release?.wakeAt ?? null,
-    }));
+    const rows = writes.map(({ id, token, entries, write }) => writeRow(id, token, entries, write));
     const { rows: landed } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
     const ids = new Set(landed.map((row) => String(row.id)));
     return writes.map((write) => ids.has(write.id));

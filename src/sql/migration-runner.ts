@@ -27,6 +27,11 @@ export interface MigrationDialect {
   apply(executor: SqlExecutor, migration: SqlMigration): Promise<void>;
 }
 
+/** `0001_init`: how migrations are named in messages and history tables. */
+export function migrationLabel(migration: SqlMigration): string {
+  return `${String(migration.version).padStart(4, '0')}_${migration.name}`;
+}
+
 /** Replaces the schema placeholder of a migration file with the quoted schema name. */
 export function renderMigration(sql: string, quotedSchema: string): string {
   return sql.replaceAll('{{schema}}', quotedSchema);

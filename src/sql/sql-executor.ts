@@ -39,3 +39,21 @@ export interface SqlExecutor {
     onError?: (error: Error) => void,
   ): Promise<() => Promise<void>>;
 }
+
+/** Whether `value` has a `SqlExecutor`'s methods (what `fromPg()` and `fromMysql2()` return, or one of yours). */
+export function isSqlExecutor(value: unknown): value is SqlExecutor {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<SqlExecutor>;
+  return typeof candidate.query === 'function' && typeof candidate.transaction === 'function';
+}
+
+/**
+ * A SQL store's `executor` option, checked: a `TypeError` that names the store and the factory
+ * to wrap the driver's pool with (`hint`, when the value looks like a raw pool) otherwise.
+ */
+export function requireExecutor(executor: unknown, store: string, factory: string, hint: string): SqlExecutor {
+  if (isSqlExecutor(executor)) return executor;
+  const raw = executor as { getConnection?: unknown; connect?: unknown } | undefined;
+  const pool = typeof raw?.connect === 'function' || typeof raw?.getConnection === 'function';
+  throw new TypeError(`${store}: \`executor\` must be a SqlExecutor such as ${factory}.${pool ? ` ${hint}` : ''}`);
+}

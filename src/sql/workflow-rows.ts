@@ -80,8 +80,12 @@ export function toInstance(row: SqlRow): WorkflowInstance {
   };
 }
 
-/** The waits an instance row's `wait_topics` (an array of `signalTopic()`s) stand for, in order. */
-export function toWaits(topics: unknown): WorkflowWait[] {
+/**
+ * The waits an instance row's `wait_topics` stand for, in order: an array of `signalTopic()`s
+ * (PostgreSQL's `text[]`), or the same array as JSON text (MySQL).
+ */
+export function toWaits(value: unknown): WorkflowWait[] {
+  const topics = typeof value === 'string' ? JSON.parse(value) : value;
   if (!Array.isArray(topics)) return [];
   return topics.map((topic) => parseSignalTopic(String(topic)));
 }
