@@ -51,6 +51,19 @@ export interface WorkflowListOptions {
   version?: number;
   parentId?: string;
   scheduleId?: string;
+  /** Only ids that start with this (compared literally). */
+  idPrefix?: string;
+  /** Only instances created at or after this time. */
+  createdFrom?: Date | number;
+  /** Only instances created before this time. */
+  createdBefore?: Date | number;
+  /**
+   * Keyset paging: start right after this instance in the order (pass the last one of the previous
+   * page, or just its `createdAt` and `id`). Deep pages cost what the first does, unlike `offset`.
+   */
+  after?: { createdAt: number; id: string };
+  /** `'asc'` (default): oldest first. `'desc'`: newest first. */
+  order?: 'asc' | 'desc';
   /** Default 100, at most 1000. */
   limit?: number;
   /** Default 0. */
@@ -238,7 +251,25 @@ export class WorkflowClient {
     const known = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
     for (const s of status ?? []) if (!known.includes(s)) throw new TypeError(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${known.join(', ')}.`);
     if (status && status.length === 0) throw new TypeError('Invalid list() option "status": the list is empty. Leave it out for every status.');
-    const rows = await this.storage.list({ ...options, status, limit, offset });
+    if (options.idPrefix !== undefined && (typeof options.idPrefix !== 'string' || options.idPrefix === '')) {
+      throw new TypeError(`Invalid list() option "idPrefix": ${JSON.stringify(options.idPrefix)}. Use a non-empty string, or leave it out.`);
+    }
+    if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') {
+      throw new TypeError(`Invalid list() option "order": ${JSON.stringify(options.order)}. Use 'asc' or 'desc'.`);
+    }
+    const after = options.after;
+    if (after !== undefined && (after === null || typeof after.id !== 'string' || !Number.isFinite(after.createdAt))) {
+      throw new TypeError('Invalid list() option "after": pass an instance of the previous page, or { createdAt: epoch ms, id: string }.');
+    }
+    const rows = await this.storage.list({
+      ...options,
+      status,
+      createdFrom: options.createdFrom === undefined ? undefined : toEpochOption(options.createdFrom, 'list', 'createdFrom'),
+      createdBefore: options.createdBefore === undefined ? undefined : toEpochOption(options.createdBefore, 'list', 'createdBefore'),
+      after: after === undefined ? undefined : { createdAt: after.createdAt, id: after.id },
+      limit,
+      offset,
+    });
     return rows.map(stripLease);
   }
 
@@ -327,7 +358,11 @@ function stripLease<T extends WorkflowInstance>(instance: T): T {
 }
 
 function toEpoch(value: Date | number, what: string): number {
+  return toEpochOption(value, 'start', what);
+}
+
+function toEpochOption(value: Date | number, method: string, what: string): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TypeError(`Invalid start() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds.`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TypeError(`Invalid ${method}() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds.`);
   return ms;
 }

@@ -8,8 +8,10 @@ export interface SqlStatement {
 }
 
 /**
- * `list()`: `prefix` (a `SELECT ... FROM instances`) with the query's filters, ordered by
- * `created_at, id` and paged. Only the filters that are given become conditions.
+ * `list()`: `prefix` (a `SELECT ... FROM instances`) with the query's filters and keyset position,
+ * ordered by `created_at, id` (or both descending) and paged. Only the filters that are given
+ * become conditions. Written so that an index on (..., created_at, id) serves each of them in
+ * order on both dialects (PostgreSQL's migration 0002 has them by status and by workflow).
  */
 export function listInstancesStatement(dialect: SqlDialect, prefix: string, query: WorkflowListQuery): SqlStatement {
   const p = new SqlParams(dialect);
@@ -19,7 +21,35 @@ export function listInstancesStatement(dialect: SqlDialect, prefix: string, quer
   if (query.version !== undefined) where.push(`version = ${p.add(query.version)}`);
   if (query.parentId !== undefined) where.push(`parent_id = ${p.add(query.parentId)}`);
   if (query.scheduleId !== undefined) where.push(`schedule_id = ${p.add(query.scheduleId)}`);
-  return page(p, prefix, where, 'created_at, id', query);
+  if (query.idPrefix !== undefined) {
+    // LEFT() decides (so LIKE's % and _ are plain characters); the range lets the primary key's
+    // byte-ordered index find the ids.
+    where.push(`LEFT(id, ${[...query.idPrefix].length}) = ${p.add(query.idPrefix)}`, `id >= ${p.add(query.idPrefix)}`);
+    const upper = prefixUpperBound(query.idPrefix);
+    if (upper !== null) where.push(`id < ${p.add(upper)}`);
+  }
+  if (query.createdFrom !== undefined) where.push(`created_at >= ${p.add(query.createdFrom)}`);
+  if (query.createdBefore !== undefined) where.push(`created_at < ${p.add(query.createdBefore)}`);
+  const desc = query.order === 'desc';
+  if (query.after !== undefined) {
+    // Past (createdAt, id) in the order. The plain bound on created_at starts the index scan at the
+    // position; the rest only sorts out the rows that share its createdAt.
+    const [cmp, strict] = desc ? ['<=', '<'] : ['>=', '>'];
+    const at = query.after.createdAt;
+    where.push(`created_at ${cmp} ${p.add(at)}`, `(created_at ${strict} ${p.add(at)} OR id ${strict} ${p.add(query.after.id)})`);
+  }
+  return page(p, prefix, where, desc ? 'created_at DESC, id DESC' : 'created_at, id', query);
+}
+
+/**
+ * The smallest string above every string that starts with `prefix`, in byte (code point) order:
+ * the prefix with its last character raised by one. `null` when that character can't simply be
+ * raised (a surrogate, or just below them); LEFT() alone decides then.
+ */
+function prefixUpperBound(prefix: string): string | null {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (last >= 0xd7ff) return null;
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
 /** `listSchedules()`: as `listInstancesStatement()`, ordered by `id`. */

@@ -8,6 +8,7 @@ import {
   type WorkflowStatus,
   type WorkflowWait,
 } from './workflow-instance.js';
+import { listPage } from './in-memory-list.js';
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
@@ -114,18 +115,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    const statuses = query.status ? new Set(query.status) : null;
-    const found: WorkflowInstance[] = [];
-    for (const { instance } of this.instances.values()) {
-      if (statuses && !statuses.has(instance.status)) continue;
-      if (query.workflow !== undefined && instance.workflow !== query.workflow) continue;
-      if (query.version !== undefined && instance.version !== query.version) continue;
-      if (query.parentId !== undefined && instance.parentId !== query.parentId) continue;
-      if (query.scheduleId !== undefined && instance.scheduleId !== query.scheduleId) continue;
-      found.push(instance);
-    }
-    found.sort((a, b) => a.createdAt - b.createdAt || compare(a.id, b.id));
-    return copy(found.slice(query.offset, query.offset + query.limit));
+    return copy(listPage([...this.instances.values()].map((stored) => stored.instance), query));
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {

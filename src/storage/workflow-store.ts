@@ -46,7 +46,12 @@ export interface WorkflowStore {
    */
   get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null>;
 
-  /** Instances matching every given filter, ordered by `createdAt`, then `id`: one page. */
+  /**
+   * Instances matching every given filter, ordered by `createdAt`, then `id` (oldest first, or
+   * newest first with `order: 'desc'`): one page. With `after`, the page starts right after that
+   * position in the order (keyset paging: a page deep in a large table costs what the first one
+   * does, and instances created meanwhile never shift a page the way `offset` does).
+   */
   list(query: WorkflowListQuery): Promise<WorkflowInstance[]>;
 
   /**
@@ -273,8 +278,28 @@ export interface WorkflowListQuery {
   version?: number;
   parentId?: string;
   scheduleId?: string;
+  /** Only ids that start with this (never empty when given). */
+  idPrefix?: string;
+  /** Only instances with `createdAt >= createdFrom` (epoch ms). */
+  createdFrom?: number;
+  /** Only instances with `createdAt < createdBefore` (epoch ms). */
+  createdBefore?: number;
+  /**
+   * Keyset paging: only instances strictly after this position in the order, i.e. with
+   * `(createdAt, id)` above it (`order: 'asc'`) or below it (`'desc'`). Usually the last instance
+   * of the previous page.
+   */
+  after?: WorkflowListPosition;
+  /** `'asc'` (default): oldest first. `'desc'`: newest first. */
+  order?: 'asc' | 'desc';
   limit: number;
   offset: number;
+}
+
+/** A place in `list()`'s order: an instance's `createdAt` and `id`. */
+export interface WorkflowListPosition {
+  createdAt: number;
+  id: string;
 }
 
 export interface NewWorkflowSignal {

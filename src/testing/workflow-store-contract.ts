@@ -5,6 +5,7 @@ import { resolveTestApi, type ContractSuite, type WorkflowContractTestApi } from
 import { createContract } from './contract/create.contract.js';
 import { deleteContract } from './contract/delete.contract.js';
 import { getAndListContract } from './contract/get-and-list.contract.js';
+import { listKeysetContract } from './contract/list-keyset.contract.js';
 import { purgeContract } from './contract/purge.contract.js';
 import { renewContract } from './contract/renew.contract.js';
 import { reopenContract } from './contract/reopen.contract.js';
@@ -36,6 +37,7 @@ export interface WorkflowStoreContractOptions {
 const AREAS: Array<(suite: ContractSuite) => void> = [
   createContract,
   getAndListContract,
+  listKeysetContract,
   requestCancelContract,
   claimContract,
   claimLimitsContract,

@@ -91,20 +91,23 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     it('applies each migration once, however often init() runs', async () => {
       const name = schema();
       const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: name });
-      expect(await store.migrate()).toEqual(['0001_init']);
+      expect(await store.migrate()).toEqual(['0001_init', '0002_list_indexes']);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
-      const { rows } = await pool.query(`SELECT version, name FROM "${name}".migrations`);
-      expect(rows).toEqual([{ version: 1, name: 'init' }]);
+      const { rows } = await pool.query(`SELECT version, name FROM "${name}".migrations ORDER BY version`);
+      expect(rows).toEqual([
+        { version: 1, name: 'init' },
+        { version: 2, name: 'list_indexes' },
+      ]);
     });
 
     it('migrates once when five stores start together on one schema', async () => {
       const name = schema();
       const stores = Array.from({ length: 5 }, () => new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }));
       const applied = await Promise.all(stores.map((store) => store.migrate()));
-      expect(applied.filter((list) => list.length > 0)).toEqual([['0001_init']]);
+      expect(applied.filter((list) => list.length > 0)).toEqual([['0001_init', '0002_list_indexes']]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
-      expect(rows[0].n).toBe(1);
+      expect(rows[0].n).toBe(2);
       // And the schema works.
       expect((await stores[3]!.create(instance('a'))).created).toBe(true);
     });

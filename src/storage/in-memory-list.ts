@@ -1,0 +1,33 @@
+import type { WorkflowInstance } from './workflow-instance.js';
+import type { WorkflowListPosition, WorkflowListQuery } from './workflow-store.js';
+
+/**
+ * `list()` over instances held in memory: the filters, the order (`createdAt`, then `id` by UTF-16
+ * code units, which agrees with the SQL stores' byte order except between characters above U+FFFF
+ * and those from U+E000 to U+FFFF), the keyset position and the page. Returns the stored objects
+ * themselves: the caller copies them.
+ */
+export function listPage(instances: Iterable<WorkflowInstance>, query: WorkflowListQuery): WorkflowInstance[] {
+  const statuses = query.status ? new Set(query.status) : null;
+  const direction = query.order === 'desc' ? -1 : 1;
+  const order = (a: WorkflowListPosition, b: WorkflowListPosition) => direction * (a.createdAt - b.createdAt || compareIds(a.id, b.id));
+  const found: WorkflowInstance[] = [];
+  for (const instance of instances) {
+    if (statuses && !statuses.has(instance.status)) continue;
+    if (query.workflow !== undefined && instance.workflow !== query.workflow) continue;
+    if (query.version !== undefined && instance.version !== query.version) continue;
+    if (query.parentId !== undefined && instance.parentId !== query.parentId) continue;
+    if (query.scheduleId !== undefined && instance.scheduleId !== query.scheduleId) continue;
+    if (query.idPrefix !== undefined && !instance.id.startsWith(query.idPrefix)) continue;
+    if (query.createdFrom !== undefined && instance.createdAt < query.createdFrom) continue;
+    if (query.createdBefore !== undefined && instance.createdAt >= query.createdBefore) continue;
+    if (query.after !== undefined && order(instance, query.after) <= 0) continue;
+    found.push(instance);
+  }
+  found.sort(order);
+  return found.slice(query.offset, query.offset + query.limit);
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
