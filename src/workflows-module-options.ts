@@ -4,6 +4,7 @@ import { resolveJournalLimits, type JournalLimits, type WorkflowJournalLimits } 
 import { DEFAULT_RETRY, resolveRetry, type RetryPolicy, type WorkflowRetry } from './engine/retry-policy.js';
 import type { WorkflowStore } from './storage/workflow-store.js';
 import { durationOr, type Duration } from './time/duration.js';
+import { checkKnownKeys } from './options/known-keys.js';
 import { systemClock, type WorkflowClock } from './time/workflow-clock.js';
 
 /** The background worker of this process. */
@@ -77,6 +78,7 @@ export interface ResolvedWorkflowsOptions {
   allowInMemoryStorage: boolean;
 }
 
+const WORKER_OPTIONS = ['enabled', 'id', 'concurrency', 'pollInterval', 'leaseDuration', 'heartbeatInterval', 'shutdownTimeout'];
 const KNOWN_OPTIONS = ['store', 'worker', 'clock', 'retry', 'journal', 'codec', 'allowInMemoryStorage'];
 
 /** Validates the module options and applies defaults; errors name the option and say what to pass. */
@@ -97,6 +99,7 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
   if (given.codec !== undefined) validateCodec(given.codec);
   const worker = given.worker === false ? { enabled: false } : (given.worker ?? {});
   if (typeof worker !== 'object' || worker === null) throw new TypeError('Invalid WorkflowsModule option "worker": pass false or an object.');
+  checkKnownKeys(worker, WORKER_OPTIONS, 'WorkflowsModule option "worker"');
   const concurrency = worker.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new TypeError(`Invalid WorkflowsModule option "worker.concurrency": ${String(concurrency)}. Use a whole number, 1 or more.`);

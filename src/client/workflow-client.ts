@@ -15,7 +15,7 @@ import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
 import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult } from '../storage/workflow-store.js';
-import { parseDuration, type Duration } from '../time/duration.js';
+import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import type { WorkflowHandle } from './workflow-handle.js';
@@ -92,11 +92,11 @@ export class WorkflowClient {
     const definition = this.registry.resolve(workflow as WorkflowReference, options.version);
     const id = options.id ?? randomUUID();
     if (typeof id !== 'string' || id.trim() === '') throw new TypeError(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
-    const json = toJsonValue(input, `The input of workflow "${definition.name}"`) ?? null;
+    const json = toJsonValue(input, `The input of workflow "${definition.name}"`, 'input') ?? null;
     const now = this.options.clock.now();
     const startAt = options.startAt === undefined ? now : toEpoch(options.startAt, 'startAt');
     const wakeAt = Math.max(startAt, now);
-    const timeout = options.timeout === undefined ? definition.timeout : parseDuration(options.timeout, 'start() option "timeout"');
+    const timeout = options.timeout === undefined ? definition.timeout : parsePositiveDuration(options.timeout, 'start() option "timeout"');
     const priority = options.priority ?? definition.priority;
     if (!Number.isInteger(priority)) throw new TypeError(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
     for (const field of ['concurrencyKey', 'rateLimitKey'] as const) {
@@ -170,7 +170,7 @@ export class WorkflowClient {
       name,
       key: options.key ?? null,
       dedupeId: options.id ?? null,
-      payload: toJsonValue(payload, `The payload of signal "${name}"`) ?? null,
+      payload: toJsonValue(payload, `The payload of signal "${name}"`, 'payload') ?? null,
       now: this.options.clock.now(),
     };
     let result: WorkflowSignalResult;

@@ -1,7 +1,7 @@
 import { WorkflowChildFailedError } from '../errors/workflow-child-failed.error.js';
 import type { SerializedWorkflowError, WorkflowParentClose, WorkflowStatus } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
-import { parseDuration } from '../time/duration.js';
+import { parsePositiveDuration } from '../time/duration.js';
 import { toJsonValue } from './json-value.js';
 import type { WorkflowChildHandle, WorkflowChildOptions, WorkflowReference } from './workflow-context.js';
 import type { WorkflowExecution } from './workflow-execution.js';
@@ -59,8 +59,8 @@ export class ChildSupport {
     }
     const resolved = this.deps.resolveChild(workflow, options.version);
     const id = options.id ?? `${exec.instance.id}/${name}`;
-    const timeout = options.timeout === undefined ? resolved.timeout : parseDuration(options.timeout, `timeout of child "${name}"`);
-    const json = toJsonValue(input, `The input of child "${name}"`) ?? null;
+    const timeout = options.timeout === undefined ? resolved.timeout : parsePositiveDuration(options.timeout, `timeout of child "${name}"`);
+    const json = toJsonValue(input, `The input of child "${name}"`, 'input') ?? null;
     exec.ensureRoom(name);
     exec.enterActive();
     try {

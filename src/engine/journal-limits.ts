@@ -1,3 +1,5 @@
+import { checkKnownKeys } from '../options/known-keys.js';
+
 /**
  * How large an instance's journal may grow. Every execution loads the whole journal and replays
  * `run()` from the top, so a journal that keeps growing (a loop with a step per round) makes every
@@ -25,6 +27,7 @@ export const DEFAULT_JOURNAL_LIMITS: JournalLimits = {
 
 /** Applies defaults; throws a `TypeError` naming the option for anything but a positive number. */
 export function resolveJournalLimits(limits: WorkflowJournalLimits | undefined): JournalLimits {
+  checkKnownKeys(limits, Object.keys(DEFAULT_JOURNAL_LIMITS), 'WorkflowsModule option "journal"');
   const resolved = { ...DEFAULT_JOURNAL_LIMITS, ...limits };
   for (const [key, value] of Object.entries(resolved)) {
     if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {

@@ -1,3 +1,4 @@
+import { checkKnownKeys } from '../options/known-keys.js';
 import { durationOr, type Duration } from '../time/duration.js';
 
 /** How a step (or a compensation) is retried. Backoff is durable: the instance suspends meanwhile. */
@@ -23,6 +24,8 @@ export interface RetryPolicy {
   maxBackoff: number;
 }
 
+const RETRY_KEYS = ['attempts', 'backoff', 'factor', 'maxBackoff'];
+
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 3, backoff: 1_000, factor: 2, maxBackoff: 300_000 };
 
 /** Applies defaults to a retry setting; throws a `TypeError` naming `what` when it is invalid. */
@@ -33,6 +36,7 @@ export function resolveRetry(retry: WorkflowRetry | undefined, what: string, bas
   if (typeof retry !== 'object' || retry === null) {
     throw new TypeError(`Invalid ${what}: ${String(retry)}. Use a number of attempts, false, or { attempts, backoff, factor, maxBackoff }.`);
   }
+  checkKnownKeys(retry, RETRY_KEYS, what);
   const factor = retry.factor ?? base.factor;
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
     throw new TypeError(`Invalid ${what}.factor: ${String(factor)}. Use a number of at least 1 (1 keeps the backoff constant).`);

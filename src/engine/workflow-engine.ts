@@ -183,7 +183,7 @@ export class WorkflowEngine {
         }
         let output: unknown;
         try {
-          output = toJsonValue(outcome.value, `The output of workflow "${instance.workflow}"`) ?? null;
+          output = toJsonValue(outcome.value, `The output of workflow "${instance.workflow}"`, 'output') ?? null;
         } catch (error) {
           return this.compensate(exec, serializeError(error), false);
         }

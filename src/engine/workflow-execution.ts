@@ -15,7 +15,7 @@ import type {
 } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
-import { parseDuration } from '../time/duration.js';
+import { parseDuration, parsePositiveDuration } from '../time/duration.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { ChildSupport, type ChildDeps } from './child-support.js';
 import { ExecutionJournal, type JournalLimitEvent } from './execution-journal.js';
@@ -284,7 +284,7 @@ export class WorkflowExecution {
       version: instance.version,
       signal: this.abort.signal,
       step: (name, fn, options) => this.step(name, fn, options),
-      sleep: (name, duration) => this.sleepUntilMs(name, () => this.deps.clock.now() + parseDuration(duration, `the duration of sleep "${name}"`)),
+      sleep: (name, duration) => this.sleepUntilMs(name, () => this.deps.clock.now() + parseDuration(duration, `duration of sleep "${name}"`)),
       sleepUntil: (name, date) => this.sleepUntilMs(name, () => toEpoch(date, name)),
       waitForSignal: (name, signal, options) => this.waitForSignal(name, signal, options),
       startChild: (name, workflow, input, options) => this.children.start(name, workflow, input, options),
@@ -294,7 +294,7 @@ export class WorkflowExecution {
       random: () => this.value('random', () => Math.random()) as number,
       uuid: () => this.value('uuid', () => randomUUID()) as string,
       setStatus: (value) => {
-        this.pendingStatus = { value: toJsonValue(value, 'ctx.setStatus() value') ?? null };
+        this.pendingStatus = { value: toJsonValue(value, 'ctx.setStatus() value', 'status') ?? null };
       },
     };
   }
@@ -306,7 +306,7 @@ export class WorkflowExecution {
       const compensateRetry = options.compensateRetry === undefined ? retry : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, this.deps.retry);
       this.compensations.set(name, { fn: options.compensate as (result: unknown) => unknown, retry: compensateRetry });
     }
-    const timeout = options.timeout === undefined ? null : parseDuration(options.timeout, `timeout of step "${name}"`);
+    const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
     const entry = this.journal.get(name);
     if (entry?.state === 'completed') return entry.value as T;
     if (entry?.state === 'failed') throw deserializeError(entry.error!);
@@ -318,15 +318,19 @@ export class WorkflowExecution {
     const attempt = (entry?.attempts ?? 0) + 1;
     this.active++;
     let value: unknown;
+    let policy = retry;
     try {
       await this.flush();
       this.checkpoint();
       value = await this.attempt(name, fn, attempt, timeout);
-      value = toJsonValue(value, `The result of step "${name}"`);
+      // A result JSON can't carry fails the step at once: another attempt would repeat the side
+      // effect only to return the same kind of value.
+      policy = { ...retry, attempts: attempt };
+      value = toJsonValue(value, `The result of step "${name}"`, 'result');
     } catch (error) {
       if (isWorkflowInterrupt(error)) throw error;
       if (this.interruptReason !== null) throw new WorkflowInterrupt(this.interruptReason);
-      return this.stepFailed(name, entry, attempt, retry, error);
+      return this.stepFailed(name, entry, attempt, policy, error);
     } finally {
       this.leave();
     }

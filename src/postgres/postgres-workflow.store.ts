@@ -1,3 +1,4 @@
+import { checkKnownKeys } from '../options/known-keys.js';
 import { explainConnectionError } from './connection-error.js';
 import { pgTransactionExecutor } from './from-pg.js';
 import { POSTGRES_INPUT } from './key-limits.js';
@@ -95,13 +96,14 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private readonly writeSql: (shape: WriteShape) => WriteStatement;
   private readonly schedules: PostgresSchedules;
   private readonly signalLock: PostgresSignals;
-  private readonly migrateOnInit: boolean;
+  private readonly migrateOption: boolean | undefined;
   private listener: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresWriteBatch;
   private readonly queue = new InstanceWriteQueue();
 
   constructor(options: PostgresWorkflowStoreOptions) {
+    checkKnownKeys(options, ['executor', 'schema', 'migrate'], `${STORE} options`);
     this.executor = requireExecutor(
       options?.executor,
       STORE,
@@ -114,7 +116,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.writeSql = postgresWriteStatements(this.schema);
     this.schedules = new PostgresSchedules(this.executor, this.schema);
     this.signalLock = new PostgresSignals(this.sql, STORE);
-    this.migrateOnInit = options.migrate ?? process.env.NODE_ENV !== 'production';
+    this.migrateOption = options.migrate;
     this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) =>
       this.writeOne(one.id, one.token, one.write, one.shape, one.entries),
     );
@@ -141,7 +143,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   /** Migrates (or, with `migrate: false`, checks the schema is current). Called once at startup. */
   async init(): Promise<void> {
     try {
-      await initSchema({ runner: this.runner(), migrate: this.migrateOnInit, store: STORE, schema: this.schema, cliFlag: '--postgres' });
+      await initSchema({ runner: this.runner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--postgres' });
     } catch (error) {
       throw explainConnectionError(error, this.schema);
     }

@@ -6,7 +6,8 @@ import type { EngineRegistry, RunnableWorkflow } from '../engine/workflow-engine
 import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-context.js';
 import { resolveRetry, type RetryPolicy } from '../engine/retry-policy.js';
 import type { WorkflowConcurrencyLimit, WorkflowRateLimitRule } from '../storage/workflow-store.js';
-import { parseDuration } from '../time/duration.js';
+import { checkKnownKeys } from '../options/known-keys.js';
+import { parseDuration, parsePositiveDuration } from '../time/duration.js';
 
 /** A class, as Nest's discovery hands it over. */
 export type WorkflowClassLike = abstract new (...args: never[]) => unknown;
@@ -141,6 +142,9 @@ export class WorkflowRegistry implements EngineRegistry {
   }
 }
 
+const WORKFLOW_OPTIONS = ['version', 'timeout', 'retry', 'concurrency', 'rateLimit', 'priority', 'schedules'];
+const SCHEDULE_OPTIONS = ['id', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchup', 'paused'];
+
 function validate(
   name: string,
   options: WorkflowOptions,
@@ -149,14 +153,16 @@ function validate(
   instance: WorkflowDefinition<unknown, unknown>,
   defaultRetry: RetryPolicy,
 ): RegisteredWorkflow {
+  checkKnownKeys(options, WORKFLOW_OPTIONS, `${where} options`);
   const version = options.version ?? 1;
   if (!Number.isInteger(version) || version < 1) throw new TypeError(`${where}: invalid version ${String(version)}. Use a whole number, 1 or more.`);
   const priority = options.priority ?? 0;
   if (!Number.isInteger(priority)) throw new TypeError(`${where}: invalid priority ${String(priority)}. Use a whole number (lower runs first).`);
-  const timeout = options.timeout === undefined ? null : parseDuration(options.timeout, `timeout of ${where}`);
+  const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of ${where}`);
   const retry = resolveRetry(options.retry, `retry of ${where}`, defaultRetry);
   let concurrency: RegisteredWorkflow['concurrency'] = null;
   if (options.concurrency) {
+    checkKnownKeys(options.concurrency, ['limit', 'perKey'], `${where}: concurrency`);
     const { limit, perKey } = options.concurrency;
     for (const [field, value] of Object.entries({ limit, perKey })) {
       if (value !== undefined && (!Number.isInteger(value) || value! < 1)) {
@@ -167,9 +173,11 @@ function validate(
   }
   let rateLimit: WorkflowRateLimitRule | null = null;
   if (options.rateLimit) {
+    checkKnownKeys(options.rateLimit, ['limit', 'perKey'], `${where}: rateLimit`);
     const window = (field: 'limit' | 'perKey') => {
       const value = options.rateLimit![field];
       if (value === undefined) return null;
+      checkKnownKeys(value, ['max', 'duration'], `${where}: rateLimit.${field}`);
       if (!Number.isInteger(value.max) || value.max < 1) {
         throw new TypeError(`${where}: invalid rateLimit.${field}.max ${String(value.max)}. Use a whole number, 1 or more.`);
       }
@@ -187,6 +195,7 @@ function validate(
 
 function validateSchedule(schedule: WorkflowScheduleOptions, where: string): void {
   if (!schedule || typeof schedule !== 'object') throw new TypeError(`${where} must be an object such as { cron: '0 * * * *' } or { every: '1m' }.`);
+  checkKnownKeys(schedule, SCHEDULE_OPTIONS, where);
   if ((schedule.cron === undefined) === (schedule.every === undefined)) {
     throw new TypeError(`${where} needs exactly one of cron (such as '0 * * * *') or every (such as '1m').`);
   }

@@ -1,3 +1,4 @@
+import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
 import { selectClaims } from './claim-selection.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
 import {
@@ -71,6 +72,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly schedules = new Map<string, WorkflowScheduleRecord>();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    INPUT.newInstance(init);
     const existing = this.instances.get(init.id);
     if (existing) return { instance: copy(existing.instance), created: false };
     const instance: WorkflowInstance = {
@@ -134,6 +136,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
+    INPUT.entries(id, reopen.entries);
     const stored = this.instances.get(id);
     if (!stored) return false;
     const { instance } = stored;
@@ -161,6 +164,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
+    INPUT.signal(signal);
     return this.storeSignal(signal);
   }
 
@@ -193,6 +197,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
+    INPUT.token(request.token, request.owner);
     const { now } = request;
     const versions = new Map<string, Set<number>>();
     for (const { name, version } of request.workflows) {
@@ -244,6 +249,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const stored = this.instances.get(id);
     // Fencing: a worker whose lease was taken over (or ended) writes nothing, signal included.
     if (!stored || stored.instance.leaseToken !== token) return false;
+    INPUT.write(id, write);
     const { instance } = stored;
     upsertEntries(stored, write.entries);
 
@@ -284,6 +290,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async saveSchedule(save: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
+    INPUT.schedule(save);
     const existing = this.schedules.get(save.id);
     if (save.expectRevision === null ? existing : existing?.revision !== save.expectRevision) return null;
     const keepLease = existing && !save.releaseLease;
@@ -327,6 +334,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
+    INPUT.token(request.token, request.owner);
     const { now } = request;
     const workflows = new Set(request.workflows);
     const claimed = [...this.schedules.values()]

@@ -26,6 +26,18 @@ export function parseDuration(value: Duration, what = 'duration'): number {
   return Math.round(total);
 }
 
+/**
+ * `parseDuration` for a span that must last: a run timeout, a step's timeout. 0 would end the
+ * instance (or fail the attempt) before it does anything, so it is refused like any invalid value.
+ */
+export function parsePositiveDuration(value: Duration, what: string): number {
+  const ms = parseDuration(value, what);
+  if (ms <= 0) {
+    throw new TypeError(`Invalid ${what}: ${typeof value === 'string' ? `"${value}"` : String(value)}. It must be longer than 0; leave the option out for no limit.`);
+  }
+  return ms;
+}
+
 /** `parseDuration`, or `fallback` when `value` is `undefined`. */
 export function durationOr(value: Duration | undefined, fallback: number, what: string): number {
   return value === undefined ? fallback : parseDuration(value, what);
@@ -34,6 +46,6 @@ export function durationOr(value: Duration | undefined, fallback: number, what: 
 function invalid(value: unknown, what: string): TypeError {
   const shown = typeof value === 'string' ? `"${value}"` : String(value);
   return new TypeError(
-    `Invalid ${what}: ${shown}. Use a non-negative number of milliseconds or a string such as '250ms', '5s', '10m', '1h30m' or '7d'.`,
+    `Invalid ${what}: ${shown}. A duration is a non-negative number of milliseconds, or a string such as '250ms', '5s', '10m', '1h30m' or '7d'.`,
   );
 }

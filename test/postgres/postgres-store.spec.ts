@@ -134,13 +134,16 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       expect(rows).toEqual([]);
     });
 
-    it('does not migrate by default when NODE_ENV is production', async () => {
+    it('does not migrate by default when NODE_ENV is production, and its error says so', async () => {
       const name = schema();
       const previous = process.env.NODE_ENV;
       process.env.NODE_ENV = 'production';
       try {
         const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: name });
-        await expect(store.init()).rejects.toBeInstanceOf(WorkflowSchemaError);
+        const error = await store.init().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(WorkflowSchemaError);
+        expect((error as Error).message).toMatch(/`migrate` is not set and NODE_ENV is "production"/);
+        expect((error as Error).message).not.toMatch(/`migrate` is false/);
       } finally {
         process.env.NODE_ENV = previous;
       }

@@ -83,7 +83,7 @@ describe('step results', () => {
     ['a function', () => 1, /step "bad".*a function/],
     ['a BigInt', 10n, /step "bad".*BigInt/],
     ['a cycle', (() => { const o: Record<string, unknown> = {}; o.self = o; return o; })(), /step "bad".*cycle/],
-    ['NaN', { n: NaN }, /step "bad".*NaN at n/],
+    ['NaN', { n: NaN }, /step "bad".*NaN at result\.n/],
   ] as const) {
     it(`fails the step when its result is ${label}, naming the step`, async () => {
       @Workflow(`results.${label.replace(/\W/g, '')}`, { retry: false })
