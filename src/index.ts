@@ -49,12 +49,15 @@ export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.j
 export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
 export { WorkflowSchemaError } from './errors/workflow-schema.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
+export { WorkflowPayloadError } from './errors/workflow-payload.error.js';
 
 export { InMemoryWorkflowStore } from './storage/in-memory-workflow.store.js';
 export { WorkflowStorage } from './storage/workflow-storage.js';
 export type * from './storage/workflow-store.js';
 export type * from './storage/workflow-instance.js';
 export type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
+export { AesGcmPayloadCodec } from './codec/aes-gcm-payload.codec.js';
+export type { AesGcmPayloadCodecOptions } from './codec/aes-gcm-payload.codec.js';
 
 export { systemClock } from './time/workflow-clock.js';
 export { ManualWorkflowClock } from './time/manual-workflow-clock.js';

@@ -37,8 +37,19 @@ export interface WorkflowsModuleOptions {
   retry?: WorkflowRetry;
   /** Journal size limits: warn at 1,000 entries or 1 MB, fail at 10,000 or 10 MB. */
   journal?: WorkflowJournalLimits;
-  /** Payload codecs: validated, and refused until the codec release (see CHANGELOG.md). */
+  /**
+   * Payload codecs (encryption at rest, see docs/encryption.md): a `WorkflowPayloadCodec` such as
+   * `AesGcmPayloadCodec`, its class (Nest creates it), or a list `[current, ...older]`: the first
+   * encodes everything written from now on; each decodes what it wrote, so a rotated-out key keeps
+   * reading until re-encryption has rewritten its payloads. Default: none (payloads stored as JSON).
+   */
   codec?: WorkflowPayloadCodec | Type<WorkflowPayloadCodec> | Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>>;
+  /**
+   * With a `codec`, refuse to read payloads stored without one (written before the codec was
+   * configured) instead of reading them as they are: an instance holding one is handed back, as for
+   * a missing key, until `nest-workflows reencrypt` has encoded it. Default false.
+   */
+  requireEncodedPayloads?: boolean;
   /**
    * With `NODE_ENV=production` and the in-memory store, startup fails: every running instance
    * would be lost on restart. Set this to run on it anyway (a demo, a throwaway tool).
@@ -75,11 +86,14 @@ export interface ResolvedWorkflowsOptions {
   clock: WorkflowClock;
   retry: RetryPolicy;
   journal: JournalLimits;
+  /** The codecs, the current one first; empty: none. */
+  codec: Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>>;
+  requireEncodedPayloads: boolean;
   allowInMemoryStorage: boolean;
 }
 
 const WORKER_OPTIONS = ['enabled', 'id', 'concurrency', 'pollInterval', 'leaseDuration', 'heartbeatInterval', 'shutdownTimeout'];
-const KNOWN_OPTIONS = ['store', 'worker', 'clock', 'retry', 'journal', 'codec', 'allowInMemoryStorage'];
+const KNOWN_OPTIONS = ['store', 'worker', 'clock', 'retry', 'journal', 'codec', 'requireEncodedPayloads', 'allowInMemoryStorage'];
 
 /** Validates the module options and applies defaults; errors name the option and say what to pass. */
 export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefined): ResolvedWorkflowsOptions {
@@ -96,7 +110,13 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
   }
   const clock = given.clock ?? systemClock;
   if (typeof clock?.now !== 'function') throw new TypeError('Invalid WorkflowsModule option "clock": pass an object with now(): number, such as ManualWorkflowClock.');
-  if (given.codec !== undefined) validateCodec(given.codec);
+  const codec = given.codec === undefined ? [] : validateCodec(given.codec);
+  if (given.requireEncodedPayloads !== undefined && typeof given.requireEncodedPayloads !== 'boolean') {
+    throw new TypeError('Invalid WorkflowsModule option "requireEncodedPayloads": use true or false.');
+  }
+  if (given.requireEncodedPayloads && codec.length === 0) {
+    throw new TypeError('WorkflowsModule option "requireEncodedPayloads" needs a "codec": without one every payload is stored unencoded.');
+  }
   const worker = given.worker === false ? { enabled: false } : (given.worker ?? {});
   if (typeof worker !== 'object' || worker === null) throw new TypeError('Invalid WorkflowsModule option "worker": pass false or an object.');
   checkKnownKeys(worker, WORKER_OPTIONS, 'WorkflowsModule option "worker"');
@@ -131,6 +151,8 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
     clock,
     retry: resolveRetry(given.retry, 'WorkflowsModule option "retry"', DEFAULT_RETRY),
     journal: resolveJournalLimits(given.journal),
+    codec,
+    requireEncodedPayloads: given.requireEncodedPayloads ?? false,
     allowInMemoryStorage: given.allowInMemoryStorage ?? false,
   };
 }
@@ -140,15 +162,19 @@ function isStore(value: unknown): value is WorkflowStore {
   return !!store && typeof store.create === 'function' && typeof store.claim === 'function' && typeof store.write === 'function';
 }
 
-function validateCodec(codec: unknown): void {
-  const list = Array.isArray(codec) ? codec : [codec];
+function validateCodec(codec: unknown): Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>> {
+  const list: unknown[] = Array.isArray(codec) ? codec : [codec];
   if (list.length === 0) throw new TypeError('Invalid WorkflowsModule option "codec": the list is empty. Leave the option out for no codec.');
-  for (const item of list) {
-    const ok = typeof item === 'function' || (item && typeof item.encode === 'function' && typeof item.decode === 'function');
-    if (!ok) throw new TypeError('Invalid WorkflowsModule option "codec": pass a WorkflowPayloadCodec (with id, encode, decode), its class, or a list of them.');
-  }
-  throw new TypeError(
-    'WorkflowsModule option "codec" is not supported by this version of @nestjs/workflows yet: payloads would be stored unencrypted. ' +
-      'Remove the option, or upgrade to a release whose CHANGELOG lists payload codecs.',
-  );
+  list.forEach((item, index) => {
+    const where = Array.isArray(codec) ? `codec[${index}]` : 'codec';
+    if (typeof item === 'function') return;
+    const candidate = item as Partial<WorkflowPayloadCodec> | null;
+    if (!candidate || typeof candidate.encode !== 'function' || typeof candidate.decode !== 'function' || typeof candidate.id !== 'string') {
+      throw new TypeError(
+        `Invalid WorkflowsModule option "${where}": pass a WorkflowPayloadCodec (an object with id, encode() and decode(), ` +
+          'such as new AesGcmPayloadCodec({ key, id })), its class, or a list of them with the current one first.',
+      );
+    }
+  });
+  return list as Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>>;
 }

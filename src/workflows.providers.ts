@@ -8,7 +8,9 @@ import { WorkflowRegistry } from './registry/workflow-registry.js';
 import { WorkflowRuntime } from './runtime/workflow-runtime.js';
 import { WorkflowWakeUps } from './runtime/workflow-wake-ups.js';
 import { createWorkflowStorage } from './storage/create-workflow-storage.js';
-import { WorkflowStorage } from './storage/workflow-storage.js';
+import { PayloadCodecChain } from './codec/payload-codec-chain.js';
+import type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
+import { UNREADABLE_RETRY_DELAY, WorkflowStorage } from './storage/workflow-storage.js';
 import { WorkflowWorker } from './worker/workflow-worker.service.js';
 import { WORKFLOWS_RESOLVED_OPTIONS } from './workflows.constants.js';
 import type { ResolvedWorkflowsOptions } from './workflows-module-options.js';
@@ -22,6 +24,14 @@ function workflowsLogger(): EngineLogger {
   };
 }
 
+/** The configured codecs as one chain (a class is created by Nest, so it can inject a key service); `null` for none. */
+async function createCodecs(options: ResolvedWorkflowsOptions, moduleRef: ModuleRef): Promise<PayloadCodecChain | null> {
+  if (options.codec.length === 0) return null;
+  const codecs: WorkflowPayloadCodec[] = [];
+  for (const given of options.codec) codecs.push(typeof given === 'function' ? await moduleRef.create(given) : given);
+  return new PayloadCodecChain({ codecs, allowUnencoded: !options.requireEncodedPayloads });
+}
+
 /**
  * The module's providers once its options are resolved. The framework-free parts (storage, engine,
  * runtime) are built here by factories, so Nest's container owns and orders them like any provider;
@@ -33,7 +43,16 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
     useFactory: async (options: ResolvedWorkflowsOptions, moduleRef: ModuleRef) => {
       const given = options.store;
       const store = typeof given === 'function' ? await moduleRef.create(given) : given;
-      return createWorkflowStorage(store, { allowInMemoryStorage: options.allowInMemoryStorage });
+      const logger = workflowsLogger();
+      return createWorkflowStorage(store, {
+        allowInMemoryStorage: options.allowInMemoryStorage,
+        codecs: await createCodecs(options, moduleRef),
+        onUnreadable: (instance, error) =>
+          logger.error(
+            `Instance "${instance.id}" (${instance.workflow}@${instance.version}) holds a payload no configured codec can read; ` +
+              `handed back, it is tried again in ${UNREADABLE_RETRY_DELAY / 1000}s. ${error.message}`,
+          ),
+      });
     },
     inject: [WORKFLOWS_RESOLVED_OPTIONS, ModuleRef],
   },

@@ -234,7 +234,7 @@ export class WorkflowClient {
 
   /** The instance, with its waits and, on request, its journal and children. Throws `WorkflowNotFoundError`. */
   async getStatus(id: string, options: { journal?: boolean; children?: boolean } = {}): Promise<WorkflowInstanceDetails> {
-    const instance = await this.storage.get(id, { journal: options.journal === true });
+    const instance = await this.storage.get(id, { journal: options.journal === true, readable: true });
     if (!instance) throw new WorkflowNotFoundError(`No workflow instance has the id "${id}".`);
     const details: WorkflowInstanceDetails = stripLease(instance);
     if (options.children) details.children = await this.allChildren(id);

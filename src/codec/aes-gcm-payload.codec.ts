@@ -66,10 +66,7 @@ export class AesGcmPayloadCodec implements WorkflowPayloadCodec {
     try {
       return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new Error(
-        `AesGcmPayloadCodec "${this.id}": the payload failed authentication: it was changed after it was written, ` +
-          'or written with another key under the same id.',
-      );
+      throw new Error(`AesGcmPayloadCodec "${this.id}": the payload failed authentication.`);
     }
   }
 }

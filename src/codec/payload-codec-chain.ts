@@ -99,8 +99,8 @@ export class PayloadCodecChain {
       text = await codec.decode(body);
     } catch (error) {
       throw new WorkflowPayloadError(
-        `Codec "${id}" could not decode a stored payload: ${error instanceof Error ? error.message : String(error)} ` +
-          'It was changed after it was written, or the key configured under this id is not the one that wrote it.',
+        `Codec "${id}" refused a stored payload (${error instanceof Error ? error.message : String(error)}): it was changed after ` +
+          'it was written, or the key configured under this id is not the one that wrote it. It is never decoded as it stands.',
         id,
         { cause: error },
       );

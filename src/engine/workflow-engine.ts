@@ -1,6 +1,7 @@
 import { serializeError } from '../errors/serialize-error.js';
 import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
 import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
+import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
@@ -142,7 +143,8 @@ export class WorkflowEngine {
         shutdown.removeEventListener('abort', onShutdown);
       }
     } catch (error) {
-      logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
+      if (error instanceof WorkflowPayloadError) await this.handBackUnreadable(instance, signalCursor, error);
+      else logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
     } finally {
       exec?.close();
       if (exec && this.running.get(instance.id) === exec) this.running.delete(instance.id);
@@ -154,6 +156,7 @@ export class WorkflowEngine {
     const reason = exec.interruptReason;
     if (reason === 'lease-lost') return this.leaseLost(instance);
     if (reason === 'store-error') {
+      if (exec.storeError instanceof WorkflowPayloadError) return this.handBackUnreadable(instance, exec.signalCursor, exec.storeError);
       this.options.logger.error(`The store failed while executing "${instance.id}"; it runs again when its lease expires.`, exec.storeError);
       return;
     }
@@ -319,6 +322,15 @@ export class WorkflowEngine {
           'Give the child an id of its own with startChild(name, workflow, input, { id }).',
         child.id,
       );
+    }
+  }
+
+  /** A payload no configured codec can read (a key removed too early): hand it back for later, never fail it. */
+  private async handBackUnreadable(instance: WorkflowInstance, signalCursor: number, error: WorkflowPayloadError): Promise<void> {
+    try {
+      await this.options.storage.handBackUnreadable(instance, instance.leaseToken!, signalCursor, error, this.options.clock.now());
+    } catch (failure) {
+      this.options.logger.error(`Handing back "${instance.id}" failed; it runs again when its lease expires.`, failure);
     }
   }
 

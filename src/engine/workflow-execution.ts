@@ -416,7 +416,16 @@ export class WorkflowExecution {
     this.active++;
     let found;
     try {
-      const records = await this.deps.storage.signals({ name: signalNameValue, key, afterId, upToId: this.signalCursor });
+      let records;
+      try {
+        records = await this.deps.storage.signals({ name: signalNameValue, key, afterId, upToId: this.signalCursor });
+      } catch (error) {
+        // A store failure (or a payload no configured codec can read) is not the workflow's: stop
+        // the execution as a failed write does, instead of throwing into run().
+        this.storeError = error;
+        this.interrupt('store-error');
+        throw new WorkflowInterrupt('store-error');
+      }
       // A parallel wait of the same name and key may have taken a signal while this one read: take
       // the oldest still free. Parking on a signal that was already read would never be woken,
       // since the suspension's check only looks above the cursor.

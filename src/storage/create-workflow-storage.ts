@@ -1,5 +1,5 @@
 import { InMemoryWorkflowStore } from './in-memory-workflow.store.js';
-import { WorkflowStorage } from './workflow-storage.js';
+import { WorkflowStorage, type WorkflowStorageOptions } from './workflow-storage.js';
 import type { WorkflowStore } from './workflow-store.js';
 
 /**
@@ -7,7 +7,10 @@ import type { WorkflowStore } from './workflow-store.js';
  * the in-memory store under `NODE_ENV=production` unless `allowInMemoryStorage` says so, since
  * every running instance would be lost on restart.
  */
-export function createWorkflowStorage(store: WorkflowStore | undefined, options: { allowInMemoryStorage: boolean }): WorkflowStorage {
+export function createWorkflowStorage(
+  store: WorkflowStore | undefined,
+  options: { allowInMemoryStorage: boolean } & WorkflowStorageOptions,
+): WorkflowStorage {
   const chosen = store ?? new InMemoryWorkflowStore();
   if (chosen instanceof InMemoryWorkflowStore && process.env.NODE_ENV === 'production' && !options.allowInMemoryStorage) {
     throw new Error(
@@ -15,5 +18,5 @@ export function createWorkflowStorage(store: WorkflowStore | undefined, options:
         'Configure a durable store (PostgresWorkflowStore from @nestjs/workflows/postgres), or set allowInMemoryStorage: true to accept that.',
     );
   }
-  return new WorkflowStorage(chosen);
+  return new WorkflowStorage(chosen, { codecs: options.codecs ?? null, onUnreadable: options.onUnreadable });
 }

@@ -60,6 +60,8 @@ export interface WorkflowInstance {
   cancelReason: string | null;
   createdAt: number;
   updatedAt: number;
+  /** Only on reads (`getStatus()`, `list()`): payloads no configured codec could decode, and why. */
+  unreadable?: WorkflowUnreadablePayloads;
 }
 
 
@@ -94,4 +96,18 @@ export interface WorkflowJournalEntry {
   compensated?: boolean;
   createdAt: number;
   updatedAt: number;
+}
+
+/**
+ * Set on an instance read by `getStatus()` or `list()` when some of its stored payloads could not
+ * be decoded by any configured codec (a key removed too early, tampered data): those fields read as
+ * `undefined`, and the worker hands the instance back until the codec is configured again.
+ */
+export interface WorkflowUnreadablePayloads {
+  /** Why, for the first field (all usually share one cause): which codec wrote it and what to do. */
+  reason: string;
+  /** The codecs that wrote the unreadable payloads (`null`: stored without a codec). */
+  codecIds: Array<string | null>;
+  /** The unreadable fields: `input`, `output`, `error.message`, `journal.<name>.value`... */
+  fields: string[];
 }

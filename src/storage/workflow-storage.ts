@@ -1,3 +1,6 @@
+import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
+import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
+import { PayloadEncoding } from './payload-encoding.js';
 import type { WorkflowInstance, WorkflowStatus } from './workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -23,19 +26,43 @@ import type {
   WorkflowWrite,
 } from './workflow-store.js';
 
+/** How long an instance whose payloads no configured codec can read waits before it is tried again. */
+export const UNREADABLE_RETRY_DELAY = 60_000;
+
+/** What `WorkflowStorage` is built with besides the store. */
+export interface WorkflowStorageOptions {
+  /** The configured codecs; `null`: payloads pass through unencoded. */
+  codecs?: PayloadCodecChain | null;
+  /** Told about each claimed instance handed back because a payload could not be decoded. */
+  onUnreadable?(instance: WorkflowInstance, error: WorkflowPayloadError): void;
+}
+
 /**
  * The one way to the store: the engine, the client, the worker and the scheduler hold this and
  * never the configured `WorkflowStore` itself. Each method below is the one place where its
  * operation's values pass in (inputs, step results, signal payloads, custom statuses, errors) and
  * out (instances, journals, signals, schedules), so payload codecs (encryption) plug in here and
- * the store only ever sees what they encoded. Until a codec is configured every call passes
- * through unchanged.
+ * the store only ever sees what they encoded (see payload-encoding.ts for exactly which fields);
+ * ids, names, keys, statuses and times pass as they are, since the store indexes them. Without a
+ * codec every call passes straight through.
  *
  * Also runs the store's `init()` at startup and `close()` at shutdown (Nest calls the two hooks).
  * The rules each operation follows are the store's: see `WorkflowStore`.
  */
 export class WorkflowStorage {
-  constructor(private readonly store: WorkflowStore) {}
+  private readonly encoding: PayloadEncoding | null;
+
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly options: WorkflowStorageOptions = {},
+  ) {
+    this.encoding = options.codecs ? new PayloadEncoding(options.codecs) : null;
+  }
+
+  /** The configured codecs, or `null`. */
+  get codecs(): PayloadCodecChain | null {
+    return this.encoding?.chain ?? null;
+  }
 
   /** Prepares the store (a SQL store migrates or checks its schema) before any worker starts. */
   async onModuleInit(): Promise<void> {
@@ -50,33 +77,48 @@ export class WorkflowStorage {
   // ---- instances ----
 
   /** In: `input`. Out: the stored instance. */
-  create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    return this.store.create(instance);
+  async create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    const { encoding } = this;
+    if (!encoding) return this.store.create(instance);
+    return this.created(instance, await this.store.create(await encoding.newInstance(instance)));
   }
 
   /** `create()` inside the application's transaction; a `TypeError` when the store can't. */
-  createInTransaction(transaction: unknown, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+  async createInTransaction(transaction: unknown, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     if (!this.store.createInTransaction) throw this.noTransactions('start()');
-    return this.store.createInTransaction(transaction, instance);
+    const { encoding } = this;
+    if (!encoding) return this.store.createInTransaction(transaction, instance);
+    return this.created(instance, await this.store.createInTransaction(transaction, await encoding.newInstance(instance)));
   }
 
-  /** Out: the instance, its waits and (on request) its journal. */
-  get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
-    return this.store.get(id, options);
+  /**
+   * Out: the instance, its waits and (on request) its journal, decoded. For the engine a payload no
+   * configured codec can read throws `WorkflowPayloadError`; with `readable: true` (readers such as
+   * `getStatus()`) it reads as `undefined` and is listed in `unreadable` instead.
+   */
+  async get(id: string, options: { journal?: boolean; readable?: boolean } = {}): Promise<WorkflowInstanceDetails | null> {
+    const details = await this.store.get(id, options.journal ? { journal: true } : undefined);
+    if (!details || !this.encoding) return details;
+    return options.readable ? this.encoding.readable(details) : this.encoding.details(details);
   }
 
-  /** Out: one page of instances. */
-  list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    return this.store.list(query);
+  /** Out: one page of instances, decoded for readers (an unreadable payload is listed, never thrown). */
+  async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
+    const rows = await this.store.list(query);
+    const { encoding } = this;
+    if (!encoding || rows.length === 0) return rows;
+    return Promise.all(rows.map((row) => encoding.readable(row)));
   }
 
-  requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
-    return this.store.requestCancel(id, request);
+  /** In: the reason. */
+  async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
+    if (!this.encoding || request.reason === null) return this.store.requestCancel(id, request);
+    return this.store.requestCancel(id, { ...request, reason: await this.encoding.reason(request.reason) });
   }
 
   /** In: the reopened entries and the error kept while compensations are retried. */
-  reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
-    return this.store.reopen(id, reopen);
+  async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
+    return this.store.reopen(id, this.encoding ? await this.encoding.reopen(reopen) : reopen);
   }
 
   delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
@@ -90,26 +132,62 @@ export class WorkflowStorage {
   // ---- signals ----
 
   /** In: the payload. */
-  signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
-    return this.store.signal(signal);
+  async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
+    return this.store.signal(this.encoding ? await this.encoding.signal(signal) : signal);
   }
 
   /** `signal()` inside the application's transaction; a `TypeError` when the store can't. */
-  signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
+  async signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     if (!this.store.signalInTransaction) throw this.noTransactions('signal()');
-    return this.store.signalInTransaction(transaction, signal);
+    return this.store.signalInTransaction(transaction, this.encoding ? await this.encoding.signal(signal) : signal);
   }
 
-  /** Out: the signals' payloads. */
-  signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    return this.store.signals(query);
+  /** Out: the signals' payloads, decoded (`WorkflowPayloadError` when one can't be read). */
+  async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
+    const records = await this.store.signals(query);
+    const { encoding } = this;
+    if (!encoding || records.length === 0) return records;
+    return Promise.all(records.map((record) => encoding.signalRecord(record)));
   }
 
   // ---- the lease holder ----
 
-  /** Out: the claimed instances (their inputs). */
-  claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
-    return this.store.claim(request);
+  /**
+   * Out: the claimed instances, decoded. One with a payload no configured codec can read is not
+   * returned: it is handed back at once, due again after `UNREADABLE_RETRY_DELAY`, and reported to
+   * `onUnreadable`, so a missing key never stops the worker and the instance runs once it is back.
+   */
+  async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
+    const claim = await this.store.claim(request);
+    const { encoding } = this;
+    if (!encoding || claim.instances.length === 0) return claim;
+    const decoded = await Promise.all(
+      claim.instances.map(async (instance) => {
+        try {
+          return await encoding.instance(instance);
+        } catch (error) {
+          if (!(error instanceof WorkflowPayloadError)) throw error;
+          await this.handBackUnreadable(instance, request.token, claim.lastSignalId, error, request.now);
+          return null;
+        }
+      }),
+    );
+    return { instances: decoded.filter((instance): instance is WorkflowInstance => instance !== null), lastSignalId: claim.lastSignalId };
+  }
+
+  /**
+   * Hands back, under the lease `token`, an instance whose payloads this process can't decode: due
+   * again after `UNREADABLE_RETRY_DELAY`, with no waits (a run reads its signals again from its
+   * journal's cursors, so none is lost). Returns whether the lease still stood.
+   */
+  async handBackUnreadable(instance: WorkflowInstance, token: string, signalCursor: number, error: WorkflowPayloadError, now: number): Promise<boolean> {
+    const landed = await this.store.write(instance.id, token, {
+      now,
+      entries: [],
+      release: { wakeAt: now + UNREADABLE_RETRY_DELAY, waits: [], signalCursor },
+    });
+    this.options.onUnreadable?.(instance, error);
+    return landed;
   }
 
   renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
@@ -117,25 +195,29 @@ export class WorkflowStorage {
   }
 
   /** In: journal entries, the output, the error, the custom status and a signal's payload. */
-  write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
-    return this.store.write(id, token, write);
+  async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
+    return this.store.write(id, token, this.encoding ? await this.encoding.write(write) : write);
   }
 
   // ---- schedules ----
 
   /** In: the schedule's input. Out: the schedule as stored. */
-  saveSchedule(schedule: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
-    return this.store.saveSchedule(schedule);
+  async saveSchedule(schedule: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
+    const { encoding } = this;
+    if (!encoding) return this.store.saveSchedule(schedule);
+    const saved = await this.store.saveSchedule(await encoding.scheduleSave(schedule));
+    return saved && { ...saved, input: schedule.input };
   }
 
   /** Out: the schedule. */
-  getSchedule(id: string): Promise<WorkflowScheduleRecord | null> {
-    return this.store.getSchedule(id);
+  async getSchedule(id: string): Promise<WorkflowScheduleRecord | null> {
+    const record = await this.store.getSchedule(id);
+    return record && this.encoding ? this.encoding.schedule(record) : record;
   }
 
   /** Out: one page of schedules. */
-  listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
-    return this.store.listSchedules(query);
+  async listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
+    return this.decodeSchedules(await this.store.listSchedules(query));
   }
 
   deleteSchedule(id: string, revision?: number): Promise<boolean> {
@@ -143,8 +225,8 @@ export class WorkflowStorage {
   }
 
   /** Out: the claimed schedules. */
-  claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
-    return this.store.claimSchedules(request);
+  async claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
+    return this.decodeSchedules(await this.store.claimSchedules(request));
   }
 
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
@@ -159,6 +241,18 @@ export class WorkflowStorage {
    */
   async listen(listener: () => void): Promise<(() => Promise<void>) | null> {
     return this.store.listen ? this.store.listen(listener) : null;
+  }
+
+  /** A create's result: the new instance with the input as given, or the existing one decoded. */
+  private async created(given: NewWorkflowInstance, result: { instance: WorkflowInstance; created: boolean }) {
+    const instance = result.created ? { ...result.instance, input: given.input } : await this.encoding!.instance(result.instance);
+    return { instance, created: result.created };
+  }
+
+  private decodeSchedules(records: WorkflowScheduleRecord[]): Promise<WorkflowScheduleRecord[]> | WorkflowScheduleRecord[] {
+    const { encoding } = this;
+    if (!encoding || records.length === 0) return records;
+    return Promise.all(records.map((record) => encoding.schedule(record)));
   }
 
   private noTransactions(operation: string): TypeError {

@@ -105,7 +105,7 @@ describe('PayloadCodecChain', () => {
     body[body.length - 20]! ^= 0xff;
     const tampered = `$wfc1:k:${body.toString('base64')}`;
     await expect(chain.decode(tampered)).rejects.toThrow(WorkflowPayloadError);
-    await expect(chain.decode(tampered)).rejects.toThrow(/Codec "k" could not decode.*failed authentication/);
+    await expect(chain.decode(tampered)).rejects.toThrow(/Codec "k" refused a stored payload.*failed authentication/);
   });
 
   it('reads payloads stored before any codec as they are, unless told to refuse them', async () => {
