@@ -6,9 +6,11 @@ import { toBoolean, toJson, toNumber } from '../sql/workflow-rows.js';
 import type { NewWorkflowSignal, WorkflowSignalResult } from '../storage/workflow-store.js';
 
 /**
- * The signal half of `PostgresWorkflowStore`: the signal lock (taken exclusively by signals and
- * shared by suspensions that register waits, held until commit) and storing a signal with its
- * wake-ups under it. Every path that orders signals against suspensions goes through here.
+ * The signal half of `PostgresWorkflowStore`. Signals and suspensions are ordered per topic (the
+ * signal's name and exact key) by advisory locks that the functions of migration 0003 take inside
+ * one statement: `send_signal()` exclusively, before the id is drawn; a suspension's check and
+ * `read_signals()` shared. No lock here spans a round trip, except in the application's own
+ * transaction (`sendInTransaction()`), and then only the signal's topic waits for it.
  */
 export class PostgresSignals {
   constructor(
@@ -16,19 +18,16 @@ export class PostgresSignals {
     private readonly store: string,
   ) {}
 
-  /** `signal()`: its own transaction, the exclusive lock, the insert. */
+  /** `signal()`: one statement, in a transaction of its own. */
   send(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
-    return executor.transaction(async (tx) => {
-      await this.lockExclusive(tx);
-      return this.insert(tx, signal);
-    });
+    return this.insert(executor, signal);
   }
 
   /**
    * `signalInTransaction()` on the application's transaction: refuses an isolation level above
-   * READ COMMITTED (under a snapshot taken before the signal lock, the wake-up would miss instances
+   * READ COMMITTED (under a snapshot taken before the topic lock, the wake-up would miss instances
    * that suspended meanwhile) and a client outside a transaction (the lock would end with its
-   * statement), then locks and inserts.
+   * statement, and the signal would commit on its own), then sends it.
    */
   async sendInTransaction(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     const { rows } = await executor.query('SHOW transaction_isolation');
@@ -40,8 +39,9 @@ export class PostgresSignals {
           'Send the signal from a READ COMMITTED transaction, or without `transaction`.',
       );
     }
-    await this.lockExclusive(executor);
-    const held = await executor.query(this.sql.signalLockHeld, [this.sql.signalLockKey]);
+    const topic = signalTopic(signal.name, signal.key);
+    await executor.query(this.sql.lockTopic, [topic]);
+    const held = await executor.query(this.sql.topicLockHeld, [topic]);
     if (!toBoolean(held.rows[0]?.held)) {
       throw new WorkflowError(
         `${this.store}: signal(..., { transaction }) got a client that is not in a transaction (the signal lock ended with ` +
@@ -51,19 +51,9 @@ export class PostgresSignals {
     return this.insert(executor, signal);
   }
 
-  /** The exclusive signal lock, until `tx` ends: taken before a signal's id is chosen. */
-  async lockExclusive(tx: SqlExecutor): Promise<void> {
-    await tx.query(this.sql.lockSignalsExclusive, [this.sql.signalLockKey]);
-  }
-
-  /** The shared signal lock: suspensions don't wait for each other, only for signals. */
-  async lockShared(tx: SqlExecutor): Promise<void> {
-    await tx.query(this.sql.lockSignalsShared, [this.sql.signalLockKey]);
-  }
-
-  /** Stores `signal` and wakes its waiters; the caller holds the exclusive signal lock. */
-  async insert(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
-    const { rows } = await executor.query(this.sql.insertSignal, [
+  /** Stores `signal` and wakes its waiters, under its topic's lock (`send_signal()` takes it). */
+  private async insert(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
+    const { rows } = await executor.query(this.sql.sendSignal, [
       signal.name,
       signal.key,
       signalTopic(signal.name, signal.key),

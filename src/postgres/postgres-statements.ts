@@ -51,17 +51,14 @@ RETURNING ${notify('$4')} AS notified`;
   return {
     /** The LISTEN/NOTIFY channel: one per schema. */
     channel: `${schemaName}_wake`,
-    /** The signal lock's key (hashed in SQL to an advisory lock id): one per schema. */
-    signalLockKey: `@nestjs/workflows:signals:${schemaName}`,
-
-    lockSignalsExclusive: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
-    lockSignalsShared: 'SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))',
+    /** $1 topic: takes the topic's signal lock exclusively until the transaction ends (see migration 0003). */
+    lockTopic: `SELECT pg_advisory_xact_lock(${s}.topic_lock($1))`,
     /**
-     * $1 the lock's key: whether this session still holds the exclusive signal lock after the
-     * statement that took it, i.e. whether that statement ran inside a transaction block.
+     * $1 topic: whether this session still holds the topic's exclusive lock after the statement that
+     * took it, i.e. whether that statement ran inside a transaction block.
      */
-    signalLockHeld: `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
-  AND mode = 'ExclusiveLock' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)) AS held`,
+    topicLockHeld: `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+  AND mode = 'ExclusiveLock' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = ${s}.topic_lock($1)) AS held`,
 
     /**
      * $1 id, $2 workflow, $3 version, $4 input, $5 parent id, $6 parent close, $7 concurrency key,
@@ -120,30 +117,14 @@ SELECT ${notify('$11')} AS notified FROM target`,
     deleteInstance: `DELETE FROM ${s}.instances WHERE id = $1 AND status = ANY($2::text[])`,
 
     /**
-     * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. Runs under the
-     * exclusive signal lock, taken by an earlier statement of its transaction, so this statement's
-     * snapshot sees every signal and every wait committed before the lock was granted. One row: the
-     * new signal (`created`, with how many it woke) or, on a dedupe hit, the earlier one.
+     * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. One row: the new
+     * signal (`created`, with how many it woke) or, on a dedupe hit, the earlier one. The function
+     * takes the topic's lock and reads after it (migration 0003), all in this one statement.
      */
-    insertSignal: `WITH inserted AS (
-  INSERT INTO ${s}.signals (id, name, key, topic, dedupe_id, payload, created_at)
-  SELECT coalesce(max(id), 0) + 1, $1, $2, $3, $4, $5, $6 FROM ${s}.signals
-  ON CONFLICT (name, dedupe_id) DO NOTHING
-  RETURNING id, key
-), woken AS (
-  UPDATE ${s}.instances SET wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= $6 THEN wake_at ELSE $6 END, updated_at = $6
-  WHERE status = 'suspended' AND wait_topics @> ARRAY[$3::text] AND EXISTS (SELECT 1 FROM inserted)
-  RETURNING 1
-)
-SELECT n.id, n.key, true AS created, w.count AS woken, CASE WHEN w.count > 0 THEN ${notify('$7')} END AS notified
-FROM inserted n CROSS JOIN (SELECT count(*)::integer AS count FROM woken) w
-UNION ALL
-SELECT e.id, e.key, false, 0, NULL FROM ${s}.signals e
-WHERE e.name = $1 AND e.dedupe_id = $4 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+    sendSignal: `SELECT id, key, created, woken FROM ${s}.send_signal($1, $2, $3, $4, $5, $6, $7)`,
 
-    /** $1 topic, $2 after id, $3 up to id. */
-    signals: `SELECT id, name, key, payload::text AS payload, created_at FROM ${s}.signals
-WHERE topic = $1 AND id > $2 AND id <= $3 ORDER BY id`,
+    /** $1 topic, $2 after id, $3 up to id: waits for a signal of the topic still being sent. */
+    signals: `SELECT id, name, key, payload, created_at FROM ${s}.read_signals($1, $2, $3)`,
 
     /** $1 statuses (finished ones), $2 before, $3 limit. Status and updated_at are re-checked on the deleted rows. */
     purgeInstances: `DELETE FROM ${s}.instances WHERE id IN (

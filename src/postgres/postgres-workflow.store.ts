@@ -240,8 +240,9 @@ export class PostgresWorkflowStore implements WorkflowStore {
   /**
    * `signal()` in the application's transaction: `transaction` is the `pg` client it ran `BEGIN`
    * on (or a `SqlExecutor` for it), READ COMMITTED (other levels are refused: the wake-up would
-   * miss waits committed after the transaction's snapshot). The signal lock is held until that
-   * transaction ends, so keep it short.
+   * miss waits committed after the transaction's snapshot). The lock of the signal's topic (its
+   * name and key) is held until that transaction ends, so keep it short: until then, suspensions
+   * waiting for that topic, and other signals of it, wait; nothing else does.
    */
   async signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     POSTGRES_INPUT.signal(signal);
@@ -274,10 +275,9 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   /**
-   * One statement updates the row (only while `token` holds its lease), upserts the journal and,
-   * on release, computes the wake-up; alone it needs no explicit transaction. With waits to
-   * register, the shared signal lock comes first; with a signal, the exclusive one, and the signal
-   * follows in the same transaction.
+   * One statement updates the row (only while `token` holds its lease), upserts the journal, on
+   * release computes the wake-up, and sends the write's signal: it needs no explicit transaction.
+   * The topic locks it needs (its waits' shared, its signal's exclusive) are taken inside it.
    */
   async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
     POSTGRES_INPUT.write(id, write);
@@ -289,15 +289,17 @@ export class PostgresWorkflowStore implements WorkflowStore {
       customStatus: write.customStatus !== undefined,
       release: release !== undefined,
       waits: (release?.waits.length ?? 0) > 0,
+      signal: write.signal !== undefined,
     };
     const entries = distinctEntries(write.entries);
+    // Writes that take topic locks go alone: a batch would hold several topics' locks in no set order.
     const batched = !write.signal && !shape.waits;
     return this.queue.run(id, () =>
       batched ? this.writes.write({ id, token, entries, write, shape }) : this.writeOne(id, token, write, shape, entries),
     );
   }
 
-  /** One write in a statement of its own: with the signal lock when it takes it, else alone in a batch. */
+  /** One write in a statement of its own (with the topic locks it needs). */
   private async writeOne(
     id: string,
     token: string,
@@ -305,7 +307,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
     shape: WriteShape,
     entries: readonly WorkflowJournalEntry[],
   ): Promise<boolean> {
-    const { release } = write;
+    const { release, signal } = write;
     const statement = this.writeSql(shape);
     const values: Record<WriteParam, unknown> = {
       id,
@@ -321,25 +323,13 @@ export class PostgresWorkflowStore implements WorkflowStore {
       wakeAt: release?.wakeAt,
       cursor: release?.signalCursor,
       channel: this.sql.channel,
+      signalName: signal?.name,
+      signalKey: signal?.key,
+      signalTopic: signal ? signalTopic(signal.name, signal.key) : null,
+      signalDedupe: signal?.dedupeId,
+      signalPayload: signal ? toJson(signal.payload ?? null) : null,
     };
     const params = statement.params.map((name) => values[name]);
-
-    const { signal } = write;
-    if (signal) {
-      return this.executor.transaction(async (tx) => {
-        await this.signalLock.lockExclusive(tx);
-        const { rows } = await tx.query(statement.sql, params);
-        if (rows.length === 0) return false;
-        await this.signalLock.insert(tx, signal);
-        return true;
-      });
-    }
-    if (shape.waits) {
-      return this.executor.transaction(async (tx) => {
-        await this.signalLock.lockShared(tx);
-        return (await tx.query(statement.sql, params)).rows.length > 0;
-      });
-    }
     return (await this.executor.query(statement.sql, params)).rows.length > 0;
   }
 

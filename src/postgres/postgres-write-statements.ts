@@ -10,6 +10,8 @@ export interface WriteShape {
   release: boolean;
   /** `release.waits` is not empty (the signal check runs). */
   waits: boolean;
+  /** A signal is sent in the same statement. */
+  signal: boolean;
 }
 
 /** A value a `write()` statement takes. */
@@ -26,7 +28,12 @@ export type WriteParam =
   | 'waits'
   | 'wakeAt'
   | 'cursor'
-  | 'channel';
+  | 'channel'
+  | 'signalName'
+  | 'signalKey'
+  | 'signalTopic'
+  | 'signalDedupe'
+  | 'signalPayload';
 
 /** A `write()` statement and the names of the values it takes, in parameter order. */
 export interface WriteStatement {
@@ -40,12 +47,18 @@ export interface WriteStatement {
  * `notified`) when it wrote. On release it computes the wake-up in the same statement: now when a
  * signal the execution never saw (above its cursor) matches a new wait, or when a cancel waits for
  * a suspended instance to notice it; else the release's `wakeAt`.
+ *
+ * Each is one statement, never a transaction spanning round trips: where a write needs topic locks
+ * (migration 0003) the functions take them inside it. The check for a signal above the cursor takes
+ * the waits' topics shared (`signals_pending()`); a write that sends a signal first takes its topic
+ * exclusively (before the row's lock, the order every path uses), then `send_signal()` stores it once
+ * the row is known to be this lease's.
  */
 export function postgresWriteStatements(schemaName: string): (shape: WriteShape) => WriteStatement {
   const s = quoteIdentifier(schemaName);
   const writes = new Map<string, WriteStatement>();
   return (shape) => {
-    const key = `${+shape.status}${+shape.output}${+shape.error}${+shape.customStatus}${+shape.release}${+shape.waits}`;
+    const key = `${+shape.status}${+shape.output}${+shape.error}${+shape.customStatus}${+shape.release}${+shape.waits}${+shape.signal}`;
     let statement = writes.get(key);
     if (statement !== undefined) return statement;
     const params: WriteParam[] = [];
@@ -64,7 +77,7 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
       const now = p('now');
       const status = shape.status ? p('status') : 'status';
       const pending = shape.waits
-        ? ` OR EXISTS (SELECT 1 FROM ${s}.signals g WHERE g.topic = ANY(${p('waits')}::text[]) AND g.id > ${p('cursor')})`
+        ? ` OR ${s}.signals_pending(${p('waits')}::text[], ${p('cursor')}::bigint)`
         : '';
       sets.push(
         `wait_topics = ${p('waits')}::text[]`,
@@ -75,12 +88,22 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
       notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notify(p('channel'))} END`;
     }
     if (shape.status || shape.output || shape.error || shape.customStatus || shape.release) sets.push(`updated_at = ${p('now')}`);
+    let lock = '';
+    let sent = '';
+    if (shape.signal) {
+      const topic = p('signalTopic');
+      // An uncorrelated subquery: evaluated once, while the row is being matched, before it is locked.
+      lock = ` AND (SELECT true FROM pg_advisory_xact_lock(${s}.topic_lock(${topic}::text)))`;
+      sent =
+        `, (SELECT f.id FROM ${s}.send_signal(${p('signalName')}::text, ${p('signalKey')}::text, ${topic}::text, ` +
+        `${p('signalDedupe')}::text, ${p('signalPayload')}::json, ${p('now')}::bigint, ${p('channel')}::text) f) AS signal_id`;
+    }
     const sql = `WITH target AS (
   UPDATE ${s}.instances SET ${sets.join(', ')}
-  WHERE id = ${id} AND lease_token = ${token}
+  WHERE id = ${id} AND lease_token = ${token}${lock}
   RETURNING id, journal_seq, wake_at, status
 ), ${journalUpsert(s, entries, count)}
-SELECT t.id, ${notified} AS notified FROM target t`;
+SELECT t.id, ${notified} AS notified${sent} FROM target t`;
     statement = { sql, params };
     writes.set(key, statement);
     return statement;

@@ -92,7 +92,10 @@ export interface WorkflowStore {
    * Signals are serialized with each other and with `write()`s that register waits by the signal
    * lock: taken exclusively here, before the id is chosen, and held until commit (`write()` takes it
    * shared). So ids become visible in id order (a reader that saw id N has seen every id below N),
-   * and a signal never slips between an execution's last read of signals and its suspension.
+   * and a signal never slips between an execution's last read of signals and its suspension. The
+   * lock may be one per topic (name and exact key) instead of one per store, as PostgreSQL's is:
+   * then the order holds per topic, `signals()` takes the topic's lock shared before reading, and
+   * a signal and a suspension wait for each other only when they can match.
    *
    * With a `dedupeId`, a signal stored earlier with the same name and `dedupeId` turns the call
    * into a no-op that returns the earlier id and key with `created: false` and wakes nothing.
