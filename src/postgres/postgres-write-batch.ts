@@ -19,7 +19,7 @@ export interface BatchedWrite {
 /**
  * The writes of executions running at the same time (a step's result before the next step runs,
  * an instance's end), as one statement per batch (see `StatementBatcher`). Writes that take the
- * signal lock (a signal, waits to register) keep their own transaction. Each write still lands
+ * topic locks (a signal, waits to register) go alone, in a statement each. Each write still lands
  * only while its own token holds its instance's lease and reports whether it did; the store sends
  * one instance's writes one after another (`inOrder()`), so an instance appears once per batch.
  * The release rule is `write()`'s with no waits: due now when a cancel waits for a suspended
