@@ -83,7 +83,7 @@ export interface PostgresWorkflowStoreOptions {
 /**
  * The PostgreSQL `WorkflowStore` (PostgreSQL 12 or later). Claims lease with `FOR UPDATE SKIP
  * LOCKED`; signals and suspensions are ordered per topic (signal name and key) by advisory locks
- * taken inside single statements (migration 0002); payloads are kept
+ * taken inside single statements (migration 0003); payloads are kept
  * as `json` text, exactly as written; LISTEN/NOTIFY wakes idle workers in other processes when work
  * becomes due. Keys longer than `POSTGRES_KEY_LIMITS` are refused with a `RangeError` before
  * anything is written.
