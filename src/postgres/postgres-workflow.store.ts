@@ -6,7 +6,7 @@ import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { PostgresCreateBatch } from './postgres-create-batch.js';
-import { PostgresWriteBatch } from './postgres-write-batch.js';
+import { PostgresWriteBatch, type PreparedWrite } from './postgres-write-batch.js';
 import { PostgresListener } from './postgres-listener.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
 import { PostgresSchedules } from './postgres-schedules.js';
@@ -18,7 +18,7 @@ import {
   type WriteShape,
   type WriteStatement,
 } from './postgres-write-statements.js';
-import { newInstanceParams } from '../sql/instance-params.js';
+import { newInstanceParams, writeRow } from '../sql/instance-params.js';
 import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { migrationLabel, MigrationRunner } from '../sql/migration-runner.js';
@@ -118,9 +118,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.schedules = new PostgresSchedules(this.executor, this.schema);
     this.signalLock = new PostgresSignals(this.sql, STORE);
     this.migrateOption = options.migrate;
-    this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) =>
-      this.writeOne(one.id, one.token, one.write, one.shape, one.entries),
-    );
+    this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) => this.writeOne(one));
     this.creates = new PostgresCreateBatch(
       this.executor,
       this.schema,
@@ -293,33 +291,37 @@ export class PostgresWorkflowStore implements WorkflowStore {
       signal: write.signal !== undefined,
     };
     const entries = distinctEntries(write.entries);
+    // Every payload becomes JSON text here, before the write is queued: a value JSON can't carry
+    // (a BigInt, a cycle) fails this call alone, before anything is sent, never the batch it would join.
+    const prepared: PreparedWrite = {
+      id,
+      token,
+      write,
+      shape,
+      entries: JSON.stringify(entries),
+      row: writeRow(id, token, entries, write),
+      signalPayload: write.signal ? toJson(write.signal.payload ?? null) : null,
+    };
     // Writes that take topic locks go alone: a batch would hold several topics' locks in no set order.
     const batched = !write.signal && !shape.waits;
-    return this.queue.run(id, () =>
-      batched ? this.writes.write({ id, token, entries, write, shape }) : this.writeOne(id, token, write, shape, entries),
-    );
+    return this.queue.run(id, () => (batched ? this.writes.write(prepared) : this.writeOne(prepared)));
   }
 
   /** One write in a statement of its own (with the topic locks it needs). */
-  private async writeOne(
-    id: string,
-    token: string,
-    write: WorkflowWrite,
-    shape: WriteShape,
-    entries: readonly WorkflowJournalEntry[],
-  ): Promise<boolean> {
+  private async writeOne(prepared: PreparedWrite): Promise<boolean> {
+    const { id, token, write, shape, row } = prepared;
     const { release, signal } = write;
     const statement = this.writeSql(shape);
     const values: Record<WriteParam, unknown> = {
       id,
       token,
-      entries: JSON.stringify(entries),
-      count: entries.length,
+      entries: prepared.entries,
+      count: row.count,
       now: write.now,
       status: write.status,
-      output: shape.output ? toJson(write.output) : null,
-      error: shape.error ? toJson(write.error) : null,
-      customStatus: shape.customStatus ? toJson(write.customStatus) : null,
+      output: row.output,
+      error: row.error,
+      customStatus: row.custom_status,
       waits: release?.waits.map((wait) => signalTopic(wait.name, wait.key)),
       wakeAt: release?.wakeAt,
       cursor: release?.signalCursor,
@@ -328,7 +330,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
       signalKey: signal?.key,
       signalTopic: signal ? signalTopic(signal.name, signal.key) : null,
       signalDedupe: signal?.dedupeId,
-      signalPayload: signal ? toJson(signal.payload ?? null) : null,
+      signalPayload: prepared.signalPayload,
     };
     const params = statement.params.map((name) => values[name]);
     return (await this.executor.query(statement.sql, params)).rows.length > 0;

@@ -2,18 +2,25 @@ import { UNFINISHED, notify } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
-import { writeRow } from '../sql/instance-params.js';
-import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import type { WriteRow } from '../sql/instance-params.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 import type { WriteShape } from './postgres-write-statements.js';
 
-/** A `write()` that neither sends a signal nor registers waits: what an execution writes most. */
-export interface BatchedWrite {
+/**
+ * A `write()` with its payloads already made JSON text, so nothing left can fail on a value. The
+ * batch takes those that neither send a signal nor register waits: what an execution writes most.
+ */
+export interface PreparedWrite {
   id: string;
   token: string;
-  entries: readonly WorkflowJournalEntry[];
   write: WorkflowWrite;
   shape: WriteShape;
+  /** The journal entries (each name once), as a JSON array. */
+  entries: string;
+  /** The write as a batch row (`writeRow()`): output, error and custom status as JSON text. */
+  row: WriteRow;
+  /** The signal's payload as JSON text, or `null` without a signal (such a write is never batched). */
+  signalPayload: string | null;
 }
 
 /**
@@ -26,7 +33,7 @@ export interface BatchedWrite {
  * instance, else the release's `wakeAt`.
  */
 export class PostgresWriteBatch {
-  private readonly batcher = new StatementBatcher<BatchedWrite, boolean>((writes) => this.send(writes), 200, 2);
+  private readonly batcher = new StatementBatcher<PreparedWrite, boolean>((writes) => this.send(writes), 200, 2);
   private readonly sql: string;
 
   constructor(
@@ -34,13 +41,13 @@ export class PostgresWriteBatch {
     schema: string,
     private readonly channel: string,
     /** A batch of one goes as the plain single-instance statement: it is cheaper for the server. */
-    private readonly single: (write: BatchedWrite) => Promise<boolean>,
+    private readonly single: (write: PreparedWrite) => Promise<boolean>,
   ) {
     const s = quoteIdentifier(schema);
     const next = (column: string, flag: string, value: string) => `CASE WHEN r.${flag} THEN ${value} ELSE i.${column} END`;
     const status = next('status', 'set_status', 'r.status');
     this.sql = `WITH r AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(id text, token text, entries json, count int, now bigint,
+  SELECT * FROM json_to_recordset($1::json) AS r(id text, token text, entries text, count int, now bigint,
     set_status boolean, status text, set_output boolean, output text, set_error boolean, error text,
     set_custom boolean, custom_status text, release boolean, wake_at bigint)
 ), target AS (
@@ -61,7 +68,7 @@ export class PostgresWriteBatch {
 ), entries AS (
   INSERT INTO ${s}.journal (instance_id, name, seq, entry)
   SELECT t.id, e.value ->> 'name', t.journal_seq - t.count + e.ordinality, e.value
-  FROM target t, json_array_elements(t.entries) WITH ORDINALITY AS e
+  FROM target t, json_array_elements(t.entries::json) WITH ORDINALITY AS e
   ON CONFLICT (instance_id, name) DO UPDATE SET entry = EXCLUDED.entry
 ), woke AS (
   SELECT ${notify('$2')} WHERE EXISTS (SELECT 1 FROM target WHERE release AND wake_at <= now AND status IN ${UNFINISHED})
@@ -69,13 +76,13 @@ export class PostgresWriteBatch {
 SELECT id, (SELECT count(*) FROM woke) AS notified FROM target`;
   }
 
-  write(write: BatchedWrite): Promise<boolean> {
+  write(write: PreparedWrite): Promise<boolean> {
     return this.batcher.add(write);
   }
 
-  private async send(writes: BatchedWrite[]): Promise<boolean[]> {
+  private async send(writes: PreparedWrite[]): Promise<boolean[]> {
     if (writes.length === 1) return [await this.single(writes[0]!)];
-    const rows = writes.map(({ id, token, entries, write }) => writeRow(id, token, entries, write));
+    const rows = writes.map(({ row, entries }) => ({ ...row, entries }));
     const { rows: landed } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
     const ids = new Set(landed.map((row) => String(row.id)));
     return writes.map((write) => ids.has(write.id));

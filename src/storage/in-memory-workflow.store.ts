@@ -1,6 +1,8 @@
 import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
 import { selectClaims } from './claim-selection.js';
+import { InMemorySchedules } from './in-memory-schedules.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
+import { storedEntries, storedSignal, toStoredJson } from './stored-json.js';
 import {
   FINISHED_STATUSES,
   UNFINISHED_STATUSES,
@@ -46,11 +48,12 @@ interface RateWindow {
   count: number;
 }
 
+const STORE = 'InMemoryWorkflowStore';
 const CANCELLABLE: ReadonlySet<WorkflowStatus> = new Set(['pending', 'running', 'suspended']);
 const TERMINABLE: ReadonlySet<WorkflowStatus> = new Set(UNFINISHED_STATUSES);
 const FINISHED: ReadonlySet<WorkflowStatus> = new Set(FINISHED_STATUSES);
 
-/** Deep copy, so no caller ever holds a reference into the store's state (in or out). */
+/** Deep copy out, so no caller ever holds a reference into the store's state (values come in as JSON). */
 const copy = <T>(value: T): T => structuredClone(value);
 
 /**
@@ -61,18 +64,21 @@ const copy = <T>(value: T): T => structuredClone(value);
  * Every method does all its reads and writes synchronously, with no `await` in between, so each
  * call is atomic on the event loop: that stands in for the row locks, the signal lock and the
  * conditional updates a SQL store needs (two claims can't both take an instance or the last slot,
- * a signal can't slip between a suspension's check and its release). Values are deep-copied in and
- * out, so mutating an argument or a result never changes what is stored.
+ * a signal can't slip between a suspension's check and its release); a call that can fail prepares
+ * everything first, so it fails having changed nothing. Values are copied in as JSON (what a SQL
+ * store reads back, and a value JSON can't carry is refused as it is there) and deep-copied out,
+ * so mutating an argument or a result never changes what is stored.
  */
 export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly instances = new Map<string, StoredInstance>();
   private readonly signalLog = new InMemorySignalLog();
   /** Rate windows by workflow and rate-limit key (`null`: the workflow's own). */
   private readonly windows = new Map<string, RateWindow>();
-  private readonly schedules = new Map<string, WorkflowScheduleRecord>();
+  private readonly schedules = new InMemorySchedules();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     INPUT.newInstance(init);
+    const input = toStoredJson(init.input, STORE, `the input of instance "${init.id}"`);
     const existing = this.instances.get(init.id);
     if (existing) return { instance: copy(existing.instance), created: false };
     const instance: WorkflowInstance = {
@@ -80,7 +86,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       workflow: init.workflow,
       version: init.version,
       status: init.lease ? 'running' : 'pending',
-      input: copy(init.input),
+      input: input ?? null,
       output: null,
       error: null,
       customStatus: null,
@@ -137,14 +143,16 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
     INPUT.entries(id, reopen.entries);
+    const entries = storedEntries(STORE, id, reopen.entries);
+    const error = toStoredJson(reopen.error, STORE, `the error of instance "${id}"`);
     const stored = this.instances.get(id);
     if (!stored) return false;
     const { instance } = stored;
     if (hasLiveLease(instance, reopen.now)) return false;
     if (instance.status !== reopen.expect.status || instance.runs !== reopen.expect.runs) return false;
-    upsertEntries(stored, reopen.entries);
+    upsertEntries(stored, entries);
     instance.status = reopen.status;
-    instance.error = copy(reopen.error);
+    instance.error = error;
     if (reopen.deadline !== undefined) instance.deadline = reopen.deadline;
     instance.cancelRequested = false;
     instance.terminateRequested = false;
@@ -165,7 +173,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     INPUT.signal(signal);
-    return this.storeSignal(signal);
+    return this.storeSignal(storedSignal(STORE, signal));
   }
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
@@ -246,42 +254,53 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
+    // All or nothing: every value is prepared (copied in as JSON) before anything changes, so a
+    // value that can't be stored fails the call with nothing written, the lease still held and
+    // the signal unsent.
+    INPUT.write(id, write);
+    const what = (part: string) => `${part} of instance "${id}"`;
+    const entries = storedEntries(STORE, id, write.entries);
+    const output = toStoredJson(write.output, STORE, what('the output'));
+    const error = toStoredJson(write.error, STORE, what('the error'));
+    const customStatus = toStoredJson(write.customStatus, STORE, what('the custom status'));
+    const signal = write.signal && storedSignal(STORE, write.signal);
+    const waits = write.release && toStoredJson(write.release.waits, STORE, what('the waits'));
+
     const stored = this.instances.get(id);
     // Fencing: a worker whose lease was taken over (or ended) writes nothing, signal included.
     if (!stored || stored.instance.leaseToken !== token) return false;
-    INPUT.write(id, write);
     const { instance } = stored;
-    upsertEntries(stored, write.entries);
+    upsertEntries(stored, entries);
 
     let changed = false;
     if (write.status !== undefined) {
       instance.status = write.status;
       changed = true;
     }
-    if (write.output !== undefined) {
-      instance.output = copy(write.output);
+    if (output !== undefined) {
+      instance.output = output;
       changed = true;
     }
-    if (write.error !== undefined) {
-      instance.error = copy(write.error);
+    if (error !== undefined) {
+      instance.error = error;
       changed = true;
     }
-    if (write.customStatus !== undefined) {
-      instance.customStatus = copy(write.customStatus);
+    if (customStatus !== undefined) {
+      instance.customStatus = customStatus;
       changed = true;
     }
-    if (write.signal) this.storeSignal(write.signal);
+    if (signal) this.storeSignal(signal);
 
     const { release } = write;
-    if (release) {
-      stored.waits = copy(release.waits);
+    if (release && waits) {
+      stored.waits = waits;
       instance.leaseToken = null;
       instance.leaseUntil = null;
       // A signal stored after the execution's cursor was never seen by it: without waking now,
       // the instance would sleep on a signal that already arrived.
       const wakeNow =
         (instance.cancelRequested && instance.status === 'suspended') ||
-        release.waits.some((wait) => this.signalLog.hasAbove(wait.name, wait.key, release.signalCursor));
+        waits.some((wait) => this.signalLog.hasAbove(wait.name, wait.key, release.signalCursor));
       instance.wakeAt = wakeNow ? write.now : release.wakeAt;
       changed = true;
     }
@@ -291,82 +310,36 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async saveSchedule(save: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
     INPUT.schedule(save);
-    const existing = this.schedules.get(save.id);
-    if (save.expectRevision === null ? existing : existing?.revision !== save.expectRevision) return null;
-    const keepLease = existing && !save.releaseLease;
-    const schedule: WorkflowScheduleRecord = {
-      id: save.id,
-      workflow: save.workflow,
-      declared: save.declared,
-      spec: copy(save.spec),
-      input: copy(save.input),
-      paused: save.paused,
-      wakeAt: save.wakeAt,
-      state: copy(save.state),
-      revision: existing ? existing.revision + 1 : 1,
-      leaseToken: keepLease ? existing.leaseToken : null,
-      leaseOwner: existing ? existing.leaseOwner : null,
-      leaseUntil: keepLease ? existing.leaseUntil : null,
-      createdAt: existing ? existing.createdAt : save.now,
-      updatedAt: save.now,
-    };
-    this.schedules.set(schedule.id, schedule);
-    return copy(schedule);
+    return this.schedules.save(save);
   }
 
   async getSchedule(id: string): Promise<WorkflowScheduleRecord | null> {
-    const schedule = this.schedules.get(id);
-    return schedule ? copy(schedule) : null;
+    return this.schedules.get(id);
   }
 
   async listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
-    const found = [...this.schedules.values()]
-      .filter((s) => query.workflow === undefined || s.workflow === query.workflow)
-      .filter((s) => query.declared === undefined || s.declared === query.declared)
-      .sort((a, b) => compare(a.id, b.id));
-    return copy(found.slice(query.offset, query.offset + query.limit));
+    return this.schedules.list(query);
   }
 
   async deleteSchedule(id: string, revision?: number): Promise<boolean> {
-    const schedule = this.schedules.get(id);
-    if (!schedule || (revision !== undefined && schedule.revision !== revision)) return false;
-    return this.schedules.delete(id);
+    return this.schedules.delete(id, revision);
   }
 
   async claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
     INPUT.token(request.token, request.owner);
-    const { now } = request;
-    const workflows = new Set(request.workflows);
-    const claimed = [...this.schedules.values()]
-      .filter((s) => !s.paused && s.wakeAt !== null && s.wakeAt <= now && workflows.has(s.workflow))
-      .filter((s) => s.leaseToken === null || (s.leaseUntil ?? 0) < now)
-      .sort((a, b) => a.wakeAt! - b.wakeAt! || compare(a.id, b.id))
-      .slice(0, request.limit);
-    for (const schedule of claimed) {
-      schedule.leaseToken = request.token;
-      schedule.leaseOwner = request.owner;
-      schedule.leaseUntil = request.leaseUntil;
-    }
-    return copy(claimed);
+    return this.schedules.claim(request);
   }
 
   async writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
-    const schedule = this.schedules.get(id);
-    if (!schedule || schedule.leaseToken !== token) return false;
-    schedule.state = copy(write.state);
-    schedule.wakeAt = write.wakeAt;
-    schedule.revision += 1;
-    schedule.updatedAt = write.now;
-    if (write.release) {
-      schedule.leaseToken = null;
-      schedule.leaseUntil = null;
-    }
-    return true;
+    return this.schedules.write(id, token, write);
   }
 
-  /** `signal()`'s body, shared with `write()` so a child's end signal follows the same rules. */
+  /**
+   * `signal()`'s body, shared with `write()` so a child's end signal follows the same rules. Takes
+   * the signal as `storedSignal()` prepared it: nothing here can fail.
+   */
   private storeSignal(signal: NewWorkflowSignal): WorkflowSignalResult {
-    const { record, created } = this.signalLog.add({ ...signal, payload: copy(signal.payload) });
+    const { record, created } = this.signalLog.add(signal);
     if (!created) return { id: record.id, woken: 0, created: false, key: record.key };
     let woken = 0;
     for (const { instance, waits } of this.instances.values()) {
@@ -388,10 +361,14 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 }
 
-/** Upserts by name: a replaced entry keeps its place, a new one goes last (first-write order). */
+/**
+ * Upserts by name: a replaced entry keeps its place, a new one goes last (first-write order). Takes
+ * entries as `storedEntries()` prepared them.
+ */
 function upsertEntries(stored: StoredInstance, entries: readonly WorkflowJournalEntry[]): void {
-  for (const entry of entries) stored.journal.set(entry.name, copy(entry));
+  for (const entry of entries) stored.journal.set(entry.name, entry);
 }
+
 
 /** Due now, unless it already is (an earlier `wakeAt` stays: it is the more overdue one). */
 function makeDue(instance: WorkflowInstance, now: number): void {

@@ -1,12 +1,29 @@
+import type { WorkflowInstance, WorkflowStatus } from './workflow-instance.js';
 import type {
-  SerializedWorkflowError,
-  WorkflowInstance,
-  WorkflowJournalEntry,
-  WorkflowParentClose,
-  WorkflowStatus,
-  WorkflowWait,
-} from './workflow-instance.js';
-import type { WorkflowLease } from './workflow-lease.js';
+  WorkflowInstanceDetails,
+  NewWorkflowInstance,
+  WorkflowCancelRequest,
+  WorkflowLeaseFlags,
+  WorkflowListQuery,
+  WorkflowReopen,
+  WorkflowWrite,
+  WorkflowPurgeQuery,
+  WorkflowPurgeResult,
+} from './workflow-store-instances.js';
+import type { WorkflowClaimRequest, WorkflowClaim } from './workflow-store-claims.js';
+import type {
+  NewWorkflowSignal,
+  WorkflowSignalResult,
+  WorkflowSignalQuery,
+  WorkflowSignalRecord,
+} from './workflow-store-signals.js';
+import type {
+  WorkflowScheduleRecord,
+  WorkflowScheduleSave,
+  WorkflowScheduleQuery,
+  WorkflowScheduleClaimRequest,
+  WorkflowScheduleWrite,
+} from './workflow-store-schedules.js';
 
 /**
  * Where instances, their journals and waits, signals and schedules live. `InMemoryWorkflowStore`
@@ -65,6 +82,8 @@ export interface WorkflowStore {
    * Either way makes the instance due now (unless it already is) and sets `updatedAt`; returns
    * whether it changed anything (`false`: unknown id, another status, or a repeated request).
    * One conditional update, so of two concurrent requests of one kind exactly one is accepted.
+   * Racing the lease holder's suspending `write()`, the instance ends up due whichever lands
+   * first (here, or in `write()`'s release rule), so a cancel is never lost.
    */
   requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean>;
 
@@ -138,10 +157,13 @@ export interface WorkflowStore {
    * Two concurrent claims never return the same instance: lock the candidates and skip the rows
    * another claim holds (`FOR UPDATE SKIP LOCKED`).
    *
-   * `limits`: a live lease (`leaseUntil >= now`) holds a slot; at most `limit` instances of the
-   * workflow (all versions) and `perKey` of one `concurrencyKey` hold one at a time. `rateLimits`:
-   * every claim takes room in its workflow's window and its `rateLimitKey`'s window; a window holds
-   * `max` claims, opens at the first claim after the previous one ended and lasts `duration`.
+   * `limits`: a live lease (`leaseUntil >= now`, so up to and including `leaseUntil`) holds a
+   * slot; at most `limit` instances of the workflow (all versions) and `perKey` of one
+   * `concurrencyKey` hold one at a time. Only the workflow's own leases count: another workflow's,
+   * even with the same concurrency key, take none of its slots. `rateLimits`: every claim takes
+   * room in its workflow's window and its `rateLimitKey`'s window; a window holds `max` claims,
+   * opens at the first claim after the previous one ended (after an idle gap too: windows are not
+   * kept on a grid) and lasts `duration`.
    * Candidates without room are passed over, so one busy key never holds back the others. Counting
    * and leasing are one step under locks taken in a fixed order (per workflow for slots, per window
    * row for rates), so two claims never both take the last room.
@@ -158,7 +180,11 @@ export interface WorkflowStore {
   /**
    * Every write of the lease holder, all or nothing in one transaction, and only while `token` is
    * the instance's lease token (else nothing is written and it returns `false`: fencing, so a
-   * worker that lost its lease can't overwrite its successor's work). In order:
+   * worker that lost its lease can't overwrite its successor's work). If any part can't be stored
+   * (a journal entry, the output, the custom status or the signal's payload holds a value JSON
+   * can't carry, such as a BigInt), the call rejects having stored nothing of it: the lease is
+   * still held and the signal unsent. That failure is the call's alone, never that of writes of
+   * other instances it was sent with. In order:
    *
    * 1. With `signal`, take the signal lock exclusively; else with `release.waits` not empty, shared.
    *    Before anything else, so the lock order is the same everywhere.
@@ -171,7 +197,9 @@ export interface WorkflowStore {
    *    (keep `leaseOwner`), and set `wakeAt` to `now` if a stored signal above
    *    `release.signalCursor` matches one of the new waits, or the instance has `cancelRequested`
    *    and goes `suspended`; otherwise to `release.wakeAt`. This is what makes a signal sent
-   *    during the execution (after its cursor) wake the instance it suspends.
+   *    during the execution (after its cursor) wake the instance it suspends. The cursor is the
+   *    release's, not the instance's `signalCursor` from its creation: the execution saw the
+   *    signals between the two, and waking on them would run it again for nothing, forever.
    * 6. Set `updatedAt = now` when anything besides the journal changed.
    */
   write(id: string, token: string, write: WorkflowWrite): Promise<boolean>;
@@ -224,263 +252,36 @@ export interface WorkflowStore {
   close?(): Promise<void>;
 }
 
-/** `get()`'s result, and `WorkflowClient.getStatus()`'s. */
-export interface WorkflowInstanceDetails extends WorkflowInstance {
-  /** The signals it waits for while suspended in `waitForSignal()`. */
-  waits: WorkflowWait[];
-  /** With `getStatus(id, { children: true })`: the instances it started as children, oldest first. */
-  children?: WorkflowInstance[];
-  /** With `{ journal: true }`: its entries in first-write order. */
-  journal?: WorkflowJournalEntry[];
-}
-
-export interface NewWorkflowInstance {
-  id: string;
-  workflow: string;
-  version: number;
-  input: unknown;
-  parentId?: string | null;
-  parentClose?: WorkflowParentClose | null;
-  concurrencyKey?: string | null;
-  rateLimitKey?: string | null;
-  /** Lower goes first. Default 0. */
-  priority?: number;
-  scheduleId?: string | null;
-  scheduledAt?: number | null;
-  /** When its run timeout passes, or `null`. */
-  deadline: number | null;
-  /** When it is first due (`start({ startAt })`); default `now`. */
-  wakeAt?: number;
-  /** `createdAt` and `updatedAt`. The instance also gets `signalCursor` = the last signal id, `runs` 0, no lease, no flags. */
-  now: number;
-  /**
-   * Start it claimed, for the worker that creates it (a local start with a free slot): status
-   * `running`, `runs` 1 and this lease, as if `claim()` had leased it, so it runs without a claim's
-   * round trip; its `signalCursor` is then the execution's signal cursor. Applies only when the call
-   * creates the instance (an existing one is returned unchanged). Not passed to `createInTransaction()`.
-   */
-  lease?: WorkflowLease;
-}
-
-export interface WorkflowCancelRequest {
-  reason: string | null;
-  now: number;
-  /** Stop without compensating. */
-  terminate: boolean;
-}
-
-export interface WorkflowLeaseFlags {
-  cancelRequested: boolean;
-  terminateRequested: boolean;
-}
-
-export interface WorkflowListQuery {
-  /** Any of these (never empty when given). */
-  status?: WorkflowStatus[];
-  workflow?: string;
-  version?: number;
-  parentId?: string;
-  scheduleId?: string;
-  /** Only ids that start with this (never empty when given). */
-  idPrefix?: string;
-  /** Only instances with `createdAt >= createdFrom` (epoch ms). */
-  createdFrom?: number;
-  /** Only instances with `createdAt < createdBefore` (epoch ms). */
-  createdBefore?: number;
-  /**
-   * Keyset paging: only instances strictly after this position in the order, i.e. with
-   * `(createdAt, id)` above it (`order: 'asc'`) or below it (`'desc'`). Usually the last instance
-   * of the previous page.
-   */
-  after?: WorkflowListPosition;
-  /** `'asc'` (default): oldest first. `'desc'`: newest first. */
-  order?: 'asc' | 'desc';
-  limit: number;
-  offset: number;
-}
-
-/** A place in `list()`'s order: an instance's `createdAt` and `id`. */
-export interface WorkflowListPosition {
-  createdAt: number;
-  id: string;
-}
-
-export interface NewWorkflowSignal {
-  name: string;
-  /** `null`: sent without a key; matches only waits without one. */
-  key: string | null;
-  /** The sender's id: a signal with the same name and `dedupeId` is stored once. `null`: never deduplicated. */
-  dedupeId: string | null;
-  payload: unknown;
-  now: number;
-}
-
-export interface WorkflowSignalResult {
-  /** The stored signal's id (with `created: false`, the earlier one's). */
-  id: number;
-  /** Instances made due (0 with `created: false`). */
-  woken: number;
-  created: boolean;
-  /** The stored signal's key (with `created: false`, the earlier one's). */
-  key: string | null;
-}
-
-export interface WorkflowSignalQuery {
-  name: string;
-  key: string | null;
-  afterId: number;
-  upToId: number;
-}
-
-export interface WorkflowSignalRecord {
-  id: number;
-  name: string;
-  key: string | null;
-  payload: unknown;
-  createdAt: number;
-}
-
-export interface WorkflowReopen {
-  /** The write applies only while the instance still has this status and run count. */
-  expect: { status: WorkflowStatus; runs: number };
-  /** `pending` to run again; `compensating` to retry its compensations. */
-  status: 'pending' | 'compensating';
-  error: SerializedWorkflowError | null;
-  /** A new deadline; `undefined` keeps the old one. */
-  deadline?: number | null;
-  entries: WorkflowJournalEntry[];
-  now: number;
-}
-
-export interface WorkflowPurgeQuery {
-  /** Finished statuses only, at least one. */
-  statuses: WorkflowStatus[];
-  before: number;
-  /** At least 1: the most instances, signals and windows (each) one call deletes. */
-  limit: number;
-}
-
-export interface WorkflowPurgeResult {
-  instances: number;
-  signals: number;
-  rateLimits: number;
-}
-
-/** At most `max` claims per `duration` milliseconds. */
-export interface WorkflowRateWindow {
-  max: number;
-  duration: number;
-}
-
-export interface WorkflowConcurrencyLimit {
-  workflow: string;
-  limit: number | null;
-  perKey: number | null;
-}
-
-export interface WorkflowRateLimitRule {
-  workflow: string;
-  limit: WorkflowRateWindow | null;
-  perKey: WorkflowRateWindow | null;
-}
-
-export interface WorkflowClaimRequest {
-  owner: string;
-  /** A fresh token; every write under this lease presents it. */
-  token: string;
-  now: number;
-  leaseUntil: number;
-  /** At least 1. */
-  limit: number;
-  /** The workflow versions this worker runs (at least one). */
-  workflows: Array<{ name: string; version: number }>;
-  limits?: WorkflowConcurrencyLimit[];
-  rateLimits?: WorkflowRateLimitRule[];
-}
-
-export interface WorkflowClaim {
-  instances: WorkflowInstance[];
-  /** The highest signal id stored, or 0: the execution sees signals up to it. */
-  lastSignalId: number;
-}
-
-export interface WorkflowWrite {
-  now: number;
-  /** Each name at most once per write. */
-  entries: WorkflowJournalEntry[];
-  status?: WorkflowStatus;
-  output?: unknown;
-  error?: SerializedWorkflowError | null;
-  /** `null` clears it. */
-  customStatus?: unknown;
-  /** A signal recorded in this write's transaction (a child telling its parent it ended). */
-  signal?: NewWorkflowSignal;
-  release?: WorkflowRelease;
-}
-
-export interface WorkflowRelease {
-  /** When it is next due; `null`: only a signal or a cancel wakes it. */
-  wakeAt: number | null;
-  /** Replaces the registered waits (`[]` clears them). */
-  waits: WorkflowWait[];
-  /** The execution's signal cursor: signals above it were not seen. */
-  signalCursor: number;
-}
-
-export interface WorkflowScheduleRecord {
-  id: string;
-  workflow: string;
-  /** Declared on `@Workflow`, not saved at run time. */
-  declared: boolean;
-  /** The engine's JSON, stored as is. */
-  spec: unknown;
-  input: unknown;
-  paused: boolean;
-  wakeAt: number | null;
-  /** The engine's JSON bookkeeping, stored as is. */
-  state: unknown;
-  revision: number;
-  leaseToken: string | null;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface WorkflowScheduleSave {
-  id: string;
-  workflow: string;
-  declared: boolean;
-  spec: unknown;
-  input: unknown;
-  paused: boolean;
-  wakeAt: number | null;
-  state: unknown;
-  /** `null`: insert unless it exists. A number: replace only while the revision is still this. */
-  expectRevision: number | null;
-  releaseLease: boolean;
-  now: number;
-}
-
-export interface WorkflowScheduleQuery {
-  workflow?: string;
-  declared?: boolean;
-  limit: number;
-  offset: number;
-}
-
-export interface WorkflowScheduleClaimRequest {
-  owner: string;
-  token: string;
-  now: number;
-  leaseUntil: number;
-  limit: number;
-  workflows: string[];
-}
-
-export interface WorkflowScheduleWrite {
-  now: number;
-  state: unknown;
-  wakeAt: number | null;
-  release: boolean;
-}
+export type {
+  WorkflowInstanceDetails,
+  NewWorkflowInstance,
+  WorkflowCancelRequest,
+  WorkflowLeaseFlags,
+  WorkflowListQuery,
+  WorkflowListPosition,
+  WorkflowReopen,
+  WorkflowWrite,
+  WorkflowRelease,
+  WorkflowPurgeQuery,
+  WorkflowPurgeResult,
+} from './workflow-store-instances.js';
+export type {
+  WorkflowRateWindow,
+  WorkflowConcurrencyLimit,
+  WorkflowRateLimitRule,
+  WorkflowClaimRequest,
+  WorkflowClaim,
+} from './workflow-store-claims.js';
+export type {
+  NewWorkflowSignal,
+  WorkflowSignalResult,
+  WorkflowSignalQuery,
+  WorkflowSignalRecord,
+} from './workflow-store-signals.js';
+export type {
+  WorkflowScheduleRecord,
+  WorkflowScheduleSave,
+  WorkflowScheduleQuery,
+  WorkflowScheduleClaimRequest,
+  WorkflowScheduleWrite,
+} from './workflow-store-schedules.js';

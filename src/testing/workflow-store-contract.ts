@@ -12,6 +12,7 @@ import { reopenContract } from './contract/reopen.contract.js';
 import { requestCancelContract } from './contract/request-cancel.contract.js';
 import { schedulesContract } from './contract/schedules.contract.js';
 import { signalsContract } from './contract/signals.contract.js';
+import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
 
 export type { WorkflowContractTestApi } from './contract/contract-suite.js';
@@ -43,6 +44,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   claimLimitsContract,
   renewContract,
   writeContract,
+  writeAtomicityContract,
   signalsContract,
   reopenContract,
   deleteContract,

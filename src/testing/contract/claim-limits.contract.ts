@@ -42,6 +42,38 @@ export function claimLimitsContract(suite: ContractSuite): void {
       expect(later.instances).toHaveLength(2);
     });
 
+    it("concurrency: only the workflow's own live leases take its slots; another workflow's leases, even with the same concurrency key, take none", async () => {
+      const s = testScope();
+      const other = `${s.workflow}-other`;
+      await lease(suite.store, newInstance(s.id('o1'), other, { concurrencyKey: 'k' }));
+      await lease(suite.store, newInstance(s.id('o2'), other, { concurrencyKey: 'k' }));
+      await suite.store.create(newInstance(s.id('a'), s.workflow, { concurrencyKey: 'k', now: T + 1 }));
+      await suite.store.create(newInstance(s.id('b'), s.workflow, { now: T + 2 }));
+      const claim = await suite.store.claim(
+        claimRequest(s.workflow, {
+          now: T + 10,
+          workflows: [{ name: s.workflow, version: 1 }, { name: other, version: 1 }],
+          limits: [
+            { workflow: s.workflow, limit: 2, perKey: 1 },
+            { workflow: other, limit: 2, perKey: 1 },
+          ],
+        }),
+      );
+      expect(idsOf(claim)).toEqual(['a', 'b'].map(s.id));
+    });
+
+    it('concurrency: a lease holds its slot up to and including leaseUntil', async () => {
+      const s = testScope();
+      await lease(suite.store, newInstance(s.id('holder'), s.workflow, { concurrencyKey: 'k' }), { leaseUntil: T + 1_000 });
+      await suite.store.create(newInstance(s.id('next'), s.workflow, { concurrencyKey: 'k', now: T + 1 }));
+      for (const rules of [concurrency(s.workflow, 1, null), concurrency(s.workflow, null, 1)]) {
+        expect((await suite.store.claim(claimRequest(s.workflow, { now: T + 1_000, ...rules }))).instances).toEqual([]);
+      }
+      // One tick later the lease has lapsed: its slot is free, and one of the two (the holder, due first) is taken.
+      const after = await suite.store.claim(claimRequest(s.workflow, { now: T + 1_001, ...concurrency(s.workflow, 1, 1) }));
+      expect(after.instances.map((i) => i.id)).toEqual([s.id('holder')]);
+    });
+
     it('concurrency: at most perKey per concurrencyKey; instances without a key count only toward limit', async () => {
       const s = testScope();
       const keys = ['k1', 'k1', 'k2', 'k2', null, null, null];
@@ -114,6 +146,33 @@ export function claimLimitsContract(suite: ContractSuite): void {
       expect(await count(T + 1_010)).toBe(2);
       expect(await count(T + 1_500)).toBe(0);
       expect(await count(T + 3_000)).toBe(2);
+    });
+
+    it('rate: after an idle gap longer than the window, the next window starts at the first claim after the gap', async () => {
+      const s = testScope();
+      for (const i of range(8)) await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { now: T + i }));
+      const rules = rate(s.workflow, { max: 2, duration: 1_000 }, { max: 2, duration: 1_000 });
+      const count = async (now: number) =>
+        (await suite.store.claim(claimRequest(s.workflow, { now, leaseUntil: now + 60_000, ...rules }))).instances.length;
+      expect(await count(T + 10)).toBe(2);
+      // Idle until T + 2500: the window [T + 10, T + 1010) ended long ago, the next one opens here.
+      expect(await count(T + 2_500)).toBe(2);
+      // A window kept on the first one's grid would have reopened at T + 3010.
+      expect(await count(T + 3_010)).toBe(0);
+      expect(await count(T + 3_499)).toBe(0);
+      expect(await count(T + 3_500)).toBe(2);
+    });
+
+    it('rate: a key window after an idle gap also starts at the first claim after the gap', async () => {
+      const s = testScope();
+      for (const i of range(4)) await suite.store.create(newInstance(s.id(`i${i}`), s.workflow, { rateLimitKey: 'k', now: T + i }));
+      const rules = rate(s.workflow, null, { max: 1, duration: 1_000 });
+      const count = async (now: number) =>
+        (await suite.store.claim(claimRequest(s.workflow, { now, leaseUntil: now + 60_000, ...rules }))).instances.length;
+      expect(await count(T + 10)).toBe(1);
+      expect(await count(T + 2_500)).toBe(1);
+      expect(await count(T + 3_010)).toBe(0);
+      expect(await count(T + 3_500)).toBe(1);
     });
 
     it('rate: claims of one window add up across claims', async () => {

@@ -81,6 +81,24 @@ export function purgeContract(suite: ContractSuite): void {
       expect((await claim(t + 6_000)).instances.map((i) => i.id)).toEqual([s.id('b')]);
     });
 
+    it('purge: limit applies to rate-limit windows too, the earliest ended first', async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      const rateLimits = [{ workflow: s.workflow, limit: null, perKey: { max: 1, duration: 1_000 } }];
+      // Three key windows, opened by three claims: they end at t + 1010, t + 1020 and t + 1030.
+      for (const [i, key] of ['k1', 'k2', 'k3'].entries()) {
+        await suite.store.create(newInstance(s.id(key), s.workflow, { rateLimitKey: key, now: t }));
+        const now = t + 10 * (i + 1);
+        const claim = await suite.store.claim(claimRequest(s.workflow, { now, leaseUntil: now + 60_000, rateLimits }));
+        expect(claim.instances.map((instance) => instance.id)).toEqual([s.id(key)]);
+      }
+      const purge = (before: number, limit: number) => suite.store.purge({ statuses: all, before, limit });
+      expect(await purge(t + 5_000, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 2 });
+      // The window left is the one that ended last: a cutoff between the ends finds none of the others.
+      expect(await purge(t + 1_025, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 0 });
+      expect(await purge(t + 5_000, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 1 });
+    });
+
     it('purge: a purge racing reopens never deletes a reopened instance', async () => {
       const t = await purgeSpan(suite.store);
       const s = testScope();

@@ -1,5 +1,5 @@
 import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../../storage/workflow-instance.js';
-import { BASE_TIME as T, details, lease, newInstance, range, settle, snapshot, testScope } from '../store-fixtures.js';
+import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, range, settle, snapshot, testScope } from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `requestCancel`: which instances a cancel or a terminate applies to, what it changes, and that of concurrent requests exactly one wins. */
@@ -118,6 +118,41 @@ export function requestCancelContract(suite: ContractSuite): void {
       expect(accepted.filter(Boolean)).toHaveLength(1);
       const winner = accepted.indexOf(true);
       expect(await details(suite.store, s.id('a'))).toMatchObject({ cancelRequested: true, cancelReason: `r${winner}`, updatedAt: T + winner });
+    });
+
+    it('requestCancel: a cancel or terminate racing a suspending write always leaves the instance due (48 rounds)', async () => {
+      const s = testScope();
+      for (const round of range(48)) {
+        const id = s.id(`r${round}`);
+        const workflow = `${s.workflow}-${round}`;
+        const { token, cursor } = await lease(suite.store, newInstance(id, workflow));
+        // Rounds vary the start order, waits or none (a SQL store may write those two differently), cancel or terminate.
+        const waits = Math.floor(round / 2) % 2 === 1 ? [{ name: s.signal(`r${round}`), key: null }] : [];
+        const terminate = Math.floor(round / 4) % 2 === 1;
+        const cancel = () => suite.store.requestCancel(id, { reason: 'stop', now: T + 10, terminate });
+        const suspend = () =>
+          suite.store.write(id, token, {
+            now: T + 10,
+            entries: [journalEntry('step-1')],
+            status: 'suspended',
+            release: { wakeAt: T + 60_000, waits, signalCursor: cursor },
+          });
+        const [accepted, wrote] =
+          round % 2 === 0
+            ? await Promise.all([cancel(), suspend()])
+            : await Promise.all([suspend(), cancel()]).then(([w, c]) => [c, w] as const);
+        expect(accepted).toBe(true);
+        expect(wrote).toBe(true);
+        expect(await details(suite.store, id), `round ${round}`).toMatchObject({
+          status: 'suspended',
+          cancelRequested: true,
+          terminateRequested: terminate,
+          leaseToken: null,
+          wakeAt: T + 10,
+        });
+        const claim = await suite.store.claim(claimRequest(workflow, { now: T + 10 }));
+        expect(claim.instances.map((i) => i.id), `round ${round}`).toEqual([id]);
+      }
     });
 
     it('requestCancel: of concurrent terminates of one instance exactly one is accepted', async () => {

@@ -212,6 +212,43 @@ export function writeContract(suite: ContractSuite): void {
       expect((await details(suite.store, s.id('b'))).wakeAt).toBe(T + 5_000);
     });
 
+    it('write: release compares signals with the cursor the release carries, not with the one stored when the instance was created', async () => {
+      const s = testScope();
+      const name = s.signal('n');
+      const init = newInstance(s.id('a'), s.workflow);
+      const { instance } = await suite.store.create(init);
+      // Sent after the instance was created but before it was claimed: the execution saw it (an
+      // earlier wait took it), so a wait registered now is not already satisfied.
+      const seen = await suite.store.signal(newSignal(name, { key: 'k' }));
+      expect(seen.id).toBeGreaterThan(instance.signalCursor);
+      const { token, cursor } = await lease(suite.store, init);
+      expect(cursor).toBeGreaterThanOrEqual(seen.id);
+      const suspend = (at: number, signalCursor: number, token: string) =>
+        suite.store.write(s.id('a'), token, {
+          now: at,
+          entries: [],
+          status: 'suspended',
+          release: { wakeAt: T + 5_000, waits: [{ name, key: 'k' }], signalCursor },
+        });
+      expect(await suspend(T + 50, cursor, token)).toBe(true);
+      expect((await details(suite.store, s.id('a'))).wakeAt).toBe(T + 5_000);
+
+      // Claimed again later: a signal above the first claim's cursor but below this claim's was seen too.
+      await suite.store.signal(newSignal(name, { key: 'k', now: T + 60 }));
+      const again = claimRequest(s.workflow, { now: T + 5_000 });
+      const claim = await suite.store.claim(again);
+      expect(claim.instances.map((i) => i.id)).toEqual([s.id('a')]);
+      expect(await suspend(T + 5_001, claim.lastSignalId, again.token)).toBe(true);
+      expect((await details(suite.store, s.id('a'))).wakeAt).toBe(T + 5_000);
+
+      // And one above the cursor the release carries (sent while the execution ran) wakes it at once.
+      const third = claimRequest(s.workflow, { now: T + 5_000 });
+      const last = await suite.store.claim(third);
+      await suite.store.signal(newSignal(name, { key: 'k', now: T + 5_002 }));
+      expect(await suspend(T + 5_003, last.lastSignalId, third.token)).toBe(true);
+      expect((await details(suite.store, s.id('a'))).wakeAt).toBe(T + 5_003);
+    });
+
     it('write: release wakes now when the instance has cancelRequested and goes suspended, not when it ends', async () => {
       const s = testScope();
       const a = await lease(suite.store, newInstance(s.id('a'), `${s.workflow}-a`));

@@ -1,0 +1,36 @@
+import type { WorkflowJournalEntry } from './workflow-instance.js';
+import type { NewWorkflowSignal } from './workflow-store.js';
+
+/**
+ * `value` as a store keeps it: a copy that went through JSON, exactly what a SQL store reads back
+ * (fields holding `undefined` or a function are dropped, `undefined` in an array becomes `null`).
+ * `undefined` itself stays `undefined`. Throws a `TypeError` naming `store` and `what` when JSON
+ * can't carry the value (a BigInt, a cycle): the caller prepares every value of a call with this
+ * before changing anything, so a refused value leaves nothing half written.
+ */
+export function toStoredJson<T>(value: T, store: string, what: string): T {
+  if (value === undefined) return value;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new TypeError(
+      `${store}: ${what} can't be stored: it is not a JSON value (${(error as Error).message}). ` +
+        'Store plain data: convert BigInts to strings or numbers, and break cycles.',
+      { cause: error },
+    );
+  }
+  // A lone function or symbol: JSON has nothing for it, as SQL stores keep nothing for it.
+  return (text === undefined ? null : JSON.parse(text)) as T;
+}
+
+/** `entries` copied in as JSON; throws, naming the entry, when one can't be stored. */
+export function storedEntries(store: string, id: string, entries: readonly WorkflowJournalEntry[]): WorkflowJournalEntry[] {
+  return entries.map((entry) => toStoredJson(entry, store, `journal entry "${entry.name}" of instance "${id}"`));
+}
+
+/** `signal` with its payload copied in as JSON (`undefined` as `null`); throws when the payload can't be stored. */
+export function storedSignal(store: string, signal: NewWorkflowSignal): NewWorkflowSignal {
+  const payload = toStoredJson(signal.payload, store, `the payload of signal "${signal.name}"`);
+  return { ...signal, payload: payload ?? null };
+}

@@ -1,0 +1,40 @@
+// What `WorkflowStore.claim()` takes and returns: the claim, its concurrency and rate limits.
+import type { WorkflowInstance } from './workflow-instance.js';
+
+/** At most `max` claims per `duration` milliseconds. */
+export interface WorkflowRateWindow {
+  max: number;
+  duration: number;
+}
+
+export interface WorkflowConcurrencyLimit {
+  workflow: string;
+  limit: number | null;
+  perKey: number | null;
+}
+
+export interface WorkflowRateLimitRule {
+  workflow: string;
+  limit: WorkflowRateWindow | null;
+  perKey: WorkflowRateWindow | null;
+}
+
+export interface WorkflowClaimRequest {
+  owner: string;
+  /** A fresh token; every write under this lease presents it. */
+  token: string;
+  now: number;
+  leaseUntil: number;
+  /** At least 1. */
+  limit: number;
+  /** The workflow versions this worker runs (at least one). */
+  workflows: Array<{ name: string; version: number }>;
+  limits?: WorkflowConcurrencyLimit[];
+  rateLimits?: WorkflowRateLimitRule[];
+}
+
+export interface WorkflowClaim {
+  instances: WorkflowInstance[];
+  /** The highest signal id stored, or 0: the execution sees signals up to it. */
+  lastSignalId: number;
+}

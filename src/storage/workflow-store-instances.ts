@@ -1,0 +1,141 @@
+// The instances' side of `WorkflowStore`: what its calls on instances take and return.
+import type {
+  SerializedWorkflowError,
+  WorkflowInstance,
+  WorkflowJournalEntry,
+  WorkflowParentClose,
+  WorkflowStatus,
+  WorkflowWait,
+} from './workflow-instance.js';
+import type { WorkflowLease } from './workflow-lease.js';
+import type { NewWorkflowSignal } from './workflow-store-signals.js';
+
+/** `get()`'s result, and `WorkflowClient.getStatus()`'s. */
+export interface WorkflowInstanceDetails extends WorkflowInstance {
+  /** The signals it waits for while suspended in `waitForSignal()`. */
+  waits: WorkflowWait[];
+  /** With `getStatus(id, { children: true })`: the instances it started as children, oldest first. */
+  children?: WorkflowInstance[];
+  /** With `{ journal: true }`: its entries in first-write order. */
+  journal?: WorkflowJournalEntry[];
+}
+
+export interface NewWorkflowInstance {
+  id: string;
+  workflow: string;
+  version: number;
+  input: unknown;
+  parentId?: string | null;
+  parentClose?: WorkflowParentClose | null;
+  concurrencyKey?: string | null;
+  rateLimitKey?: string | null;
+  /** Lower goes first. Default 0. */
+  priority?: number;
+  scheduleId?: string | null;
+  scheduledAt?: number | null;
+  /** When its run timeout passes, or `null`. */
+  deadline: number | null;
+  /** When it is first due (`start({ startAt })`); default `now`. */
+  wakeAt?: number;
+  /** `createdAt` and `updatedAt`. The instance also gets `signalCursor` = the last signal id, `runs` 0, no lease, no flags. */
+  now: number;
+  /**
+   * Start it claimed, for the worker that creates it (a local start with a free slot): status
+   * `running`, `runs` 1 and this lease, as if `claim()` had leased it, so it runs without a claim's
+   * round trip; its `signalCursor` is then the execution's signal cursor. Applies only when the call
+   * creates the instance (an existing one is returned unchanged). Not passed to `createInTransaction()`.
+   */
+  lease?: WorkflowLease;
+}
+
+export interface WorkflowCancelRequest {
+  reason: string | null;
+  now: number;
+  /** Stop without compensating. */
+  terminate: boolean;
+}
+
+export interface WorkflowLeaseFlags {
+  cancelRequested: boolean;
+  terminateRequested: boolean;
+}
+
+export interface WorkflowListQuery {
+  /** Any of these (never empty when given). */
+  status?: WorkflowStatus[];
+  workflow?: string;
+  version?: number;
+  parentId?: string;
+  scheduleId?: string;
+  /** Only ids that start with this (never empty when given). */
+  idPrefix?: string;
+  /** Only instances with `createdAt >= createdFrom` (epoch ms). */
+  createdFrom?: number;
+  /** Only instances with `createdAt < createdBefore` (epoch ms). */
+  createdBefore?: number;
+  /**
+   * Keyset paging: only instances strictly after this position in the order, i.e. with
+   * `(createdAt, id)` above it (`order: 'asc'`) or below it (`'desc'`). Usually the last instance
+   * of the previous page.
+   */
+  after?: WorkflowListPosition;
+  /** `'asc'` (default): oldest first. `'desc'`: newest first. */
+  order?: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+/** A place in `list()`'s order: an instance's `createdAt` and `id`. */
+export interface WorkflowListPosition {
+  createdAt: number;
+  id: string;
+}
+
+export interface WorkflowReopen {
+  /** The write applies only while the instance still has this status and run count. */
+  expect: { status: WorkflowStatus; runs: number };
+  /** `pending` to run again; `compensating` to retry its compensations. */
+  status: 'pending' | 'compensating';
+  error: SerializedWorkflowError | null;
+  /** A new deadline; `undefined` keeps the old one. */
+  deadline?: number | null;
+  entries: WorkflowJournalEntry[];
+  now: number;
+}
+
+export interface WorkflowWrite {
+  now: number;
+  /** Each name at most once per write. */
+  entries: WorkflowJournalEntry[];
+  status?: WorkflowStatus;
+  output?: unknown;
+  error?: SerializedWorkflowError | null;
+  /** `null` clears it. */
+  customStatus?: unknown;
+  /** A signal recorded in this write's transaction (a child telling its parent it ended). */
+  signal?: NewWorkflowSignal;
+  release?: WorkflowRelease;
+}
+
+export interface WorkflowRelease {
+  /** When it is next due; `null`: only a signal or a cancel wakes it. */
+  wakeAt: number | null;
+  /** Replaces the registered waits (`[]` clears them). */
+  waits: WorkflowWait[];
+  /** The execution's signal cursor: signals above it were not seen. */
+  signalCursor: number;
+}
+
+export interface WorkflowPurgeQuery {
+  /** Finished statuses only, at least one. */
+  statuses: WorkflowStatus[];
+  before: number;
+  /** At least 1: the most instances, signals and windows (each) one call deletes. */
+  limit: number;
+}
+
+export interface WorkflowPurgeResult {
+  instances: number;
+  signals: number;
+  rateLimits: number;
+}

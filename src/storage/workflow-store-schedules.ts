@@ -1,0 +1,60 @@
+// What the schedule calls of `WorkflowStore` take and return.
+
+
+export interface WorkflowScheduleRecord {
+  id: string;
+  workflow: string;
+  /** Declared on `@Workflow`, not saved at run time. */
+  declared: boolean;
+  /** The engine's JSON, stored as is. */
+  spec: unknown;
+  input: unknown;
+  paused: boolean;
+  wakeAt: number | null;
+  /** The engine's JSON bookkeeping, stored as is. */
+  state: unknown;
+  revision: number;
+  leaseToken: string | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface WorkflowScheduleSave {
+  id: string;
+  workflow: string;
+  declared: boolean;
+  spec: unknown;
+  input: unknown;
+  paused: boolean;
+  wakeAt: number | null;
+  state: unknown;
+  /** `null`: insert unless it exists. A number: replace only while the revision is still this. */
+  expectRevision: number | null;
+  releaseLease: boolean;
+  now: number;
+}
+
+export interface WorkflowScheduleQuery {
+  workflow?: string;
+  declared?: boolean;
+  limit: number;
+  offset: number;
+}
+
+export interface WorkflowScheduleClaimRequest {
+  owner: string;
+  token: string;
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  workflows: string[];
+}
+
+export interface WorkflowScheduleWrite {
+  now: number;
+  state: unknown;
+  wakeAt: number | null;
+  release: boolean;
+}

@@ -1,0 +1,37 @@
+// What `WorkflowStore.signal()` and `signals()` take and return.
+
+
+export interface NewWorkflowSignal {
+  name: string;
+  /** `null`: sent without a key; matches only waits without one. */
+  key: string | null;
+  /** The sender's id: a signal with the same name and `dedupeId` is stored once. `null`: never deduplicated. */
+  dedupeId: string | null;
+  payload: unknown;
+  now: number;
+}
+
+export interface WorkflowSignalResult {
+  /** The stored signal's id (with `created: false`, the earlier one's). */
+  id: number;
+  /** Instances made due (0 with `created: false`). */
+  woken: number;
+  created: boolean;
+  /** The stored signal's key (with `created: false`, the earlier one's). */
+  key: string | null;
+}
+
+export interface WorkflowSignalQuery {
+  name: string;
+  key: string | null;
+  afterId: number;
+  upToId: number;
+}
+
+export interface WorkflowSignalRecord {
+  id: number;
+  name: string;
+  key: string | null;
+  payload: unknown;
+  createdAt: number;
+}
