@@ -5,7 +5,8 @@
 //  3. decorator metadata survived the build: `WorkflowClient` has `design:paramtypes` (ESM and CJS);
 //  4. `./testing` exports `workflowStoreContract` and `ManualWorkflowClock`;
 //  5. entries share one copy of each class: a name exported by two entries is the same object;
-//  6. the root entry (JS and types, with every chunk it reaches) never references `pg` or `mysql2`.
+//  6. the root entry (JS and types, with every chunk it reaches) never references `pg` or `mysql2`;
+//  7. nor any of the dashboard, which `./dashboard` exports.
 // Reports every failure, then exits 1 if there was any.
 import 'reflect-metadata';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
@@ -60,7 +61,7 @@ for (const [name, file] of Object.entries(pkg.bin ?? {})) {
 
 // 2. Load every entry as ESM and as CJS.
 console.log('loading:');
-const entries = { '.': 'index', './postgres': 'postgres/index', './mysql': 'mysql/index', './testing': 'testing/index' };
+const entries = { '.': 'index', './postgres': 'postgres/index', './mysql': 'mysql/index', './testing': 'testing/index', './dashboard': 'dashboard/index' };
 const loaded = { esm: {}, cjs: {} };
 for (const [subpath, base] of Object.entries(entries)) {
   const esmFile = join(root, 'dist', `${base}.js`);
@@ -188,6 +189,20 @@ for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
     `dist/${start} and the ${files.length - 1} file(s) it reaches reference no pg/mysql2`,
     `found in ${offenders.join('; ')}`,
   );
+}
+
+// 7. The root entry loads none of the dashboard (its own entry, ./dashboard).
+console.log('no dashboard from the root entry:');
+for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
+  const file = join(root, 'dist', start);
+  if (!existsSync(file)) continue;
+  const files = reachable(file);
+  const offenders = files.filter((f) => /WorkflowsDashboardModule|DashboardService/.test(readFileSync(f, 'utf8'))).map(rel);
+  check(offenders.length === 0, `dist/${start} and what it reaches hold no dashboard code`, `found in ${offenders.join('; ')}`);
+}
+for (const format of ['esm', 'cjs']) {
+  const dashboard = loaded[format]['./dashboard'];
+  if (dashboard) check(typeof dashboard.WorkflowsDashboardModule === 'function', `${format}: ./dashboard exports WorkflowsDashboardModule`);
 }
 
 if (failures.length > 0) {

@@ -1,0 +1,40 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { filter, interval, map, merge, Observable, Subject, takeUntil } from 'rxjs';
+import { WorkflowEvents } from '../events/workflow-events.js';
+
+/** What the page's script receives: never a payload, only that something happened. */
+export interface DashboardMessage {
+  type: 'workflow' | 'ping';
+  data: { event?: string; id?: string; at?: number };
+}
+
+/** How often a live page hears a ping (which refreshes an unfinished instance run elsewhere). */
+export const PING_INTERVAL_MS = 5_000;
+
+/**
+ * The server-sent events behind live pages: this process's `WorkflowEvents` (all of them for the
+ * list, one instance's for its page), and a ping. Every stream ends when the application shuts
+ * down, so open pages never hold the HTTP server open.
+ */
+@Injectable()
+export class DashboardLive implements OnModuleDestroy {
+  private readonly closing = new Subject<void>();
+
+  constructor(private readonly events: WorkflowEvents) {}
+
+  /** Events of instance `id`, or of every instance when `id` is `null`. */
+  stream(id: string | null): Observable<DashboardMessage> {
+    const events = this.events.pipe(
+      // The list shows statuses only, so step events don't concern it.
+      filter((event) => (id === null ? event.type.startsWith('workflow-') : event.id === id)),
+      map((event): DashboardMessage => ({ type: 'workflow', data: { event: event.type, id: event.id, at: event.at } })),
+    );
+    const pings = interval(PING_INTERVAL_MS).pipe(map((): DashboardMessage => ({ type: 'ping', data: {} })));
+    return merge(events, pings).pipe(takeUntil(this.closing));
+  }
+
+  onModuleDestroy(): void {
+    this.closing.next();
+    this.closing.complete();
+  }
+}

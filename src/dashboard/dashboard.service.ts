@@ -1,0 +1,173 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { WorkflowClient } from '../client/workflow-client.js';
+import { WorkflowError } from '../errors/workflow.error.js';
+import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
+import { WorkflowRegistry } from '../registry/workflow-registry.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import { DASHBOARD_OPTIONS } from './dashboard.constants.js';
+import type { ResolvedDashboardOptions } from './dashboard-options.js';
+import { html, type SafeHtml } from './html.js';
+import { renderInstancePage } from './instance-page.js';
+import { notice, page } from './layout.js';
+import { renderListPage } from './list-page.js';
+import { instanceUrl, parseListQuery } from './list-query.js';
+
+/** A page to send: its status code and HTML, or a redirect (303, after an action). */
+export type DashboardResponse = { status: number; body: SafeHtml } | { redirect: string };
+
+/** The actions a POST may ask for. */
+export const DASHBOARD_ACTIONS = ['signal', 'cancel', 'terminate', 'retry', 'delete'] as const;
+export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
+
+const CHILDREN_SHOWN = 100;
+
+/** Messages after an action, by the code the redirect carries (never text from the request). */
+const DONE: Record<string, string> = {
+  signal: 'Signal sent.',
+  cancel: 'Cancel requested: the instance stops at its next step, runs its compensations and ends cancelled.',
+  terminate: 'Terminate requested: the instance ends cancelled, without compensations.',
+  retry: 'Retry requested: the instance runs again from where it stopped.',
+  delete: 'Instance deleted.',
+};
+
+/**
+ * The dashboard's pages and actions, over `WorkflowClient` (so payloads come decoded by the
+ * configured codec, and every action follows the client's rules). Framework-neutral: the
+ * controller only moves requests in and responses out.
+ */
+@Injectable()
+export class DashboardService {
+  constructor(
+    private readonly client: WorkflowClient,
+    private readonly registry: WorkflowRegistry,
+    @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
+  ) {}
+
+  /** The instances page for a query string. */
+  async list(base: string, query: Record<string, unknown> | undefined): Promise<DashboardResponse> {
+    const request = parseListQuery(query);
+    const workflows = [...new Set(this.registry.all().map((w) => w.name))].sort();
+    const size = this.options.pageSize;
+    let instances: WorkflowInstance[] = [];
+    let hasOlder = false;
+    let hasNewer = false;
+    if (request.errors.length === 0) {
+      if (request.before) {
+        // Newer than the position: read upwards, then show newest first.
+        const rows = await this.client.list({ ...request.options, order: 'asc', after: request.before, limit: size + 1 });
+        hasNewer = rows.length > size;
+        instances = rows.slice(0, size).reverse();
+        hasOlder = true;
+      } else {
+        const rows = await this.client.list({ ...request.options, order: 'desc', after: request.after ?? undefined, limit: size + 1 });
+        hasOlder = rows.length > size;
+        instances = rows.slice(0, size);
+        hasNewer = request.after !== null;
+      }
+    }
+    const done = typeof query?.done === 'string' ? DONE[query.done] : undefined;
+    const body = renderListPage({
+      base,
+      readOnly: this.options.readOnly,
+      request,
+      instances,
+      hasOlder,
+      hasNewer,
+      workflows,
+      message: done ? { kind: 'ok', text: done } : null,
+    });
+    return { status: request.errors.length > 0 ? 400 : 200, body };
+  }
+
+  /** An instance's page; 404 for an unknown id. */
+  async instance(base: string, query: Record<string, unknown> | undefined, message: { kind: 'ok' | 'error'; text: string } | null = null): Promise<DashboardResponse> {
+    const id = typeof query?.id === 'string' ? query.id : '';
+    if (id === '') return this.problem(base, 400, 'Which instance? Open it from the list (the page needs ?id=<instance id>).');
+    let instance;
+    try {
+      instance = await this.client.getStatus(id, { journal: true });
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return this.problem(base, 404, `No instance has the id "${id}". It may have been deleted or purged.`);
+      throw error;
+    }
+    const children = await this.client.list({ parentId: id, limit: CHILDREN_SHOWN + 1 });
+    const done = message ?? (typeof query?.done === 'string' && DONE[query.done] ? { kind: 'ok' as const, text: DONE[query.done]! } : null);
+    const body = renderInstancePage({
+      base,
+      readOnly: this.options.readOnly,
+      instance,
+      children: children.slice(0, CHILDREN_SHOWN),
+      moreChildren: children.length > CHILDREN_SHOWN,
+      message: done,
+    });
+    return { status: 200, body };
+  }
+
+  /**
+   * Runs an action from a form. Success redirects (303) to the instance (the list after a delete);
+   * a refusal renders the instance page with the reason: 409 for a state that doesn't allow it,
+   * 400 for bad input, 404 for an unknown instance.
+   */
+  async act(base: string, action: string, form: Record<string, unknown> | undefined): Promise<DashboardResponse> {
+    if (this.options.readOnly) return this.problem(base, 403, 'This dashboard is read-only: actions are turned off.');
+    if (!(DASHBOARD_ACTIONS as readonly string[]).includes(action)) {
+      return this.problem(base, 404, `Unknown action "${action}". The actions are ${DASHBOARD_ACTIONS.join(', ')}.`);
+    }
+    if (form === undefined || form === null || typeof form !== 'object') {
+      return this.problem(base, 400, 'The form came without a body. Post it as application/x-www-form-urlencoded, with the app\'s body parser on.');
+    }
+    const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
+    const id = field('id');
+    if (id === '') return this.problem(base, 400, 'The form has no instance id (field "id").');
+    try {
+      switch (action as DashboardAction) {
+        case 'signal': {
+          const name = field('name').trim();
+          if (name === '') throw new TypeError('The signal needs a name (field "name").');
+          let payload: unknown = null;
+          const text = field('payload').trim();
+          if (text !== '') {
+            try {
+              payload = JSON.parse(text);
+            } catch (error) {
+              throw new TypeError(`The payload is not JSON (${(error as Error).message}). Write a JSON value, such as {"at": "2026-01-01"} or null.`, { cause: error });
+            }
+          }
+          const key = field('key');
+          const dedupeId = field('dedupeId').trim();
+          await this.client.signal(name, payload, { ...(key === '' ? {} : { key }), ...(dedupeId === '' ? {} : { id: dedupeId }) });
+          break;
+        }
+        case 'cancel':
+          await this.client.cancel(id, field('reason').trim() || undefined);
+          break;
+        case 'terminate':
+          await this.client.terminate(id, field('reason').trim() || undefined);
+          break;
+        case 'retry':
+          await this.client.retry(id);
+          break;
+        case 'delete':
+          await this.client.delete(id);
+          return { redirect: `${base}?done=delete` };
+      }
+    } catch (error) {
+      const status = error instanceof WorkflowNotFoundError ? 404 : error instanceof TypeError ? 400 : error instanceof WorkflowError ? 409 : null;
+      if (status === null) throw error;
+      const text = `Could not ${action}: ${(error as Error).message}`;
+      if (status === 404) return this.problem(base, 404, text);
+      const shown = await this.instance(base, { id }, { kind: 'error', text });
+      return 'body' in shown ? { status, body: shown.body } : shown;
+    }
+    return { redirect: `${instanceUrl(base, id)}&done=${action}` };
+  }
+
+  /** A page that only says what went wrong. */
+  problem(base: string, status: number, text: string): DashboardResponse {
+    const body = page(
+      { base, title: status === 404 ? 'Not found' : 'Refused', readOnly: this.options.readOnly, current: 'instance' },
+      html`<p><a href="${base}">← Instances</a></p><h1>${status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Could not do that'}</h1>${notice('error', text)}`,
+    );
+    return { status, body };
+  }
+}

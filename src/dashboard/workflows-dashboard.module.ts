@@ -1,0 +1,28 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { createDashboardController } from './dashboard.controller.js';
+import { DASHBOARD_OPTIONS } from './dashboard.constants.js';
+import { DashboardLive } from './dashboard-live.js';
+import { resolveDashboardOptions, type WorkflowsDashboardOptions } from './dashboard-options.js';
+import { DashboardService } from './dashboard.service.js';
+
+/**
+ * A dashboard served by the application itself (Express or Fastify): the instances with filters
+ * and keyset paging, each instance with its journal as a live timeline, and actions (signal,
+ * cancel, terminate, retry, delete) behind the guard you give. Server-rendered HTML with a small
+ * script of its own; nothing is fetched from elsewhere. Needs `WorkflowsModule` (global by default).
+ *
+ * @example
+ * imports: [WorkflowsModule.forRoot({ ... }), WorkflowsDashboardModule.forRoot({ path: '/ops/workflows', guard: AdminGuard })]
+ */
+@Module({})
+export class WorkflowsDashboardModule {
+  static forRoot(options: WorkflowsDashboardOptions = {}): DynamicModule {
+    const resolved = resolveDashboardOptions(options);
+    return {
+      module: WorkflowsDashboardModule,
+      imports: options.imports ?? [],
+      controllers: [createDashboardController(resolved.path, resolved.guard)],
+      providers: [{ provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardService, DashboardLive],
+    };
+  }
+}

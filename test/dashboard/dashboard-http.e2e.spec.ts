@@ -1,0 +1,135 @@
+// The dashboard over plain HTTP on both adapters (Express and Fastify), on the in-memory store with
+// a manual clock and no background worker: status codes, headers, escaping, CSRF refusals,
+// read-only mode, bad input, and a global prefix.
+import type { INestApplication } from '@nestjs/common';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InMemoryWorkflowStore, WorkflowClient, WorkflowWorker } from '../../src/index.js';
+import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { startDashboardApp, type Adapter } from './dashboard-app.js';
+import type { WorkflowsDashboardOptions } from '../../src/dashboard/index.js';
+
+let app: INestApplication | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+async function boot(adapter: Adapter, dashboard: WorkflowsDashboardOptions = {}, prefix?: string) {
+  const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+  const started = await startDashboardApp(adapter, { store: new InMemoryWorkflowStore(), clock, worker: false }, dashboard, prefix);
+  app = started.app;
+  const client = app.get(WorkflowClient);
+  const worker = app.get(WorkflowWorker);
+  await client.start('dash.order', { order: 'x-1', note: '</pre><script>alert("owned")</script>' }, { id: 'x-1' });
+  await worker.drain();
+  return { url: started.url, client, worker };
+}
+
+const post = (url: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
+  fetch(url, { method: 'POST', body: new URLSearchParams(form), headers, redirect: 'manual' });
+
+describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adapter) => {
+  it('serves the pages as HTML with a strict Content-Security-Policy, and every payload escaped', async () => {
+    const { url } = await boot(adapter);
+    const list = await fetch(`${url}/workflows`);
+    expect(list.status).toBe(200);
+    expect(list.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(list.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(list.headers.get('x-frame-options')).toBe('DENY');
+    expect(await list.text()).toContain('href="/workflows/instance?id=x-1"');
+    const instance = await fetch(`${url}/workflows/instance?id=x-1`);
+    const body = await instance.text();
+    expect(instance.status).toBe(200);
+    // JSON.stringify's backslashes stay; every markup character is an entity.
+    expect(body).toContain('&quot;note&quot;: &quot;&lt;/pre&gt;&lt;script&gt;alert(\\&quot;owned\\&quot;)&lt;/script&gt;&quot;');
+    expect(body).not.toContain('<script>alert');
+    // The only script a page loads is the dashboard's own.
+    expect(body.match(/<script\b[^>]*>/g)).toEqual(['<script src="/workflows/assets/dashboard.js" defer>']);
+    const script = await fetch(`${url}/workflows/assets/dashboard.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).toContain('EventSource');
+  });
+
+  it('answers 404 for an unknown instance, 400 for bad filters (escaped) and for a missing id', async () => {
+    const { url } = await boot(adapter);
+    const missing = await fetch(`${url}/workflows/instance?id=${encodeURIComponent('<b>nope</b>')}`);
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toContain('No instance has the id &quot;&lt;b&gt;nope&lt;/b&gt;&quot;');
+    const bad = await fetch(`${url}/workflows?version=${encodeURIComponent('<i>2</i>')}&status=sleeping&from=yesterday`);
+    expect(bad.status).toBe(400);
+    const text = await bad.text();
+    expect(text).toContain('Version &quot;&lt;i&gt;2&lt;/i&gt;&quot; is not a version');
+    expect(text).toContain('Unknown status &quot;sleeping&quot;');
+    expect(text).toContain('&quot;yesterday&quot; is not a time');
+    expect((await fetch(`${url}/workflows/instance`)).status).toBe(400);
+    expect((await fetch(`${url}/workflows?after=garbage`)).status).toBe(400);
+  });
+
+  it('acts on same-origin posts and refuses cross-site ones, changing nothing', async () => {
+    const { url, client, worker } = await boot(adapter);
+    const cancel = `${url}/workflows/actions/cancel`;
+    const evil = await post(cancel, { id: 'x-1' }, { origin: 'https://evil.example' });
+    expect(evil.status).toBe(403);
+    expect(await evil.text()).toContain('a request from origin https://evil.example');
+    const crossSite = await post(cancel, { id: 'x-1' }, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
+    expect(crossSite.status).toBe(403);
+    expect((await client.getStatus('x-1')).cancelRequested).toBe(false);
+
+    const ok = await post(cancel, { id: 'x-1', reason: 'ops' }, { origin: url, 'sec-fetch-site': 'same-origin' });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('location')).toBe('/workflows/instance?id=x-1&done=cancel');
+    await worker.drain();
+    expect((await client.getStatus('x-1')).status).toBe('cancelled');
+    expect((await fetch(`${url}/workflows/instance?id=x-1&done=cancel`).then((r) => r.text()))).toContain('Cancel requested');
+    expect((await fetch(cancel)).status).toBe(404);
+  });
+
+  it('sends a signal from the form; a payload that is not JSON is refused with a 400 and sends nothing', async () => {
+    const { url, client, worker } = await boot(adapter);
+    const signal = `${url}/workflows/actions/signal`;
+    const bad = await post(signal, { id: 'x-1', name: 'order.approved', key: 'x-1', payload: '{by: alice}' });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('The payload is not JSON');
+    await worker.drain();
+    expect((await client.getStatus('x-1')).status).toBe('suspended');
+
+    const ok = await post(signal, { id: 'x-1', name: 'order.approved', key: 'x-1', payload: '{"by": "bob"}' });
+    expect(ok.status).toBe(303);
+    await worker.drain();
+    const journal = (await client.getStatus('x-1', { journal: true })).journal!;
+    expect(journal.find((e) => e.name === 'approval')).toMatchObject({ state: 'completed', value: { by: 'bob' } });
+  });
+
+  it('refuses an action the state does not allow with 409 and the reason, and an unknown action with 404', async () => {
+    const { url } = await boot(adapter);
+    const retry = await post(`${url}/workflows/actions/retry`, { id: 'x-1' });
+    expect(retry.status).toBe(409);
+    expect(await retry.text()).toContain('Could not retry: Instance &quot;x-1&quot; is suspended');
+    const unknown = await post(`${url}/workflows/actions/explode`, { id: 'x-1' });
+    expect(unknown.status).toBe(404);
+    const gone = await post(`${url}/workflows/actions/cancel`, { id: 'nobody' });
+    expect(gone.status).toBe(404);
+  });
+
+  it('in readOnly mode shows no forms and refuses every action with 403', async () => {
+    const { url, client } = await boot(adapter, { readOnly: true });
+    const body = await (await fetch(`${url}/workflows/instance?id=x-1`)).text();
+    expect(body).not.toContain('<form method="post"');
+    expect(body).toContain('Read-only dashboard');
+    const refused = await post(`${url}/workflows/actions/terminate`, { id: 'x-1' });
+    expect(refused.status).toBe(403);
+    expect((await client.getStatus('x-1')).terminateRequested).toBe(false);
+  });
+
+  it('serves under its path and the app\'s global prefix, with links that include both', async () => {
+    const { url } = await boot(adapter, { path: 'ops/workflows/', trustedOrigins: ['https://ops.example.com'] }, 'api');
+    const list = await fetch(`${url}/api/ops/workflows`);
+    expect(list.status).toBe(200);
+    const text = await list.text();
+    expect(text).toContain('href="/api/ops/workflows/instance?id=x-1"');
+    expect(text).toContain('href="/api/ops/workflows/assets/dashboard.css"');
+    const trusted = await post(`${url}/api/ops/workflows/actions/cancel`, { id: 'x-1' }, { origin: 'https://ops.example.com', 'sec-fetch-site': 'cross-site' });
+    expect(trusted.status).toBe(303);
+    expect(trusted.headers.get('location')).toBe('/api/ops/workflows/instance?id=x-1&done=cancel');
+  });
+});
