@@ -1,10 +1,11 @@
 import { WorkflowChildFailedError } from '../errors/workflow-child-failed.error.js';
-import type { SerializedWorkflowError, WorkflowParentClose, WorkflowStatus } from '../storage/workflow-instance.js';
+import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
+import type { WorkflowParentClose, WorkflowStatus } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 import { parsePositiveDuration } from '../time/duration.js';
 import { toJsonValue } from './json-value.js';
 import type { WorkflowChildHandle, WorkflowChildOptions, WorkflowReference } from './workflow-context.js';
-import type { WorkflowExecution } from './workflow-execution.js';
+import type { ExecutionHost } from './execution-host.js';
 
 /** The engine signal a child's final write sends its parent (key: the child's id). */
 export const CHILD_ENDED_SIGNAL = '$child-ended';
@@ -43,37 +44,39 @@ export class ChildSupport {
   attempted = false;
 
   constructor(
-    private readonly exec: WorkflowExecution,
+    private readonly host: ExecutionHost,
     private readonly deps: ChildDeps,
+    /** Waits, under journal name `name`, for the `CHILD_ENDED_SIGNAL` keyed by the child's id. */
+    private readonly waitForEnd: (name: string, childId: string) => Promise<ChildEnded>,
   ) {}
 
   async start<I, O>(name: string, workflow: WorkflowReference, input: I, options: WorkflowChildOptions = {}): Promise<WorkflowChildHandle<O>> {
-    const { exec } = this;
-    exec.enter(name, 'child');
-    const entry = exec.entry(name);
+    const { host } = this;
+    host.enter(name, 'child');
+    const entry = host.entry(name);
     if (entry?.state === 'completed') return this.handle<O>(name, entry.childId!);
-    if (exec.isReplayOnly) return exec.park({ wakeAt: null, wait: null });
+    if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
     const parentClose = options.parentClose ?? 'cancel';
     if (!PARENT_CLOSE.includes(parentClose)) {
       throw new TypeError(`Invalid parentClose for child "${name}": ${JSON.stringify(parentClose)}. Use 'cancel', 'terminate' or 'abandon'.`);
     }
     const resolved = this.deps.resolveChild(workflow, options.version);
-    const id = options.id ?? `${exec.instance.id}/${name}`;
+    const id = options.id ?? `${host.instance.id}/${name}`;
     const timeout = options.timeout === undefined ? resolved.timeout : parsePositiveDuration(options.timeout, `timeout of child "${name}"`);
     const json = toJsonValue(input, `The input of child "${name}"`, 'input') ?? null;
-    exec.ensureRoom(name);
-    exec.enterActive();
+    host.ensureRoom(name);
+    host.begin();
     try {
-      await exec.flush();
-      exec.checkpoint();
-      const now = exec.now();
+      await host.flush();
+      host.checkpoint();
+      const now = host.now();
       this.attempted = true;
       const creation = this.deps.createChild({
         id,
         workflow: resolved.name,
         version: resolved.version,
         input: json,
-        parentId: exec.instance.id,
+        parentId: host.instance.id,
         parentClose,
         concurrencyKey: options.concurrencyKey ?? null,
         rateLimitKey: options.rateLimitKey ?? null,
@@ -88,11 +91,11 @@ export class ChildSupport {
         this.creating.delete(creation);
       }
     } finally {
-      exec.leave();
+      host.leave();
     }
-    const at = exec.now();
-    exec.record({ name, kind: 'child', state: 'completed', childId: id, createdAt: at, updatedAt: at });
-    exec.checkpoint();
+    const at = host.now();
+    host.record({ name, kind: 'child', state: 'completed', childId: id, createdAt: at, updatedAt: at });
+    host.checkpoint();
     return this.handle<O>(name, id);
   }
 
@@ -110,9 +113,7 @@ export class ChildSupport {
       result: () => {
         let result = this.results.get(name);
         if (!result) {
-          result = this.exec
-            .waitForSignal<ChildEnded>(`$child:${name}`, { name: CHILD_ENDED_SIGNAL }, { key: id }, true)
-            .then((ended) => {
+          result = this.waitForEnd(`$child:${name}`, id).then((ended) => {
               if (ended.status === 'completed') return ended.output;
               const error = ended.error;
               throw new WorkflowChildFailedError(

@@ -36,3 +36,27 @@ export function resolveJournalLimits(limits: WorkflowJournalLimits | undefined):
   }
   return resolved;
 }
+
+/** Who a journal belongs to, for the messages below. */
+interface JournalOwner {
+  id: string;
+  workflow: string;
+  version: number;
+}
+
+/** The message of the `WorkflowJournalLimitError` an instance fails with at `maxEntries` / `maxBytes`. */
+export function journalLimitMessage(owner: JournalOwner, limits: JournalLimits, entries: number, bytes: number): string {
+  return (
+    `Instance "${owner.id}" of workflow "${owner.workflow}@${owner.version}" reached its journal limit ` +
+    `(${entries} entries, ${bytes} bytes; journal.maxEntries ${limits.maxEntries}, journal.maxBytes ${limits.maxBytes}). ` +
+    'Split long loops into child workflows, or raise the limits in WorkflowsModule options.'
+  );
+}
+
+/** The warning logged once per execution at `warnEntries` / `warnBytes`. */
+export function largeJournalMessage(owner: JournalOwner, entries: number, bytes: number): string {
+  return (
+    `Instance "${owner.id}" of workflow "${owner.workflow}" has a large journal (${entries} entries, ${bytes} bytes); ` +
+    'every execution replays all of it. Consider child workflows for long loops.'
+  );
+}

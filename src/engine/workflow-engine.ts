@@ -15,7 +15,8 @@ import type { JournalLimits } from './journal-limits.js';
 import { sameJson, toJsonValue } from './json-value.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WorkflowDefinition, WorkflowReference } from './workflow-context.js';
-import { WorkflowExecution, type ExecutionOutcome } from './workflow-execution.js';
+import type { ExecutionOutcome } from './execution-outcome.js';
+import { WorkflowExecution } from './workflow-execution.js';
 
 /** A workflow version this process can run. */
 export interface RunnableWorkflow {
@@ -153,25 +154,25 @@ export class WorkflowEngine {
 
   private async conclude(exec: WorkflowExecution, outcome: ExecutionOutcome, timedOut: boolean): Promise<void> {
     const { instance } = exec;
-    const reason = exec.interruptReason;
+    const { run, interrupt: reason } = outcome;
     if (reason === 'lease-lost') return this.leaseLost(instance);
     if (reason === 'store-error') {
-      if (exec.storeError instanceof WorkflowPayloadError) return this.handBackUnreadable(instance, exec.signalCursor, exec.storeError);
-      this.options.logger.error(`The store failed while executing "${instance.id}"; it runs again when its lease expires.`, exec.storeError);
+      if (outcome.storeError instanceof WorkflowPayloadError) return this.handBackUnreadable(instance, exec.signalCursor, outcome.storeError);
+      this.options.logger.error(`The store failed while executing "${instance.id}"; it runs again when its lease expires.`, outcome.storeError);
       return;
     }
-    if (reason === 'shutdown' && outcome.kind !== 'completed') {
+    if (reason === 'shutdown' && run.kind !== 'completed') {
       // Handed back due now, for another worker (or this one after a restart) to carry on.
       await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
       return;
     }
-    if (exec.fatal) return this.finish(exec, 'failed', { error: serializeError(exec.fatal) });
+    if (outcome.fatal) return this.finish(exec, 'failed', { error: serializeError(outcome.fatal) });
     if (instance.status === 'compensating') return this.compensate(exec, instance.error ?? { name: 'Error', message: 'Unknown failure.' }, true);
-    if (exec.terminateRequested) return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
-    if (exec.cancelRequested) return this.compensate(exec, cancelled(await this.cancelReason(exec)), false);
+    if (outcome.terminateRequested) return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
+    if (outcome.cancelRequested) return this.compensate(exec, cancelled(await this.cancelReason(exec)), false);
     if (timedOut || reason === 'timeout') return this.compensate(exec, timedOutError(instance), false);
-    if (reason === 'journal-limit' && exec.journalLimitError) return this.compensate(exec, serializeError(exec.journalLimitError), false);
-    switch (outcome.kind) {
+    if (reason === 'journal-limit' && outcome.journalLimitError) return this.compensate(exec, serializeError(outcome.journalLimitError), false);
+    switch (run.kind) {
       case 'suspended':
         return this.suspend(exec);
       case 'completed': {
@@ -186,17 +187,17 @@ export class WorkflowEngine {
         }
         let output: unknown;
         try {
-          output = toJsonValue(outcome.value, `The output of workflow "${instance.workflow}"`, 'output') ?? null;
+          output = toJsonValue(run.value, `The output of workflow "${instance.workflow}"`, 'output') ?? null;
         } catch (error) {
           return this.compensate(exec, serializeError(error), false);
         }
         return this.finish(exec, 'completed', { output });
       }
       case 'failed':
-        return this.compensate(exec, serializeError(outcome.error), false);
+        return this.compensate(exec, serializeError(run.error), false);
       case 'interrupted':
         // An interrupt nobody asked for (the workflow threw one itself): treat it as a failure.
-        return this.compensate(exec, { name: 'Error', message: `Execution interrupted (${outcome.reason}).` }, false);
+        return this.compensate(exec, { name: 'Error', message: `Execution interrupted (${run.reason}).` }, false);
     }
   }
 

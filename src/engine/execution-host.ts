@@ -1,0 +1,59 @@
+import type { WorkflowEventBody } from '../events/workflow-event.js';
+import type { WorkflowInterrupt } from '../errors/workflow-interrupt.js';
+import type { WorkflowInstance, WorkflowJournalEntry, WorkflowJournalKind, WorkflowWait } from '../storage/workflow-instance.js';
+import type { RetryPolicy } from './retry-policy.js';
+
+/** An operation that must wait: the execution suspends once nothing else can move. */
+export interface Parked {
+  /** When it is due again (`null`: only a signal, or never in replay-only mode). */
+  wakeAt: number | null;
+  /** The signal it waits for, if any. */
+  wait: WorkflowWait | null;
+}
+
+/**
+ * What a context operation (a step, a sleep, a signal wait, a recorded value, a child) needs from
+ * the execution it runs in, and nothing more. The execution implements it; the operations live in
+ * files of their own and see the execution only through it.
+ */
+export interface ExecutionHost {
+  readonly instance: WorkflowInstance;
+  /** The last signal id read at the claim: this execution sees signals up to it. */
+  readonly signalCursor: number;
+  /** Compensating or cancelled: nothing new runs, every operation the journal lacks parks forever. */
+  readonly replayOnly: boolean;
+  /** Aborted when the execution is interrupted; steps see it as `ctx.signal`. */
+  readonly abortSignal: AbortSignal;
+  /** The workflow's default step retry. */
+  readonly retry: RetryPolicy;
+  /** The engine clock's time. */
+  now(): number;
+  emit(body: WorkflowEventBody): void;
+
+  /**
+   * Every operation starts here: stops the execution if it must stop, and checks that the name is
+   * new in this execution and, if the journal has it, of the same kind (`engine`: a `$` name).
+   */
+  enter(name: string, kind: WorkflowJournalKind, engine?: boolean): void;
+  /** The journal entry recorded under `name`, if any. */
+  entry(name: string): WorkflowJournalEntry | undefined;
+  /** Throws the interrupt the execution is under, if any (and stops it at the run deadline). */
+  checkpoint(): void;
+  /** Stops the execution (journal-limit) if a new entry named `name` could not be recorded. */
+  ensureRoom(name: string): void;
+  /** Records an entry, written with the next write. */
+  record(entry: WorkflowJournalEntry): void;
+  /** Writes what was recorded before a new side effect, so a crash never loses a result it depends on. */
+  flush(): Promise<void>;
+  /** Parks the operation; the returned promise never settles. */
+  park(parked: Parked): Promise<never>;
+
+  /** An operation starts running: the execution can't be stalled while one runs. */
+  begin(): void;
+  /** It finished: the execution may now be stalled on parked ones, or free to stop. */
+  leave(): void;
+  /** Why the execution is being stopped, or `null`. */
+  interruption(): WorkflowInterrupt['reason'] | null;
+  /** Whether it was stopped without waiting for what runs (terminate, a lost lease, a store failure). */
+  endedAtOnce(): boolean;
+}

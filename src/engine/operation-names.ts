@@ -1,0 +1,38 @@
+import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
+import type { WorkflowJournalKind } from '../storage/workflow-instance.js';
+
+/** Who the name belongs to, for the messages below. */
+interface NameOwner {
+  id: string;
+  workflow: string;
+  version: number;
+}
+
+/**
+ * Throws a `TypeError` for a name no step, sleep, wait or child may have: an empty one, or one
+ * starting with `$` (the engine's own entries) unless the engine itself (`engine`) names it.
+ */
+export function assertOperationName(name: unknown, engine: boolean): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new TypeError(`Every step, sleep, wait and child needs a non-empty name; got ${JSON.stringify(name)}.`);
+  }
+  if (!engine && name.startsWith('$')) {
+    throw new TypeError(`Invalid name "${name}": names starting with "$" are reserved for the engine's own journal entries.`);
+  }
+}
+
+/** One execution reached `name` twice: a replay could not tell the two calls apart. */
+export function reusedNameError(owner: NameOwner, name: string): WorkflowNonDeterminismError {
+  return new WorkflowNonDeterminismError(
+    `Workflow "${owner.workflow}@${owner.version}" used the name "${name}" twice in instance "${owner.id}". ` +
+      'Names must be unique per instance: add what tells the calls apart (an index, an id) to the name.',
+  );
+}
+
+/** The code reaches `name` as another kind of operation than the journal recorded. */
+export function changedKindError(owner: NameOwner, name: string, recorded: WorkflowJournalKind, reached: WorkflowJournalKind): WorkflowNonDeterminismError {
+  return new WorkflowNonDeterminismError(
+    `Instance "${owner.id}" of workflow "${owner.workflow}@${owner.version}" recorded "${name}" as a ${recorded}, ` +
+      `but the code now reaches it as a ${reached}. Ship such changes as a new workflow version.`,
+  );
+}

@@ -1,0 +1,24 @@
+import type { ExecutionHost } from './execution-host.js';
+
+/**
+ * `ctx.now()`, `ctx.random()` and `ctx.uuid()`: made once and journaled (as `$now:1`, `$random:2`...
+ * in call order), so every replay sees the same value.
+ */
+export class RecordedValues {
+  private counter = 0;
+
+  constructor(private readonly host: ExecutionHost) {}
+
+  /** The value journaled for this call, or `make()`'s, recorded. */
+  value(kind: 'now' | 'random' | 'uuid', make: () => unknown): unknown {
+    const { host } = this;
+    const name = `$${kind}:${++this.counter}`;
+    host.enter(name, 'value', true);
+    const entry = host.entry(name);
+    if (entry) return entry.value;
+    const at = host.now();
+    const value = make();
+    host.record({ name, kind: 'value', state: 'completed', value, createdAt: at, updatedAt: at });
+    return value;
+  }
+}

@@ -1,0 +1,77 @@
+import { deserializeError, serializeError } from '../errors/serialize-error.js';
+import { WorkflowSignalTimeoutError } from '../errors/workflow-signal-timeout.error.js';
+import type { WorkflowWait } from '../signals/workflow-wait.js';
+import type { WorkflowSignalQuery, WorkflowSignalRecord } from '../storage/workflow-store.js';
+import { parseDuration } from '../time/duration.js';
+import type { Duration } from '../time/duration.js';
+import type { ExecutionHost } from './execution-host.js';
+
+/**
+ * `ctx.waitForSignal()` for one execution (and how a child's result is awaited: an engine signal
+ * named `$child-ended`). Takes the oldest signal above the instance's cursor, up to the
+ * execution's, that no earlier wait of the same name and key took; else journals the wait and
+ * parks on it until a signal or its timeout.
+ */
+export class SignalWaits {
+  /** Per name and key, the highest signal id a wait of this execution took. */
+  private readonly taken = new Map<string, number>();
+
+  constructor(
+    private readonly host: ExecutionHost,
+    private readonly read: (query: WorkflowSignalQuery) => Promise<WorkflowSignalRecord[]>,
+  ) {}
+
+  /** Waits under journal name `name` for `signal` with exactly `key` (`null`: sent without one). */
+  async wait<T>(name: string, signal: string, key: string | null, timeout: Duration | undefined, engine: boolean): Promise<T> {
+    const { host } = this;
+    host.enter(name, 'signal', engine);
+    const entry = host.entry(name);
+    if (entry?.state === 'completed') {
+      this.take(signal, key, entry.signalId ?? 0);
+      return entry.value as T;
+    }
+    if (entry?.state === 'failed') throw deserializeError(entry.error!);
+    if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
+    const now = host.now();
+    const wakeAt = entry ? (entry.wakeAt ?? null) : timeout === undefined ? null : now + parseDuration(timeout, `timeout of wait "${name}"`);
+    const wait = { name: signal, key };
+    const afterId = Math.max(host.instance.signalCursor, this.taken.get(waitKey(wait)) ?? 0);
+    host.begin();
+    let found;
+    try {
+      const records = await this.read({ name: signal, key, afterId, upToId: host.signalCursor });
+      // A parallel wait of the same name and key may have taken a signal while this one read: take
+      // the oldest still free. Parking on a signal that was already read would never be woken,
+      // since the suspension's check only looks above the cursor.
+      const taken = this.taken.get(waitKey(wait)) ?? 0;
+      found = records.find((record) => record.id > taken);
+    } finally {
+      host.leave();
+    }
+    host.checkpoint();
+    if (found) {
+      this.take(signal, key, found.id);
+      const at = host.now();
+      host.record({ name, kind: 'signal', state: 'completed', value: found.payload, signal: wait, signalId: found.id, createdAt: entry?.createdAt ?? at, updatedAt: at });
+      return found.payload as T;
+    }
+    if (wakeAt !== null && wakeAt <= now) {
+      const error = serializeError(
+        new WorkflowSignalTimeoutError(`No signal "${signal}"${key === null ? '' : ` with key "${key}"`} came for wait "${name}" of instance "${host.instance.id}" before its timeout.`),
+      );
+      host.record({ name, kind: 'signal', state: 'failed', error, signal: wait, wakeAt, createdAt: entry?.createdAt ?? now, updatedAt: now });
+      throw deserializeError(error);
+    }
+    if (!entry) host.record({ name, kind: 'signal', state: 'waiting', signal: wait, wakeAt, createdAt: now, updatedAt: now });
+    return host.park({ wakeAt, wait });
+  }
+
+  private take(name: string, key: string | null, id: number): void {
+    const k = waitKey({ name, key });
+    this.taken.set(k, Math.max(this.taken.get(k) ?? 0, id));
+  }
+}
+
+function waitKey(wait: WorkflowWait): string {
+  return JSON.stringify([wait.name, wait.key]);
+}

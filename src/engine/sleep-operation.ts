@@ -1,0 +1,30 @@
+import type { ExecutionHost } from './execution-host.js';
+
+/**
+ * `ctx.sleep()` / `ctx.sleepUntil()`: journals the wake-up time the first time it is reached (so a
+ * replay never recomputes it) and parks until then; completes once the clock has passed it.
+ * `target` is only called the first time.
+ */
+export async function sleepUntil(host: ExecutionHost, name: string, target: () => number): Promise<void> {
+  host.enter(name, 'sleep');
+  const entry = host.entry(name);
+  if (entry?.state === 'completed') return;
+  const now = host.now();
+  const wakeAt = entry?.wakeAt ?? target();
+  if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
+  if (wakeAt <= now) {
+    host.record({ name, kind: 'sleep', state: 'completed', wakeAt, createdAt: entry?.createdAt ?? now, updatedAt: now });
+    return;
+  }
+  if (!entry) host.record({ name, kind: 'sleep', state: 'waiting', wakeAt, createdAt: now, updatedAt: now });
+  return host.park({ wakeAt, wait: null });
+}
+
+/** A `sleepUntil()` date as epoch ms; a `TypeError` naming the sleep for anything else. */
+export function sleepTarget(date: Date | number, name: string): number {
+  const ms = date instanceof Date ? date.getTime() : date;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+    throw new TypeError(`Invalid date for sleepUntil "${name}": ${String(date)}. Pass a Date or epoch milliseconds.`);
+  }
+  return ms;
+}

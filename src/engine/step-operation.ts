@@ -1,0 +1,105 @@
+import { deserializeError } from '../errors/serialize-error.js';
+import { WorkflowInterrupt, isWorkflowInterrupt } from '../errors/workflow-interrupt.js';
+import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
+import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import { parsePositiveDuration } from '../time/duration.js';
+import type { ExecutionHost } from './execution-host.js';
+import { toJsonValue } from './json-value.js';
+import { resolveRetry, type RetryPolicy } from './retry-policy.js';
+import { failedAttempt, type Compensation } from './saga.js';
+import type { WorkflowStepOptions, WorkflowStepRun } from './workflow-context.js';
+
+type StepFn<T> = (run: WorkflowStepRun) => T | Promise<T>;
+
+/**
+ * `ctx.step()`: returns the journaled result (or throws the journaled failure) on replay; else
+ * runs one attempt, records its result, or records the failure and parks until the backoff ends
+ * while attempts remain. Registers the step's compensation in `compensations` either way.
+ */
+export async function runStep<T>(
+  host: ExecutionHost,
+  compensations: Map<string, Compensation>,
+  name: string,
+  fn: StepFn<T>,
+  options: WorkflowStepOptions<T> = {},
+): Promise<T> {
+  host.enter(name, 'step');
+  const retry = options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
+  if (options.compensate) {
+    const compensateRetry = options.compensateRetry === undefined ? retry : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, host.retry);
+    compensations.set(name, { fn: options.compensate as (result: unknown) => unknown, retry: compensateRetry });
+  }
+  const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
+  const entry = host.entry(name);
+  if (entry?.state === 'completed') return entry.value as T;
+  if (entry?.state === 'failed') throw deserializeError(entry.error!);
+  const now = host.now();
+  if (host.replayOnly || (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now)) {
+    return host.park({ wakeAt: host.replayOnly ? null : entry!.wakeAt!, wait: null });
+  }
+  host.ensureRoom(name);
+  const attempt = (entry?.attempts ?? 0) + 1;
+  host.begin();
+  let value: unknown;
+  let policy = retry;
+  try {
+    await host.flush();
+    host.checkpoint();
+    value = await runAttempt(host, name, fn, attempt, timeout);
+    // A result JSON can't carry fails the step at once: another attempt would repeat the side
+    // effect only to return the same kind of value.
+    policy = { ...retry, attempts: attempt };
+    value = toJsonValue(value, `The result of step "${name}"`, 'result');
+  } catch (error) {
+    if (isWorkflowInterrupt(error)) throw error;
+    const reason = host.interruption();
+    if (reason !== null) throw new WorkflowInterrupt(reason);
+    return stepFailed(host, name, entry, attempt, policy, error);
+  } finally {
+    host.leave();
+  }
+  // Terminate and a lost lease end the execution without waiting for the step: its final write
+  // may already be gone, so a result that comes after is neither recorded nor reported.
+  if (host.endedAtOnce()) throw new WorkflowInterrupt(host.interruption()!);
+  const at = host.now();
+  host.record({ name, kind: 'step', state: 'completed', value, attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at });
+  host.emit({ type: 'step-completed', step: name, attempt });
+  host.checkpoint();
+  return value as T;
+}
+
+function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEntry | undefined, attempt: number, retry: RetryPolicy, error: unknown): Promise<never> {
+  const failed = failedAttempt(name, 'step', entry, attempt, retry, error, host.now());
+  host.record(failed);
+  if (failed.state === 'waiting') {
+    host.emit({ type: 'step-retrying', step: name, attempt, error: failed.error, retryAt: failed.wakeAt! });
+    return host.park({ wakeAt: failed.wakeAt!, wait: null });
+  }
+  host.emit({ type: 'step-failed', step: name, attempt, error: failed.error });
+  throw deserializeError(failed.error);
+}
+
+/** One attempt of a step's function, aborted (and failed) after `timeout` ms. */
+async function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): Promise<T> {
+  const signal = host.abortSignal;
+  if (timeout === null) return fn({ attempt, signal });
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve().then(() => fn({ attempt, signal: controller.signal })),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new WorkflowTimeoutError(`Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`);
+          controller.abort(error);
+          reject(error);
+        }, timeout);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}
