@@ -154,7 +154,10 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   private runner(): MigrationRunner {
-    return new MigrationRunner(this.executor, postgresMigrationDialect(this.schema), POSTGRES_MIGRATIONS);
+    return new MigrationRunner(this.executor, postgresMigrationDialect(this.schema), POSTGRES_MIGRATIONS, {
+      store: STORE,
+      schema: this.schema,
+    });
   }
 
   async create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
