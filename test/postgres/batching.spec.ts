@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import type { NewWorkflowInstance } from '../../src/storage/workflow-store.js';
-import { requirePostgres, usePostgresStore } from '../support/postgres.js';
+import { createPool, requirePostgres, usePostgresStore } from '../support/postgres.js';
 
 // Calls made together share statements (creates, and writes that take no signal lock): each call
 // must still get exactly its own answer, under the contract's rules.
@@ -61,5 +62,78 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     const writes = await Promise.all([1, 2, 3, 4, 5].map((value) => fixture.store.write('order-1', token, { now: T, entries: [entry(value)] })));
     expect(writes).toEqual([true, true, true, true, true]);
     expect((await fixture.store.get('order-1', { journal: true }))!.journal![0]!.value).toBe(5);
+  });
+});
+
+describe.skipIf(!available)('PostgresWorkflowStore: batches under contention', () => {
+  const fixture = usePostgresStore('batchrace', { beforeAll, afterAll }, 6);
+  const raceInstance = (id: string, workflow = 'batch.race'): NewWorkflowInstance => ({ id, workflow, version: 1, input: { id }, deadline: null, now: T });
+  const entry = (name: string, value: unknown = name) => ({
+    name,
+    kind: 'step' as const,
+    state: 'completed' as const,
+    value,
+    attempts: 1,
+    createdAt: T,
+    updatedAt: T,
+  });
+
+  it('creates once when one create object is passed twice in one batch', async () => {
+    const same = raceInstance('same-object');
+    const results = await Promise.all([fixture.store.create(same), fixture.store.create(same), fixture.store.create(raceInstance('other-object'))]);
+    expect(results.map((r) => r.created)).toEqual([true, false, true]);
+  });
+
+  it('does not deadlock when two processes batch-create overlapping ids in opposite orders', async () => {
+    const other = createPool({ max: 2 });
+    try {
+      const second = new PostgresWorkflowStore({ executor: fromPg(other), schema: fixture.schema });
+      for (let round = 0; round < 3; round++) {
+        const ids = Array.from({ length: 400 }, (_, i) => `dl-${round}-${String(i).padStart(4, '0')}`);
+        const [a, b] = await Promise.all([
+          Promise.all(ids.map((id) => fixture.store.create(raceInstance(id)))),
+          Promise.all([...ids].reverse().map((id) => second.create(raceInstance(id)))),
+        ]);
+        const createdA = new Set(a.filter((r) => r.created).map((r) => r.instance.id));
+        const createdB = b.filter((r) => r.created).map((r) => r.instance.id);
+        expect(createdA.size + createdB.length).toBe(ids.length);
+        for (const id of createdB) expect(createdA.has(id)).toBe(false);
+      }
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('keeps the order of one instance\'s writes when a batched write and a suspension are made back to back', async () => {
+    await fixture.store.create(raceInstance('mixed-1', 'batch.mixed'));
+    const token = randomUUID();
+    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'batch.mixed', version: 1 }] });
+    expect(claim.instances).toHaveLength(1);
+    // Another session holds the row, so the first write waits in the database, and the next batched
+    // write waits behind it in the store.
+    const blocker = await fixture.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM "${fixture.schema}".instances WHERE id = $1 FOR UPDATE`, ['mixed-1']);
+      const writes = [
+        fixture.store.write('mixed-1', token, { now: T, entries: [entry('one')] }),
+        fixture.store.write('mixed-1', token, { now: T, entries: [entry('two')] }),
+        fixture.store.write('mixed-1', token, {
+          now: T,
+          entries: [entry('three')],
+          status: 'suspended',
+          release: { wakeAt: null, waits: [{ name: 'go', key: null }], signalCursor: claim.lastSignalId },
+        }),
+      ];
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await blocker.query('COMMIT');
+      expect(await Promise.all(writes)).toEqual([true, true, true]);
+    } finally {
+      blocker.release();
+    }
+    const stored = await fixture.store.get('mixed-1', { journal: true });
+    expect(stored!.journal!.map((e) => e.name)).toEqual(['one', 'two', 'three']);
+    expect(stored!.status).toBe('suspended');
+    expect(stored!.waits).toEqual([{ name: 'go', key: null }]);
   });
 });

@@ -3,6 +3,8 @@ import { Workflow, WorkflowSignal, WorkflowSignalTimeoutError, type WorkflowCont
 import { createTestApp, type TestApp } from './helpers.js';
 
 const approved = new WorkflowSignal<{ by: string }>('order.approved');
+const vote = new WorkflowSignal<{ by: string }>('signals.vote');
+const go = new WorkflowSignal<null>('signals.go');
 
 @Workflow('signals.one')
 class WaitOne {
@@ -180,5 +182,29 @@ describe('signals', () => {
       await app.worker.drain();
       expect(await handle.result({ timeout: 1000 })).toEqual({ by: `r${round}` });
     }
+  });
+});
+
+describe('parallel waits on one signal', () => {
+  @Workflow('signals.two-votes')
+  class TwoVotes {
+    async run(ctx: WorkflowContext) {
+      await ctx.waitForSignal('ready', go);
+      const [a, b] = await Promise.all([ctx.waitForSignal('a', vote), ctx.waitForSignal('b', vote)]);
+      return [a.by, b.by].sort();
+    }
+  }
+
+  it('takes two signals that were both sent before the waits were reached, in one execution', async () => {
+    app = await createTestApp([TwoVotes]);
+    const handle = await app.client.start(TwoVotes, null);
+    await app.worker.drain();
+    await app.client.signal(vote, { by: 'ann' });
+    await app.client.signal(vote, { by: 'bob' });
+    await app.client.signal(go, null);
+    await app.worker.drain();
+    const status = await handle.status();
+    expect(status.status).toBe('completed');
+    expect(status.output).toEqual(['ann', 'bob']);
   });
 });

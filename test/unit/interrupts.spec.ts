@@ -3,35 +3,13 @@ import { InMemoryWorkflowStore, Workflow, WorkflowSignal, type WorkflowContext }
 import type { NewWorkflowInstance } from '../../src/storage/workflow-store.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
-const vote = new WorkflowSignal<{ by: string }>('review.vote');
-const go = new WorkflowSignal<null>('review.go');
+// What an execution does when it is stopped while something of it runs: a terminate, the run
+// deadline or a shutdown arriving during a step, a compensation or a child's creation.
+
+const go = new WorkflowSignal<null>('interrupts.go');
 
 let app: TestApp;
 afterEach(async () => app?.close());
-
-describe('parallel waits on one signal', () => {
-  @Workflow('review.two-votes')
-  class TwoVotes {
-    async run(ctx: WorkflowContext) {
-      await ctx.waitForSignal('ready', go);
-      const [a, b] = await Promise.all([ctx.waitForSignal('a', vote), ctx.waitForSignal('b', vote)]);
-      return [a.by, b.by].sort();
-    }
-  }
-
-  it('takes two signals that were both sent before the waits were reached, in one execution', async () => {
-    app = await createTestApp([TwoVotes]);
-    const handle = await app.client.start(TwoVotes, null);
-    await app.worker.drain();
-    await app.client.signal(vote, { by: 'ann' });
-    await app.client.signal(vote, { by: 'bob' });
-    await app.client.signal(go, null);
-    await app.worker.drain();
-    const status = await handle.status();
-    expect(status.status).toBe('completed');
-    expect(status.output).toEqual(['ann', 'bob']);
-  });
-});
 
 /** A promise resolved from outside. */
 function deferred<T = void>() {
@@ -46,7 +24,7 @@ const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 20));
 describe('terminate while a step runs', () => {
   const gate = { started: deferred(), release: deferred() };
 
-  @Workflow('review.slow-step')
+  @Workflow('interrupts.slow-step')
   class SlowStep {
     async run(ctx: WorkflowContext) {
       await ctx.step('slow', async () => {
@@ -78,7 +56,7 @@ describe('terminate while a step runs', () => {
 describe('the run deadline while a step runs', () => {
   const seen = { started: deferred(), aborted: false };
 
-  @Workflow('review.deadline', { timeout: '1h' })
+  @Workflow('interrupts.deadline', { timeout: '1h' })
   class PastDeadline {
     async run(ctx: WorkflowContext) {
       await ctx.step('long', ({ signal }) =>
@@ -120,7 +98,7 @@ describe('shutdown while a cancel compensates', () => {
   const undo = { log: [] as string[], started: deferred(), release: deferred() };
   const work = { started: deferred(), release: deferred() };
 
-  @Workflow('review.cancel-shutdown')
+  @Workflow('interrupts.cancel-shutdown')
   class Booking {
     async run(ctx: WorkflowContext) {
       await ctx.step('a', () => 'a', { compensate: () => void undo.log.push('undo a') });
@@ -162,49 +140,6 @@ describe('shutdown while a cancel compensates', () => {
   });
 });
 
-describe('the journal limit', () => {
-  const effects: string[] = [];
-
-  @Workflow('review.journal-limit')
-  class Loop {
-    async run(ctx: WorkflowContext) {
-      for (let i = 0; ; i++) {
-        await ctx.step(`s${i}`, () => void effects.push(`do ${i}`), { compensate: () => void effects.push(`undo ${i}`) });
-      }
-    }
-  }
-
-  it('stops before the side effect of a step it could not record, so every effect that ran is undone', async () => {
-    app = await createTestApp([Loop], { journal: { maxEntries: 2 } });
-    const handle = await app.client.start(Loop, null);
-    await app.worker.drain();
-    const status = await handle.status();
-    expect(status.status).toBe('failed');
-    expect(status.error?.name).toBe('WorkflowJournalLimitError');
-    expect(effects).toEqual(['do 0', 'do 1', 'undo 1', 'undo 0']);
-  });
-});
-
-describe('the journal size warning', () => {
-  @Workflow('review.journal-bytes')
-  class OneStep {
-    async run(ctx: WorkflowContext) {
-      return ctx.step('only', () => 'x'.repeat(200));
-    }
-  }
-
-  it('fires when the entry that crosses warnBytes is recorded, and counts that entry', async () => {
-    app = await createTestApp([OneStep], { journal: { warnBytes: 100 } });
-    const handle = await app.client.start(OneStep, null);
-    await app.worker.drain();
-    expect((await handle.status()).status).toBe('completed');
-    const warnings = app.events.filter((e) => e.type === 'journal-large');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ entries: 1 });
-    expect((warnings[0] as unknown as { bytes: number }).bytes).toBeGreaterThan(200);
-  });
-});
-
 describe('terminate while a child is being created', () => {
   /** A store whose creation of a child waits for a gate. */
   class SlowChildren extends InMemoryWorkflowStore {
@@ -219,14 +154,14 @@ describe('terminate while a child is being created', () => {
     }
   }
 
-  @Workflow('review.child')
+  @Workflow('interrupts.child')
   class Child {
     async run(ctx: WorkflowContext) {
       await ctx.waitForSignal('never', go);
     }
   }
 
-  @Workflow('review.parent')
+  @Workflow('interrupts.parent')
   class Parent {
     async run(ctx: WorkflowContext) {
       return ctx.executeChild('child', Child, null);
