@@ -56,6 +56,12 @@ export { WorkflowStorage } from './storage/workflow-storage.js';
 export type * from './storage/workflow-store.js';
 export type * from './storage/workflow-instance.js';
 export type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
+export type {
+  WorkflowReencryptCursor,
+  WorkflowReencryptOptions,
+  WorkflowReencryptProgress,
+  WorkflowReencryptResult,
+} from './storage/payload-reencryption.js';
 export { AesGcmPayloadCodec } from './codec/aes-gcm-payload.codec.js';
 export type { AesGcmPayloadCodecOptions } from './codec/aes-gcm-payload.codec.js';
 

@@ -3,9 +3,13 @@
 //
 //   nest-workflows migrate --postgres <url> [--schema <name>]
 //   nest-workflows sql --postgres [--schema <name>]
+//   nest-workflows reencrypt --postgres <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
 import { explainConnectionError } from '../postgres/connection-error.js';
 import { fromPg, type PgPoolLike } from '../postgres/from-pg.js';
 import { migratePostgres, postgresMigrationSql } from '../postgres/postgres-migrate.js';
+import { reencryptPostgres } from '../postgres/postgres-reencrypt.js';
+import type { WorkflowReencryptCursor } from '../storage/payload-reencryption.js';
+import { describeProgress, loadCodecs, parseCursor } from './reencrypt-command.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
 
 const USAGE = `Usage:
@@ -15,8 +19,17 @@ const USAGE = `Usage:
       Without <url>, connects with the PG* environment variables (PGHOST, PGDATABASE...).
   nest-workflows sql --postgres [--schema <name>]
       Prints every migration as one SQL script, for your own migration tool.
+  nest-workflows reencrypt --postgres <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
+      After a key rotation: rewrites every stored payload not under the current codec (the first
+      of the list <file> exports) with it, in batches, safely beside running workers. Prints
+      progress; exits 0 once nothing is left under an older codec (remove those from your codec
+      list then), 1 if some payload could not be read or kept changing (run it again).
 
 Options:
+  --codecs <file>   A module exporting the codec list, current first (default export, or "codecs"):
+                    export default [new AesGcmPayloadCodec({ key: process.env.KEY_NEW, id: '2026-12' }), ...].
+  --batch-size <n>  Instances, signals or schedules per batch (default 100, at most 1000).
+  --resume <cursor> Carry on from the cursor a progress line printed.
   --schema <name>   The store's schema (default "${DEFAULT_SCHEMA}"): lowercase letters, digits and
                     underscores, not starting with a digit, at most 40 characters.
   --help            Shows this help.`;
@@ -25,10 +38,13 @@ Options:
 class UsageError extends Error {}
 
 interface Command {
-  name: 'migrate' | 'sql' | 'help';
+  name: 'migrate' | 'sql' | 'reencrypt' | 'help';
   postgres: boolean;
   url: string | undefined;
   schema: string;
+  codecs?: string;
+  batchSize?: number;
+  resume?: WorkflowReencryptCursor;
 }
 
 function parse(argv: readonly string[]): Command {
@@ -36,7 +52,7 @@ function parse(argv: readonly string[]): Command {
     return { name: 'help', postgres: false, url: undefined, schema: DEFAULT_SCHEMA };
   }
   const [name, ...rest] = argv;
-  if (name !== 'migrate' && name !== 'sql') throw new UsageError(`Unknown command ${JSON.stringify(name)}.`);
+  if (name !== 'migrate' && name !== 'sql' && name !== 'reencrypt') throw new UsageError(`Unknown command ${JSON.stringify(name)}.`);
   const command: Command = { name, postgres: false, url: undefined, schema: DEFAULT_SCHEMA };
   for (let i = 0; i < rest.length; i++) {
     const [flag, inline] = splitFlag(rest[i]!);
@@ -54,6 +70,21 @@ function parse(argv: readonly string[]): Command {
       const schema = value();
       if (schema === undefined) throw new UsageError('--schema needs a name.');
       command.schema = schema;
+    } else if (name === 'reencrypt' && flag === '--codecs') {
+      command.codecs = value();
+      if (command.codecs === undefined) throw new UsageError('--codecs needs the path of a module exporting the codec list.');
+    } else if (name === 'reencrypt' && flag === '--batch-size') {
+      const size = Number(value());
+      if (!Number.isInteger(size) || size < 1 || size > 1000) throw new UsageError('--batch-size needs a whole number from 1 to 1000.');
+      command.batchSize = size;
+    } else if (name === 'reencrypt' && flag === '--resume') {
+      const cursor = value();
+      if (cursor === undefined) throw new UsageError('--resume needs the cursor a progress line printed.');
+      try {
+        command.resume = parseCursor(cursor);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
     } else if (flag === '--mysql') {
       throw new UsageError('--mysql is not available in this version: only --postgres is.');
     } else {
@@ -61,6 +92,7 @@ function parse(argv: readonly string[]): Command {
     }
   }
   if (!command.postgres) throw new UsageError(`${name} needs a database: --postgres.`);
+  if (name === 'reencrypt' && command.codecs === undefined) throw new UsageError('reencrypt needs the codecs: --codecs <file>.');
   if (name === 'sql' && command.url !== undefined) {
     throw new UsageError('sql prints the SQL without connecting: give --postgres without a URL.');
   }
@@ -115,6 +147,33 @@ async function migrate(command: Command, out: (line: string) => void): Promise<v
   }
 }
 
+async function reencrypt(command: Command, out: (line: string) => void): Promise<number> {
+  postgresMigrationSql(command.schema);
+  const codecs = await loadCodecs(command.codecs!);
+  const { Pool } = await loadPg();
+  const pool = new Pool(command.url === undefined ? { max: 4 } : { connectionString: command.url, max: 4 });
+  try {
+    const result = await reencryptPostgres(fromPg(pool), command.schema, codecs, {
+      batchSize: command.batchSize,
+      resumeFrom: command.resume,
+      onProgress: (progress) => out(describeProgress(progress)),
+    }).catch((error: unknown) => {
+      throw explainConnectionError(error, command.schema);
+    });
+    if (result.remaining === 0) {
+      out(`Done: every payload in schema "${command.schema}" is under codec "${codecs[0]!.id}". The codecs after it can be removed from the list.`);
+      return 0;
+    }
+    out(
+      `Not done: ${result.remaining} payloads are not under codec "${codecs[0]!.id}" ` +
+        `(${result.unreadable} could not be read by any codec in the list: add the codec that wrote them; the rest kept changing: run it again). Keep the older codecs.`,
+    );
+    return 1;
+  } finally {
+    await pool.end();
+  }
+}
+
 /** Runs the CLI with `argv` (without `node` and the script); resolves to the exit code. */
 export async function main(
   argv: readonly string[],
@@ -134,6 +193,7 @@ export async function main(
   try {
     if (command.name === 'help') io.out(USAGE);
     else if (command.name === 'sql') io.out(postgresMigrationSql(command.schema).trimEnd());
+    else if (command.name === 'reencrypt') return await reencrypt(command, io.out);
     else await migrate(command, io.out);
     return 0;
   } catch (error) {

@@ -1,3 +1,4 @@
+import type { WorkflowReencryptOptions, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { filter, firstValueFrom, race, timer } from 'rxjs';
@@ -230,6 +231,18 @@ export class WorkflowClient {
       throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
     }
     this.runtime.kick();
+  }
+
+  /**
+   * Re-encryption after a key rotation: rewrites every stored payload (instances, their journals,
+   * signals, schedules) that is not under the current codec, the first of the `codec` list, in
+   * batches. Safe beside running workers (each payload is replaced only while it still holds what
+   * was read); resumable (`resumeFrom` a progress's cursor, and payloads already current are never
+   * written again). When the result's `remaining` is 0, the older codecs can be removed.
+   * The CLI runs the same: `nest-workflows reencrypt`.
+   */
+  reencrypt(options: WorkflowReencryptOptions = {}): Promise<WorkflowReencryptResult> {
+    return this.storage.reencrypt(options, () => this.options.clock.now());
   }
 
   /** The instance, with its waits and, on request, its journal and children. Throws `WorkflowNotFoundError`. */

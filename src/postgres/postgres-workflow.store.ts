@@ -9,6 +9,7 @@ import { PostgresCreateBatch } from './postgres-create-batch.js';
 import { PostgresWriteBatch, type PreparedWrite } from './postgres-write-batch.js';
 import { PostgresListener } from './postgres-listener.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
+import { PostgresPayloadRewrite } from './postgres-payload-rewrite.js';
 import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
@@ -50,6 +51,9 @@ import type {
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
+  WorkflowPayloadChange,
+  WorkflowPayloadRewrite,
+  WorkflowSignalPageQuery,
   WorkflowWrite,
 } from '../storage/workflow-store.js';
 
@@ -102,6 +106,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresWriteBatch;
   private readonly queue = new InstanceWriteQueue();
+  private readonly rewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
     checkKnownKeys(options, ['executor', 'schema', 'migrate'], `${STORE} options`);
@@ -117,6 +122,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.writeSql = postgresWriteStatements(this.schema);
     this.schedules = new PostgresSchedules(this.executor, this.schema);
     this.signalLock = new PostgresSignals(this.sql, STORE);
+    this.rewrites = new PostgresPayloadRewrite(this.executor, this.schema);
     this.migrateOption = options.migrate;
     this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) => this.writeOne(one));
     this.creates = new PostgresCreateBatch(
@@ -250,6 +256,11 @@ export class PostgresWorkflowStore implements WorkflowStore {
     POSTGRES_INPUT.signal(signal);
     return this.signalLock.sendInTransaction(pgTransactionExecutor(transaction, STORE), signal);
   }
+
+  // Re-encryption (postgres-payload-rewrite.ts).
+  rewritePayloads = (id: string, rewrite: WorkflowPayloadRewrite): Promise<number> => this.rewrites.rewrite(id, rewrite);
+  listSignals = (query: WorkflowSignalPageQuery): Promise<WorkflowSignalRecord[]> => this.rewrites.page(query);
+  rewriteSignalPayload = (id: number, change: WorkflowPayloadChange): Promise<boolean> => this.rewrites.rewriteSignal(id, change);
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
     const { rows } = await this.executor.query(this.sql.signals, [signalTopic(query.name, query.key), query.afterId, query.upToId]);

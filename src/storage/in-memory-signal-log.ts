@@ -55,6 +55,21 @@ export class InMemorySignalLog {
     return (this.topics.get(topicKey(name, key))?.at(-1)?.id ?? 0) > afterId;
   }
 
+  /** Up to `limit` signals with ids above `afterId`, in id order (re-encryption pages through them). */
+  page(afterId: number, limit: number): WorkflowSignalRecord[] {
+    const out: WorkflowSignalRecord[] = [];
+    for (const { record } of this.log) {
+      if (out.length >= limit) break;
+      if (record.id > afterId) out.push(record);
+    }
+    return out;
+  }
+
+  /** The signal with this id, or `undefined` (purged, or never stored). One record, shared by every index. */
+  byId(id: number): WorkflowSignalRecord | undefined {
+    return this.log.find(({ record }) => record.id === id)?.record;
+  }
+
   /**
    * Removes up to `limit` signals with `createdAt < before`, lowest id first, never the newest;
    * returns how many. A removed signal's `dedupeId` no longer deduplicates.

@@ -1,6 +1,7 @@
 import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
 import { selectClaims } from './claim-selection.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
+import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
 import { storedEntries, storedSignal, toStoredJson } from './stored-json.js';
 import {
@@ -33,6 +34,9 @@ import type {
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
+  WorkflowPayloadChange,
+  WorkflowPayloadRewrite,
+  WorkflowSignalPageQuery,
   WorkflowWrite,
 } from './workflow-store.js';
 
@@ -175,6 +179,11 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     INPUT.signal(signal);
     return this.storeSignal(storedSignal(STORE, signal));
   }
+
+  // Re-encryption (in-memory-payload-rewrite.ts).
+  rewritePayloads = async (id: string, rewrite: WorkflowPayloadRewrite): Promise<number> => rewriteInstancePayloads(this.instances.get(id), rewrite);
+  listSignals = async (query: WorkflowSignalPageQuery): Promise<WorkflowSignalRecord[]> => copy(this.signalLog.page(query.afterId, query.limit));
+  rewriteSignalPayload = async (id: number, change: WorkflowPayloadChange): Promise<boolean> => rewriteIfUnchanged(this.signalLog.byId(id), 'payload', change);
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
     return copy(this.signalLog.find(query.name, query.key, query.afterId, query.upToId));

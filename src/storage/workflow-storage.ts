@@ -1,6 +1,7 @@
 import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
 import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import { PayloadEncoding } from './payload-encoding.js';
+import { PayloadReencryption, type WorkflowReencryptOptions, type WorkflowReencryptResult } from './payload-reencryption.js';
 import type { WorkflowInstance, WorkflowStatus } from './workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -231,6 +232,19 @@ export class WorkflowStorage {
 
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
     return this.store.writeSchedule(id, token, write);
+  }
+
+  // ---- re-encryption ----
+
+  /**
+   * Rewrites every stored payload that is not under the current codec (see `PayloadReencryption`):
+   * safe beside running workers, resumable, with progress. `now` stamps the schedules it saves.
+   */
+  reencrypt(options: WorkflowReencryptOptions, now: () => number): Promise<WorkflowReencryptResult> {
+    if (!this.encoding) {
+      return Promise.reject(new TypeError('Re-encryption needs a codec: configure the codec option, with the new key first, then run it.'));
+    }
+    return new PayloadReencryption(this.store, this.encoding.chain, now).run(options);
   }
 
   // ---- wake-ups ----

@@ -24,6 +24,9 @@ import type {
   WorkflowScheduleClaimRequest,
   WorkflowScheduleWrite,
 } from './workflow-store-schedules.js';
+import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
+
+export type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 
 /**
  * Where instances, their journals and waits, signals and schedules live. `InMemoryWorkflowStore`
@@ -234,6 +237,23 @@ export interface WorkflowStore {
    * and with `release` clears the lease, only while `token` is its lease token; else returns `false`.
    */
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
+
+  /**
+   * Re-encryption (optional for stores of your own; every store we ship has it, and the contract
+   * suite checks it unless told not to): replaces payloads of one instance, each only while the
+   * store still holds exactly its `from` (compare-and-set per payload, the value as `get()` read it),
+   * and returns how many it replaced. So it is safe beside running workers without a lease: a write
+   * that changed a payload since it was read wins, and that payload is simply read again on the
+   * next pass. Changes nothing else (no status, lease, `updatedAt`, journal order); an unknown id or
+   * entry name replaces nothing.
+   */
+  rewritePayloads?(id: string, rewrite: WorkflowPayloadRewrite): Promise<number>;
+
+  /** Re-encryption (optional, as `rewritePayloads`): one page of every stored signal, in id order. */
+  listSignals?(query: WorkflowSignalPageQuery): Promise<WorkflowSignalRecord[]>;
+
+  /** Re-encryption (optional, as `rewritePayloads`): replaces a signal's payload while it is still `change.from`; returns whether it did. */
+  rewriteSignalPayload?(id: number, change: WorkflowPayloadChange): Promise<boolean>;
 
   /**
    * Optional: prepares the store before the engine uses it (a SQL store migrates, or checks that

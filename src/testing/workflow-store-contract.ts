@@ -6,6 +6,7 @@ import { createContract } from './contract/create.contract.js';
 import { deleteContract } from './contract/delete.contract.js';
 import { getAndListContract } from './contract/get-and-list.contract.js';
 import { listKeysetContract } from './contract/list-keyset.contract.js';
+import { payloadRewriteContract } from './contract/payload-rewrite.contract.js';
 import { purgeContract } from './contract/purge.contract.js';
 import { renewContract } from './contract/renew.contract.js';
 import { reopenContract } from './contract/reopen.contract.js';
@@ -32,6 +33,12 @@ export interface WorkflowStoreContractOptions {
    * globals (Jest, or vitest with `globals: true`).
    */
   test?: WorkflowContractTestApi;
+  /**
+   * Check re-encryption's operations (`rewritePayloads`, `listSignals`, `rewriteSignalPayload`).
+   * Default true: every store we ship has them. `false` for a store of your own that leaves them out
+   * (its payloads can then never be re-encrypted under a new key).
+   */
+  reencryption?: boolean;
 }
 
 /** The areas of the contract, one file each under `contract/`, registered in this order. */
@@ -98,5 +105,6 @@ export function workflowStoreContract(
       },
     };
     for (const area of AREAS) area(suite);
+    if (options.reencryption !== false) payloadRewriteContract(suite);
   });
 }

@@ -85,10 +85,15 @@ export interface EncryptionApp {
 }
 
 /** A Nest app on `store` with the given codec options, no background worker, and `clock`. */
-export async function encryptionApp(store: WorkflowStore, clock: ManualWorkflowClock, options: WorkflowsModuleOptions = {}): Promise<EncryptionApp> {
+export async function encryptionApp(
+  store: WorkflowStore,
+  clock: ManualWorkflowClock,
+  options: WorkflowsModuleOptions = {},
+  extra: Array<new (...args: never[]) => unknown> = [],
+): Promise<EncryptionApp> {
   const module = await Test.createTestingModule({
     imports: [WorkflowsModule.forRoot({ store, clock, worker: false, ...options })],
-    providers: ENCRYPTION_WORKFLOWS,
+    providers: [...ENCRYPTION_WORKFLOWS, ...extra],
   }).compile();
   await module.init();
   const events: WorkflowEvent[] = [];

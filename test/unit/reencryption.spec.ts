@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AesGcmPayloadCodec, InMemoryWorkflowStore, type WorkflowPayloadCodec } from '../../src/index.js';
+import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { EncFail, EncSleep, EncWait, MARK, dumpInMemoryStore, encryptionApp, expectNoPlaintext, type EncryptionApp } from '../support/encryption-scenario.js';
+import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from '../support/reencryption-scenario.js';
+
+/** AES-GCM, but every encode and decode waits a turn of the event loop: re-encryption then interleaves with the worker at every payload. */
+class SlowCodec implements WorkflowPayloadCodec {
+  private readonly inner: AesGcmPayloadCodec;
+  constructor(readonly id: string) {
+    this.inner = new AesGcmPayloadCodec({ key: randomBytes(32), id });
+  }
+  async encode(value: string) {
+    await new Promise((resolve) => setImmediate(resolve));
+    return this.inner.encode(value);
+  }
+  async decode(value: string) {
+    await new Promise((resolve) => setImmediate(resolve));
+    return this.inner.decode(value);
+  }
+}
+
+const apps: EncryptionApp[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: Parameters<typeof encryptionApp>[2]) {
+  const app = await encryptionApp(store, clock, options, [EncLoad]);
+  apps.push(app);
+  return app;
+}
+
+async function reopen(app: EncryptionApp, store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: Parameters<typeof encryptionApp>[2]) {
+  await app.close();
+  apps.splice(apps.indexOf(app), 1);
+  return open(store, clock, options);
+}
+
+describe('re-encryption on the in-memory store', () => {
+  it('rewrites every payload an old key wrote (instances, journals, errors, reasons, signals, schedules); the old key can then go', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
+    const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
+    let app = await open(store, clock, { codec: k1 });
+    await app.client.start(EncSleep, { secret: `${MARK}-a` }, { id: 'r-order' });
+    await app.client.start(EncFail, { why: MARK }, { id: 'r-fail' });
+    await app.client.start(EncWait, null, { id: 'r-wait' });
+    await app.worker.drain();
+    await app.client.cancel('r-wait', `${MARK}-reason`);
+    await app.worker.drain();
+    await app.storage.saveSchedule({
+      id: 'r-schedule', workflow: 'enc.sleep', declared: false, spec: { every: '1h' }, input: { secret: MARK },
+      paused: false, wakeAt: null, state: {}, expectRevision: null, releaseLease: false, now: clock.now(),
+    });
+    const signal = await app.client.signal('enc.unclaimed', { secret: MARK }, { key: 'x' });
+
+    app = await reopen(app, store, clock, { codec: [k2, k1] });
+    const progress: string[] = [];
+    const result = await app.client.reencrypt({ batchSize: 2, onProgress: (p) => progress.push(p.phase) });
+    expect(result).toMatchObject({ pass: 1, phase: 'done', changed: 0, unreadable: 0, remaining: 0, read: { instances: 3, schedules: 1 } });
+    expect(result.read.signals).toBeGreaterThanOrEqual(1);
+    expect(result.cursor.signal).toBeGreaterThanOrEqual(signal.id);
+    expect(progress).toEqual(expect.arrayContaining(['instances', 'signals', 'schedules', 'done']));
+    const dump = dumpInMemoryStore(store);
+    expect(dump).not.toContain('$wfc1:k1:');
+    expectNoPlaintext(dump, 'r');
+
+    // Only the new key now: everything reads, and the sleeping instance finishes.
+    app = await reopen(app, store, clock, { codec: k2 });
+    clock.advance('1h');
+    await app.worker.drain();
+    expect(await app.client.getStatus('r-order')).toMatchObject({ status: 'completed', input: { secret: `${MARK}-a` }, output: { first: `${MARK}-first:${MARK}-a` } });
+    expect(await app.client.getStatus('r-fail')).toMatchObject({ error: { message: `${MARK}-failure`, orderRef: `${MARK}-field` } });
+    expect(await app.client.getStatus('r-wait')).toMatchObject({ error: { message: `${MARK}-reason` } });
+    expect((await app.storage.getSchedule('r-schedule'))?.input).toEqual({ secret: MARK });
+    // Run again: nothing left to do, and nothing is written.
+    expect(await app.client.reencrypt()).toMatchObject({ rewritten: 0, remaining: 0 });
+  });
+
+  it('encodes what was stored before any codec, so requireEncodedPayloads can then be turned on', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
+    let app = await open(store, clock, {});
+    await app.client.start(EncSleep, { secret: `${MARK}-legacy` }, { id: 'legacy-order' });
+    await app.worker.drain();
+    app = await reopen(app, store, clock, { codec: k1 });
+    expect((await app.client.reencrypt()).remaining).toBe(0);
+    expectNoPlaintext(dumpInMemoryStore(store), 'legacy');
+    app = await reopen(app, store, clock, { codec: k1, requireEncodedPayloads: true });
+    clock.advance('1h');
+    await app.worker.drain();
+    expect(await app.client.getStatus('legacy-order')).toMatchObject({ status: 'completed', input: { secret: `${MARK}-legacy` } });
+  });
+
+  it('reports what it cannot read (a codec missing from the list) and leaves it as it is', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
+    const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
+    let app = await open(store, clock, { codec: k1 });
+    await app.client.start(EncSleep, { secret: 'x' }, { id: 'lost-key' });
+    await app.worker.drain();
+    app = await reopen(app, store, clock, { codec: k2 });
+    const result = await app.client.reencrypt();
+    expect(result.unreadable).toBe(2); // the input and the step's value
+    expect(result.remaining).toBe(2);
+    expect(dumpInMemoryStore(store)).toContain('$wfc1:k1:');
+  });
+
+  it('refuses to run without a codec, and resumes from a cursor', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    let app = await open(store, clock, {});
+    await expect(app.client.reencrypt()).rejects.toThrow(/needs a codec/);
+    for (let i = 0; i < 5; i++) await app.client.start(EncSleep, { secret: `plain-${i}` }, { id: `resume-${i}` });
+    const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
+    app = await reopen(app, store, clock, { codec: k1 });
+    await expect(app.client.reencrypt({ batchSize: 0 })).rejects.toThrow(/"batchSize": 0/);
+    const stop = new AbortController();
+    const first = await app.client.reencrypt({ batchSize: 2, signal: stop.signal, onProgress: () => stop.abort() });
+    expect(first.read.instances).toBe(2);
+    expect(first.cursor.instance?.id).toBe('resume-1');
+    const rest = await app.client.reencrypt({ batchSize: 2, resumeFrom: first.cursor });
+    expect(rest).toMatchObject({ remaining: 0, pass: 2 });
+    expect(dumpInMemoryStore(store)).not.toContain('plain-');
+  });
+
+  it('under load: instances written under the old key run on while it rewrites them; nothing is lost', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const k1 = new SlowCodec('k1');
+    const k2 = new SlowCodec('k2');
+    let app = await open(store, clock, { codec: k1 });
+    const ids = await prepareUnderOldKey(app, 'load', 20);
+    app = await reopen(app, store, clock, { codec: [k2, k1] });
+    await reencryptUnderLoad(app, clock, ids, k1, async () => dumpInMemoryStore(store));
+  });
+});
