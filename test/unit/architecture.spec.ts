@@ -37,8 +37,8 @@ const STORE_RULES: StoreAccessRules = {
   storeInternal: (path) =>
     /\.store\.ts$/.test(path) ||
     /^storage\/(in-memory-|claim-selection)/.test(path) ||
-    // Tools (the CLI) may use a SQL store's driver adapter, error explainer and migration helper, nothing else of it.
-    (/^(postgres|mysql)\//.test(path) && !/^(postgres|mysql)\/(from-[a-z0-9-]+|connection-error|[a-z]+-migrate)\.ts$/.test(path)),
+    // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration and re-encryption helpers, nothing else of it.
+    (/^(postgres|mysql)\//.test(path) && !/^(postgres|mysql)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
   // The module's options take the store the application configures; the root entry re-exports its type.
   mayNameInterface: (path) => path === 'workflows-module-options.ts' || path === 'index.ts',
 };
