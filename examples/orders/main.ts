@@ -89,7 +89,7 @@ async function deliver(client: WorkflowClient, orderId: string, duplicates: bool
 
 /** One readable line for an event. */
 async function describe(event: WorkflowEvent, client: WorkflowClient): Promise<string> {
-  const head = `${offset(event.at)}  ${event.id.padEnd(12)}  ${event.type.padEnd(22)}`;
+  const head = `${offset(event.at)}  ${('id' in event ? event.id : event.scheduleId).padEnd(12)}  ${event.type.padEnd(22)}`;
   switch (event.type) {
     case 'step-completed':
       return `${head}${event.step} (attempt ${event.attempt})`;

@@ -348,7 +348,7 @@ export class WorkflowClient {
       const left = limit === null ? poll : limit - (Date.now() - started);
       if (left <= 0) throw new WorkflowTimeoutError(`Instance "${id}" did not end within ${limit} ms (it is ${instance.status}).`);
       // Woken by this process's own events at once; other processes' ends are seen by polling.
-      await firstValueFrom(race(this.events.pipe(filter((e) => e.id === id && ENDS.has(e.type))), timer(Math.min(left, poll))), { defaultValue: undefined });
+      await firstValueFrom(race(this.events.pipe(filter((e) => 'id' in e && e.id === id && ENDS.has(e.type))), timer(Math.min(left, poll))), { defaultValue: undefined });
     }
   }
 

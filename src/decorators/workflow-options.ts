@@ -1,22 +1,20 @@
 import type { WorkflowRetry } from '../engine/retry-policy.js';
+import type { WorkflowScheduleRules } from '../scheduler/schedule-spec.js';
 import type { Duration } from '../time/duration.js';
 
-/** When a schedule starts instances of its workflow. */
-export interface WorkflowScheduleOptions {
-  /** Default: the workflow's name, when it declares one schedule. */
+/**
+ * A schedule declared on `@Workflow(name, { schedules })`: its cadence and rules (see
+ * `WorkflowScheduleRules`), reconciled with the store at startup.
+ */
+export interface WorkflowScheduleOptions extends WorkflowScheduleRules {
+  /** Unique among the application's schedules. Default: the workflow's name, when it declares one schedule. */
   id?: string;
-  /** A cron expression (five or six fields). Give `cron` or `every`. */
-  cron?: string;
-  /** A fixed interval; occurrences fall on whole multiples of it since the Unix epoch. */
-  every?: Duration;
-  /** The time zone `cron` is read in (IANA name). Default UTC. */
-  timezone?: string;
-  /** The input of each instance. */
+  /** The input of each instance it starts (JSON). Default `null`. */
   input?: unknown;
-  /** What to do when an occurrence comes while the previous instance still runs. Default `'skip'`. */
-  overlap?: 'skip' | 'allow' | 'cancel-previous';
-  /** Occurrences missed while nothing ran: start the latest (`'latest'`, the default), all, or none. */
-  catchup?: 'latest' | 'all' | 'none';
+  /**
+   * Created paused. Changing this value in code pauses or resumes it at the next startup;
+   * otherwise a pause or resume through `WorkflowSchedules` stands across restarts.
+   */
   paused?: boolean;
 }
 
@@ -34,5 +32,6 @@ export interface WorkflowOptions {
   rateLimit?: { limit?: { max: number; duration: Duration }; perKey?: { max: number; duration: Duration } };
   /** Lower is claimed first. Default 0. */
   priority?: number;
+  /** Schedules that start its instances (the newest version's declaration counts). See docs/schedules.md. */
   schedules?: WorkflowScheduleOptions[];
 }

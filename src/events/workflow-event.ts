@@ -10,8 +10,8 @@ interface EventBase {
   at: number;
 }
 
-/** A lifecycle or step event, emitted before the call that caused it resolves. */
-export type WorkflowEvent = EventBase &
+/** A lifecycle or step event of one instance, emitted before the call that caused it resolves. */
+export type WorkflowInstanceEvent = EventBase &
   (
     | { type: 'workflow-started' }
     | { type: 'workflow-resumed'; run: number }
@@ -27,7 +27,33 @@ export type WorkflowEvent = EventBase &
     | { type: 'journal-large'; entries: number; bytes: number }
   );
 
+interface ScheduleEventBase {
+  /** The schedule's id. */
+  scheduleId: string;
+  /** The workflow it starts. */
+  workflow: string;
+  /** Epoch ms, from the scheduler's clock. */
+  at: number;
+}
+
+/** What a schedule did, emitted by the process that did it. */
+export type WorkflowScheduleEvent = ScheduleEventBase &
+  (
+    /** An occurrence (or `WorkflowSchedules.trigger()`, with `triggered`) started instance `instanceId`. */
+    | { type: 'schedule-fired'; scheduledAt: number; instanceId: string; triggered: boolean }
+    /** An occurrence started nothing: `overlap: 'skip'` and instance `running` is unfinished. */
+    | { type: 'schedule-skipped'; scheduledAt: number; reason: 'overlap'; running: string }
+    /**
+     * Occurrences from `missedFrom` to `missedTo` were missed (no process got to them within a
+     * minute); `started` are those `catchup` started (each also has its `schedule-fired`).
+     */
+    | { type: 'schedule-caught-up'; catchup: 'latest' | 'all' | 'none'; missedFrom: number; missedTo: number; started: number[] }
+  );
+
+/** Every event `WorkflowEvents` carries: an instance's (with `id`) or a schedule's (with `scheduleId`). */
+export type WorkflowEvent = WorkflowInstanceEvent | WorkflowScheduleEvent;
+
 export type WorkflowEventType = WorkflowEvent['type'];
 
-/** An event without the fields the engine adds (`id`, `workflow`, `version`, `at`). */
-export type WorkflowEventBody = WorkflowEvent extends infer E ? (E extends unknown ? Omit<E, keyof EventBase> : never) : never;
+/** An instance event without the fields the engine adds (`id`, `workflow`, `version`, `at`). */
+export type WorkflowEventBody = WorkflowInstanceEvent extends infer E ? (E extends unknown ? Omit<E, keyof EventBase> : never) : never;

@@ -61,10 +61,10 @@ RETURNING ${scheduleColumns()}`,
 )
 SELECT * FROM claimed ORDER BY wake_at, id`,
 
-    /** $1 id, $2 token, $3 state, $4 wake at, $5 now, $6 release. */
+    /** $1 id, $2 token, $3 state, $4 wake at, $5 now, $6 release, $7 the lease's new end or NULL. */
     writeSchedule: `UPDATE ${s}.schedules SET state = $3, wake_at = $4, revision = revision + 1, updated_at = $5,
   lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
-  lease_until = CASE WHEN $6 THEN NULL ELSE lease_until END
+  lease_until = CASE WHEN $6 THEN NULL ELSE COALESCE($7::bigint, lease_until) END
 WHERE id = $1 AND lease_token = $2`,
   };
 }
@@ -130,6 +130,7 @@ export class PostgresSchedules {
       write.wakeAt,
       write.now,
       write.release,
+      write.release ? null : (write.leaseUntil ?? null),
     ]);
     return rowCount > 0;
   }

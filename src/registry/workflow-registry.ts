@@ -1,4 +1,4 @@
-import type { WorkflowOptions, WorkflowScheduleOptions } from '../decorators/workflow-options.js';
+import type { WorkflowOptions } from '../decorators/workflow-options.js';
 import { getWorkflowMetadata } from '../decorators/workflow.decorator.js';
 import { UnknownWorkflowError } from '../errors/unknown-workflow.error.js';
 import type { ResolvedChildWorkflow } from '../engine/child-support.js';
@@ -7,6 +7,7 @@ import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-c
 import { resolveRetry, type RetryPolicy } from '../engine/retry-policy.js';
 import type { WorkflowConcurrencyLimit, WorkflowRateLimitRule } from '../storage/workflow-store.js';
 import { checkKnownKeys } from '../options/known-keys.js';
+import { resolveDeclaredSchedules, type DeclaredSchedule } from '../scheduler/declared-schedule.js';
 import { parseDuration, parsePositiveDuration } from '../time/duration.js';
 
 /** A class, as Nest's discovery hands it over. */
@@ -20,7 +21,8 @@ export interface RegisteredWorkflow extends RunnableWorkflow {
   priority: number;
   concurrency: { limit: number | null; perKey: number | null } | null;
   rateLimit: WorkflowRateLimitRule | null;
-  schedules: WorkflowScheduleOptions[];
+  /** Its declared schedules, validated. */
+  schedules: DeclaredSchedule[];
 }
 
 /**
@@ -143,7 +145,6 @@ export class WorkflowRegistry implements EngineRegistry {
 }
 
 const WORKFLOW_OPTIONS = ['version', 'timeout', 'retry', 'concurrency', 'rateLimit', 'priority', 'schedules'];
-const SCHEDULE_OPTIONS = ['id', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchup', 'paused'];
 
 function validate(
   name: string,
@@ -187,35 +188,6 @@ function validate(
     };
     rateLimit = { workflow: name, limit: window('limit'), perKey: window('perKey') };
   }
-  const schedules = options.schedules ?? [];
-  if (!Array.isArray(schedules)) throw new TypeError(`${where}: schedules must be an array of { cron | every, ... }.`);
-  schedules.forEach((schedule, index) => validateSchedule(schedule, `${where}: schedules[${index}]`));
+  const schedules = resolveDeclaredSchedules(name, options.schedules, where);
   return { name, version, instance, metatype, retry, timeout, priority, concurrency, rateLimit, schedules };
-}
-
-function validateSchedule(schedule: WorkflowScheduleOptions, where: string): void {
-  if (!schedule || typeof schedule !== 'object') throw new TypeError(`${where} must be an object such as { cron: '0 * * * *' } or { every: '1m' }.`);
-  checkKnownKeys(schedule, SCHEDULE_OPTIONS, where);
-  if ((schedule.cron === undefined) === (schedule.every === undefined)) {
-    throw new TypeError(`${where} needs exactly one of cron (such as '0 * * * *') or every (such as '1m').`);
-  }
-  if (schedule.every !== undefined && parseDuration(schedule.every, `${where}.every`) <= 0) {
-    throw new TypeError(`${where}.every must be longer than 0.`);
-  }
-  if (schedule.cron !== undefined && (typeof schedule.cron !== 'string' || !/^\S+(\s+\S+){4,5}$/.test(schedule.cron.trim()))) {
-    throw new TypeError(`${where}: invalid cron ${JSON.stringify(schedule.cron)}. Use five or six fields, such as '0 9 * * 1-5'.`);
-  }
-  if (schedule.overlap !== undefined && !['skip', 'allow', 'cancel-previous'].includes(schedule.overlap)) {
-    throw new TypeError(`${where}: invalid overlap ${JSON.stringify(schedule.overlap)}. Use 'skip', 'allow' or 'cancel-previous'.`);
-  }
-  if (schedule.catchup !== undefined && !['latest', 'all', 'none'].includes(schedule.catchup)) {
-    throw new TypeError(`${where}: invalid catchup ${JSON.stringify(schedule.catchup)}. Use 'latest', 'all' or 'none'.`);
-  }
-  if (schedule.timezone !== undefined) {
-    try {
-      new Intl.DateTimeFormat('en', { timeZone: schedule.timezone });
-    } catch {
-      throw new TypeError(`${where}: unknown timezone ${JSON.stringify(schedule.timezone)}. Use an IANA name such as 'Europe/Paris'.`);
-    }
-  }
 }

@@ -93,6 +93,8 @@ export class InMemorySchedules {
     if (write.release) {
       schedule.leaseToken = null;
       schedule.leaseUntil = null;
+    } else if (write.leaseUntil !== undefined) {
+      schedule.leaseUntil = write.leaseUntil;
     }
     return true;
   }

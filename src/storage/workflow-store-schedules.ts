@@ -57,4 +57,6 @@ export interface WorkflowScheduleWrite {
   state: unknown;
   wakeAt: number | null;
   release: boolean;
+  /** Without `release`: the lease's new end. Absent: the lease keeps its end. */
+  leaseUntil?: number;
 }

@@ -234,7 +234,10 @@ export interface WorkflowStore {
 
   /**
    * The schedule lease holder's write: sets `state`, `wakeAt`, `revision + 1`, `updatedAt = now`
-   * and with `release` clears the lease, only while `token` is its lease token; else returns `false`.
+   * and with `release` clears the lease (without it, `leaseUntil` when given extends the lease, so
+   * the holder keeps the schedule through its next occurrence), only while `token` is its lease
+   * token; else returns `false`. One conditional update: a holder whose lease was taken over, or
+   * released by a save, writes nothing.
    */
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
 

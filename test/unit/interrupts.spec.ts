@@ -46,7 +46,7 @@ describe('terminate while a step runs', () => {
     expect((await handle.status()).status).toBe('cancelled');
     gate.release.resolve();
     await settle();
-    const types = app.events.filter((e) => e.id === handle.id).map((e) => e.type);
+    const types = app.events.filter((e) => 'id' in e && e.id === handle.id).map((e) => e.type);
     expect(types).toEqual(['workflow-started', 'workflow-cancelled']);
     const status = await handle.status({ journal: true });
     expect(status.journal).toEqual([]);

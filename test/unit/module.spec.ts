@@ -110,7 +110,7 @@ describe('definitions', () => {
     class BadSchedule {
       async run() {}
     }
-    await expect(boot({ worker: false }, [BadSchedule])).rejects.toThrow(/BadSchedule: schedules\[0\]: invalid cron "every day"/);
+    await expect(boot({ worker: false }, [BadSchedule])).rejects.toThrow(/BadSchedule: schedules\[0\] \("bad.schedule"\): invalid cron 'every day'/);
     @Workflow('bad.concurrency', { concurrency: { perKey: 0 } })
     class BadConcurrency {
       async run() {}

@@ -268,7 +268,7 @@ describe('drain and events', () => {
       'step-completed',
       'workflow-completed',
     ]);
-    expect(app.events.every((e) => e.id === 'ev' && e.workflow === 'replay.retrying' && e.version === 1)).toBe(true);
+    expect(app.events.every((e) => 'id' in e && e.id === 'ev' && e.workflow === 'replay.retrying' && e.version === 1)).toBe(true);
   });
 });
 

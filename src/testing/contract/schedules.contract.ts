@@ -194,6 +194,24 @@ export function schedulesContract(suite: ContractSuite): void {
       expect(await suite.store.writeSchedule(s.id('a'), token, { now: T + 7, state: {}, wakeAt: T, release: true })).toBe(false);
     });
 
+    it('writeSchedule: without release, leaseUntil extends the lease (claims pass it over until then); absent, the lease keeps its end', async () => {
+      const s = testScope();
+      const store = suite.store;
+      await store.saveSchedule(scheduleSave(s.id('a'), s.workflow));
+      const token = randomUUID();
+      const claim = (now: number) => store.claimSchedules({ owner: 'w2', token: randomUUID(), now, leaseUntil: now + 1_000, limit: 1, workflows: [s.workflow] });
+      await store.claimSchedules({ owner: 'w', token, now: T, leaseUntil: T + 1_000, limit: 1, workflows: [s.workflow] });
+      expect(await store.writeSchedule(s.id('a'), token, { now: T + 10, state: { n: 1 }, wakeAt: T + 500, release: false, leaseUntil: T + 5_000 })).toBe(true);
+      expect(await store.getSchedule(s.id('a'))).toMatchObject({ leaseToken: token, leaseOwner: 'w', leaseUntil: T + 5_000, wakeAt: T + 500, revision: 2 });
+      expect(await store.writeSchedule(s.id('a'), token, { now: T + 20, state: { n: 2 }, wakeAt: T + 600, release: false })).toBe(true);
+      expect(await store.getSchedule(s.id('a'))).toMatchObject({ leaseToken: token, leaseUntil: T + 5_000, wakeAt: T + 600, revision: 3 });
+      expect(await claim(T + 2_000)).toEqual([]);
+      expect(await claim(T + 5_000)).toEqual([]);
+      expect(await claim(T + 5_001)).toHaveLength(1);
+      expect(await store.writeSchedule(s.id('a'), token, { now: T + 5_002, state: {}, wakeAt: T, release: false, leaseUntil: T + 99_000 })).toBe(false);
+      expect((await store.getSchedule(s.id('a')))!.leaseUntil).toBe(T + 6_001);
+    });
+
     it('writeSchedule: a stale token or an unknown id writes nothing; a lapsed but unclaimed token still writes', async () => {
       const s = testScope();
       await suite.store.saveSchedule(scheduleSave(s.id('a'), s.workflow));

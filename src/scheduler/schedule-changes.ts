@@ -1,0 +1,28 @@
+import type { WorkflowScheduleRecord, WorkflowScheduleSave, WorkflowStore } from '../storage/workflow-store.js';
+
+/** The store operations that change schedules (`WorkflowStorage` has them). */
+export type ScheduleChangeStorage = Pick<WorkflowStore, 'getSchedule' | 'saveSchedule'>;
+
+/** How many times a change is recomputed when the scheduler (or another process) wrote first. */
+const ATTEMPTS = 20;
+
+/**
+ * Applies a change to a schedule as a conditional save on the revision it read: `change` gets the
+ * schedule as stored (or `null`) and returns the save, or `null` for nothing to do. When another
+ * write lands in between (a scheduler recording an occurrence bumps the revision), it reads again
+ * and recomputes, so a change never overwrites what it did not see.
+ */
+export async function changeSchedule(
+  storage: ScheduleChangeStorage,
+  id: string,
+  change: (current: WorkflowScheduleRecord | null) => WorkflowScheduleSave | null,
+): Promise<WorkflowScheduleRecord | null> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const current = await storage.getSchedule(id);
+    const save = change(current);
+    if (save === null) return current;
+    const saved = await storage.saveSchedule(save);
+    if (saved) return saved;
+  }
+  throw new Error(`Schedule "${id}" kept changing while it was being saved (${ATTEMPTS} attempts). Try again.`);
+}

@@ -1,0 +1,77 @@
+import type { WorkflowScheduleEvent } from '../events/workflow-event.js';
+import { UNFINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
+import { occurrenceId } from './schedule-state.js';
+import type { WorkflowScheduleOverlap } from './schedule-spec.js';
+
+/** The store operations a schedule's starts use (`WorkflowStorage` has them). */
+export type ScheduleStartStorage = Pick<WorkflowStore, 'create' | 'list' | 'requestCancel'>;
+
+/** The workflow a schedule starts, at the newest version this process runs. */
+export interface ScheduledWorkflow {
+  name: string;
+  version: number;
+  /** Run timeout in ms, or `null`. */
+  timeout: number | null;
+  priority: number;
+}
+
+export interface ScheduleStartDeps {
+  storage: ScheduleStartStorage;
+  emit(event: WorkflowScheduleEvent): void;
+  /** An instance was created: the local worker may run it at once. */
+  started(instance: WorkflowInstance): void;
+  /** A cancel was accepted: an execution of it running in this process stops now. */
+  cancelled(id: string): void;
+}
+
+export interface ScheduleOccurrence {
+  scheduleId: string;
+  workflow: ScheduledWorkflow;
+  input: unknown;
+  at: number;
+  now: number;
+  overlap: WorkflowScheduleOverlap;
+  /** `WorkflowSchedules.trigger()`, outside the cadence. */
+  triggered: boolean;
+}
+
+/** What one occurrence did: started an instance, found it started already (by another process), or skipped. */
+export type OccurrenceOutcome = { kind: 'started' | 'existed'; id: string } | { kind: 'skipped'; id: string; running: string };
+
+/**
+ * Starts the instance of one occurrence, `<scheduleId>@<ISO time>`, after applying `overlap` to
+ * the schedule's unfinished instances. The id makes the start idempotent: however many processes
+ * (or stale lease holders) get here for one occurrence, the store creates one instance.
+ */
+export async function startOccurrence(deps: ScheduleStartDeps, occurrence: ScheduleOccurrence): Promise<OccurrenceOutcome> {
+  const { storage } = deps;
+  const { scheduleId, workflow, at, now } = occurrence;
+  const id = occurrenceId(scheduleId, at);
+  if (occurrence.overlap !== 'allow') {
+    const unfinished = (await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES], limit: 1000, offset: 0 })).filter((i) => i.id !== id);
+    if (unfinished.length > 0 && occurrence.overlap === 'skip') {
+      deps.emit({ type: 'schedule-skipped', scheduleId, workflow: workflow.name, at: now, scheduledAt: at, reason: 'overlap', running: unfinished[0]!.id });
+      return { kind: 'skipped', id, running: unfinished[0]!.id };
+    }
+    for (const previous of unfinished) {
+      const reason = `Schedule "${scheduleId}" started ${id} (overlap: 'cancel-previous').`;
+      if (await storage.requestCancel(previous.id, { reason, now, terminate: false })) deps.cancelled(previous.id);
+    }
+  }
+  const { instance, created } = await storage.create({
+    id,
+    workflow: workflow.name,
+    version: workflow.version,
+    input: occurrence.input ?? null,
+    priority: workflow.priority,
+    scheduleId,
+    scheduledAt: at,
+    deadline: workflow.timeout === null ? null : now + workflow.timeout,
+    now,
+  });
+  if (!created) return { kind: 'existed', id };
+  deps.started(instance);
+  deps.emit({ type: 'schedule-fired', scheduleId, workflow: workflow.name, at: now, scheduledAt: at, instanceId: id, triggered: occurrence.triggered });
+  return { kind: 'started', id };
+}
