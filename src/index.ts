@@ -12,6 +12,8 @@ export { WORKFLOWS_MODULE_OPTIONS } from './workflows.constants.js';
 
 export { Workflow, WORKFLOW_METADATA } from './decorators/workflow.decorator.js';
 export type { WorkflowOptions, WorkflowScheduleOptions } from './decorators/workflow-options.js';
+export type { WorkflowScheduleCatchup, WorkflowScheduleOverlap, WorkflowScheduleRules } from './scheduler/schedule-spec.js';
+export type { WorkflowScheduleInfo } from './scheduler/schedule-state.js';
 
 export type {
   WorkflowChildHandle,
@@ -26,11 +28,13 @@ export type { WorkflowRetry, WorkflowRetryOptions } from './engine/retry-policy.
 export type { WorkflowJournalLimits } from './engine/journal-limits.js';
 
 export { WorkflowClient } from './client/workflow-client.js';
+export { WorkflowSchedules } from './client/workflow-schedules.js';
+export type { WorkflowScheduleDefinition, WorkflowScheduleListOptions } from './client/workflow-schedules.js';
 export type { WorkflowListOptions, WorkflowSignalOptions, WorkflowStartOptions } from './client/workflow-client.js';
 export type { WorkflowHandle } from './client/workflow-handle.js';
 export { WorkflowWorker } from './worker/workflow-worker.service.js';
 export { WorkflowEvents } from './events/workflow-events.js';
-export type { WorkflowEvent, WorkflowEventType } from './events/workflow-event.js';
+export type { WorkflowEvent, WorkflowEventType, WorkflowInstanceEvent, WorkflowScheduleEvent } from './events/workflow-event.js';
 export { WorkflowRegistry } from './registry/workflow-registry.js';
 
 export { WorkflowSignal } from './signals/workflow-signal.js';

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WorkflowClient } from './client/workflow-client.js';
+import { WorkflowSchedules } from './client/workflow-schedules.js';
 import { WorkflowEvents } from './events/workflow-events.js';
 import { WorkflowRegistry } from './registry/workflow-registry.js';
 import { WorkflowStorage } from './storage/workflow-storage.js';
@@ -16,7 +17,8 @@ import {
 
 /**
  * Durable workflows in this application: discovers `@Workflow` providers, runs the background
- * worker, and provides `WorkflowClient`, `WorkflowWorker` and `WorkflowEvents`. Global by default.
+ * worker and the scheduler, and provides `WorkflowClient`, `WorkflowSchedules`, `WorkflowWorker` and
+ * `WorkflowEvents`. Global by default.
  *
  * @example
  * WorkflowsModule.forRoot({ store: new PostgresWorkflowStore({ executor: fromPg(pool) }) })
@@ -62,7 +64,7 @@ export class WorkflowsModule {
         },
         ...WORKFLOWS_PROVIDERS,
       ],
-      exports: [WorkflowClient, WorkflowWorker, WorkflowEvents, WorkflowStorage, WorkflowRegistry, WORKFLOWS_RESOLVED_OPTIONS],
+      exports: [WorkflowClient, WorkflowSchedules, WorkflowWorker, WorkflowEvents, WorkflowStorage, WorkflowRegistry, WORKFLOWS_RESOLVED_OPTIONS],
     };
   }
 }

@@ -6,6 +6,9 @@ import { WorkflowEvents } from './events/workflow-events.js';
 import { WorkflowExplorer } from './registry/workflow-explorer.js';
 import { WorkflowRegistry } from './registry/workflow-registry.js';
 import { WorkflowRuntime } from './runtime/workflow-runtime.js';
+import { WorkflowScheduler } from './scheduler/workflow-scheduler.js';
+import { WorkflowSchedulerService } from './scheduler/workflow-scheduler.service.js';
+import { WorkflowSchedules } from './client/workflow-schedules.js';
 import { WorkflowWakeUps } from './runtime/workflow-wake-ups.js';
 import { createWorkflowStorage } from './storage/create-workflow-storage.js';
 import { PayloadCodecChain } from './codec/payload-codec-chain.js';
@@ -83,7 +86,30 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
       new WorkflowRuntime({ engine, storage, registry, wakeUps, clock: options.clock, worker: options.worker, logger: workflowsLogger() }),
     inject: [WorkflowEngine, WorkflowStorage, WorkflowRegistry, WorkflowWakeUps, WORKFLOWS_RESOLVED_OPTIONS],
   },
+  {
+    provide: WorkflowScheduler,
+    useFactory: (storage: WorkflowStorage, registry: WorkflowRegistry, events: WorkflowEvents, runtime: WorkflowRuntime, options: ResolvedWorkflowsOptions) =>
+      new WorkflowScheduler({
+        storage,
+        workflows: {
+          names: () => registry.latest().map((workflow) => workflow.name),
+          newest: (name) => registry.latest().find((workflow) => workflow.name === name),
+        },
+        clock: options.clock,
+        // The schedules' leases show the same owner as the instances' leases of this process.
+        owner: runtime.id,
+        leaseDuration: options.worker.leaseDuration,
+        pollInterval: options.worker.pollInterval,
+        emit: (event) => events.emit(event),
+        started: () => runtime.kick(),
+        cancelled: (id) => runtime.noticeCancel(id, false),
+        logger: workflowsLogger(),
+      }),
+    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowRuntime, WORKFLOWS_RESOLVED_OPTIONS],
+  },
   WorkflowExplorer,
+  WorkflowSchedulerService,
   WorkflowWorker,
   WorkflowClient,
+  WorkflowSchedules,
 ];

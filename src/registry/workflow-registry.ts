@@ -74,6 +74,11 @@ export class WorkflowRegistry implements EngineRegistry {
     return [...this.byKey.values()];
   }
 
+  /** The newest declaration of each workflow name (the one schedules start, and whose schedules count). */
+  latest(): RegisteredWorkflow[] {
+    return [...this.newest.values()];
+  }
+
   versions(): Array<{ name: string; version: number }> {
     return this.versionList;
   }

@@ -17,8 +17,10 @@ export interface ScheduleDefinition extends WorkflowScheduleRules {
 
 export interface ScheduleAdminOptions extends Omit<ScheduleStartDeps, 'storage'> {
   storage: ScheduleStartDeps['storage'] & Pick<WorkflowStore, 'getSchedule' | 'saveSchedule' | 'listSchedules' | 'deleteSchedule'>;
-  /** The workflow at the newest version this process runs, for `trigger()`. */
+  /** The workflow at the newest version this process runs, for `trigger()`; throws for one it doesn't declare. */
   workflow(name: string): ScheduledWorkflow;
+  /** Whether this application declares the workflow (its declared schedules are then the code's to remove). */
+  declares(name: string): boolean;
   clock: WorkflowClock;
   /** A schedule was saved: it may be due at once. */
   changed(): void;
@@ -98,13 +100,17 @@ export class ScheduleAdmin {
     return this.setPaused(id, false);
   }
 
-  /** Deletes a schedule created at run time (instances it started stay). Declared ones are removed from the code. */
+  /**
+   * Deletes a schedule created at run time, or a declared one whose workflow this application no
+   * longer declares (left behind when a workflow was removed); instances it started stay. Other
+   * declared schedules are removed from the code.
+   */
   async delete(id: string): Promise<void> {
     checkId(id);
     for (;;) {
       const current = await this.options.storage.getSchedule(id);
       if (!current) throw notFound(id);
-      if (current.declared) throw declaredError(current, 'deleted');
+      if (current.declared && this.options.declares(current.workflow)) throw declaredError(current, 'deleted');
       if (await this.options.storage.deleteSchedule(id, current.revision)) return;
     }
   }

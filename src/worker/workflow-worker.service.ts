@@ -1,5 +1,6 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
+import { WorkflowSchedulerService } from '../scheduler/workflow-scheduler.service.js';
 
 /**
  * Claims due instances under a lease, executes them and records their outcome. Any number of
@@ -11,7 +12,10 @@ import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
  */
 @Injectable()
 export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
-  constructor(private readonly runtime: WorkflowRuntime) {}
+  constructor(
+    private readonly runtime: WorkflowRuntime,
+    private readonly scheduler: WorkflowSchedulerService,
+  ) {}
 
   /** This worker's id, shown as `leaseOwner`. */
   get id(): string {
@@ -22,20 +26,34 @@ export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplication
     await this.runtime.start();
   }
 
-  /** Stops claiming and lets running executions hand back (up to `worker.shutdownTimeout`). */
+  /**
+   * Stops the scheduler (no new occurrence starts; its schedules are handed back), then stops
+   * claiming and lets running executions hand back (up to `worker.shutdownTimeout`).
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    await this.scheduler.stop();
     await this.runtime.shutdown();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.scheduler.stop();
     await this.runtime.shutdown();
   }
 
   /**
-   * Runs every instance due at the clock's current time, again and again until none is left
-   * (children started and parents they wake included); resolves to the number of executions.
+   * Runs every instance and starts every schedule occurrence due at the clock's current time,
+   * again and again until nothing is left (children started and parents they wake included);
+   * resolves to the number of executions.
    */
-  drain(options: { limit?: number } = {}): Promise<number> {
-    return this.runtime.drain(options);
+  async drain(options: { limit?: number } = {}): Promise<number> {
+    const limit = options.limit ?? Infinity;
+    let executed = 0;
+    for (;;) {
+      const started = await this.scheduler.drain();
+      const ran = executed < limit ? await this.runtime.drain({ limit: limit - executed }) : 0;
+      executed += ran;
+      if (started === 0 && ran === 0) return executed;
+      if (executed >= limit) return executed;
+    }
   }
 }

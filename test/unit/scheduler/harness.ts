@@ -6,7 +6,9 @@ import { ScheduleAdmin } from '../../../src/scheduler/schedule-admin.js';
 import type { ScheduledWorkflow } from '../../../src/scheduler/schedule-starts.js';
 
 /** A scheduler on plain objects: the in-memory store, a manual clock, workflows by name. */
-export function schedulerHarness(options: { start?: string; store?: InMemoryWorkflowStore; clock?: ManualWorkflowClock; owner?: string; workflows?: string[] } = {}) {
+export function schedulerHarness(
+  options: { start?: string; store?: InMemoryWorkflowStore; storage?: InMemoryWorkflowStore; clock?: ManualWorkflowClock; owner?: string; workflows?: string[] } = {},
+) {
   const clock = options.clock ?? new ManualWorkflowClock(new Date(options.start ?? '2026-01-01T00:00:00Z'));
   const store = options.store ?? new InMemoryWorkflowStore();
   const events: WorkflowScheduleEvent[] = [];
@@ -14,7 +16,7 @@ export function schedulerHarness(options: { start?: string; store?: InMemoryWork
   const names = options.workflows ?? ['reports', 'cleanup'];
   const workflows = new Map<string, ScheduledWorkflow>(names.map((name) => [name, { name, version: 2, timeout: null, priority: 0 }]));
   const scheduler = new WorkflowScheduler({
-    storage: store,
+    storage: options.storage ?? store,
     workflows: { names: () => [...workflows.keys()], newest: (name) => workflows.get(name) },
     clock,
     owner: options.owner ?? 'test-scheduler',
@@ -32,6 +34,7 @@ export function schedulerHarness(options: { start?: string; store?: InMemoryWork
       if (!found) throw new Error(`unknown workflow ${name}`);
       return found;
     },
+    declares: (name) => workflows.has(name),
     clock,
     changed: () => scheduler.kick(),
     emit: (event) => events.push(event),

@@ -217,4 +217,14 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     expect(await h.admin.pause('nightly')).toMatchObject({ paused: true, declared: true });
     expect(await h.admin.trigger('nightly')).toBe('nightly@2026-01-01T00:00:00.000Z');
   });
+
+  it('delete removes a declared schedule left behind by a workflow no application declares any more', async () => {
+    const old = schedulerHarness({ workflows: ['legacy'] });
+    const { reconcileSchedules } = await import('../../../src/scheduler/schedule-reconciler.js');
+    const { resolveDeclaredSchedules } = await import('../../../src/scheduler/declared-schedule.js');
+    await reconcileSchedules(old.store, resolveDeclaredSchedules('legacy', [{ every: '1h' }], 'x'), ['legacy'], old.clock.now());
+    const now = schedulerHarness({ store: old.store, clock: old.clock, workflows: ['reports'] });
+    await now.admin.delete('legacy');
+    expect(await now.admin.get('legacy')).toBeNull();
+  });
 });
