@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { filter, interval, map, merge, Observable, Subject, takeUntil } from 'rxjs';
 import { WorkflowEvents } from '../events/workflow-events.js';
+import type { WorkflowInstanceEvent } from '../events/workflow-event.js';
 
 /** What the page's script receives: never a payload, only that something happened. */
 export interface DashboardMessage {
@@ -25,7 +26,8 @@ export class DashboardLive implements OnModuleDestroy {
   /** Events of instance `id`, or of every instance when `id` is `null`. */
   stream(id: string | null): Observable<DashboardMessage> {
     const events = this.events.pipe(
-      // The list shows statuses only, so step events don't concern it.
+      // Instances' events only (a schedule's have no instance id); the list shows statuses only, so step events don't concern it.
+      filter((event): event is WorkflowInstanceEvent => 'id' in event),
       filter((event) => (id === null ? event.type.startsWith('workflow-') : event.id === id)),
       map((event): DashboardMessage => ({ type: 'workflow', data: { event: event.type, id: event.id, at: event.at } })),
     );
