@@ -1,7 +1,8 @@
 import { toJsonValue } from '../engine/json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
-import type { WorkflowScheduleRecord, WorkflowStore } from '../storage/workflow-store.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { changeSchedule } from './schedule-changes.js';
 import { readScheduleSpec, resolveScheduleSpec, sameCadence, type ScheduleSpec, type WorkflowScheduleRules } from './schedule-spec.js';
@@ -16,7 +17,7 @@ export interface ScheduleDefinition extends WorkflowScheduleRules {
 }
 
 export interface ScheduleAdminOptions extends Omit<ScheduleStartDeps, 'storage'> {
-  storage: ScheduleStartDeps['storage'] & Pick<WorkflowStore, 'getSchedule' | 'saveSchedule' | 'listSchedules' | 'deleteSchedule'>;
+  storage: ScheduleStartDeps['storage'] & Pick<WorkflowStorage, 'getSchedule' | 'saveSchedule' | 'listSchedules' | 'deleteSchedule'>;
   /** The workflow at the newest version this process runs, for `trigger()`; throws for one it doesn't declare. */
   workflow(name: string): ScheduledWorkflow;
   /** Whether this application declares the workflow (its declared schedules are then the code's to remove). */

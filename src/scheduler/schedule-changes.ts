@@ -1,7 +1,8 @@
-import type { WorkflowScheduleRecord, WorkflowScheduleSave, WorkflowStore } from '../storage/workflow-store.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleRecord, WorkflowScheduleSave } from '../storage/workflow-store.js';
 
 /** The store operations that change schedules (`WorkflowStorage` has them). */
-export type ScheduleChangeStorage = Pick<WorkflowStore, 'getSchedule' | 'saveSchedule'>;
+export type ScheduleChangeStorage = Pick<WorkflowStorage, 'getSchedule' | 'saveSchedule'>;
 
 /** How many times a change is recomputed when the scheduler (or another process) wrote first. */
 const ATTEMPTS = 20;

@@ -1,12 +1,13 @@
 import { sameJson } from '../engine/json-value.js';
-import type { WorkflowScheduleRecord, WorkflowStore } from '../storage/workflow-store.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import { changeSchedule } from './schedule-changes.js';
 import type { DeclaredSchedule } from './declared-schedule.js';
 import { readScheduleSpec, sameCadence, type ScheduleSpec } from './schedule-spec.js';
 import { readScheduleState, scheduleSave } from './schedule-state.js';
 
 /** The store operations reconciliation uses (`WorkflowStorage` has them). */
-export type ReconcileStorage = Pick<WorkflowStore, 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'>;
+export type ReconcileStorage = Pick<WorkflowStorage, 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'>;
 
 /** What a reconciliation changed, by schedule id. */
 export interface ReconcileResult {

@@ -1,11 +1,11 @@
 import type { WorkflowScheduleEvent } from '../events/workflow-event.js';
 import { UNFINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
-import type { WorkflowStore } from '../storage/workflow-store.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import { occurrenceId } from './schedule-state.js';
 import type { WorkflowScheduleOverlap } from './schedule-spec.js';
 
 /** The store operations a schedule's starts use (`WorkflowStorage` has them). */
-export type ScheduleStartStorage = Pick<WorkflowStore, 'create' | 'list' | 'requestCancel'>;
+export type ScheduleStartStorage = Pick<WorkflowStorage, 'create' | 'list' | 'requestCancel'>;
 
 /** The workflow a schedule starts, at the newest version this process runs. */
 export interface ScheduledWorkflow {

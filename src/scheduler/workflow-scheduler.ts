@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowScheduleRecord, WorkflowStore } from '../storage/workflow-store.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { planOccurrences } from './occurrence-plan.js';
 import { cadenceOf } from './schedule-cadence.js';
@@ -9,7 +10,7 @@ import { startOccurrence, type ScheduledWorkflow, type ScheduleStartDeps } from 
 
 /** The store operations the scheduler uses (`WorkflowStorage` has them). */
 export type SchedulerStorage = ScheduleStartDeps['storage'] &
-  Pick<WorkflowStore, 'claimSchedules' | 'writeSchedule' | 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'>;
+  Pick<WorkflowStorage, 'claimSchedules' | 'writeSchedule' | 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'>;
 
 export interface WorkflowSchedulerOptions extends Omit<ScheduleStartDeps, 'storage'> {
   storage: SchedulerStorage;
