@@ -11,6 +11,23 @@ export interface Parked {
   wait: WorkflowWait | null;
 }
 
+/** Where a suspending execution stands: its earliest wake-up (`null`: none has a time) and its waits. */
+export interface Suspension {
+  wakeAt: number | null;
+  waits: WorkflowWait[];
+}
+
+/** The suspension the parked operations add up to (each wait once). */
+export function suspensionOf(parked: readonly Parked[]): Suspension {
+  let wakeAt: number | null = null;
+  const waits: WorkflowWait[] = [];
+  for (const { wakeAt: at, wait } of parked) {
+    if (at !== null) wakeAt = wakeAt === null ? at : Math.min(wakeAt, at);
+    if (wait && !waits.some((w) => w.name === wait.name && w.key === wait.key)) waits.push(wait);
+  }
+  return { wakeAt, waits };
+}
+
 /**
  * What a context operation (a step, a sleep, a signal wait, a recorded value, a child) needs from
  * the execution it runs in, and nothing more. The execution implements it; the operations live in

@@ -2,14 +2,15 @@ import { WorkflowInterrupt, isWorkflowInterrupt } from '../errors/workflow-inter
 import { WorkflowJournalLimitError } from '../errors/workflow-journal-limit.error.js';
 import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
-import type { WorkflowInstance, WorkflowJournalEntry, WorkflowJournalKind, WorkflowWait } from '../storage/workflow-instance.js';
+import type { WorkflowInstance, WorkflowJournalEntry, WorkflowJournalKind } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { CHILD_ENDED_SIGNAL, ChildSupport, type ChildDeps, type ChildEnded } from './child-support.js';
 import { createWorkflowContext } from './execution-context.js';
-import type { ExecutionHost, Parked } from './execution-host.js';
+import { suspensionOf, type ExecutionHost, type Parked, type Suspension } from './execution-host.js';
 import { ExecutionJournal, type JournalLimitEvent } from './execution-journal.js';
+import { ExecutionStop } from './execution-stop.js';
 import type { ExecutionOutcome, RunEnd } from './execution-outcome.js';
 import { FencedWrites } from './fenced-writes.js';
 import { journalLimitMessage, largeJournalMessage, type JournalLimits } from './journal-limits.js';
@@ -43,18 +44,10 @@ export interface ExecutionDeps extends ChildDeps {
  */
 export class WorkflowExecution {
   readonly context: WorkflowContext;
-  /** Aborted when the execution is interrupted: what `ctx.signal` and running steps see. */
-  private readonly abort = new AbortController();
-  /** Aborted when the execution must stop without waiting for what runs: terminate, a lost lease, a store failure. */
-  private readonly stopNow = new AbortController();
+  private readonly stop: ExecutionStop;
   private fatal: WorkflowNonDeterminismError | null = null;
   private journalLimitError: WorkflowJournalLimitError | null = null;
-  private interruptReason: WorkflowInterrupt['reason'] | null = null;
   private storeError: unknown = null;
-  private cancelRequested: boolean;
-  private terminateRequested: boolean;
-  /** The worker shuts down. Kept apart from `interruptReason`: a cancel or timeout seen first must not hide it. */
-  private shutdownRequested = false;
 
   private readonly journal: ExecutionJournal;
   private readonly visited = new Set<string>();
@@ -79,13 +72,10 @@ export class WorkflowExecution {
     private readonly replayOnly: boolean,
   ) {
     this.journal = new ExecutionJournal(journal, deps.journalLimits);
-    this.cancelRequested = instance.cancelRequested;
-    this.terminateRequested = instance.terminateRequested;
-    this.writes = new FencedWrites(deps.storage, instance.id, instance.leaseToken!, (failure) => {
-      if (failure.leaseLost) return this.interrupt('lease-lost');
-      this.storeError = failure.error;
-      this.interrupt('store-error');
-    });
+    this.stop = new ExecutionStop(instance);
+    this.writes = new FencedWrites(deps.storage, instance.id, instance.leaseToken!, (failure) =>
+      failure.leaseLost ? this.interrupt('lease-lost') : this.storeFailed(failure.error),
+    );
     const host = this.host();
     const waits = new SignalWaits(host, async (query) => {
       try {
@@ -93,8 +83,7 @@ export class WorkflowExecution {
       } catch (error) {
         // A store failure (or a payload no configured codec can read) is not the workflow's: stop
         // the execution as a failed write does, instead of throwing into run().
-        this.storeError = error;
-        this.interrupt('store-error');
+        this.storeFailed(error);
         throw new WorkflowInterrupt('store-error');
       }
     });
@@ -128,7 +117,8 @@ export class WorkflowExecution {
         (error: unknown) => this.end(isWorkflowInterrupt(error) ? { kind: 'interrupted', reason: error.reason } : { kind: 'failed', error }),
       );
     });
-    const { interruptReason: interrupt, fatal, journalLimitError, storeError, cancelRequested, terminateRequested } = this;
+    const { fatal, journalLimitError, storeError, stop } = this;
+    const { reason: interrupt, cancelRequested, terminateRequested } = stop;
     return { run, interrupt, fatal, journalLimitError, storeError, cancelRequested, terminateRequested };
   }
 
@@ -138,17 +128,7 @@ export class WorkflowExecution {
    * return, so a step that completes still records its result (and its compensation then runs).
    */
   interrupt(reason: WorkflowInterrupt['reason']): void {
-    if (this.interruptReason === null || reason === 'terminate' || reason === 'lease-lost') this.interruptReason = reason;
-    if (reason === 'terminate') this.terminateRequested = this.cancelRequested = true;
-    if (reason === 'terminate' || reason === 'lease-lost' || reason === 'store-error') this.stopNow.abort(new WorkflowInterrupt(reason));
-    if (reason === 'cancel') this.cancelRequested = true;
-    if (reason === 'shutdown') this.shutdownRequested = true;
-    if (!this.abort.signal.aborted) this.abort.abort(new WorkflowInterrupt(reason));
-    if (reason === 'terminate' || reason === 'lease-lost' || reason === 'store-error') {
-      this.end({ kind: 'interrupted', reason });
-    } else if (this.active === 0) {
-      this.end({ kind: 'interrupted', reason });
-    }
+    if (this.stop.request(reason) || this.active === 0) this.end({ kind: 'interrupted', reason });
   }
 
   get isReplayOnly(): boolean {
@@ -161,14 +141,8 @@ export class WorkflowExecution {
   }
 
   /** The parked operations' earliest wake-up (`null`: none has a time) and their waits. */
-  suspension(): { wakeAt: number | null; waits: WorkflowWait[] } {
-    let wakeAt: number | null = null;
-    const waits: WorkflowWait[] = [];
-    for (const parked of this.parked) {
-      if (parked.wakeAt !== null) wakeAt = wakeAt === null ? parked.wakeAt : Math.min(wakeAt, parked.wakeAt);
-      if (parked.wait && !waits.some((w) => w.name === parked.wait!.name && w.key === parked.wait!.key)) waits.push(parked.wait);
-    }
-    return { wakeAt, waits };
+  suspension(): Suspension {
+    return suspensionOf(this.parked);
   }
 
   /** Entries an earlier execution recorded that this one never reached (compensations aside). */
@@ -220,12 +194,7 @@ export class WorkflowExecution {
       journal: () => this.journal.all(),
       entry: (name) => this.journal.get(name),
       compensationFor: (step) => this.compensations.get(step),
-      stopReason: () => {
-        if (this.terminateRequested) return 'terminate';
-        if (this.shutdownRequested) return 'shutdown';
-        const reason = this.interruptReason;
-        return reason === 'shutdown' || reason === 'lease-lost' || reason === 'store-error' ? reason : null;
-      },
+      stopReason: () => this.stop.compensationStop(),
       now: () => this.deps.clock.now(),
       record: (entry) => this.record(entry),
       sideEffect: async (fn) => {
@@ -234,7 +203,7 @@ export class WorkflowExecution {
         try {
           // Terminate (or a lost lease) doesn't wait for a compensation that runs: the instance ends
           // at once, and whatever the compensation does afterwards is not recorded.
-          return await Promise.race([fn(), this.stopped()]);
+          return await Promise.race([fn(), this.stop.stopped()]);
         } finally {
           this.leave();
         }
@@ -249,7 +218,7 @@ export class WorkflowExecution {
       instance: this.instance,
       signalCursor: this.signalCursor,
       replayOnly: this.replayOnly,
-      abortSignal: this.abort.signal,
+      abortSignal: this.stop.abort.signal,
       retry: this.deps.retry,
       now: () => this.deps.clock.now(),
       emit: (body) => this.deps.emit(body),
@@ -264,8 +233,8 @@ export class WorkflowExecution {
         this.active++;
       },
       leave: () => this.leave(),
-      interruption: () => this.interruptReason,
-      endedAtOnce: () => this.endedAtOnce(),
+      interruption: () => this.stop.reason,
+      endedAtOnce: () => this.stop.atOnce,
     };
   }
 
@@ -273,24 +242,16 @@ export class WorkflowExecution {
   private async flush(): Promise<void> {
     if (this.closed) return;
     if (!this.journal.pending && this.pendingStatus === null) {
-      if (!(await this.writes.settled())) throw new WorkflowInterrupt(this.interruptReason ?? 'lease-lost');
+      if (!(await this.writes.settled())) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
       return;
     }
-    if (!(await this.write({}))) throw new WorkflowInterrupt(this.interruptReason ?? 'lease-lost');
+    if (!(await this.write({}))) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
   }
 
-  /** Rejects with the interrupt once the execution must stop at once (see `stopNow`). */
-  private stopped(): Promise<never> {
-    return new Promise<never>((_, reject) => {
-      const signal = this.stopNow.signal;
-      if (signal.aborted) reject(signal.reason);
-      else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-    });
-  }
-
-  private endedAtOnce(): boolean {
-    const reason = this.interruptReason;
-    return reason === 'terminate' || reason === 'lease-lost' || reason === 'store-error';
+  /** The store failed (a write, a read of signals): the execution stops; the lease lapses and another runs it. */
+  private storeFailed(error: unknown): void {
+    this.storeError = error;
+    this.interrupt('store-error');
   }
 
   private enter(name: string, kind: WorkflowJournalKind, engine = false): void {
@@ -306,16 +267,8 @@ export class WorkflowExecution {
     // A branch still going after the run ended (the loser of a Promise.race, code after a suspension)
     // must start nothing new: its side effects would never be recorded.
     if (this.ended) throw new WorkflowInterrupt('ended');
-    if (this.terminateRequested && this.interruptReason === null) this.interruptReason = 'terminate';
-    if (this.cancelRequested && this.interruptReason === null && !this.replayOnly) this.interruptReason = 'cancel';
-    const deadline = this.instance.deadline;
-    if (this.interruptReason === null && !this.replayOnly && deadline !== null && this.deps.clock.now() >= deadline) {
-      this.interruptReason = 'timeout';
-    }
-    if (this.interruptReason !== null) {
-      if (!this.abort.signal.aborted) this.abort.abort(new WorkflowInterrupt(this.interruptReason));
-      throw new WorkflowInterrupt(this.interruptReason);
-    }
+    const { deadline } = this.instance;
+    this.stop.check(this.replayOnly, () => deadline !== null && this.deps.clock.now() >= deadline);
   }
 
   private fail(error: WorkflowNonDeterminismError): WorkflowNonDeterminismError {
@@ -330,14 +283,14 @@ export class WorkflowExecution {
    */
   private ensureRoom(name: string): void {
     if (this.journal.hasRoom(name, (event) => this.journalLimit(event))) return;
-    this.interruptReason ??= 'journal-limit';
+    this.stop.reason ??= 'journal-limit';
     throw new WorkflowInterrupt('journal-limit');
   }
 
   private record(entry: WorkflowJournalEntry): void {
     if (this.closed) return;
     if (!this.journal.record(entry, (event) => this.journalLimit(event))) {
-      this.interruptReason ??= 'journal-limit';
+      this.stop.reason ??= 'journal-limit';
       throw new WorkflowInterrupt('journal-limit');
     }
     this.scheduleFlush();
@@ -391,7 +344,7 @@ export class WorkflowExecution {
   private leave(): void {
     this.active--;
     if (this.active > 0) return;
-    if (this.interruptReason !== null) this.end({ kind: 'interrupted', reason: this.interruptReason });
+    if (this.stop.reason !== null) this.end({ kind: 'interrupted', reason: this.stop.reason });
     else if (this.parked.length > 0) this.checkStalled();
   }
 }
