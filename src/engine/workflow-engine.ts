@@ -77,10 +77,8 @@ export class WorkflowEngine {
     const workflows = registry.versions();
     if (workflows.length === 0) return [];
     const { instances, lastSignalId } = await storage.claim({
-      owner: lease.owner,
-      token: lease.token,
+      ...lease,
       now,
-      leaseUntil: lease.leaseUntil,
       limit,
       workflows,
       limits: registry.limits(),

@@ -1,5 +1,6 @@
 // What `WorkflowStore.claim()` takes and returns: the claim, its concurrency and rate limits.
 import type { WorkflowInstance } from './workflow-instance.js';
+import type { WorkflowLease } from './workflow-lease.js';
 
 /** At most `max` claims per `duration` milliseconds. */
 export interface WorkflowRateWindow {
@@ -19,12 +20,9 @@ export interface WorkflowRateLimitRule {
   perKey: WorkflowRateWindow | null;
 }
 
-export interface WorkflowClaimRequest {
-  owner: string;
-  /** A fresh token; every write under this lease presents it. */
-  token: string;
+/** The lease every claimed instance gets (a fresh `token`: every write under it presents it), granted at `now`. */
+export interface WorkflowClaimRequest extends WorkflowLease {
   now: number;
-  leaseUntil: number;
   /** At least 1. */
   limit: number;
   /** The workflow versions this worker runs (at least one). */

@@ -1,5 +1,5 @@
 // What the schedule calls of `WorkflowStore` take and return.
-
+import type { WorkflowLease } from './workflow-lease.js';
 
 export interface WorkflowScheduleRecord {
   id: string;
@@ -43,11 +43,9 @@ export interface WorkflowScheduleQuery {
   offset: number;
 }
 
-export interface WorkflowScheduleClaimRequest {
-  owner: string;
-  token: string;
+/** The lease every claimed schedule gets, granted at `now`. */
+export interface WorkflowScheduleClaimRequest extends WorkflowLease {
   now: number;
-  leaseUntil: number;
   limit: number;
   workflows: string[];
 }

@@ -56,6 +56,10 @@ describe('the architecture of src/', () => {
     expect(folderImports(files, 'worker', 'client')).toEqual([]);
   });
 
+  it('keeps the errors and the events free of the storage layer they cross', () => {
+    expect([...folderImports(files, 'errors', 'storage'), ...folderImports(files, 'events', 'storage')]).toEqual([]);
+  });
+
   it('keeps the core framework-free: engine, storage, runtime, time, codec and the leased loop reach no @nestjs import', () => {
     expect(frameworkLeaks(files, isCore)).toEqual([]);
   });
