@@ -55,6 +55,19 @@ export interface WorkflowsModuleOptions {
    * would be lost on restart. Set this to run on it anyway (a demo, a throwaway tool).
    */
   allowInMemoryStorage?: boolean;
+  /**
+   * Log each instance that ends `failed` or `compensation_failed` at warn, with its id, workflow,
+   * version and error. Default true; `false` leaves it to your `WorkflowEvents` subscribers.
+   */
+  logFailures?: boolean;
+  /**
+   * How often startup tries the store again when its first connection fails (the database is not
+   * up yet), as `@nestjs/typeorm` does: each failed attempt is logged, and startup fails after the
+   * last. Default 9 (so about half a minute with the default delay); 0 fails at once.
+   */
+  retryAttempts?: number;
+  /** The wait between those attempts. Default `'3s'`. */
+  retryDelay?: Duration;
 }
 
 /** Implemented by a `forRootAsync({ useClass })` class. */
@@ -90,10 +103,25 @@ export interface ResolvedWorkflowsOptions {
   codec: Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>>;
   requireEncodedPayloads: boolean;
   allowInMemoryStorage: boolean;
+  logFailures: boolean;
+  retryAttempts: number;
+  retryDelay: number;
 }
 
 const WORKER_OPTIONS = ['enabled', 'id', 'concurrency', 'pollInterval', 'leaseDuration', 'heartbeatInterval', 'shutdownTimeout'];
-const KNOWN_OPTIONS = ['store', 'worker', 'clock', 'retry', 'journal', 'codec', 'requireEncodedPayloads', 'allowInMemoryStorage'];
+const KNOWN_OPTIONS = [
+  'store',
+  'worker',
+  'clock',
+  'retry',
+  'journal',
+  'codec',
+  'requireEncodedPayloads',
+  'allowInMemoryStorage',
+  'logFailures',
+  'retryAttempts',
+  'retryDelay',
+];
 
 /** Validates the module options and applies defaults; errors name the option and say what to pass. */
 export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefined): ResolvedWorkflowsOptions {
@@ -135,6 +163,13 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
       `Invalid WorkflowsModule option "worker.heartbeatInterval": ${heartbeatInterval} ms. It must be above 0 and below worker.leaseDuration (${leaseDuration} ms), or leases lapse between heartbeats.`,
     );
   }
+  if (given.logFailures !== undefined && typeof given.logFailures !== 'boolean') {
+    throw new TypeError('Invalid WorkflowsModule option "logFailures": use true or false.');
+  }
+  const retryAttempts = given.retryAttempts ?? 9;
+  if (!Number.isInteger(retryAttempts) || retryAttempts < 0) {
+    throw new TypeError(`Invalid WorkflowsModule option "retryAttempts": ${String(retryAttempts)}. Use a whole number, 0 or more.`);
+  }
   const pollInterval = durationOr(worker.pollInterval, 1_000, 'WorkflowsModule option "worker.pollInterval"');
   if (pollInterval < 1) throw new TypeError('Invalid WorkflowsModule option "worker.pollInterval": use at least 1 ms.');
   return {
@@ -154,6 +189,9 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
     codec,
     requireEncodedPayloads: given.requireEncodedPayloads ?? false,
     allowInMemoryStorage: given.allowInMemoryStorage ?? false,
+    logFailures: given.logFailures ?? true,
+    retryAttempts,
+    retryDelay: durationOr(given.retryDelay, 3_000, 'WorkflowsModule option "retryDelay"'),
   };
 }
 

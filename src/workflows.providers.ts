@@ -9,6 +9,7 @@ import { WorkflowRuntime } from './runtime/workflow-runtime.js';
 import { WorkflowScheduler } from './scheduler/workflow-scheduler.js';
 import { WorkflowSchedulerService } from './scheduler/workflow-scheduler.service.js';
 import { WorkflowSchedules } from './client/workflow-schedules.js';
+import { StoreOutage } from './runtime/store-outage.js';
 import { WorkflowWakeUps } from './runtime/workflow-wake-ups.js';
 import { createWorkflowStorage } from './storage/create-workflow-storage.js';
 import { PayloadCodecChain } from './codec/payload-codec-chain.js';
@@ -23,7 +24,7 @@ function workflowsLogger(): EngineLogger {
   const logger = new Logger('Workflows');
   return {
     warn: (message) => logger.warn(message),
-    error: (message, error) => logger.error(message, error instanceof Error ? error.stack : error),
+    error: (message, error) => (error === undefined ? logger.error(message) : logger.error(message, error instanceof Error ? error.stack : error)),
   };
 }
 
@@ -49,6 +50,7 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
       const logger = workflowsLogger();
       return createWorkflowStorage(store, {
         allowInMemoryStorage: options.allowInMemoryStorage,
+        startup: { retryAttempts: options.retryAttempts, retryDelay: options.retryDelay, log: (message) => logger.warn(message) },
         codecs: await createCodecs(options, moduleRef),
         onUnreadable: (instance, error) =>
           logger.error(
@@ -66,25 +68,41 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
   },
   { provide: WorkflowEvents, useFactory: () => new WorkflowEvents() },
   { provide: WorkflowWakeUps, useFactory: () => new WorkflowWakeUps() },
+  { provide: StoreOutage, useFactory: () => new StoreOutage(workflowsLogger()) },
   {
     provide: WorkflowEngine,
-    useFactory: (storage: WorkflowStorage, registry: WorkflowRegistry, events: WorkflowEvents, wakeUps: WorkflowWakeUps, options: ResolvedWorkflowsOptions) =>
+    useFactory: (
+      storage: WorkflowStorage,
+      registry: WorkflowRegistry,
+      events: WorkflowEvents,
+      wakeUps: WorkflowWakeUps,
+      outage: StoreOutage,
+      options: ResolvedWorkflowsOptions,
+    ) =>
       new WorkflowEngine({
         storage,
         registry,
         clock: options.clock,
         journalLimits: options.journal,
         logger: workflowsLogger(),
+        onStoreError: (error, during) => outage.failed(error, during),
+        logFailures: options.logFailures,
         emit: (event) => events.emit(event),
         kick: () => wakeUps.kick(),
       }),
-    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowWakeUps, WORKFLOWS_RESOLVED_OPTIONS],
+    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowWakeUps, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS],
   },
   {
     provide: WorkflowRuntime,
-    useFactory: (engine: WorkflowEngine, storage: WorkflowStorage, registry: WorkflowRegistry, wakeUps: WorkflowWakeUps, options: ResolvedWorkflowsOptions) =>
-      new WorkflowRuntime({ engine, storage, registry, wakeUps, clock: options.clock, worker: options.worker, logger: workflowsLogger() }),
-    inject: [WorkflowEngine, WorkflowStorage, WorkflowRegistry, WorkflowWakeUps, WORKFLOWS_RESOLVED_OPTIONS],
+    useFactory: (
+      engine: WorkflowEngine,
+      storage: WorkflowStorage,
+      registry: WorkflowRegistry,
+      wakeUps: WorkflowWakeUps,
+      outage: StoreOutage,
+      options: ResolvedWorkflowsOptions,
+    ) => new WorkflowRuntime({ engine, storage, registry, wakeUps, outage, clock: options.clock, worker: options.worker, logger: workflowsLogger() }),
+    inject: [WorkflowEngine, WorkflowStorage, WorkflowRegistry, WorkflowWakeUps, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS],
   },
   {
     provide: WorkflowScheduler,

@@ -105,7 +105,7 @@ function splitFlag(arg: string): [string, string | undefined] {
 }
 
 /** `pg`, loaded only when a command connects (it is an optional peer dependency). */
-async function loadPg(): Promise<{ Pool: new (config: object) => PgPoolLike & { end(): Promise<void> } }> {
+async function loadPg(): Promise<{ Pool: new (config: object) => PgPoolLike & { end(): Promise<void>; on(event: 'error', listener: (error: Error) => void): unknown } }> {
   try {
     const module = (await import('pg')) as unknown as { default?: unknown; Pool?: unknown };
     return (module.default ?? module) as Awaited<ReturnType<typeof loadPg>>;
@@ -132,7 +132,12 @@ async function migrate(command: Command, out: (line: string) => void): Promise<v
   // Validate the schema before connecting, so a typo fails fast.
   postgresMigrationSql(command.schema);
   const { Pool } = await loadPg();
-  const pool = new Pool(command.url === undefined ? { max: 2 } : { connectionString: command.url, max: 2 });
+  const pool = new Pool(
+    command.url === undefined ? { max: 2, connectionTimeoutMillis: 10_000 } : { connectionString: command.url, max: 2, connectionTimeoutMillis: 10_000 },
+  );
+  // An idle connection the server drops (a restart) is reported on the pool: without a listener
+  // Node would end the process on it. The statement that needs a connection reports the failure.
+  pool.on('error', () => undefined);
   try {
     const applied = await migratePostgres(fromPg(pool), command.schema).catch((error: unknown) => {
       throw explainConnectionError(error, command.schema);

@@ -16,6 +16,7 @@ import { sameJson, toJsonValue } from './json-value.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WorkflowDefinition, WorkflowReference } from './workflow-context.js';
 import type { ExecutionOutcome } from './execution-outcome.js';
+import { reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
 
 /** A workflow version this process can run. */
@@ -49,6 +50,13 @@ export interface EngineOptions {
   clock: WorkflowClock;
   journalLimits: JournalLimits;
   logger: EngineLogger;
+  /**
+   * Told when the store failed (threw, as when the database can't be reached) while `during`:
+   * reported once per outage by the caller, never as a lost lease. Default: logged as an error.
+   */
+  onStoreError?(error: unknown, during: string): void;
+  /** Log each instance that ends `failed` or `compensation_failed` at warn. Default true. */
+  logFailures?: boolean;
   emit(event: WorkflowEventBody & { id: string; workflow: string; version: number; at: number }): void;
   /** Look for due work now (a child was started, a cancel was accepted). */
   kick(): void;
@@ -143,6 +151,7 @@ export class WorkflowEngine {
       }
     } catch (error) {
       if (error instanceof WorkflowPayloadError) await this.handBackUnreadable(instance, signalCursor, error);
+      else if (exec === undefined && definition) this.storeFailed(error, `reading the journal of "${instance.id}"`);
       else logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
     } finally {
       exec?.close();
@@ -156,7 +165,7 @@ export class WorkflowEngine {
     if (reason === 'lease-lost') return this.leaseLost(instance);
     if (reason === 'store-error') {
       if (outcome.storeError instanceof WorkflowPayloadError) return this.handBackUnreadable(instance, exec.signalCursor, outcome.storeError);
-      this.options.logger.error(`The store failed while executing "${instance.id}"; it runs again when its lease expires.`, outcome.storeError);
+      this.storeFailed(outcome.storeError, `executing "${instance.id}"`);
       return;
     }
     if (reason === 'shutdown' && run.kind !== 'completed') {
@@ -210,7 +219,7 @@ export class WorkflowEngine {
       release: { wakeAt, waits: suspension.waits, signalCursor: exec.signalCursor },
     });
     if (ok) this.emit(instance, { type: 'workflow-suspended', wakeAt, waits: suspension.waits });
-    else this.leaseLost(instance);
+    else await this.writeRefused(exec);
   }
 
   private async compensate(exec: WorkflowExecution, reason: SerializedWorkflowError, alreadyCompensating: boolean): Promise<void> {
@@ -219,7 +228,7 @@ export class WorkflowEngine {
       return this.finish(exec, reason.name === 'WorkflowCancelledError' ? 'cancelled' : 'failed', { error: reason });
     }
     if (!alreadyCompensating) {
-      if (!(await exec.write({ status: 'compensating', error: reason }))) return this.leaseLost(instance);
+      if (!(await exec.write({ status: 'compensating', error: reason }))) return this.writeRefused(exec);
       this.emit(instance, { type: 'workflow-compensating', error: reason });
     }
     // Every execution that compensates closes the children again: a crash can't leave one running.
@@ -263,8 +272,9 @@ export class WorkflowEngine {
       const payload: ChildEnded = { status, output: status === 'completed' ? (result.output ?? null) : null, error };
       write.signal = { name: CHILD_ENDED_SIGNAL, key: instance.id, dedupeId: instance.id, payload, now };
     }
-    if (!(await exec.write(write))) return this.leaseLost(instance);
+    if (!(await exec.write(write))) return this.writeRefused(exec);
     if (instance.parentId !== null) this.options.kick();
+    if ((status === 'failed' || status === 'compensation_failed') && this.options.logFailures !== false) reportFailure(this.options.logger, instance, status, error!);
     if (status === 'completed') this.emit(instance, { type: 'workflow-completed', output: write.output });
     else if (status === 'cancelled') this.emit(instance, { type: 'workflow-cancelled', error: error! });
     else if (status === 'failed') this.emit(instance, { type: 'workflow-failed', error: error! });
@@ -333,10 +343,18 @@ export class WorkflowEngine {
     }
   }
 
-  private leaseLost(instance: WorkflowInstance): void {
-    this.options.logger.warn(
-      `Lost the lease on "${instance.id}" (${instance.workflow}); another worker took over. Nothing this execution did after that was recorded.`,
-    );
+  /** A write under the lease did not land: the store failed, or the lease is gone. */
+  private async writeRefused(exec: WorkflowExecution): Promise<void> {
+    if (exec.storeFailure !== null) this.storeFailed(exec.storeFailure, `executing "${exec.instance.id}"`);
+    else await this.leaseLost(exec.instance);
+  }
+
+  private storeFailed(error: unknown, during: string): void {
+    reportStoreError(this.options, error, during);
+  }
+
+  private leaseLost(instance: WorkflowInstance): Promise<void> {
+    return reportLostLease(this.options, instance);
   }
 
   private emit(instance: WorkflowInstance, body: WorkflowEventBody): void {

@@ -131,6 +131,9 @@ export class WorkflowExecution {
     if (this.stop.request(reason) || this.active === 0) this.end({ kind: 'interrupted', reason });
   }
 
+  /** The error of a store call that threw and stopped the execution (not a lost lease), or `null`. */
+  get storeFailure(): unknown { return this.storeError; }
+
   get isReplayOnly(): boolean {
     return this.replayOnly;
   }

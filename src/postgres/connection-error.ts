@@ -1,4 +1,5 @@
 import { WorkflowError } from '../errors/workflow.error.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -30,4 +31,40 @@ export function explainConnectionError(error: unknown, schema: string): unknown 
   }
   if (!advice) return error;
   return new WorkflowError(`PostgresWorkflowStore could not start: ${advice} (PostgreSQL said: ${message})`, { cause: error });
+}
+
+/**
+ * The store's first statement at startup, bounded by `timeout` ms: a server that accepts TCP and
+ * never answers fails startup with a `WorkflowError` naming the server, instead of hanging it; one
+ * that refuses fails as `explainConnectionError()` says. The timed-out attempt is left to the pool
+ * (its `connectionTimeoutMillis`, when set, ends it).
+ */
+export async function checkAnswers(executor: SqlExecutor, timeout: number, schema: string): Promise<void> {
+  const target = executor.target ?? 'the server of the pool';
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new WorkflowError(
+            `PostgresWorkflowStore could not start: PostgreSQL at ${target} did not answer within ${timeout} ms ` +
+              '(the store option `startupTimeout`). Check the host and port of the pool (PGHOST/PGPORT or the connection ' +
+              'string): something accepts connections there but does not answer as PostgreSQL, or the server is overloaded. ' +
+              'Set `connectionTimeoutMillis` on the Pool so its connection attempts give up too.',
+          ),
+        ),
+      timeout,
+    );
+  });
+  try {
+    await Promise.race([executor.query('SELECT 1'), expired]);
+  } catch (error) {
+    const explained = explainConnectionError(error, schema);
+    if (explained instanceof WorkflowError && explained !== error && executor.target) {
+      throw new WorkflowError(explained.message.replace('could not start:', `could not start (PostgreSQL at ${executor.target}):`), { cause: error });
+    }
+    throw explained;
+  } finally {
+    clearTimeout(timer);
+  }
 }

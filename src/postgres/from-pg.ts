@@ -41,6 +41,8 @@ export interface PgPoolClientLike extends PgClientLike {
 export interface PgPoolLike {
   query(text: string | PgQueryConfigLike, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
   connect(): Promise<PgPoolClientLike>;
+  /** What the pool was created with (read for messages only: which server it connects to). */
+  options?: { host?: unknown; port?: unknown; database?: unknown; connectionString?: unknown };
 }
 
 const resultOf = (result: PgResultLike | PgResultLike[]): SqlQueryResult => {
@@ -82,6 +84,7 @@ function prepared(sql: string, params: readonly unknown[] | undefined): string |
 export function fromPg(pool: PgPoolLike): SqlExecutor {
   assertPool(pool);
   const executor: SqlExecutor = {
+    target: poolTarget(pool),
     async query(sql, params) {
       return resultOf(await pool.query(prepared(sql, params)));
     },
@@ -222,6 +225,31 @@ function assertPool(pool: unknown): asserts pool is PgPoolLike {
         'and a LISTEN connection): create a `new Pool(...)` and pass that.',
     );
   }
+}
+
+/**
+ * Where a pool connects, as `host:port database db`, for messages: from its options or connection
+ * string (never the password), else what `pg` falls back to (PGHOST, PGPORT, PGDATABASE, localhost).
+ */
+export function poolTarget(pool: PgPoolLike): string {
+  const options = pool.options ?? {};
+  let host = typeof options.host === 'string' ? options.host : undefined;
+  let port = typeof options.port === 'number' || typeof options.port === 'string' ? String(options.port) : undefined;
+  let database = typeof options.database === 'string' ? options.database : undefined;
+  if (typeof options.connectionString === 'string') {
+    try {
+      const url = new URL(options.connectionString);
+      host ??= decodeURIComponent(url.hostname) || url.searchParams.get('host') || undefined;
+      port ??= url.port || undefined;
+      database ??= decodeURIComponent(url.pathname.replace(/^\//, '')) || undefined;
+    } catch {
+      // Not a URL (a keyword/value string): fall back to the defaults below.
+    }
+  }
+  host ??= process.env.PGHOST || 'localhost';
+  port ??= process.env.PGPORT || '5432';
+  database ??= process.env.PGDATABASE;
+  return `${host}:${port}${database ? ` database ${database}` : ''}`;
 }
 
 function quoteChannel(channel: string): string {

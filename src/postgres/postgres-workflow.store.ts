@@ -1,5 +1,6 @@
 import { checkKnownKeys } from '../options/known-keys.js';
-import { explainConnectionError } from './connection-error.js';
+import { checkAnswers, explainConnectionError } from './connection-error.js';
+import { durationOr, type Duration } from '../time/duration.js';
 import { pgTransactionExecutor } from './from-pg.js';
 import { POSTGRES_INPUT } from './key-limits.js';
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
@@ -82,6 +83,14 @@ export interface PostgresWorkflowStoreOptions {
    * `NODE_ENV` is `production`.
    */
   migrate?: boolean;
+  /**
+   * How long startup (`init()`) waits for the server's first answer before failing with an error
+   * that names the server: a host that accepts connections and never answers (a wrong port, a
+   * proxy in front of a stopped server) would otherwise hang startup. Migrating, once the server
+   * answered, is not limited. Also set `connectionTimeoutMillis` on your Pool, so every later
+   * connection attempt is bounded too. Default `'5s'`.
+   */
+  startupTimeout?: Duration;
 }
 
 /**
@@ -101,6 +110,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private readonly writeSql: (shape: WriteShape) => WriteStatement;
   private readonly schedules: PostgresSchedules;
   private readonly signalLock: PostgresSignals;
+  private readonly startupTimeout: number;
   private readonly migrateOption: boolean | undefined;
   private listener: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
@@ -109,7 +119,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   private readonly rewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
-    checkKnownKeys(options, ['executor', 'schema', 'migrate'], `${STORE} options`);
+    checkKnownKeys(options, ['executor', 'schema', 'migrate', 'startupTimeout'], `${STORE} options`);
     this.executor = requireExecutor(
       options?.executor,
       STORE,
@@ -124,6 +134,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.signalLock = new PostgresSignals(this.sql, STORE);
     this.rewrites = new PostgresPayloadRewrite(this.executor, this.schema);
     this.migrateOption = options.migrate;
+    this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);
     this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) => this.writeOne(one));
     this.creates = new PostgresCreateBatch(
       this.executor,
@@ -145,8 +156,12 @@ export class PostgresWorkflowStore implements WorkflowStore {
     return postgresMigrationSql(validateSchemaName(schema, STORE));
   }
 
-  /** Migrates (or, with `migrate: false`, checks the schema is current). Called once at startup. */
+  /**
+   * Checks that the server answers (within `startupTimeout`), then migrates (or, with `migrate:
+   * false`, checks the schema is current). Called once at startup.
+   */
   async init(): Promise<void> {
+    await checkAnswers(this.executor, this.startupTimeout, this.schema);
     try {
       await initSchema({ runner: this.runner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--postgres' });
     } catch (error) {

@@ -4,6 +4,7 @@ import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
 import { LeasedWorker } from '../worker/leased-worker.js';
+import type { StoreOutage } from './store-outage.js';
 import type { WorkflowWakeUps } from './workflow-wake-ups.js';
 
 /** The background worker's settings, resolved (milliseconds). */
@@ -27,6 +28,8 @@ export interface WorkflowRuntimeOptions {
   clock: WorkflowClock;
   worker: RuntimeWorkerSettings;
   logger: EngineLogger;
+  /** This process's account of store failures (shared with the engine): logged once per outage. */
+  outage: StoreOutage;
 }
 
 /**
@@ -42,7 +45,7 @@ export class WorkflowRuntime {
   private stopped: Promise<void> | null = null;
 
   constructor(private readonly options: WorkflowRuntimeOptions) {
-    const { engine, worker, clock, logger } = options;
+    const { engine, worker, clock, outage } = options;
     this.enabled = worker.enabled;
     this.loop = new LeasedWorker<ClaimedInstance>({
       owner: worker.id,
@@ -52,10 +55,14 @@ export class WorkflowRuntime {
       heartbeatInterval: worker.heartbeatInterval,
       shutdownTimeout: worker.shutdownTimeout,
       clock,
-      claim: (lease, now, limit) => engine.claim(lease, now, limit),
+      claim: async (lease, now, limit) => {
+        const claimed = await engine.claim(lease, now, limit);
+        outage.recovered();
+        return claimed;
+      },
       renew: (claimed, until) => engine.renew(claimed, until),
       execute: (claimed, shutdown) => engine.execute(claimed, shutdown),
-      onError: (error, stage) => logger.error(stage === 'claim' ? 'Claiming workflow instances failed.' : 'Renewing a lease failed.', error),
+      onError: (error, stage) => outage.failed(error, stage === 'claim' ? 'claiming instances' : 'renewing a lease'),
     });
     this.stops.push(options.wakeUps.subscribe(() => this.kick()));
   }

@@ -12,6 +12,9 @@ export interface SqlQueryResult {
  * text only from its own constants and the validated, quoted schema name.
  */
 export interface SqlExecutor {
+  /** Optional: where it connects (`host:port database db`), named in startup errors. */
+  readonly target?: string;
+
   /**
    * Runs one statement with positional parameters (`$1`... on PostgreSQL). Without parameters the
    * text may hold several statements separated by `;` (the migrations run that way); the result is

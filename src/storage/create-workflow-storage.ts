@@ -18,5 +18,5 @@ export function createWorkflowStorage(
         'Configure a durable store (PostgresWorkflowStore from @nestjs/workflows/postgres), or set allowInMemoryStorage: true to accept that.',
     );
   }
-  return new WorkflowStorage(chosen, { codecs: options.codecs ?? null, onUnreadable: options.onUnreadable });
+  return new WorkflowStorage(chosen, { codecs: options.codecs ?? null, onUnreadable: options.onUnreadable, startup: options.startup });
 }

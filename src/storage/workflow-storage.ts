@@ -2,6 +2,7 @@ import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
 import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import { PayloadEncoding } from './payload-encoding.js';
 import { PayloadReencryption, type WorkflowReencryptOptions, type WorkflowReencryptResult } from './payload-reencryption.js';
+import { initStore, type StoreStartup } from './store-startup.js';
 import type { WorkflowInstance, WorkflowStatus } from './workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -36,6 +37,8 @@ export interface WorkflowStorageOptions {
   codecs?: PayloadCodecChain | null;
   /** Told about each claimed instance handed back because a payload could not be decoded. */
   onUnreadable?(instance: WorkflowInstance, error: WorkflowPayloadError): void;
+  /** How startup retries the store's `init()` (see `initStore()`). Default: once, no retry. */
+  startup?: StoreStartup;
 }
 
 /**
@@ -67,7 +70,8 @@ export class WorkflowStorage {
 
   /** Prepares the store (a SQL store migrates or checks its schema) before any worker starts. */
   async onModuleInit(): Promise<void> {
-    await this.store.init?.();
+    const init = this.store.init?.bind(this.store);
+    if (init) await initStore(init, this.options.startup ?? { retryAttempts: 0, retryDelay: 0 });
   }
 
   /** Closes what the store opened itself (never the application's pool). */

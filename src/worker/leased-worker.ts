@@ -3,6 +3,9 @@ import { hostname } from 'node:os';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 
+/** The longest wait between claims while they fail (a database that is down). */
+export const MAX_BACKOFF = 15_000;
+
 export interface LeasedWorkerOptions<T> {
   owner?: string;
   /** Items executed at once. */
@@ -42,6 +45,8 @@ export class LeasedWorker<T> {
   private reserved = 0;
   /** The last claim filled every slot it asked for: more may be due, and claims go first. */
   private backlog = false;
+  /** Claims that failed in a row: the wait before the next poll doubles with each (see `pollDelay()`). */
+  private claimFailures = 0;
 
   constructor(private readonly options: LeasedWorkerOptions<T>) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -142,12 +147,14 @@ export class LeasedWorker<T> {
         try {
           const now = this.options.clock.now();
           const items = await this.options.claim(this.lease(now), now, free);
+          this.claimFailures = 0;
           // A full claim means more may be due: claim again as soon as a slot is free.
           this.backlog = items.length === free;
           if (this.backlog) this.wanted = true;
           for (const item of items) void this.track(item);
         } catch (error) {
-          // Tried again at the next poll (or kick), not at once: a database that is down isn't hammered.
+          // Tried again after a backoff (or at a kick), not at once: a database that is down isn't hammered.
+          this.claimFailures++;
           this.options.onError(error, 'claim');
         }
         if (signal.aborted) return;
@@ -157,7 +164,7 @@ export class LeasedWorker<T> {
         const timer = setTimeout(() => {
           this.wanted = true;
           done();
-        }, this.options.pollInterval);
+        }, this.pollDelay());
         this.wake = done;
         function done() {
           clearTimeout(timer);
@@ -166,6 +173,16 @@ export class LeasedWorker<T> {
       });
       this.wake = null;
     }
+  }
+
+  /**
+   * The poll interval, or after failed claims a backoff: doubling from it with each failure in a
+   * row, up to `MAX_BACKOFF` (or the poll interval, if longer).
+   */
+  private pollDelay(): number {
+    const { pollInterval } = this.options;
+    if (this.claimFailures === 0) return pollInterval;
+    return Math.max(pollInterval, Math.min(MAX_BACKOFF, pollInterval * 2 ** Math.min(this.claimFailures - 1, 20)));
   }
 
   private track(item: T): Promise<void> {
