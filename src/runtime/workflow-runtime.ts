@@ -4,7 +4,7 @@ import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
 import { LeasedWorker } from '../worker/leased-worker.js';
-import type { StoreOutage } from './store-outage.js';
+import { StoreOutage } from './store-outage.js';
 import type { WorkflowWakeUps } from './workflow-wake-ups.js';
 
 /** The background worker's settings, resolved (milliseconds). */
@@ -28,8 +28,8 @@ export interface WorkflowRuntimeOptions {
   clock: WorkflowClock;
   worker: RuntimeWorkerSettings;
   logger: EngineLogger;
-  /** This process's account of store failures (shared with the engine): logged once per outage. */
-  outage: StoreOutage;
+  /** This process's account of store failures (share it with the engine): logged once per outage. Default: one of its own. */
+  outage?: StoreOutage;
 }
 
 /**
@@ -45,7 +45,8 @@ export class WorkflowRuntime {
   private stopped: Promise<void> | null = null;
 
   constructor(private readonly options: WorkflowRuntimeOptions) {
-    const { engine, worker, clock, outage } = options;
+    const { engine, worker, clock } = options;
+    const outage = options.outage ?? new StoreOutage(options.logger);
     this.enabled = worker.enabled;
     this.loop = new LeasedWorker<ClaimedInstance>({
       owner: worker.id,
