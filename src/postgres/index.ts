@@ -1,6 +1,7 @@
 // The `@nestjs/workflows/postgres` entry: the PostgreSQL store and its executor. Nothing here
 // imports `pg`, not even its types: `fromPg()` takes any object shaped like a `pg` Pool.
-export { PostgresWorkflowStore, type PostgresWorkflowStoreOptions } from './postgres-workflow.store.js';
+export { PostgresWorkflowStore } from './postgres-workflow.store.js';
+export type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 export {
   fromPg,
   fromPgClient,
