@@ -43,6 +43,8 @@ export interface ExecutionHost {
   readonly abortSignal: AbortSignal;
   /** The workflow's default step retry. */
   readonly retry: RetryPolicy;
+  /** The steps running now, by name: a step adds itself while its function runs. */
+  readonly running: Set<string>;
   /** The engine clock's time. */
   now(): number;
   emit(body: WorkflowEventBody): void;
@@ -62,6 +64,14 @@ export interface ExecutionHost {
   record(entry: WorkflowJournalEntry): void;
   /** Writes what was recorded before a new side effect, so a crash never loses a result it depends on. */
   flush(): Promise<void>;
+  /**
+   * Whether this execution re-runs the instance after one that was cut short (a crash, a stall, a
+   * store failure, a shutdown that stopped a step), as far as the journal tells: claimed before,
+   * and nothing recorded yet by this execution. An execution that ended cleanly parked on a sleep, a
+   * wait or a child, which the next one records first; one cut short did not, so the step the new
+   * one reaches first without an entry is the one that was running: it runs as its second attempt.
+   */
+  rerun(): boolean;
   /** Parks the operation; the returned promise never settles. */
   park(parked: Parked): Promise<never>;
 

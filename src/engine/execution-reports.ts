@@ -32,6 +32,13 @@ export async function reportLostLease(options: ReportOptions, instance: Workflow
     reportStoreError(options, error, `reading back "${instance.id}" after a write was refused`);
     return;
   }
+  if (now !== null && now.leaseToken === instance.leaseToken) {
+    options.logger.warn(
+      `Stopped "${instance.id}" (${instance.workflow}@${instance.version}) before its next side effect: its lease ran out by ` +
+        "this process's clock (the process was stalled, or its heartbeats failed). It runs again once a worker claims it.",
+    );
+    return;
+  }
   const holder =
     now === null
       ? 'it was deleted meanwhile'

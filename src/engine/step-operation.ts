@@ -38,13 +38,15 @@ export async function runStep<T>(
     return host.park({ wakeAt: host.replayOnly ? null : entry!.wakeAt!, wait: null });
   }
   host.ensureRoom(name);
-  const attempt = (entry?.attempts ?? 0) + 1;
+  // A crash mid-step counts: reached first by a re-run (see `rerun()`), a step with no entry was running.
+  const attempt = entry ? (entry.attempts ?? 0) + 1 : host.rerun() ? 2 : 1;
   host.begin();
   let value: unknown;
   let policy = retry;
   try {
     await host.flush();
     host.checkpoint();
+    host.running.add(name);
     value = await runAttempt(host, name, fn, attempt, timeout);
     // A result JSON can't carry fails the step at once: another attempt would repeat the side
     // effect only to return the same kind of value.
@@ -56,6 +58,7 @@ export async function runStep<T>(
     if (reason !== null) throw new WorkflowInterrupt(reason);
     return stepFailed(host, name, entry, attempt, policy, error);
   } finally {
+    host.running.delete(name);
     host.leave();
   }
   // Terminate and a lost lease end the execution without waiting for the step: its final write

@@ -16,6 +16,7 @@ import { sameJson, toJsonValue } from './json-value.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WorkflowDefinition, WorkflowReference } from './workflow-context.js';
 import type { ExecutionOutcome } from './execution-outcome.js';
+import { abandonClaimed, leaseMargin, type ClaimedInstance } from './claimed-instance.js';
 import { reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
 
@@ -62,13 +63,6 @@ export interface EngineOptions {
   kick(): void;
 }
 
-/** A claimed instance, and its execution once it started. */
-export interface ClaimedInstance {
-  instance: WorkflowInstance;
-  signalCursor: number;
-  exec?: WorkflowExecution;
-}
-
 /**
  * Claims, executes and concludes instances: replays `run()`, then records the outcome under the
  * lease (completed, failed, suspended, compensating, cancelled), closes children and tells a
@@ -92,12 +86,13 @@ export class WorkflowEngine {
       limits: registry.limits(),
       rateLimits: registry.rateLimits(),
     });
-    return instances.map((instance) => ({ instance: { ...instance, leaseToken: lease.token }, signalCursor: lastSignalId }));
+    return instances.map((instance) => ({ instance: { ...instance, leaseToken: lease.token }, signalCursor: lastSignalId, leaseUntil: lease.leaseUntil }));
   }
 
   /** Extends the lease; hands the execution any cancel or terminate it reads. `false`: the lease is gone. */
   async renew(claimed: ClaimedInstance, until: number): Promise<boolean> {
     const flags = await this.options.storage.renew(claimed.instance.id, claimed.instance.leaseToken!, until);
+    if (flags !== null && !claimed.released) claimed.leaseUntil = until;
     const exec = claimed.exec;
     if (!exec) return flags !== null;
     if (flags === null) exec.interrupt('lease-lost');
@@ -109,6 +104,11 @@ export class WorkflowEngine {
       exec.interrupt('timeout');
     }
     return flags !== null;
+  }
+
+  /** Shutdown stopped waiting for `claimed`: see `abandonClaimed()`. */
+  abandon(claimed: ClaimedInstance): Promise<void> {
+    return abandonClaimed(this.options, claimed);
   }
 
   /** A cancel or terminate accepted in this process: an execution running here stops at once. */
@@ -135,7 +135,7 @@ export class WorkflowEngine {
       if (!details) return; // deleted since the claim
       const timedOut = instance.deadline !== null && clock.now() >= instance.deadline;
       const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;
-      exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry), replayOnly);
+      exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry, claimed), replayOnly);
       claimed.exec = exec;
       this.running.set(instance.id, exec);
       const onShutdown = () => exec!.interrupt('shutdown');
@@ -145,7 +145,7 @@ export class WorkflowEngine {
         if (instance.terminateRequested) return await this.finish(exec, 'cancelled', { error: terminated(instance.cancelReason) });
         this.emit(instance, instance.runs === 1 ? { type: 'workflow-started' } : { type: 'workflow-resumed', run: instance.runs });
         const outcome = await exec.run(() => definition.instance.run(exec!.context, instance.input));
-        await this.conclude(exec, outcome, timedOut);
+        if (!claimed.released) await this.conclude(exec, outcome, timedOut);
       } finally {
         shutdown.removeEventListener('abort', onShutdown);
       }
@@ -246,6 +246,7 @@ export class WorkflowEngine {
       }
       case 'interrupted':
         if (result.reason === 'terminate') return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
+        if (result.reason === 'lease-lost' || result.reason === 'store-error') return this.writeRefused(exec);
         if (result.reason === 'shutdown') {
           await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
         }
@@ -304,9 +305,11 @@ export class WorkflowEngine {
     return (await this.options.storage.get(exec.instance.id))?.cancelReason ?? null;
   }
 
-  private executionDeps(instance: WorkflowInstance, retry: RetryPolicy) {
+  private executionDeps(instance: WorkflowInstance, retry: RetryPolicy, claimed: ClaimedInstance) {
     const { storage, clock, journalLimits, logger, registry } = this.options;
+    const margin = claimed.leaseUntil === undefined ? 0 : leaseMargin(claimed.leaseUntil, clock.now());
     return {
+      leaseExpired: () => claimed.leaseUntil !== undefined && clock.now() + margin >= claimed.leaseUntil,
       storage,
       clock,
       journalLimits,

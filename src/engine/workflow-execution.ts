@@ -31,6 +31,8 @@ export interface ExecutionDeps extends ChildDeps {
   retry: RetryPolicy;
   emit(body: WorkflowEventBody): void;
   warn(message: string): void;
+  /** Whether the lease ran out (or is about to) by the local clock; checked before each side effect. */
+  leaseExpired?(): boolean;
 }
 
 /**
@@ -53,6 +55,10 @@ export class WorkflowExecution {
   private readonly visited = new Set<string>();
   private readonly compensations = new Map<string, Compensation>();
   private readonly parked: Parked[] = [];
+  /** The steps running now, by name (what a shutdown that times out reports). */
+  readonly running = new Set<string>();
+  /** Whether this execution recorded anything yet (see `rerun()` in ExecutionHost). */
+  private recorded = false;
   private readonly children: ChildSupport;
   private active = 0;
   private pendingStatus: { value: unknown } | null = null;
@@ -223,6 +229,7 @@ export class WorkflowExecution {
       replayOnly: this.replayOnly,
       abortSignal: this.stop.abort.signal,
       retry: this.deps.retry,
+      running: this.running,
       now: () => this.deps.clock.now(),
       emit: (body) => this.deps.emit(body),
       enter: (name, kind, engine) => this.enter(name, kind, engine),
@@ -231,6 +238,7 @@ export class WorkflowExecution {
       ensureRoom: (name) => this.ensureRoom(name),
       record: (entry) => this.record(entry),
       flush: () => this.flush(),
+      rerun: () => this.instance.runs > 1 && !this.recorded,
       park: (parked) => this.park(parked),
       begin: () => {
         this.active++;
@@ -241,15 +249,21 @@ export class WorkflowExecution {
     };
   }
 
-  /** Writes what was recorded, if anything: before a new side effect, so a crash never loses a result it depends on. */
+  /**
+   * Before a new side effect: writes what was recorded, if anything, so a crash never loses a result
+   * it depends on; then checks the lease is still live by the local clock, so a worker that was
+   * stalled (SIGSTOP, a long pause) never starts one for an instance another worker may now run.
+   */
   private async flush(): Promise<void> {
     if (this.closed) return;
-    if (!this.journal.pending && this.pendingStatus === null) {
-      if (!(await this.writes.settled())) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
-      return;
+    const pending = this.journal.pending || this.pendingStatus !== null;
+    if (!(await (pending ? this.write({}) : this.writes.settled()))) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
+    if (this.deps.leaseExpired?.()) {
+      this.interrupt('lease-lost');
+      throw new WorkflowInterrupt('lease-lost');
     }
-    if (!(await this.write({}))) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
   }
+
 
   /** The store failed (a write, a read of signals): the execution stops; the lease lapses and another runs it. */
   private storeFailed(error: unknown): void {
@@ -292,6 +306,7 @@ export class WorkflowExecution {
 
   private record(entry: WorkflowJournalEntry): void {
     if (this.closed) return;
+    this.recorded = true;
     if (!this.journal.record(entry, (event) => this.journalLimit(event))) {
       this.stop.reason ??= 'journal-limit';
       throw new WorkflowInterrupt('journal-limit');

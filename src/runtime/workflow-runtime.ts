@@ -1,4 +1,5 @@
-import type { EngineLogger, ClaimedInstance, WorkflowEngine } from '../engine/workflow-engine.js';
+import type { ClaimedInstance } from '../engine/claimed-instance.js';
+import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
@@ -64,6 +65,9 @@ export class WorkflowRuntime {
       renew: (claimed, until) => engine.renew(claimed, until),
       execute: (claimed, shutdown) => engine.execute(claimed, shutdown),
       onError: (error, stage) => outage.failed(error, stage === 'claim' ? 'claiming instances' : 'renewing a lease'),
+      abandon: async (items) => {
+        await Promise.all(items.map((claimed) => engine.abandon(claimed)));
+      },
     });
     this.stops.push(options.wakeUps.subscribe(() => this.kick()));
   }
@@ -125,7 +129,7 @@ export class WorkflowRuntime {
 
   /** Runs an instance created under `reserveStart()`'s lease, in the slot it reserved. */
   runStarted(instance: WorkflowInstance, lease: WorkflowLease): void {
-    this.loop.adopt({ instance: { ...instance, leaseToken: lease.token }, signalCursor: instance.signalCursor });
+    this.loop.adopt({ instance: { ...instance, leaseToken: lease.token }, signalCursor: instance.signalCursor, leaseUntil: lease.leaseUntil });
   }
 
   /** The reserved start did not create an instance (it existed, or the store failed). */

@@ -22,6 +22,8 @@ export interface LeasedWorkerOptions<T> {
   /** Runs an item to its end; `shutdown` aborts when the worker stops. Must not throw. */
   execute(item: T, shutdown: AbortSignal): Promise<void>;
   onError(error: unknown, stage: 'claim' | 'renew'): void;
+  /** Shutdown stopped waiting for these items (`shutdownTimeout` passed): report and release them. */
+  abandon?(items: T[]): Promise<void>;
 }
 
 /**
@@ -117,7 +119,7 @@ export class LeasedWorker<T> {
   /**
    * Stops claiming, aborts running items (they see it through their `shutdown` signal and hand
    * back what they can), and waits up to `shutdownTimeout` for them. Items still running after
-   * that keep their lease until it lapses. Safe to call twice.
+   * that go to `abandon()` (reported, their leases released). Safe to call twice.
    */
   shutdown(): Promise<void> {
     this.stopping ??= (async () => {
@@ -131,6 +133,7 @@ export class LeasedWorker<T> {
           new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.shutdownTimeout))),
         ]);
         clearTimeout(timer);
+        if (this.running.size > 0) await this.options.abandon?.([...this.running]);
       }
       this.stopHeartbeat();
     })();

@@ -94,11 +94,12 @@ describe('replay after a lost lease', () => {
     const done = await app.client.getStatus('lost', { journal: true });
     expect(done.status).toBe('completed');
     expect(done.output).toEqual(['A', 'B', 'C']);
-    // A ran a and the first attempt of b; B replayed a and ran b and c. A's late result of b was fenced off.
+    // A ran a and the first attempt of b; B replayed a and ran b (its second attempt: A's was cut
+    // short, and a re-run after a crash or a lost lease is the next attempt) and c. A's late result of b was fenced off.
     expect(effectsA.calls).toEqual(['a', 'b']);
     expect(done.journal!.map((e) => [e.name, e.state, e.attempts])).toEqual([
       ['a', 'completed', 1],
-      ['b', 'completed', 1],
+      ['b', 'completed', 2],
       ['c', 'completed', 1],
     ]);
   });
