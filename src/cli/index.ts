@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `nest-workflows`: applies or prints the SQL stores' migrations.
 //
-//   nest-workflows migrate --postgres <url> [--schema <name>]
-//   nest-workflows sql --postgres [--schema <name>]
+//   nest-workflows migrate --postgres <url> | --mysql <url> [--schema <name>]
+//   nest-workflows sql --postgres | --mysql [--schema <name>]
 //   nest-workflows reencrypt --postgres <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
 import { explainConnectionError } from '../postgres/connection-error.js';
 import { fromPg, type PgPoolLike } from '../postgres/from-pg.js';
@@ -10,6 +10,8 @@ import { migratePostgres, postgresMigrationSql } from '../postgres/postgres-migr
 import { reencryptPostgres } from '../postgres/postgres-reencrypt.js';
 import type { WorkflowReencryptCursor } from '../storage/payload-reencryption.js';
 import { describeProgress, loadCodecs, parseCursor } from './reencrypt-command.js';
+import { fromMysql2, type Mysql2PoolLike } from '../mysql/from-mysql2.js';
+import { migrateMysql, mysqlMigrationScript } from '../mysql/mysql-migrate.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
 
 const USAGE = `Usage:
@@ -17,7 +19,11 @@ const USAGE = `Usage:
       Applies the pending migrations of the PostgreSQL store to the database at <url>
       (postgres://user:password@host:5432/database), under a lock, and records them.
       Without <url>, connects with the PG* environment variables (PGHOST, PGDATABASE...).
-  nest-workflows sql --postgres [--schema <name>]
+  nest-workflows migrate --mysql <url> [--schema <name>]
+      Applies the pending migrations of the MySQL / MariaDB store to the database at <url>
+      (mysql://user:password@host:3306/database), statement by statement under a named lock,
+      and records them; a run stopped halfway resumes.
+  nest-workflows sql --postgres | --mysql [--schema <name>]
       Prints every migration as one SQL script, for your own migration tool.
   nest-workflows reencrypt --postgres <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
       After a key rotation: rewrites every stored payload not under the current codec (the first
@@ -30,7 +36,8 @@ Options:
                     export default [new AesGcmPayloadCodec({ key: process.env.KEY_NEW, id: '2026-12' }), ...].
   --batch-size <n>  Instances, signals or schedules per batch (default 100, at most 1000).
   --resume <cursor> Carry on from the cursor a progress line printed.
-  --schema <name>   The store's schema (default "${DEFAULT_SCHEMA}"): lowercase letters, digits and
+  --schema <name>   The store's schema (PostgreSQL) or table prefix (MySQL), default
+                    "${DEFAULT_SCHEMA}": lowercase letters, digits and
                     underscores, not starting with a digit, at most 40 characters.
   --help            Shows this help.`;
 
@@ -39,7 +46,7 @@ class UsageError extends Error {}
 
 interface Command {
   name: 'migrate' | 'sql' | 'reencrypt' | 'help';
-  postgres: boolean;
+  database: 'postgres' | 'mysql' | undefined;
   url: string | undefined;
   schema: string;
   codecs?: string;
@@ -49,11 +56,11 @@ interface Command {
 
 function parse(argv: readonly string[]): Command {
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    return { name: 'help', postgres: false, url: undefined, schema: DEFAULT_SCHEMA };
+    return { name: 'help', database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
   }
   const [name, ...rest] = argv;
   if (name !== 'migrate' && name !== 'sql' && name !== 'reencrypt') throw new UsageError(`Unknown command ${JSON.stringify(name)}.`);
-  const command: Command = { name, postgres: false, url: undefined, schema: DEFAULT_SCHEMA };
+  const command: Command = { name, database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
   for (let i = 0; i < rest.length; i++) {
     const [flag, inline] = splitFlag(rest[i]!);
     const value = () => {
@@ -63,8 +70,10 @@ function parse(argv: readonly string[]): Command {
       i++;
       return next;
     };
-    if (flag === '--postgres') {
-      command.postgres = true;
+    if (flag === '--postgres' || flag === '--mysql') {
+      const database = flag === '--postgres' ? 'postgres' : 'mysql';
+      if (command.database !== undefined && command.database !== database) throw new UsageError('Give one database: --postgres or --mysql.');
+      command.database = database;
       command.url = value();
     } else if (flag === '--schema') {
       const schema = value();
@@ -85,16 +94,18 @@ function parse(argv: readonly string[]): Command {
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
-    } else if (flag === '--mysql') {
-      throw new UsageError('--mysql is not available in this version: only --postgres is.');
     } else {
       throw new UsageError(`Unknown option ${JSON.stringify(rest[i])}.`);
     }
   }
-  if (!command.postgres) throw new UsageError(`${name} needs a database: --postgres.`);
+  if (command.database === undefined) throw new UsageError(`${name} needs a database: --postgres${name === 'reencrypt' ? '' : ' or --mysql'}.`);
+  if (name === 'reencrypt' && command.database === 'mysql') throw new UsageError('reencrypt runs on PostgreSQL only in this version: give --postgres.');
   if (name === 'reencrypt' && command.codecs === undefined) throw new UsageError('reencrypt needs the codecs: --codecs <file>.');
   if (name === 'sql' && command.url !== undefined) {
-    throw new UsageError('sql prints the SQL without connecting: give --postgres without a URL.');
+    throw new UsageError(`sql prints the SQL without connecting: give --${command.database} without a URL.`);
+  }
+  if (name === 'migrate' && command.database === 'mysql' && command.url === undefined) {
+    throw new UsageError('migrate --mysql needs the database URL: --mysql mysql://user:password@host:3306/database.');
   }
   return command;
 }
@@ -116,6 +127,18 @@ async function loadPg(): Promise<{ Pool: new (config: object) => PgPoolLike & { 
   }
 }
 
+/** `mysql2/promise`, loaded only when a command connects (it is an optional peer dependency). */
+async function loadMysql2(): Promise<{ createPool(config: object): Mysql2PoolLike & { end(): Promise<void> } }> {
+  try {
+    const module = (await import('mysql2/promise')) as unknown as { default?: unknown };
+    return (module.default ?? module) as Awaited<ReturnType<typeof loadMysql2>>;
+  } catch (error) {
+    throw new Error(`nest-workflows migrate --mysql needs the 'mysql2' package: npm install mysql2 (${(error as Error).message})`, {
+      cause: error,
+    });
+  }
+}
+
 /** The URL without its password, for messages. */
 function redact(url: string | undefined): string {
   if (url === undefined) return 'the database from the PG* environment variables';
@@ -129,6 +152,7 @@ function redact(url: string | undefined): string {
 }
 
 async function migrate(command: Command, out: (line: string) => void): Promise<void> {
+  if (command.database === 'mysql') return migrateMysqlDatabase(command, out);
   // Validate the schema before connecting, so a typo fails fast.
   postgresMigrationSql(command.schema);
   const { Pool } = await loadPg();
@@ -146,6 +170,23 @@ async function migrate(command: Command, out: (line: string) => void): Promise<v
       applied.length === 0
         ? `Schema "${command.schema}" on ${redact(command.url)} is up to date.`
         : `Schema "${command.schema}" on ${redact(command.url)}: applied ${applied.join(', ')}.`,
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+async function migrateMysqlDatabase(command: Command, out: (line: string) => void): Promise<void> {
+  // Validate the schema before connecting, so a typo fails fast.
+  mysqlMigrationScript(command.schema);
+  const { createPool } = await loadMysql2();
+  const pool = createPool({ uri: command.url, connectionLimit: 2 });
+  try {
+    const applied = await migrateMysql(fromMysql2(pool), command.schema);
+    out(
+      applied.length === 0
+        ? `Tables "${command.schema}_*" on ${redact(command.url)} are up to date.`
+        : `Tables "${command.schema}_*" on ${redact(command.url)}: applied ${applied.join(', ')}.`,
     );
   } finally {
     await pool.end();
@@ -197,7 +238,9 @@ export async function main(
   }
   try {
     if (command.name === 'help') io.out(USAGE);
-    else if (command.name === 'sql') io.out(postgresMigrationSql(command.schema).trimEnd());
+    else if (command.name === 'sql') {
+      io.out((command.database === 'mysql' ? mysqlMigrationScript(command.schema) : postgresMigrationSql(command.schema)).trimEnd());
+    }
     else if (command.name === 'reencrypt') return await reencrypt(command, io.out);
     else await migrate(command, io.out);
     return 0;

@@ -1,3 +1,16 @@
-// The `@nestjs/workflows/mysql` entry. The MySQL/MariaDB store is not part of this release yet (see
-// CHANGELOG.md); the entry exists so the package's export map is stable. Nothing here loads a driver.
+// The `@nestjs/workflows/mysql` entry: the MySQL / MariaDB store and its executor. Nothing here
+// imports `mysql2`, not even its types: `fromMysql2()` takes any object shaped like its promise pool.
+export { MySqlWorkflowStore, type MySqlWorkflowStoreOptions } from './mysql-workflow.store.js';
+export {
+  fromMysql2,
+  fromMysql2Connection,
+  type Mysql2ConnectionLike,
+  type Mysql2PoolConnectionLike,
+  type Mysql2PoolLike,
+  type Mysql2QueryResultLike,
+} from './from-mysql2.js';
+export { MYSQL_KEY_LIMITS } from './key-limits.js';
+export type { WakePollInterval } from './mysql-wake-poller.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
+export type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';
+export type { SqlKeyLimits } from '../sql/key-limits.js';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
+import { runTransaction } from '../sql/sql-transaction.js';
 
 /** What the store reads of a `pg` result (structural: `pg` itself is never imported). */
 export interface PgResultLike {
@@ -90,30 +91,26 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
     },
     async transaction(fn) {
       const client = await pool.connect();
-      let broken: Error | undefined;
+      let lost: Error | undefined;
       // Between statements no query is active to receive a connection error: without a listener
       // the client would emit it unhandled and crash the process.
       const onError = (error: Error) => {
-        broken = error;
+        lost = error;
       };
       client.on('error', onError);
-      try {
-        await client.query('BEGIN');
-        const result = await fn(fromPgClient(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          await client.query('ROLLBACK');
-        } catch (rollbackError) {
-          // The connection is gone or unusable: the pool must not hand it out again.
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        }
-        throw error;
-      } finally {
-        client.removeListener('error', onError);
-        client.release(broken);
-      }
+      return runTransaction(
+        {
+          begin: async () => void (await client.query('BEGIN')),
+          commit: async () => void (await client.query('COMMIT')),
+          rollback: async () => void (await client.query('ROLLBACK')),
+          end: (broken) => {
+            client.removeListener('error', onError);
+            // A connection that failed must not be lent again: the pool destroys it.
+            client.release(broken ?? lost);
+          },
+        },
+        () => fn(fromPgClient(client)),
+      );
     },
     async listen(channel, onNotify, onError) {
       const client = await pool.connect();

@@ -1,4 +1,4 @@
-import type { SqlKeyLimits } from '../sql/key-limits.js';
+import { SQL_KEY_LIMITS } from '../sql/key-limits.js';
 import { SqlStoreInput } from '../sql/store-input.js';
 
 /**
@@ -9,18 +9,7 @@ import { SqlStoreInput } from '../sql/store-input.js';
  * (name + key), a dedupe key (name + id), a journal entry's (instance id + name, see
  * `POSTGRES_JOURNAL_KEY_BYTES`).
  */
-export const POSTGRES_KEY_LIMITS = {
-  instanceId: 255,
-  scheduleId: 230,
-  workflow: 255,
-  concurrencyKey: 255,
-  rateLimitKey: 255,
-  signal: 255,
-  signalKey: 255,
-  dedupeId: 255,
-  journalName: 512,
-  leaseToken: 255,
-} as const satisfies SqlKeyLimits;
+export const POSTGRES_KEY_LIMITS: typeof SQL_KEY_LIMITS = SQL_KEY_LIMITS;
 
 /**
  * A journal entry's instance id and name together, in UTF-8 bytes: the journal's primary key is

@@ -1,12 +1,8 @@
+import type { DelayRange } from '../sql/delay-range.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 
-/** How long to wait before the first reconnection attempt, and the most it backs off to. */
-export interface ReconnectBackoff {
-  /** Default 100 ms. */
-  minDelay: number;
-  /** Default 30 s. */
-  maxDelay: number;
-}
+/** How long to wait before the first reconnection attempt (default 100 ms), and the most it backs off to (30 s). */
+export type ReconnectBackoff = DelayRange;
 
 const DEFAULT_BACKOFF: ReconnectBackoff = { minDelay: 100, maxDelay: 30_000 };
 

@@ -1,4 +1,3 @@
-import { checkKnownKeys } from '../options/known-keys.js';
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
@@ -24,14 +23,15 @@ import {
 import { newInstanceParams, writeRow } from '../sql/instance-params.js';
 import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
-import { migrationLabel, MigrationRunner } from '../sql/migration-runner.js';
+import { MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
+import { finishedOnly, SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
 import { signalTopic } from '../sql/signal-topic.js';
-import { requireExecutor, type SqlExecutor } from '../sql/sql-executor.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
 import { distinctEntries } from '../sql/store-input.js';
 import { initSchema } from '../sql/store-schema.js';
 import { fromJson, toBoolean, toInstance, toJson, toSignal, toWaits } from '../sql/workflow-rows.js';
-import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
+import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
@@ -44,23 +44,14 @@ import type {
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
   WorkflowReopen,
-  WorkflowScheduleClaimRequest,
-  WorkflowScheduleQuery,
-  WorkflowScheduleRecord,
-  WorkflowScheduleSave,
-  WorkflowScheduleWrite,
   WorkflowSignalQuery,
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
-  WorkflowPayloadChange,
-  WorkflowPayloadRewrite,
-  WorkflowSignalPageQuery,
   WorkflowWrite,
 } from '../storage/workflow-store.js';
 
 const STORE = 'PostgresWorkflowStore';
-const FINISHED = new Set<WorkflowStatus>(FINISHED_STATUSES);
 
 
 /**
@@ -71,39 +62,29 @@ const FINISHED = new Set<WorkflowStatus>(FINISHED_STATUSES);
  * becomes due. Keys longer than `POSTGRES_KEY_LIMITS` are refused with a `RangeError` before
  * anything is written.
  */
-export class PostgresWorkflowStore implements WorkflowStore {
-  /** The schema's name, validated. */
-  readonly schema: string;
-  private readonly executor: SqlExecutor;
+export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements WorkflowStore {
   private readonly sql: PostgresStatements;
   private readonly claimSql: PostgresClaimStatements;
   private readonly writeSql: (shape: WriteShape) => WriteStatement;
-  private readonly schedules: PostgresSchedules;
+  protected readonly scheduleStore: PostgresSchedules;
   private readonly signalLock: PostgresSignals;
   private readonly startupTimeout: number;
-  private readonly migrateOption: boolean | undefined;
   private listener: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresWriteBatch;
   private readonly queue = new InstanceWriteQueue();
-  private readonly rewrites: PostgresPayloadRewrite;
+  protected readonly payloadRewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
-    checkKnownKeys(options, ['executor', 'schema', 'migrate', 'startupTimeout'], `${STORE} options`);
-    this.executor = requireExecutor(
-      options?.executor,
-      STORE,
-      "fromPg(pool) from '@nestjs/workflows/postgres'",
-      'It looks like a pg Pool: wrap it, `executor: fromPg(pool)`.',
-    );
-    this.schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA, STORE);
+    super(options, STORE, "fromPg(pool) from '@nestjs/workflows/postgres'", 'It looks like a pg Pool: wrap it, `executor: fromPg(pool)`.', [
+      'startupTimeout',
+    ]);
     this.sql = postgresStatements(this.schema);
     this.claimSql = postgresClaimStatements(this.schema);
     this.writeSql = postgresWriteStatements(this.schema);
-    this.schedules = new PostgresSchedules(this.executor, this.schema);
+    this.scheduleStore = new PostgresSchedules(this.executor, this.schema);
     this.signalLock = new PostgresSignals(this.sql, STORE);
-    this.rewrites = new PostgresPayloadRewrite(this.executor, this.schema);
-    this.migrateOption = options.migrate;
+    this.payloadRewrites = new PostgresPayloadRewrite(this.executor, this.schema);
     this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);
     this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) => this.writeOne(one));
     this.creates = new PostgresCreateBatch(
@@ -133,18 +114,13 @@ export class PostgresWorkflowStore implements WorkflowStore {
   async init(): Promise<void> {
     await checkAnswers(this.executor, this.startupTimeout, this.schema);
     try {
-      await initSchema({ runner: this.runner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--postgres' });
+      await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--postgres' });
     } catch (error) {
       throw explainConnectionError(error, this.schema);
     }
   }
 
-  /** Applies the pending migrations under the migration lock; resolves to their names (`0001_init`...). */
-  async migrate(): Promise<string[]> {
-    return (await this.runner().migrate()).map(migrationLabel);
-  }
-
-  private runner(): MigrationRunner {
+  protected migrationRunner(): MigrationRunner {
     return new MigrationRunner(this.executor, postgresMigrationDialect(this.schema), POSTGRES_MIGRATIONS, {
       store: STORE,
       schema: this.schema,
@@ -242,11 +218,6 @@ export class PostgresWorkflowStore implements WorkflowStore {
     return this.signalLock.sendInTransaction(pgTransactionExecutor(transaction, STORE), signal);
   }
 
-  // Re-encryption (postgres-payload-rewrite.ts).
-  rewritePayloads = (id: string, rewrite: WorkflowPayloadRewrite): Promise<number> => this.rewrites.rewrite(id, rewrite);
-  listSignals = (query: WorkflowSignalPageQuery): Promise<WorkflowSignalRecord[]> => this.rewrites.page(query);
-  rewriteSignalPayload = (id: number, change: WorkflowPayloadChange): Promise<boolean> => this.rewrites.rewriteSignal(id, change);
-
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
     const { rows } = await this.executor.query(this.sql.signals, [signalTopic(query.name, query.key), query.afterId, query.upToId]);
     return rows.map(toSignal);
@@ -254,7 +225,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
 
   async purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
     // Unfinished instances are never purged, whatever `statuses` says.
-    const statuses = query.statuses.filter((status) => FINISHED.has(status));
+    const statuses = finishedOnly(query.statuses);
     const instances = statuses.length === 0 ? 0 : (await this.executor.query(this.sql.purgeInstances, [statuses, query.before, query.limit])).rowCount;
     const signals = (await this.executor.query(this.sql.purgeSignals, [query.before, query.limit])).rowCount;
     const rateLimits = (await this.executor.query(this.sql.purgeRateWindows, [query.before, query.limit])).rowCount;
@@ -333,30 +304,6 @@ export class PostgresWorkflowStore implements WorkflowStore {
     };
     const params = statement.params.map((name) => values[name]);
     return (await this.executor.query(statement.sql, params)).rows.length > 0;
-  }
-
-  saveSchedule(save: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
-    return this.schedules.save(save);
-  }
-
-  getSchedule(id: string): Promise<WorkflowScheduleRecord | null> {
-    return this.schedules.get(id);
-  }
-
-  listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
-    return this.schedules.list(query);
-  }
-
-  deleteSchedule(id: string, revision?: number): Promise<boolean> {
-    return this.schedules.delete(id, revision);
-  }
-
-  claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
-    return this.schedules.claim(request);
-  }
-
-  writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
-    return this.schedules.write(id, token, write);
   }
 
   /**

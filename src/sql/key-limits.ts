@@ -27,6 +27,24 @@ export interface SqlKeyLimits {
 }
 
 /**
+ * The limits both SQL stores keep: they fit PostgreSQL's B-tree entry (about 2,700 bytes) and
+ * InnoDB's (3,072 bytes in utf8mb4) for every indexed combination, so an application moves between
+ * the stores without renaming anything.
+ */
+export const SQL_KEY_LIMITS = {
+  instanceId: 255,
+  scheduleId: 230,
+  workflow: 255,
+  concurrencyKey: 255,
+  rateLimitKey: 255,
+  signal: 255,
+  signalKey: 255,
+  dedupeId: 255,
+  journalName: 512,
+  leaseToken: 255,
+} as const satisfies SqlKeyLimits;
+
+/**
  * Throws a `RangeError` naming `field` and the limit when `value` is longer than `max` characters.
  * `null` and `undefined` pass (absent keys are stored as SQL `NULL`).
  */

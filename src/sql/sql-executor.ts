@@ -3,6 +3,8 @@ export interface SqlQueryResult {
   rows: Record<string, unknown>[];
   /** Rows returned, or changed by an `INSERT` / `UPDATE` / `DELETE`; 0 when the driver doesn't say. */
   rowCount: number;
+  /** MySQL: the `AUTO_INCREMENT` id an `INSERT` allocated (0 when it inserted nothing). */
+  insertId?: number;
 }
 
 /**

@@ -27,7 +27,8 @@ const isCore = (path: string) =>
 
 const STORE_RULES: StoreAccessRules = {
   // The root entry only re-exports the public API, which includes InMemoryWorkflowStore.
-  insider: (path) => /^(storage|postgres|mysql|testing)\//.test(path) || path === 'index.ts',
+  // sql/ is what the SQL stores share (their base class, the claim under limits...).
+  insider: (path) => /^(storage|sql|postgres|mysql|testing)\//.test(path) || path === 'index.ts',
   storeInternal: (path) =>
     /\.store\.ts$/.test(path) ||
     /^storage\/(in-memory-|claim-selection)/.test(path) ||

@@ -1,0 +1,170 @@
+import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
+import { runTransaction } from '../sql/sql-transaction.js';
+
+/** What `mysql2/promise` resolves a query to: `[rows, fields]`, or `[ResultSetHeader, undefined]`. */
+export type Mysql2QueryResultLike = [unknown, unknown];
+
+/** The `mysql2/promise` connection methods the store uses (`Connection` and `PoolConnection` have them). */
+export interface Mysql2ConnectionLike {
+  query(sql: string, values?: unknown): Promise<Mysql2QueryResultLike>;
+}
+
+/** A connection checked out of a `mysql2/promise` pool. */
+export interface Mysql2PoolConnectionLike extends Mysql2ConnectionLike {
+  release(): void;
+  destroy?(): void;
+}
+
+/** The `mysql2/promise` `Pool` methods the store uses. */
+export interface Mysql2PoolLike extends Mysql2ConnectionLike {
+  getConnection(): Promise<Mysql2PoolConnectionLike>;
+}
+
+interface ResultHeader {
+  affectedRows?: number;
+  insertId?: number;
+  serverStatus?: number;
+}
+
+/** The server's "in a transaction" status bit (SERVER_STATUS_IN_TRANS), sent with every OK packet. */
+const IN_TRANSACTION = 0x0001;
+
+function resultOf([result]: Mysql2QueryResultLike): SqlQueryResult {
+  if (Array.isArray(result)) {
+    // A text with several statements (a pool with `multipleStatements`) answers one result each.
+    const last = result.length > 0 && Array.isArray(result[0]) ? (result[result.length - 1] as unknown) : result;
+    if (Array.isArray(last)) return { rows: last as Record<string, unknown>[], rowCount: last.length };
+    return resultOf([last, undefined]);
+  }
+  const header = (result ?? {}) as ResultHeader;
+  return { rows: [], rowCount: header.affectedRows ?? 0, insertId: header.insertId ?? 0 };
+}
+
+/**
+ * A `SqlExecutor` over a `mysql2/promise` pool (`mysql.createPool(...)` from `'mysql2/promise'`, or
+ * `pool.promise()` of a callback pool): single statements on the pool, transactions on a
+ * connection it checks out (READ COMMITTED, set for that transaction only) and gives back. The
+ * application owns the pool and ends it; the store never does. Statements use `?` parameters,
+ * which mysql2 escapes; the pool must keep mysql2's default `FOUND_ROWS` flag (the store reads
+ * "rows matched" from its conditional updates).
+ *
+ * @example new MySqlWorkflowStore({ executor: fromMysql2(mysql.createPool({ uri, connectionLimit: 10 })) })
+ */
+export function fromMysql2(pool: Mysql2PoolLike): SqlExecutor {
+  assertPool(pool);
+  return {
+    async query(sql, params) {
+      return resultOf(await pool.query(sql, params ?? []));
+    },
+    async transaction(fn) {
+      const connection = await pool.getConnection();
+      return runTransaction(
+        {
+          // For this transaction only: the application's sessions keep their own level.
+          begin: async () => {
+            await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+            await connection.query('START TRANSACTION');
+          },
+          commit: async () => void (await connection.query('COMMIT')),
+          rollback: async () => void (await connection.query('ROLLBACK')),
+          end: (broken) => (broken && connection.destroy ? connection.destroy() : connection.release()),
+        },
+        () => fn(fromMysql2Connection(connection)),
+      );
+    },
+  };
+}
+
+/**
+ * A `SqlExecutor` over one `mysql2/promise` connection, for statements in a transaction the
+ * application runs on it (`start(..., { transaction: connection })`): every statement goes through
+ * `connection`, and `transaction(fn)` runs `fn` in the application's transaction rather than
+ * opening another. The application begins, commits or rolls back; this never does.
+ */
+export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecutor {
+  if (!connection || typeof (connection as Partial<Mysql2ConnectionLike>).query !== 'function') {
+    throw new TypeError(
+      `Expected a mysql2/promise connection in a transaction (\`await pool.getConnection()\` after \`beginTransaction()\`), got ${describe(connection)}.`,
+    );
+  }
+  const executor: SqlExecutor = {
+    async query(sql, params) {
+      return resultOf(await connection.query(sql, params ?? []));
+    },
+    transaction: (fn) => fn(executor),
+  };
+  return executor;
+}
+
+/**
+ * The executor for an application's `transaction` argument (`start()` / `signal()` with
+ * `{ transaction }`): a `SqlExecutor`, or the mysql2 connection it began a transaction on, checked
+ * to be in one (the server says so in every reply) so the store's rows commit with the
+ * application's. A pool is refused: its statements would each commit on their own.
+ */
+export async function mysqlTransactionExecutor(transaction: unknown, store: string): Promise<SqlExecutor> {
+  if (isSqlExecutor(transaction)) return transaction;
+  if (typeof transaction === 'object' && transaction !== null && 'getConnection' in transaction) {
+    throw new TypeError(
+      `${store}: \`transaction\` is a mysql2 pool. Pass the connection you began the transaction on ` +
+        '(`const connection = await pool.getConnection(); await connection.beginTransaction()`), so the statements run in your transaction.',
+    );
+  }
+  const executor = fromMysql2Connection(transaction as Mysql2ConnectionLike);
+  const [header] = await (transaction as Mysql2ConnectionLike).query('DO 0');
+  const status = (header as ResultHeader | undefined)?.serverStatus;
+  if (status !== undefined && (status & IN_TRANSACTION) === 0) {
+    throw new TypeError(
+      `${store}: \`transaction\` is a mysql2 connection that is not in a transaction: its statements would commit at once. ` +
+        'Call `await connection.beginTransaction()` first, and pass it before you commit.',
+    );
+  }
+  return executor;
+}
+
+/**
+ * The isolation level of `executor`'s session (`READ-COMMITTED`...): MySQL 8 names the variable
+ * `transaction_isolation`, MariaDB before 11.1 only `tx_isolation`.
+ */
+export async function sessionIsolation(executor: SqlExecutor): Promise<string> {
+  try {
+    const { rows } = await executor.query('SELECT @@SESSION.transaction_isolation AS level');
+    return String(rows[0]?.level ?? '');
+  } catch {
+    const { rows } = await executor.query('SELECT @@SESSION.tx_isolation AS level');
+    return String(rows[0]?.level ?? '');
+  }
+}
+
+function assertPool(pool: unknown): asserts pool is Mysql2PoolLike {
+  const candidate = pool as Partial<Mysql2PoolLike> & Record<string, unknown>;
+  if (typeof pool !== 'object' || pool === null || typeof candidate.query !== 'function' || typeof candidate.getConnection !== 'function') {
+    throw new TypeError(
+      `fromMysql2() expects a mysql2/promise pool (\`mysql.createPool(...)\` from 'mysql2/promise'), got ${describe(pool)}.`,
+    );
+  }
+  if (typeof candidate.release === 'function') {
+    throw new TypeError(
+      'fromMysql2() expects a mysql2 pool, got a connection checked out of one (it has release()). Pass the pool itself: ' +
+        'the store checks out its own connections. For a transaction of yours, pass the connection as `{ transaction: connection }`.',
+    );
+  }
+  if (typeof candidate.promise === 'function' && !('pool' in candidate)) {
+    throw new TypeError("fromMysql2() expects mysql2's promise API: pass `pool.promise()`, or create the pool from 'mysql2/promise'.");
+  }
+  const flags = (candidate.pool as { config?: { connectionConfig?: { flags?: unknown } } } | undefined)?.config?.connectionConfig?.flags;
+  const removed = typeof flags === 'string' ? flags.split(/\s*,\s*/) : Array.isArray(flags) ? flags : [];
+  if (removed.includes('-FOUND_ROWS')) {
+    throw new TypeError(
+      "fromMysql2(): the pool's connections lack the FOUND_ROWS flag (mysql2 sets it unless `flags: '-FOUND_ROWS'`). " +
+        'The store reads the rows its conditional updates matched: keep the default flags.',
+    );
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  const name = (value as object).constructor?.name;
+  return name && name !== 'Object' ? `a ${name}` : 'an object without query() and getConnection()';
+}

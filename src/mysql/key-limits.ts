@@ -1,0 +1,16 @@
+import { SQL_KEY_LIMITS } from '../sql/key-limits.js';
+import { SqlStoreInput } from '../sql/store-input.js';
+
+/**
+ * The longest keys `MySqlWorkflowStore` keeps, in characters; the store checks every key it writes
+ * against them and throws a `RangeError` naming the field before it writes anything (a lenient
+ * server would otherwise cut an over-long key short). The columns are `VARCHAR` in utf8mb4, and an
+ * InnoDB index entry holds at most 3,072 bytes, 4 per character: each key column is
+ * `VARCHAR(255)` and the journal's primary key (instance id and entry name, 255 + 512 characters)
+ * is 3,068 bytes. A signal's topic (name and key) is indexed by its SHA-256, so both fit whole.
+ * The same limits as PostgreSQL's: an application moves between the stores without renaming.
+ */
+export const MYSQL_KEY_LIMITS: typeof SQL_KEY_LIMITS = SQL_KEY_LIMITS;
+
+/** What `MySqlWorkflowStore` checks before it writes anything (see `SqlStoreInput`). */
+export const MYSQL_INPUT = new SqlStoreInput('MySqlWorkflowStore', MYSQL_KEY_LIMITS);

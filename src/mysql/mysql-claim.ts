@@ -1,0 +1,161 @@
+import { lockHash, type MySqlLocks } from './mysql-locks.js';
+import type { MySqlSignals } from './mysql-signals.js';
+import { INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
+import { toInstance, type SqlRow } from '../sql/workflow-rows.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import type { WorkflowClaim, WorkflowClaimRequest } from '../storage/workflow-store.js';
+
+const CLAIM_ORDER = 'claim_priority, wake_at, created_at, id';
+
+/**
+ * `WorkflowStore.claim()` on MySQL, in one transaction: walks `instances_due` in claim order and
+ * locks the due rows it takes with `FOR UPDATE SKIP LOCKED` (the index delivers the order, so the
+ * walk stops at `limit` and locks nothing more; rows another claim holds are passed over), leases
+ * them and reads the last signal id. Under limits, the shared `claimUnderLimits()` with the
+ * workflows' concurrency locks as rows of `<schema>_locks`.
+ */
+export class MySqlClaims {
+  constructor(
+    private readonly tables: MySqlTables,
+    private readonly locks: MySqlLocks,
+    private readonly signals: MySqlSignals,
+  ) {}
+
+  claim(tx: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
+    const { limits, rates } = claimRules(request);
+    if (limits.length === 0 && rates.length === 0) {
+      return this.due(tx, request, request.limit, null).then((rows) => this.lease(tx, request, rows));
+    }
+    const picked = new Map<string, SqlRow>();
+    const { instances, rateWindows } = this.tables;
+    const steps: LimitedClaimSteps<WorkflowClaim> = {
+      lockWorkflows: (workflows) =>
+        this.locks.exclusive(
+          tx,
+          workflows.map((workflow) => lockHash('workflow', workflow)),
+        ),
+      usage: async (limitWorkflows, rateRules) => {
+        const rows: SqlRow[] = [];
+        if (limitWorkflows.length > 0) {
+          const leases = await tx.query(
+            `SELECT 'lease' AS kind, workflow, concurrency_key AS \`key\`, COUNT(*) AS count FROM ${instances}
+WHERE workflow IN (${placeholders(limitWorkflows.length)}) AND lease_token IS NOT NULL AND lease_until >= ?
+GROUP BY workflow, concurrency_key`,
+            [...limitWorkflows, request.now],
+          );
+          rows.push(...leases.rows);
+        }
+        if (rateRules.length > 0) {
+          const full = await tx.query(
+            `SELECT CASE WHEN has_key = 1 THEN 'full-key' ELSE 'full' END AS kind, workflow, \`key\`, count FROM ${rateWindows}
+WHERE window_end > ? AND (${rateRules.map(() => '(workflow = ? AND count >= CASE WHEN has_key = 1 THEN ? ELSE ? END)').join(' OR ')})`,
+            [request.now, ...rateRules.flatMap((rule) => [rule.workflow, rule.keyMax, rule.max])],
+          );
+          rows.push(...full.rows);
+        }
+        return rows;
+      },
+      candidates: async (count, exclusions) => {
+        const rows = await this.due(tx, request, count, exclusions);
+        for (const row of rows) picked.set(String(row.id), row);
+        return rows.map(toCandidate);
+      },
+      lockWindows: async (windows) => {
+        const values = windows.flatMap((window) => [window.workflow, window.key === null ? 0 : 1, window.key ?? '']);
+        // Inserting missing windows as ended ones and locking existing ones, in the given order.
+        await tx.query(
+          `INSERT INTO ${rateWindows} (workflow, has_key, \`key\`, window_end, count) VALUES ${windows.map(() => '(?, ?, ?, 0, 0)').join(', ')}
+ON DUPLICATE KEY UPDATE count = count`,
+          values,
+        );
+        const { rows } = await tx.query(
+          `SELECT workflow, has_key, \`key\`, window_end, count FROM ${rateWindows}
+WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', ')})`,
+          values,
+        );
+        return rows;
+      },
+      lease: async (ids, windows) => {
+        for (const window of windows) {
+          await tx.query(`UPDATE ${rateWindows} SET window_end = ?, count = ? WHERE workflow = ? AND has_key = ? AND \`key\` = ?`, [
+            window.windowEnd,
+            window.count,
+            window.workflow,
+            window.key === null ? 0 : 1,
+            window.key ?? '',
+          ]);
+        }
+        return this.lease(
+          tx,
+          request,
+          ids.map((id) => picked.get(id)!),
+        );
+      },
+    };
+    return claimUnderLimits(steps, request);
+  }
+
+  /** Up to `count` due rows in claim order, locked, skipping locked ones and those `exclusions` names. */
+  private async due(tx: SqlExecutor, request: WorkflowClaimRequest, count: number, exclusions: ClaimExclusions | null): Promise<SqlRow[]> {
+    const params: unknown[] = [request.now, request.now];
+    const pairs = request.workflows.map(({ name, version }) => {
+      params.push(name, version);
+      return '(?, ?)';
+    });
+    let extra = '';
+    if (exclusions) {
+      const notIn = (column: string, values: readonly string[]) => {
+        if (values.length === 0) return;
+        extra += `\n  AND ${column} NOT IN (${placeholders(values.length)})`;
+        params.push(...values);
+      };
+      const pairsNotIn = (column: string, values: ReadonlyArray<[string, string]>) => {
+        if (values.length === 0) return;
+        // A NULL key is in no pair: without the IS NULL, NOT IN would be unknown and drop the row.
+        extra += `\n  AND (${column} IS NULL OR (workflow, ${column}) NOT IN (${values.map(() => '(?, ?)').join(', ')}))`;
+        params.push(...values.flat());
+      };
+      notIn('workflow', exclusions.fullWorkflows);
+      pairsNotIn('concurrency_key', exclusions.fullKeys);
+      notIn('workflow', exclusions.fullOwnWindows);
+      pairsNotIn('rate_limit_key', exclusions.fullKeyWindows);
+    }
+    params.push(count);
+    const { rows } = await tx.query(
+      `SELECT ${INSTANCE_COLUMNS} FROM ${this.tables.instances} FORCE INDEX (instances_due)
+WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
+  AND (workflow, version) IN (${pairs.join(', ')})${extra}
+ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
+      params,
+    );
+    return rows;
+  }
+
+  /** Leases the locked `rows` (in claim order) and returns them as updated, with the last signal id. */
+  private async lease(tx: SqlExecutor, request: WorkflowClaimRequest, rows: SqlRow[]): Promise<WorkflowClaim> {
+    const instances: WorkflowInstance[] = [];
+    if (rows.length > 0) {
+      await tx.query(
+        `UPDATE ${this.tables.instances} SET lease_token = ?, lease_owner = ?, lease_until = ?, runs = runs + 1, updated_at = ?,
+  status = CASE WHEN status = 'compensating' THEN status ELSE 'running' END
+WHERE id IN (${placeholders(rows.length)})`,
+        [request.token, request.owner, request.leaseUntil, request.now, ...rows.map((row) => row.id)],
+      );
+      for (const row of rows) {
+        const instance = toInstance(row);
+        instances.push({
+          ...instance,
+          leaseToken: request.token,
+          leaseOwner: request.owner,
+          leaseUntil: request.leaseUntil,
+          runs: instance.runs + 1,
+          updatedAt: request.now,
+          status: instance.status === 'compensating' ? 'compensating' : 'running',
+        });
+      }
+    }
+    return { instances, lastSignalId: await this.signals.lastId(tx) };
+  }
+}

@@ -1,0 +1,76 @@
+import { retryOnLockContention } from './mysql-retry.js';
+import { INSTANCE_COLUMNS, placeholders, type MySqlTables } from './mysql-tables.js';
+import { NEW_INSTANCE_COLUMNS, newInstanceParams } from '../sql/instance-params.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
+import { StatementBatcher } from '../sql/statement-batcher.js';
+import { toInstance } from '../sql/workflow-rows.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import type { NewWorkflowInstance } from '../storage/workflow-store.js';
+
+type Created = { instance: WorkflowInstance; created: boolean };
+
+/**
+ * `create()` on MySQL: insert-or-ignore on the primary key (`INSERT IGNORE`: of two creates of one
+ * id exactly one inserts, the other's insert waits for it and then inserts nothing), then a
+ * locking read of the stored row, which sees it even under a REPEATABLE READ snapshot taken
+ * before it committed. Creates made together share one transaction and one commit, inserted in id
+ * order (as every batch inserts), so two batches with ids in common never wait in a cycle.
+ */
+export class MySqlCreates {
+  private readonly batcher = new StatementBatcher<NewWorkflowInstance, Created>((batch) => this.sendBatch(batch));
+  private readonly insertSql: string;
+  private readonly selectSql: (count: number) => string;
+
+  constructor(
+    private readonly executor: SqlExecutor,
+    tables: MySqlTables,
+  ) {
+    const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
+    this.insertSql = `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics)
+VALUES (${placeholders(columns.length + 3)}, (SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}), '[]')`;
+    this.selectSql = (count) => `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
+  }
+
+  /** Batched with the creates made at the same time. */
+  create(init: NewWorkflowInstance): Promise<Created> {
+    return this.batcher.add(init);
+  }
+
+  /** One create through `executor` (the application's transaction, or the pool). */
+  async createWith(executor: SqlExecutor, init: NewWorkflowInstance): Promise<Created> {
+    const created = await this.insert(executor, init);
+    const { rows } = await executor.query(this.selectSql(1), [init.id]);
+    if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+    return { instance: toInstance(rows[0]), created };
+  }
+
+  private async insert(executor: SqlExecutor, init: NewWorkflowInstance): Promise<boolean> {
+    const leased = init.lease !== undefined;
+    const { rowCount } = await executor.query(this.insertSql, [...newInstanceParams(init), init.now, leased ? 'running' : 'pending', leased ? 1 : 0]);
+    return rowCount === 1;
+  }
+
+  private async sendBatch(batch: NewWorkflowInstance[]): Promise<Created[]> {
+    if (batch.length === 1) return [await retryOnLockContention(() => this.createWith(this.executor, batch[0]!))];
+    return retryOnLockContention(() =>
+      this.executor.transaction(async (tx) => {
+        // One insert per id, the first call's; a repeat (even of the same object) sees it stored.
+        const first = new Map<string, NewWorkflowInstance>();
+        for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
+        const ids = [...first.keys()].sort();
+        const created = new Set<string>();
+        for (const id of ids) if (await this.insert(tx, first.get(id)!)) created.add(id);
+        const { rows } = await tx.query(this.selectSql(ids.length), ids);
+        const stored = new Map(rows.map((row) => [String(row.id), toInstance(row)]));
+        const answered = new Set<string>();
+        return batch.map((init) => {
+          const instance = stored.get(init.id);
+          if (!instance) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+          const mine = created.has(init.id) && !answered.has(init.id);
+          answered.add(init.id);
+          return { instance, created: mine };
+        });
+      }),
+    );
+  }
+}

@@ -1,0 +1,36 @@
+import { MYSQL_DIALECT } from './mysql-dialect.js';
+
+/** The store's quoted table names for one schema: `` `<schema>_instances` ``... */
+export function mysqlTables(schema: string) {
+  const t = (name: string) => MYSQL_DIALECT.table(schema, name);
+  return {
+    instances: t('instances'),
+    journal: t('journal'),
+    waits: t('waits'),
+    signals: t('signals'),
+    locks: t('locks'),
+    rateWindows: t('rate_windows'),
+    schedules: t('schedules'),
+  };
+}
+
+/** What `mysqlTables()` builds. */
+export type MySqlTables = ReturnType<typeof mysqlTables>;
+
+/** The instance columns `toInstance()` reads. */
+export const INSTANCE_COLUMNS =
+  'id, workflow, version, status, input, output, error, custom_status, parent_id, parent_close, concurrency_key, ' +
+  'rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, runs, signal_cursor, lease_token, lease_owner, ' +
+  'lease_until, cancel_requested, terminate_requested, cancel_reason, created_at, updated_at';
+
+/** The schedule columns `toSchedule()` reads. */
+export const SCHEDULE_COLUMNS =
+  'id, workflow, declared, spec, input, paused, wake_at, state, revision, lease_token, lease_owner, lease_until, created_at, updated_at';
+
+export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
+export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
+
+/** `?, ?, ?`: one placeholder per value. */
+export function placeholders(count: number): string {
+  return Array.from({ length: count }, () => '?').join(', ');
+}

@@ -1,0 +1,102 @@
+import { doubledDelay, type DelayRange } from '../sql/delay-range.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
+
+/** How often the poll looks, in milliseconds: `minDelay` after a change, doubling to `maxDelay` while nothing changes. */
+export type WakePollInterval = DelayRange;
+
+/**
+ * Cross-process wake-ups without LISTEN/NOTIFY: one small indexed read, repeated, of a marker that
+ * changes whenever an instance becomes due (a start, a signal's wake-up, a hand-back due now, a
+ * cancel, a retry all set `wake_at` to now): the newest due instance without a lease (its
+ * `wake_at` and id, from the end of `instances_wake`). When the marker moves, every listener is
+ * called. The interval adapts: short right after a change, backing off while the store is idle,
+ * so an idle process costs about ten tiny reads a second. Each process's own starts and signals
+ * wake its workers directly; the workers' poll stays the safety net for anything this misses.
+ */
+export class MySqlWakePoller {
+  private readonly listeners = new Set<() => void>();
+  private timer: NodeJS.Timeout | null = null;
+  private marker: string | null = null;
+  private delay: number;
+  private stopped = false;
+
+  constructor(
+    private readonly executor: SqlExecutor,
+    private readonly instances: string,
+    private readonly interval: WakePollInterval = { minDelay: 10, maxDelay: 100 },
+  ) {
+    this.delay = interval.minDelay;
+  }
+
+  /** Adds `listener`; the first starts the poll. Resolves to a function that removes it (the last stops the poll). */
+  async add(listener: () => void): Promise<() => Promise<void>> {
+    if (this.stopped) throw new Error('The store is closed: it no longer polls for wake-ups.');
+    this.listeners.add(listener);
+    if (this.listeners.size === 1) {
+      // The first read only sets the marker: what is due already is the workers' first claim's business.
+      this.marker = await this.read();
+      this.schedule();
+    }
+    let removed = false;
+    return async () => {
+      if (removed) return;
+      removed = true;
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.clear();
+    };
+  }
+
+  close(): void {
+    this.stopped = true;
+    this.listeners.clear();
+    this.clear();
+  }
+
+  private clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.listeners.size === 0 || this.timer) return;
+    this.timer = setTimeout(() => {
+      void this.tick().finally(() => {
+        this.timer = null;
+        this.schedule();
+      });
+    }, this.delay);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    let marker: string;
+    try {
+      marker = await this.read();
+    } catch {
+      // The database is away: look again later; the workers' own poll covers the gap.
+      this.delay = this.interval.maxDelay;
+      return;
+    }
+    const moved = marker !== this.marker;
+    this.marker = marker;
+    this.delay = moved ? this.interval.minDelay : doubledDelay(this.delay, this.interval);
+    if (!moved || marker === '') return;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's own failure is its business; the others still hear about it.
+      }
+    }
+  }
+
+  private async read(): Promise<string> {
+    const { rows } = await this.executor.query(
+      `SELECT id, wake_at FROM ${this.instances} FORCE INDEX (instances_wake)
+WHERE lease_token IS NULL AND wake_at <= ? ORDER BY wake_at DESC, id DESC LIMIT 1`,
+      [Date.now()],
+    );
+    const row = rows[0];
+    return row ? `${String(row.wake_at)}|${String(row.id)}` : '';
+  }
+}

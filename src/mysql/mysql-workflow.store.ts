@@ -1,0 +1,277 @@
+import { mysqlTransactionExecutor, sessionIsolation } from './from-mysql2.js';
+import { WorkflowError } from '../errors/workflow.error.js';
+import { MYSQL_INPUT } from './key-limits.js';
+import { MySqlClaims } from './mysql-claim.js';
+import { MySqlCreates } from './mysql-creates.js';
+import { MYSQL_DIALECT } from './mysql-dialect.js';
+import { journalRows, upsertJournal } from './mysql-journal.js';
+import { MySqlLocks } from './mysql-locks.js';
+import { MYSQL_MIGRATIONS, mysqlMigrationDialect, mysqlMigrationSql } from './mysql-migrations.js';
+import { retryOnLockContention } from './mysql-retry.js';
+import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
+import { MySqlSchedules } from './mysql-schedules.js';
+import { MySqlSignals } from './mysql-signals.js';
+import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
+import { MySqlWrites } from './mysql-writes.js';
+import { listInstancesStatement } from '../sql/list-queries.js';
+import { MigrationRunner } from '../sql/migration-runner.js';
+import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
+import { finishedOnly, SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
+import { distinctEntries } from '../sql/store-input.js';
+import { initSchema } from '../sql/store-schema.js';
+import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
+import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
+import type * as Store from '../storage/workflow-store.js';
+
+const STORE = 'MySqlWorkflowStore';
+
+/** What `new MySqlWorkflowStore(options)` takes: `executor` is `fromMysql2(pool)`; `schema` prefixes the tables. */
+export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
+  /**
+   * How often `listen()` polls for work made due by other processes (MySQL has no LISTEN/NOTIFY):
+   * `minDelay` ms after something became due, doubling to `maxDelay` ms while nothing does.
+   * Default `{ minDelay: 10, maxDelay: 100 }`.
+   */
+  wakePoll?: WakePollInterval;
+}
+
+/**
+ * The MySQL / MariaDB `Store.WorkflowStore` (MySQL 8.0+, MariaDB 10.6+; one code path for both). Claims
+ * lease with `FOR UPDATE SKIP LOCKED`; every write is fenced by the lease token under the row's
+ * lock; signals and suspensions of one topic are ordered by that topic's lock row; deadlocks and
+ * lock-wait timeouts are retried inside the store. Payloads are kept as text, exactly as written.
+ * Keys longer than `MYSQL_KEY_LIMITS` are refused with a `RangeError` before anything is written.
+ */
+export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.WorkflowStore {
+  private readonly tables: MySqlTables;
+  private readonly signalsOf: MySqlSignals;
+  private readonly claims: MySqlClaims;
+  private readonly creates: MySqlCreates;
+  private readonly writes: MySqlWrites;
+  protected readonly scheduleStore: MySqlSchedules;
+  private readonly poller: MySqlWakePoller;
+  protected readonly payloadRewrites: MySqlPayloadRewrite;
+
+  constructor(options: MySqlWorkflowStoreOptions) {
+    super(options, STORE, "fromMysql2(pool) from '@nestjs/workflows/mysql'", 'It looks like a mysql2 pool: wrap it, `executor: fromMysql2(pool)`.', [
+      'wakePoll',
+    ]);
+    this.tables = mysqlTables(this.schema);
+    const locks = new MySqlLocks(this.tables.locks);
+    this.signalsOf = new MySqlSignals(this.tables, locks);
+    this.claims = new MySqlClaims(this.tables, locks, this.signalsOf);
+    this.creates = new MySqlCreates(this.executor, this.tables);
+    this.writes = new MySqlWrites(this.executor, this.tables, locks, this.signalsOf);
+    this.scheduleStore = new MySqlSchedules(this.executor, this.tables);
+    this.payloadRewrites = new MySqlPayloadRewrite(this.executor, this.tables);
+    this.poller = new MySqlWakePoller(this.executor, this.tables.instances, options.wakePoll);
+  }
+
+  /**
+   * Every migration as one SQL script for `schema` (default `'nest_workflows'`), for your own
+   * migration tool: creates the history table, runs and records each migration.
+   */
+  static migrationSql(schema: string = DEFAULT_SCHEMA): string {
+    return mysqlMigrationSql(validateSchemaName(schema, STORE));
+  }
+
+  /** Migrates (or, with `migrate: false`, checks the tables are current). Called once at startup. */
+  init(): Promise<void> {
+    return initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
+  }
+
+  protected migrationRunner(): MigrationRunner {
+    return new MigrationRunner(this.executor, mysqlMigrationDialect(this.schema), MYSQL_MIGRATIONS, { store: STORE, schema: this.schema });
+  }
+
+  async create(instance: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    MYSQL_INPUT.newInstance(instance);
+    return this.creates.create(instance);
+  }
+
+  /**
+   * `create()` in the application's transaction: `transaction` is the mysql2 connection it began
+   * the transaction on (or a `SqlExecutor` for it). Insert-or-ignore, so it never fails that
+   * transaction on a repeated id.
+   */
+  async createInTransaction(transaction: unknown, instance: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    MYSQL_INPUT.newInstance(instance);
+    return this.creates.createWith(await mysqlTransactionExecutor(transaction, STORE), instance);
+  }
+
+  async get(id: string, options?: { journal?: boolean }): Promise<Store.WorkflowInstanceDetails | null> {
+    const { rows } = await this.executor.query(`SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${this.tables.instances} WHERE id = ?`, [id]);
+    const row = rows[0];
+    if (!row) return null;
+    const details: Store.WorkflowInstanceDetails = { ...toInstance(row), waits: toWaits(row.wait_topics) };
+    if (options?.journal) {
+      const journal = await this.executor.query(`SELECT entry FROM ${this.tables.journal} WHERE instance_id = ? ORDER BY seq`, [id]);
+      details.journal = journal.rows.map((entry) => JSON.parse(String(entry.entry)) as WorkflowJournalEntry);
+    }
+    return details;
+  }
+
+  async list(query: Store.WorkflowListQuery): Promise<WorkflowInstance[]> {
+    const { sql, params } = listInstancesStatement(MYSQL_DIALECT, `SELECT ${INSTANCE_COLUMNS} FROM ${this.tables.instances}`, query);
+    const { rows } = await this.executor.query(sql, params);
+    return rows.map(toInstance);
+  }
+
+  async requestCancel(id: string, request: Store.WorkflowCancelRequest): Promise<boolean> {
+    const [flags, condition] = request.terminate
+      ? ['cancel_requested = 1, terminate_requested = 1', `status IN ${UNFINISHED} AND terminate_requested = 0`]
+      : ['cancel_requested = 1', `status IN ('pending', 'running', 'suspended') AND cancel_requested = 0`];
+    const { rowCount } = await retryOnLockContention(() =>
+      this.executor.query(
+        `UPDATE ${this.tables.instances} SET ${flags}, cancel_reason = ?,
+  wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= ? THEN wake_at ELSE ? END, updated_at = ?
+WHERE id = ? AND ${condition}`,
+        [request.reason, request.now, request.now, request.now, id],
+      ),
+    );
+    return rowCount > 0;
+  }
+
+  async reopen(id: string, reopen: Store.WorkflowReopen): Promise<boolean> {
+    MYSQL_INPUT.entries(id, reopen.entries);
+    const { instances, journal } = this.tables;
+    const entries = journalRows(id, distinctEntries(reopen.entries));
+    const error = toJson(reopen.error);
+    return retryOnLockContention(() =>
+      this.executor.transaction(async (tx) => {
+        const { rows } = await tx.query(
+          `SELECT id FROM ${instances} WHERE id = ? AND status = ? AND runs = ? AND NOT (lease_token IS NOT NULL AND lease_until >= ?) FOR UPDATE`,
+          [id, reopen.expect.status, reopen.expect.runs, reopen.now],
+        );
+        if (rows.length === 0) return false;
+        const deadline = reopen.deadline !== undefined ? ', deadline = ?' : '';
+        await tx.query(
+          `UPDATE ${instances} SET status = ?, error = ?${deadline}, cancel_requested = 0, terminate_requested = 0,
+  cancel_reason = NULL, lease_token = NULL, lease_until = NULL, wake_at = ?, updated_at = ? WHERE id = ?`,
+          [reopen.status, error, ...(deadline ? [reopen.deadline] : []), reopen.now, reopen.now, id],
+        );
+        await upsertJournal(tx, journal, entries);
+        return true;
+      }),
+    );
+  }
+
+  async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
+    if (statuses.length === 0) return false;
+    const { rowCount } = await retryOnLockContention(() =>
+      this.executor.query(`DELETE FROM ${this.tables.instances} WHERE id = ? AND status IN (${placeholders(statuses.length)})`, [id, ...statuses]),
+    );
+    return rowCount > 0;
+  }
+
+  async signal(signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
+    MYSQL_INPUT.signal(signal);
+    return retryOnLockContention(() => this.executor.transaction((tx) => this.signalsOf.insert(tx, signal)));
+  }
+
+  /**
+   * `signal()` in the application's transaction: `transaction` is the mysql2 connection it began
+   * the transaction on (or a `SqlExecutor` for it), whose session is READ COMMITTED (or READ
+   * UNCOMMITTED). Under REPEATABLE READ and SERIALIZABLE the wake-up would either read a snapshot
+   * older than the topic's lock (and miss instances that suspended meanwhile) or, read as InnoDB
+   * runs an UPDATE, take gap locks that hold up suspensions of other topics until the transaction
+   * ends: both are refused. The topic's lock is held until that transaction ends, so keep it short.
+   */
+  async signalInTransaction(transaction: unknown, signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
+    MYSQL_INPUT.signal(signal);
+    const executor = await mysqlTransactionExecutor(transaction, STORE);
+    const isolation = await sessionIsolation(executor);
+    if (isolation !== 'READ-COMMITTED' && isolation !== 'READ-UNCOMMITTED') {
+      throw new WorkflowError(
+        `${STORE}: signal(..., { transaction }) needs a READ COMMITTED transaction; this connection's session is ${isolation || 'of an unknown level'}. ` +
+          'Under a snapshot the wake-up would miss instances that suspended meanwhile, and its locking reads would hold up ' +
+          'other topics. Run `SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED` on the connection before ' +
+          '`beginTransaction()`, or send the signal without `transaction`.',
+      );
+    }
+    return this.signalsOf.insert(executor, signal);
+  }
+
+  signals(query: Store.WorkflowSignalQuery): Promise<Store.WorkflowSignalRecord[]> {
+    return this.signalsOf.read(this.executor, query);
+  }
+
+  async purge(query: Store.WorkflowPurgeQuery): Promise<Store.WorkflowPurgeResult> {
+    const { instances, signals, rateWindows } = this.tables;
+    const statuses = finishedOnly(query.statuses);
+    const purged =
+      statuses.length === 0
+        ? 0
+        : (
+            await retryOnLockContention(() =>
+              this.executor.query(
+                `DELETE FROM ${instances} WHERE status IN ${FINISHED} AND status IN (${placeholders(statuses.length)}) AND updated_at < ?
+ORDER BY updated_at, id LIMIT ?`,
+                [...statuses, query.before, query.limit],
+              ),
+            )
+          ).rowCount;
+    // Never the newest signal, so the last id never goes back.
+    const newest = await this.signalsOf.lastId(this.executor);
+    const signalCount = (
+      await retryOnLockContention(() =>
+        this.executor.query(`DELETE FROM ${signals} WHERE created_at < ? AND id < ? ORDER BY id LIMIT ?`, [query.before, newest, query.limit]),
+      )
+    ).rowCount;
+    const rateLimits = await retryOnLockContention(() =>
+      this.executor.transaction(async (tx) => {
+        const { rows } = await tx.query(
+          `SELECT workflow, has_key, \`key\` FROM ${rateWindows} WHERE window_end < ? ORDER BY window_end LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [query.before, query.limit],
+        );
+        if (rows.length === 0) return 0;
+        const { rowCount } = await tx.query(
+          `DELETE FROM ${rateWindows} WHERE (workflow, has_key, \`key\`) IN (${rows.map(() => '(?, ?, ?)').join(', ')}) AND window_end < ?`,
+          [...rows.flatMap((row) => [row.workflow, row.has_key, row.key]), query.before],
+        );
+        return rowCount;
+      }),
+    );
+    return { instances: purged, signals: signalCount, rateLimits };
+  }
+
+  async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {
+    MYSQL_INPUT.token(request.token, request.owner);
+    return retryOnLockContention(() => this.executor.transaction((tx) => this.claims.claim(tx, request)));
+  }
+
+  async renew(id: string, token: string, leaseUntil: number): Promise<Store.WorkflowLeaseFlags | null> {
+    const { instances } = this.tables;
+    const { rowCount } = await retryOnLockContention(() =>
+      this.executor.query(`UPDATE ${instances} SET lease_until = ? WHERE id = ? AND lease_token = ?`, [leaseUntil, id, token]),
+    );
+    if (rowCount === 0) return null;
+    const { rows } = await this.executor.query(`SELECT cancel_requested, terminate_requested FROM ${instances} WHERE id = ? AND lease_token = ?`, [
+      id,
+      token,
+    ]);
+    const row = rows[0];
+    return row ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) } : null;
+  }
+
+  /** Fenced by the lease token under the row's lock; see `MySqlWrites` for batching and the topic locks. */
+  async write(id: string, token: string, write: Store.WorkflowWrite): Promise<boolean> {
+    MYSQL_INPUT.write(id, write);
+    return this.writes.write(id, token, write);
+  }
+
+  /**
+   * Calls `listener` when another process (or this one) made work due, found by a short adaptive
+   * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY.
+   */
+  listen(listener: () => void): Promise<() => Promise<void>> {
+    return this.poller.add(listener);
+  }
+
+  /** Stops the wake-up poll. The application's pool stays open: it owns it. */
+  async close(): Promise<void> {
+    this.poller.close();
+  }
+}
+

@@ -1,0 +1,33 @@
+import * as vitest from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import type mysql from 'mysql2/promise';
+import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
+import { workflowStoreContract } from '../../src/testing/workflow-store-contract.js';
+import { createMysqlPool, dropTables, freshPrefix, MYSQL_REQUIREMENT, requireMysql } from '../support/mysql.js';
+
+// One fresh table prefix for this file, migrated once and dropped at the end; each test gets a new
+// store on it (the suite gives every test its own ids and names, so they share the tables safely).
+const available = await requireMysql('mysql store contract');
+const schema = freshPrefix('contract');
+let pool: mysql.Pool | undefined;
+
+if (available) {
+  beforeAll(async () => {
+    pool = createMysqlPool({ connectionLimit: 12 });
+    await new MySqlWorkflowStore({ executor: fromMysql2(pool), schema }).init();
+  });
+  afterAll(async () => {
+    if (!pool) return;
+    await dropTables(pool, schema);
+    await pool.end();
+  });
+}
+
+workflowStoreContract(
+  'mysql',
+  () => {
+    const store = new MySqlWorkflowStore({ executor: fromMysql2(pool!), schema });
+    return { store, close: () => store.close() };
+  },
+  { skip: available ? false : `needs ${MYSQL_REQUIREMENT}`, test: vitest },
+);

@@ -1,0 +1,283 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main as cli } from '../../src/cli/index.js';
+import { fromMysql2, MYSQL_KEY_LIMITS, MySqlWorkflowStore, WorkflowSchemaError } from '../../src/mysql/index.js';
+import { isLockContention, retryOnLockContention } from '../../src/mysql/mysql-retry.js';
+import { MIGRATIONS } from '../../src/mysql/migrations.generated.js';
+import { migrationStatements } from '../../src/mysql/mysql-migrations.js';
+import { details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
+import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql, useMysqlStore } from '../support/mysql.js';
+
+const available = await requireMysql('MySqlWorkflowStore');
+
+/** A string of `length` characters of 4 bytes each in UTF-8 (the worst case for an index). */
+const wide = (length: number, seed = 'a') => `${seed}${'😀'.repeat(length - 1)}`;
+
+describe.skipIf(!available)('MySqlWorkflowStore', () => {
+  const fixture = useMysqlStore('store', { beforeAll, afterAll }, 6);
+
+  describe('key limits', () => {
+    it('keeps keys at exactly the limits, in 4-byte characters, and round-trips them', async () => {
+      const { store } = fixture;
+      const s = testScope();
+      const id = wide(MYSQL_KEY_LIMITS.instanceId, 'i');
+      const workflow = wide(MYSQL_KEY_LIMITS.workflow, 'w');
+      const entryName = wide(MYSQL_KEY_LIMITS.journalName, 'j');
+      const name = wide(MYSQL_KEY_LIMITS.signal, 's');
+      const key = wide(MYSQL_KEY_LIMITS.signalKey, 'k');
+      const init = newInstance(id, workflow, {
+        concurrencyKey: wide(MYSQL_KEY_LIMITS.concurrencyKey, 'c'),
+        rateLimitKey: wide(MYSQL_KEY_LIMITS.rateLimitKey, 'r'),
+        parentId: wide(MYSQL_KEY_LIMITS.instanceId, 'p'),
+        scheduleId: wide(MYSQL_KEY_LIMITS.scheduleId, 'd'),
+      });
+      const { token, cursor } = await lease(store, init);
+      expect(
+        await store.write(id, token, {
+          now: init.now,
+          entries: [journalEntry(entryName)],
+          status: 'suspended',
+          release: { wakeAt: null, waits: [{ name, key }], signalCursor: cursor },
+        }),
+      ).toBe(true);
+      const sent = await store.signal(newSignal(name, { key, dedupeId: wide(MYSQL_KEY_LIMITS.dedupeId, 'x') }));
+      expect(sent).toMatchObject({ created: true, woken: 1, key });
+      const stored = await details(store, id);
+      expect(stored).toMatchObject({ id, workflow, waits: [{ name, key }], concurrencyKey: init.concurrencyKey, scheduleId: init.scheduleId });
+      expect(stored.journal!.map((entry) => entry.name)).toEqual([entryName]);
+      expect((await store.signals({ name, key, afterId: 0, upToId: sent.id })).map((r) => r.id)).toEqual([sent.id]);
+      void s;
+    });
+
+    it('refuses one character over any limit with a RangeError naming the field, before anything is written', async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      const over = (limit: number) => 'x'.repeat(limit + 1);
+      const count = async () => {
+        const [rows] = await pool.query(`SELECT (SELECT COUNT(*) FROM \`${fixture.schema}_instances\`) + (SELECT COUNT(*) FROM \`${fixture.schema}_signals\`) AS n`);
+        return Number((rows as Array<{ n: number }>)[0]!.n);
+      };
+      const before = await count();
+      await expect(store.create(newInstance(over(MYSQL_KEY_LIMITS.instanceId), s.workflow))).rejects.toThrow(/instance id is 256 characters.*at most 255/);
+      await expect(store.create(newInstance(s.id('a'), over(MYSQL_KEY_LIMITS.workflow)))).rejects.toThrow(/workflow name/);
+      await expect(store.create(newInstance(s.id('a'), s.workflow, { concurrencyKey: over(255) }))).rejects.toThrow(/concurrency key/);
+      await expect(store.signal(newSignal(over(MYSQL_KEY_LIMITS.signal)))).rejects.toThrow(RangeError);
+      await expect(store.signal(newSignal(s.signal('n'), { key: over(MYSQL_KEY_LIMITS.signalKey) }))).rejects.toThrow(/signal key/);
+      await expect(store.signal(newSignal(s.signal('n'), { dedupeId: over(MYSQL_KEY_LIMITS.dedupeId) }))).rejects.toThrow(/dedupe id/);
+      const { token, cursor } = await lease(store, newInstance(s.id('b'), s.workflow));
+      const afterLease = await store.get(s.id('b'), { journal: true });
+      await expect(
+        store.write(s.id('b'), token, { now: 1, entries: [journalEntry(over(MYSQL_KEY_LIMITS.journalName))], status: 'completed' }),
+      ).rejects.toThrow(/journal entry name/);
+      await expect(
+        store.write(s.id('b'), token, {
+          now: 1,
+          entries: [journalEntry('ok')],
+          status: 'suspended',
+          release: { wakeAt: null, waits: [{ name: s.signal('w'), key: over(255) }], signalCursor: cursor },
+        }),
+      ).rejects.toThrow(/signal key/);
+      expect(await store.get(s.id('b'), { journal: true })).toEqual(afterLease);
+      expect(await count()).toBe(before + 1);
+    });
+  });
+
+  it('round-trips payloads exactly: key order, nulls, unicode, large text', async () => {
+    const { store } = fixture;
+    const s = testScope();
+    const input = { z: 1, a: null, m: { y: [1, { c: '😀', b: '\u0000\u2028' }], x: 'ä' }, big: 'é'.repeat(300_000) };
+    const { instance } = await store.create(newInstance(s.id('p'), s.workflow, { input }));
+    expect(JSON.stringify(instance.input)).toBe(JSON.stringify(input));
+    expect(JSON.stringify((await store.get(s.id('p')))!.input)).toBe(JSON.stringify(input));
+  });
+
+  it('compares keys byte-wise: ids differing only in case or accents are two instances', async () => {
+    const { store } = fixture;
+    const s = testScope();
+    for (const id of [s.id('order-a'), s.id('Order-A'), s.id('order-ä')]) {
+      expect((await store.create(newInstance(id, s.workflow))).created).toBe(true);
+    }
+  });
+
+  describe('topic locks', () => {
+    it("a transaction holding one topic's lock delays neither signals nor suspensions of another topic; the same topic waits", async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      const [held, free] = [s.signal('held'), s.signal('free')];
+      const { token, cursor } = await lease(store, newInstance(s.id('b'), s.workflow));
+      const connection = await pool.getConnection();
+      try {
+        await connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await connection.beginTransaction();
+        await store.signalInTransaction(connection, newSignal(held, { key: 'k' }));
+        // The application's transaction now holds topic (held, k) exclusively, until it commits.
+        let sameTopicDone = false;
+        const sameTopic = store.signal(newSignal(held, { key: 'k' })).then((result) => {
+          sameTopicDone = true;
+          return result;
+        });
+        const other = await store.signal(newSignal(free, { key: 'k' }));
+        expect(other.created).toBe(true);
+        expect(
+          await store.write(s.id('b'), token, {
+            now: 1,
+            entries: [journalEntry('wait')],
+            status: 'suspended',
+            release: { wakeAt: null, waits: [{ name: free, key: 'other' }, { name: held, key: 'other-key' }], signalCursor: cursor },
+          }),
+        ).toBe(true);
+        expect(await store.signals({ name: free, key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
+        expect(sameTopicDone).toBe(false);
+        await connection.commit();
+        expect((await sameTopic).created).toBe(true);
+      } finally {
+        connection.destroy();
+      }
+    });
+
+    it('refuses a signal in a REPEATABLE READ session before writing anything; a READ COMMITTED one wakes a waiter', async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      const n = s.signal('rr');
+      await settle(store, newInstance(s.id('w'), s.workflow), 'suspended', { waits: [{ name: n, key: null }] });
+      const connection = await pool.getConnection();
+      try {
+        await connection.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+        await connection.beginTransaction();
+        await expect(store.signalInTransaction(connection, newSignal(n, { now: 5 }))).rejects.toThrow(/needs a READ COMMITTED transaction.*REPEATABLE-READ/);
+        await connection.commit();
+        expect(await store.signals({ name: n, key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+        expect((await details(store, s.id('w'))).wakeAt).toBeNull();
+      } finally {
+        connection.destroy();
+      }
+    });
+  });
+
+  describe('in the application transaction', () => {
+    it('commits and rolls back with it', async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      const connection = await pool.getConnection();
+      try {
+        await connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await connection.beginTransaction();
+        const started = await store.createInTransaction(connection, newInstance(s.id('rolled'), s.workflow));
+        expect(started.created).toBe(true);
+        await store.signalInTransaction(connection, newSignal(s.signal('rolled')));
+        await connection.rollback();
+        expect(await store.get(s.id('rolled'))).toBeNull();
+        expect(await store.signals({ name: s.signal('rolled'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+
+        await connection.beginTransaction();
+        await store.createInTransaction(connection, newInstance(s.id('kept'), s.workflow));
+        expect((await store.createInTransaction(connection, newInstance(s.id('kept'), s.workflow))).created).toBe(false);
+        await store.signalInTransaction(connection, newSignal(s.signal('kept')));
+        expect(await store.get(s.id('kept'))).toBeNull(); // not committed yet
+        await connection.commit();
+        expect(await store.get(s.id('kept'))).toMatchObject({ status: 'pending' });
+        expect(await store.signals({ name: s.signal('kept'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
+      } finally {
+        connection.destroy();
+      }
+    });
+
+    it('refuses a pool, or a connection outside a transaction, before writing anything', async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      await expect(store.createInTransaction(pool, newInstance(s.id('x'), s.workflow))).rejects.toThrow(/is a mysql2 pool/);
+      const connection = await pool.getConnection();
+      try {
+        await expect(store.signalInTransaction(connection, newSignal(s.signal('x')))).rejects.toThrow(/not in a transaction/);
+        await expect(store.createInTransaction(connection, newInstance(s.id('x'), s.workflow))).rejects.toThrow(/not in a transaction/);
+      } finally {
+        connection.release();
+      }
+      expect(await store.get(s.id('x'))).toBeNull();
+    });
+  });
+
+  it('tells a callback pool, a connection and a non-executor apart', () => {
+    const { pool } = fixture;
+    expect(() => fromMysql2({ query() {}, getConnection() {}, promise() {} } as never)).toThrow(/promise API/);
+    expect(() => new MySqlWorkflowStore({ executor: pool as never })).toThrow(/wrap it, `executor: fromMysql2\(pool\)`/);
+    expect(() => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: 'Bad' })).toThrow(WorkflowSchemaError);
+  });
+});
+
+describe.skipIf(!available)('MySQL migrations', () => {
+  let pool: ReturnType<typeof createMysqlPool>;
+  const schemas: string[] = [];
+  beforeAll(() => {
+    pool = createMysqlPool({ connectionLimit: 6 });
+  });
+  afterAll(async () => {
+    for (const schema of schemas) await dropTables(pool, schema);
+    await pool?.end();
+  });
+  const fresh = (name = freshPrefix('mig')) => (schemas.push(name), name);
+  const tables = async (schema: string) => {
+    const [rows] = await pool.query('SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?', [
+      `${schema.replaceAll('_', '\\_')}\\_%`,
+    ]);
+    return (rows as Array<{ t: string }>).map((row) => row.t).sort();
+  };
+
+  it('migrate once when processes start together, and again finds nothing to do', async () => {
+    const schema = fresh();
+    const stores = Array.from({ length: 3 }, () => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema }));
+    const applied = await Promise.all(stores.map((store) => store.migrate()));
+    expect(applied.flat()).toEqual(['0001_init']);
+    expect(await stores[0]!.migrate()).toEqual([]);
+    expect(await tables(schema)).toHaveLength(8);
+  });
+
+  it('resumes a run stopped halfway after the last recorded statement', async () => {
+    const schema = fresh();
+    const statements = migrationStatements(MIGRATIONS[0]!.sql.replaceAll('{{schema}}', schema));
+    // As a run that created two tables and recorded only the first would leave it.
+    await pool.query(
+      `CREATE TABLE \`${schema}_migrations\` (version INT NOT NULL, step INT NOT NULL, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (version, step))`,
+    );
+    await pool.query(statements[0]!);
+    await pool.query(statements[1]!);
+    await pool.query(`INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (1, 1, 'init')`);
+    const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false });
+    await expect(store.init()).rejects.toThrow(/0001_init not applied.*migrate --mysql/);
+    expect(await store.migrate()).toEqual(['0001_init']);
+    await store.init();
+    const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` ORDER BY step`);
+    expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual(statements.map((_, i) => i).concat(statements.length).slice(0));
+  });
+
+  it('works under a schema name that is a reserved word, through the CLI, and prints its SQL', async () => {
+    const schema = fresh(`order_${freshPrefix('x')}`.slice(0, 40));
+    const out: string[] = [];
+    const io = { out: (line: string) => out.push(line), err: (line: string) => out.push(line) };
+    const url = `mysql://${mysqlConnection.user}:${mysqlConnection.password}@${mysqlConnection.host}:${mysqlConnection.port}/${mysqlConnection.database}`;
+    expect(await cli(['migrate', '--mysql', url, '--schema', schema], io)).toBe(0);
+    expect(out.at(-1)).toMatch(/applied 0001_init/);
+    expect(await cli(['migrate', '--mysql', url, '--schema', schema], io)).toBe(0);
+    expect(out.at(-1)).toMatch(/up to date/);
+    expect(await cli(['sql', '--mysql', '--schema', 'order'], io)).toBe(0);
+    expect(out.at(-1)).toContain('CREATE TABLE IF NOT EXISTS `order_instances`');
+    expect(await cli(['migrate', '--mysql'], io)).toBe(2);
+    const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: 'order' === schema ? schema : schema, migrate: false });
+    await store.init();
+    expect((await store.create(newInstance('x', 'w'))).created).toBe(true);
+  });
+});
+
+describe('lock contention retries', () => {
+  it('repeats work InnoDB rolled back for a deadlock or a lock-wait timeout, and nothing else', async () => {
+    let calls = 0;
+    const flaky = async () => {
+      calls++;
+      if (calls < 3) throw Object.assign(new Error('Deadlock found'), { errno: calls === 1 ? 1213 : 1205 });
+      return 'done';
+    };
+    expect(await retryOnLockContention(flaky)).toBe('done');
+    expect(calls).toBe(3);
+    expect(isLockContention(Object.assign(new Error('dup'), { errno: 1062 }))).toBe(false);
+    await expect(retryOnLockContention(async () => Promise.reject(Object.assign(new Error('dup'), { errno: 1062 })))).rejects.toThrow('dup');
+  });
+});
