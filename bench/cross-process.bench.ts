@@ -1,22 +1,22 @@
-// Cross-process start-to-running latency on PostgreSQL: this process starts instances (its worker is
-// off); another process, whose worker polls every 1 s (the default), runs them. The time from the
-// start() call to the first step running in the other process shows the LISTEN/NOTIFY wake-up: without
-// it, it would average half the poll interval. Run: `npm run bench:latency`.
+// Cross-process start-to-running latency: this process starts instances (its worker is off); another
+// process, whose worker polls every 1 s (the default), runs them. The time from the start() call to the
+// first step running in the other process shows the cross-process wake-up (LISTEN/NOTIFY on PostgreSQL,
+// the adaptive poll on MySQL): without it, it would average half the poll interval.
+// Run: `npm run bench:latency` (PostgreSQL), `BENCH_STORE=mysql npm run bench:latency` (MariaDB/MySQL).
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { WorkflowClient, WorkflowsModule } from '../src/index.js';
-import { PostgresWorkflowStore, fromPg } from '../src/postgres/index.js';
+import { BENCH_STORE, benchStore } from './fixtures/bench-store.js';
 import { LatencyProbe } from './fixtures/latency-workflow.js';
-import { createPool } from '../test/support/postgres.js';
 
 const REPS = Number(process.env.REPS ?? 50);
 const schema = `bench_latency_${Date.now().toString(36)}`;
-const pool = createPool({ max: 4 });
+const { store, end } = benchStore(schema);
 
 @Module({
-  imports: [WorkflowsModule.forRoot({ store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }), worker: false })],
+  imports: [WorkflowsModule.forRoot({ store, worker: false })],
   providers: [LatencyProbe],
 })
 class StarterModule {}
@@ -26,7 +26,7 @@ await app.init(); // migrates the schema before the worker starts
 const client = app.get(WorkflowClient);
 
 const worker = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/fixtures/latency-worker.ts'], {
-  env: { ...process.env, WF_SCHEMA: schema },
+  env: { ...process.env, WF_SCHEMA: schema, BENCH_STORE },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 await new Promise<void>((resolve, reject) => {
@@ -48,7 +48,7 @@ const sorted = [...latencies].sort((a, b) => a - b);
 const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 console.log(
   JSON.stringify({
-    system: '@nestjs/workflows (PostgreSQL), start in one process, run in another',
+    system: `@nestjs/workflows (${BENCH_STORE === 'mysql' ? 'MySQL' : 'PostgreSQL'}), start in one process, run in another`,
     reps: REPS,
     poll_interval_ms: 1000,
     p50_ms: +at(50).toFixed(1),
@@ -60,5 +60,4 @@ console.log(
 worker.kill('SIGTERM');
 await new Promise((resolve) => worker.once('exit', resolve));
 await app.close();
-await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-await pool.end();
+await end({ drop: true });

@@ -1,5 +1,4 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
-import type { MySqlSignals } from './mysql-signals.js';
 import { INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -13,14 +12,13 @@ const CLAIM_ORDER = 'claim_priority, wake_at, created_at, id';
  * `WorkflowStore.claim()` on MySQL, in one transaction: walks `instances_due` in claim order and
  * locks the due rows it takes with `FOR UPDATE SKIP LOCKED` (the index delivers the order, so the
  * walk stops at `limit` and locks nothing more; rows another claim holds are passed over), leases
- * them and reads the last signal id. Under limits, the shared `claimUnderLimits()` with the
+ * them (the store reads the last signal id beside it). Under limits, the shared `claimUnderLimits()` with the
  * workflows' concurrency locks as rows of `<schema>_locks`.
  */
 export class MySqlClaims {
   constructor(
     private readonly tables: MySqlTables,
     private readonly locks: MySqlLocks,
-    private readonly signals: MySqlSignals,
   ) {}
 
   claim(tx: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
@@ -133,7 +131,7 @@ ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
     return rows;
   }
 
-  /** Leases the locked `rows` (in claim order) and returns them as updated, with the last signal id. */
+  /** Leases the locked `rows` (in claim order) and returns them as updated (the store adds the last signal id). */
   private async lease(tx: SqlExecutor, request: WorkflowClaimRequest, rows: SqlRow[]): Promise<WorkflowClaim> {
     const instances: WorkflowInstance[] = [];
     if (rows.length > 0) {
@@ -156,6 +154,6 @@ WHERE id IN (${placeholders(rows.length)})`,
         });
       }
     }
-    return { instances, lastSignalId: await this.signals.lastId(tx) };
+    return { instances, lastSignalId: 0 };
   }
 }

@@ -18,7 +18,7 @@ type Created = { instance: WorkflowInstance; created: boolean };
  */
 export class MySqlCreates {
   private readonly batcher = new StatementBatcher<NewWorkflowInstance, Created>((batch) => this.sendBatch(batch));
-  private readonly insertSql: string;
+  private readonly insertSql: (rows: number) => string;
   private readonly selectSql: (count: number) => string;
 
   constructor(
@@ -26,8 +26,10 @@ export class MySqlCreates {
     tables: MySqlTables,
   ) {
     const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
-    this.insertSql = `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics)
-VALUES (${placeholders(columns.length + 3)}, (SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}), '[]')`;
+    // Each row takes the last signal id as its cursor.
+    const row = `(${placeholders(columns.length + 3)}, (SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}), '[]')`;
+    this.insertSql = (rows) =>
+      `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics) VALUES ${Array.from({ length: rows }, () => row).join(', ')}`;
     this.selectSql = (count) => `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
   }
 
@@ -45,32 +47,58 @@ VALUES (${placeholders(columns.length + 3)}, (SELECT COALESCE(MAX(id), 0) FROM $
   }
 
   private async insert(executor: SqlExecutor, init: NewWorkflowInstance): Promise<boolean> {
-    const leased = init.lease !== undefined;
-    const { rowCount } = await executor.query(this.insertSql, [...newInstanceParams(init), init.now, leased ? 'running' : 'pending', leased ? 1 : 0]);
+    const { rowCount } = await executor.query(this.insertSql(1), this.values(init));
     return rowCount === 1;
+  }
+
+  /** One row's values for `insertSql`. */
+  private values(init: NewWorkflowInstance): unknown[] {
+    const leased = init.lease !== undefined;
+    return [...newInstanceParams(init), init.now, leased ? 'running' : 'pending', leased ? 1 : 0];
   }
 
   private async sendBatch(batch: NewWorkflowInstance[]): Promise<Created[]> {
     if (batch.length === 1) return [await retryOnLockContention(() => this.createWith(this.executor, batch[0]!))];
-    return retryOnLockContention(() =>
+    // One insert per id, the first call's; a repeat (even of the same object) sees it stored.
+    const first = new Map<string, NewWorkflowInstance>();
+    for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
+    const ids = [...first.keys()].sort();
+    const inits = ids.map((id) => first.get(id)!);
+    const created = await retryOnLockContention(() =>
       this.executor.transaction(async (tx) => {
-        // One insert per id, the first call's; a repeat (even of the same object) sees it stored.
-        const first = new Map<string, NewWorkflowInstance>();
-        for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
-        const ids = [...first.keys()].sort();
-        const created = new Set<string>();
-        for (const id of ids) if (await this.insert(tx, first.get(id)!)) created.add(id);
-        const { rows } = await tx.query(this.selectSql(ids.length), ids);
-        const stored = new Map(rows.map((row) => [String(row.id), toInstance(row)]));
-        const answered = new Set<string>();
-        return batch.map((init) => {
-          const instance = stored.get(init.id);
-          if (!instance) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
-          const mine = created.has(init.id) && !answered.has(init.id);
-          answered.add(init.id);
-          return { instance, created: mine };
-        });
+        // Most batches are all new ids: one statement. When some existed, which did is not in the
+        // answer, so that batch is rolled back and inserted row by row.
+        const { rowCount } = await tx.query(this.insertSql(inits.length), inits.flatMap((init) => this.values(init)));
+        if (rowCount !== inits.length) throw SOME_EXISTED;
+        return this.read(tx, ids, new Set(ids));
       }),
-    );
+    ).catch(async (error: unknown) => {
+      if (error !== SOME_EXISTED) throw error;
+      return retryOnLockContention(() =>
+        this.executor.transaction(async (tx) => {
+          const mine = new Set<string>();
+          for (const init of inits) if (await this.insert(tx, init)) mine.add(init.id);
+          return this.read(tx, ids, mine);
+        }),
+      );
+    });
+    const answered = new Set<string>();
+    return batch.map((init) => {
+      const { instance, mine } = created.get(init.id)!;
+      const first = mine && !answered.has(init.id);
+      answered.add(init.id);
+      return { instance, created: first };
+    });
+  }
+
+  /** The stored rows of `ids`, each marked whether this batch created it. */
+  private async read(tx: SqlExecutor, ids: string[], mine: Set<string>): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+    const { rows } = await tx.query(this.selectSql(ids.length), ids);
+    const stored = new Map(rows.map((row) => [String(row.id), { instance: toInstance(row), mine: mine.has(String(row.id)) }]));
+    for (const id of ids) if (!stored.has(id)) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(id)} was neither created nor found.`);
+    return stored;
   }
 }
+
+/** Thrown inside a batch's transaction to roll it back when some of its ids existed already. */
+const SOME_EXISTED = new Error('some ids of the batch existed');

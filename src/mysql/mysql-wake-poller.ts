@@ -10,7 +10,7 @@ export type WakePollInterval = DelayRange;
  * cancel, a retry all set `wake_at` to now): the newest due instance without a lease (its
  * `wake_at` and id, from the end of `instances_wake`). When the marker moves, every listener is
  * called. The interval adapts: short right after a change, backing off while the store is idle,
- * so an idle process costs about ten tiny reads a second. Each process's own starts and signals
+ * so an idle process costs about forty tiny index reads a second. Each process's own starts and signals
  * wake its workers directly; the workers' poll stays the safety net for anything this misses.
  */
 export class MySqlWakePoller {
@@ -23,7 +23,7 @@ export class MySqlWakePoller {
   constructor(
     private readonly executor: SqlExecutor,
     private readonly instances: string,
-    private readonly interval: WakePollInterval = { minDelay: 10, maxDelay: 100 },
+    private readonly interval: WakePollInterval = { minDelay: 5, maxDelay: 25 },
   ) {
     this.delay = interval.minDelay;
   }

@@ -68,13 +68,16 @@ export class MySqlWrites {
           writes.map((write) => write.id),
         );
         const landed = writes.map((write) => rows.get(write.id)?.lease_token === write.token);
-        const journal: JournalRow[] = [];
-        for (const [index, write] of writes.entries()) {
-          if (!landed[index]) continue;
-          await this.updateInstance(tx, write, rows.get(write.id)!, false);
-          journal.push(...write.journal);
-        }
-        await upsertJournal(tx, this.tables.journal, journal);
+        const mine = writes.filter((_, index) => landed[index]);
+        await this.updateInstances(
+          tx,
+          mine.map((write) => ({ id: write.id, changes: this.changes(write, rows.get(write.id)!, false) })),
+        );
+        await upsertJournal(
+          tx,
+          this.tables.journal,
+          mine.flatMap((write) => write.journal),
+        );
         return landed;
       }),
     );
@@ -101,7 +104,7 @@ export class MySqlWrites {
       );
       signalAbove = rows.length > 0;
     }
-    await this.updateInstance(tx, pending, row, signalAbove);
+    await this.updateInstances(tx, [{ id, changes: this.changes(pending, row, signalAbove) }]);
     await upsertJournal(tx, this.tables.journal, pending.journal);
     if (waits.length > 0) {
       const runs = toNumber(row.runs);
@@ -129,28 +132,49 @@ WHERE id IN (${placeholders(unique.length)}) ORDER BY id FOR UPDATE`,
   }
 
   /**
-   * Sets what the write gives, on the locked `row`. On release: the waits, no lease, and `wakeAt`
-   * now when a signal the execution never saw matches a new wait (`signalAbove`) or a cancel waits
-   * for a suspended instance to notice it, else the release's `wakeAt`.
+   * What the write sets, on the locked `row`, as `[column, value]`s. On release: the waits, no
+   * lease, and `wakeAt` now when a signal the execution never saw matches a new wait
+   * (`signalAbove`) or a cancel waits for a suspended instance to notice it, else the release's
+   * `wakeAt`. `updated_at` when anything besides the journal changes.
    */
-  private async updateInstance(tx: SqlExecutor, { id, write, fields }: PendingWrite, row: SqlRow, signalAbove: boolean): Promise<void> {
-    const sets: string[] = [];
-    const params: unknown[] = [];
-    const set = (column: string, value: unknown) => {
-      sets.push(`${column} = ?`);
-      params.push(value);
-    };
-    for (const [column, value] of fields) set(column, value);
+  private changes({ write, fields }: PendingWrite, row: SqlRow, signalAbove: boolean): Array<[string, unknown]> {
+    const changes: Array<[string, unknown]> = [...fields];
     const { release } = write;
     if (release) {
       const status = write.status ?? String(row.status);
       const wakeNow = signalAbove || (toBoolean(row.cancel_requested) && status === 'suspended');
-      set('wait_topics', JSON.stringify(release.waits.map((wait) => signalTopic(wait.name, wait.key))));
-      sets.push('lease_token = NULL', 'lease_until = NULL');
-      set('wake_at', wakeNow ? write.now : release.wakeAt);
+      changes.push(
+        ['wait_topics', JSON.stringify(release.waits.map((wait) => signalTopic(wait.name, wait.key)))],
+        ['lease_token', null],
+        ['lease_until', null],
+        ['wake_at', wakeNow ? write.now : release.wakeAt],
+      );
     }
-    if (sets.length === 0) return;
-    set('updated_at', write.now);
-    await tx.query(`UPDATE ${this.tables.instances} SET ${sets.join(', ')} WHERE id = ?`, [...params, id]);
+    if (changes.length > 0) changes.push(['updated_at', write.now]);
+    return changes;
+  }
+
+  /**
+   * Applies each instance's changes in one statement: per column, a \`CASE id\` over the instances
+   * that set it (the others keep theirs).
+   */
+  private async updateInstances(tx: SqlExecutor, updates: ReadonlyArray<{ id: string; changes: Array<[string, unknown]> }>): Promise<void> {
+    const changed = updates.filter((update) => update.changes.length > 0);
+    if (changed.length === 0) return;
+    const byColumn = new Map<string, Array<[string, unknown]>>();
+    for (const { id, changes } of changed) {
+      for (const [column, value] of changes) {
+        const list = byColumn.get(column) ?? [];
+        list.push([id, value]);
+        byColumn.set(column, list);
+      }
+    }
+    const params: unknown[] = [];
+    const sets = [...byColumn].map(([column, values]) => {
+      for (const pair of values) params.push(...pair);
+      return `${column} = CASE id ${values.map(() => 'WHEN ? THEN ?').join(' ')} ELSE ${column} END`;
+    });
+    params.push(...changed.map((update) => update.id));
+    await tx.query(`UPDATE ${this.tables.instances} SET ${sets.join(', ')} WHERE id IN (${placeholders(changed.length)})`, params);
   }
 }

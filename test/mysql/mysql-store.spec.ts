@@ -90,6 +90,19 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     expect(JSON.stringify((await store.get(s.id('p')))!.input)).toBe(JSON.stringify(input));
   });
 
+  it('creates made together: new ids are created, existing ones returned as stored, repeats answered once', async () => {
+    const { store } = fixture;
+    const s = testScope();
+    await store.create(newInstance(s.id('old'), s.workflow, { input: { first: true } }));
+    const inits = [s.id('a'), s.id('old'), s.id('b'), s.id('a')].map((id) => newInstance(id, s.workflow, { input: { again: id } }));
+    const results = await Promise.all(inits.map((init) => store.create(init)));
+    expect(results.map((r) => r.created)).toEqual([true, false, true, false]);
+    expect(results[1]!.instance.input).toEqual({ first: true });
+    expect(results[3]!.instance.input).toEqual({ again: s.id('a') });
+    const fresh = await Promise.all([s.id('c'), s.id('d')].map((id) => store.create(newInstance(id, s.workflow))));
+    expect(fresh.map((r) => r.created)).toEqual([true, true]);
+  });
+
   it('compares keys byte-wise: ids differing only in case or accents are two instances', async () => {
     const { store } = fixture;
     const s = testScope();

@@ -1,0 +1,189 @@
+// Benchmarks @nestjs/workflows on MySQL / MariaDB, beside the server's own limit measured in the same run:
+//   limit: single-row UPDATE commits per second (autocommit, each client its own row) at 1 and 10 clients,
+//          LIMIT_SECONDS each: what the server's commit path allows this machine.
+//   W1: N instances of a 3-step workflow started at once, one worker process, concurrency 10, until the
+//       database shows all N completed (workflows/s, steps/s).
+//   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
+// Write cost per workflow: commits counted at the store's executor (each transaction, each autocommit
+// INSERT/UPDATE/DELETE), and the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
+// them fewer than commits). Run: `npm run bench:mysql` (MariaDB/MySQL at MYSQL_HOST..., database test).
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import mysql from 'mysql2/promise';
+import { Workflow, WorkflowClient, WorkflowEvents, WorkflowsModule, type WorkflowContext } from '../src/index.js';
+import { MySqlWorkflowStore, fromMysql2, type SqlExecutor } from '../src/mysql/index.js';
+import { createMysqlPool, dropTables, mysqlConnection } from '../test/support/mysql.js';
+
+const N = Number(process.env.N ?? 1000);
+const W2_REPS = Number(process.env.W2_REPS ?? 50);
+const W1_WARMUP = Number(process.env.W1_WARMUP ?? 20);
+const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
+const LIMIT_SECONDS = Number(process.env.LIMIT_SECONDS ?? 5);
+const STEPS = 3;
+const schema = `bench_${Date.now().toString(36)}`;
+
+/** The store's commits: a transaction, or a statement that writes outside one. */
+let commits = 0;
+function counting(executor: SqlExecutor): SqlExecutor {
+  return {
+    async query(sql, params) {
+      const result = await executor.query(sql, params);
+      if (/^\s*(INSERT|UPDATE|DELETE)\b/i.test(sql)) commits++;
+      return result;
+    },
+    transaction(fn) {
+      commits++;
+      return executor.transaction(fn);
+    },
+  };
+}
+
+let lastStepRan: (() => void) | null = null;
+
+@Injectable()
+@Workflow('bench.three-steps')
+class ThreeSteps {
+  async run(ctx: WorkflowContext, i: number) {
+    const outputs = [];
+    for (let step = 1; step <= STEPS; step++) outputs.push(await ctx.step(`step-${step}`, async () => ({ i, step })));
+    lastStepRan?.();
+    return outputs;
+  }
+}
+
+const pool = createMysqlPool({ connectionLimit: CONCURRENCY + 2 });
+const check = await mysql.createConnection(mysqlConnection);
+const status = async (name: string) => {
+  const [rows] = await check.query('SHOW GLOBAL STATUS LIKE ?', [name]);
+  return Number((rows as Array<{ Value: string }>)[0]!.Value);
+};
+
+/** Single-row UPDATE commits per second at `clients` clients, each on its own connection and row. */
+async function commitLimit(clients: number): Promise<number> {
+  const table = `\`${schema}_limit\``;
+  await check.query(`CREATE TABLE IF NOT EXISTS ${table} (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE = InnoDB`);
+  await check.query(`INSERT IGNORE INTO ${table} VALUES ${Array.from({ length: 10 }, (_, i) => `(${i}, 0)`).join(', ')}`);
+  const connections = await Promise.all(Array.from({ length: clients }, () => mysql.createConnection(mysqlConnection)));
+  const end = performance.now() + LIMIT_SECONDS * 1000;
+  let total = 0;
+  const started = performance.now();
+  await Promise.all(
+    connections.map(async (connection, index) => {
+      while (performance.now() < end) {
+        await connection.query(`UPDATE ${table} SET n = n + 1 WHERE id = ?`, [index]);
+        total++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(connections.map((connection) => connection.end()));
+  return total / seconds;
+}
+
+@Module({
+  imports: [
+    WorkflowsModule.forRoot({
+      store: new MySqlWorkflowStore({ executor: counting(fromMysql2(pool)), schema }),
+      worker: { concurrency: CONCURRENCY },
+    }),
+  ],
+  providers: [ThreeSteps],
+})
+class BenchModule {}
+
+const limit1 = await commitLimit(1);
+const limit10 = await commitLimit(10);
+
+const app = await NestFactory.createApplicationContext(BenchModule, { logger: ['error', 'warn'] });
+await app.init();
+const client = app.get(WorkflowClient);
+const events = app.get(WorkflowEvents);
+
+async function completedCount(prefix: string): Promise<number> {
+  const [rows] = await check.query(`SELECT COUNT(*) AS n FROM \`${schema}_instances\` WHERE status = 'completed' AND id LIKE ?`, [`${prefix}%`]);
+  return Number((rows as Array<{ n: number }>)[0]!.n);
+}
+
+async function w1(prefix: string, n: number): Promise<number> {
+  let ran = 0;
+  let done!: () => void;
+  const allRan = new Promise<void>((resolve) => (done = resolve));
+  lastStepRan = () => {
+    if (++ran === n) done();
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: n }, (_, i) => client.start(ThreeSteps, i, { id: `${prefix}${i}` })));
+  await allRan;
+  while ((await completedCount(prefix)) < n) await new Promise((resolve) => setTimeout(resolve, 2));
+  lastStepRan = null;
+  return performance.now() - started;
+}
+
+async function w2Once(id: string): Promise<number> {
+  const completed = new Promise<void>((resolve) => {
+    const subscription = events.subscribe((event) => {
+      if (event.id === id && event.type === 'workflow-completed') {
+        subscription.unsubscribe();
+        resolve();
+      }
+    });
+  });
+  const started = performance.now();
+  await client.start(ThreeSteps, 0, { id });
+  await completed;
+  return performance.now() - started;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+// The worker's writes land just after the instances complete: wait for them before reading counters.
+const quiet = () => new Promise((resolve) => setTimeout(resolve, 500));
+
+await w1('warm-', W1_WARMUP);
+await quiet();
+let commits0 = commits;
+let fsyncs0 = await status('Innodb_data_fsyncs');
+const w1Ms = await w1('w1-', N);
+await quiet();
+const w1Commits = commits - commits0;
+const w1Fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
+
+for (let k = 0; k < W2_WARMUP; k++) await w2Once(`w2-warm-${k}`);
+await quiet();
+commits0 = commits;
+fsyncs0 = await status('Innodb_data_fsyncs');
+const latencies: number[] = [];
+for (let k = 0; k < W2_REPS; k++) latencies.push(await w2Once(`w2-${k}`));
+await quiet();
+const w2Commits = commits - commits0;
+const w2Fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
+
+const [version] = await check.query('SELECT VERSION() AS v');
+const wfPerS = N / (w1Ms / 1000);
+console.log(
+  JSON.stringify({
+    system: `@nestjs/workflows (MySQL store on ${(version as Array<{ v: string }>)[0]!.v})`,
+    limit_update_commits_per_s_1_client: Math.round(limit1),
+    limit_update_commits_per_s_10_clients: Math.round(limit10),
+    w1_workflows_per_s: +wfPerS.toFixed(1),
+    w1_steps_per_s: +(wfPerS * STEPS).toFixed(1),
+    w1_steps_per_s_vs_10_client_limit: +((wfPerS * STEPS) / limit10).toFixed(2),
+    w1_wall_ms: Math.round(w1Ms),
+    w1_commits_per_wf: +(w1Commits / N).toFixed(2),
+    w1_innodb_fsyncs_per_wf: +(w1Fsyncs / N).toFixed(2),
+    w2_p50_ms: +percentile(latencies, 50).toFixed(1),
+    w2_p95_ms: +percentile(latencies, 95).toFixed(1),
+    w2_commits_per_wf: +(w2Commits / W2_REPS).toFixed(2),
+    w2_innodb_fsyncs_per_wf: +(w2Fsyncs / W2_REPS).toFixed(2),
+  }),
+);
+
+await app.close();
+await dropTables(pool, schema);
+await pool.end();
+await check.end();
