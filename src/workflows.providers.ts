@@ -52,9 +52,9 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         allowInMemoryStorage: options.allowInMemoryStorage,
         startup: { retryAttempts: options.retryAttempts, retryDelay: options.retryDelay, log: (message) => logger.warn(message) },
         codecs: await createCodecs(options, moduleRef),
-        onUnreadable: (instance, error) =>
+        onUnreadable: (subject, error) =>
           logger.error(
-            `Instance "${instance.id}" (${instance.workflow}@${instance.version}) holds a payload no configured codec can read; ` +
+            `${subject} holds a payload no configured codec can read; ` +
               `handed back, it is tried again in ${UNREADABLE_RETRY_DELAY / 1000}s. ${error.message}`,
           ),
       });

@@ -1,10 +1,11 @@
 import { WorkflowInterrupt, isWorkflowInterrupt } from '../errors/workflow-interrupt.js';
 import { WorkflowJournalLimitError } from '../errors/workflow-journal-limit.error.js';
 import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
+import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowJournalKind } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowWrite } from '../storage/workflow-store.js';
+import type { NewWorkflowInstance, WorkflowWrite } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { CHILD_ENDED_SIGNAL, ChildSupport, type ChildDeps, type ChildEnded } from './child-support.js';
 import { createWorkflowContext } from './execution-context.js';
@@ -83,17 +84,17 @@ export class WorkflowExecution {
       failure.leaseLost ? this.interrupt('lease-lost') : this.storeFailed(failure.error),
     );
     const host = this.host();
-    const waits = new SignalWaits(host, async (query) => {
-      try {
-        return await deps.storage.signals(query);
-      } catch (error) {
-        // A store failure (or a payload no configured codec can read) is not the workflow's: stop
-        // the execution as a failed write does, instead of throwing into run().
-        this.storeFailed(error);
-        throw new WorkflowInterrupt('store-error');
-      }
-    });
-    this.children = new ChildSupport(host, deps, (name, childId) => waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true));
+    // A store failure (or a payload no configured codec can read) is not the workflow's: stop the
+    // execution as a failed write does, instead of throwing into run().
+    const failed = (error: unknown): never => {
+      this.storeFailed(error);
+      throw new WorkflowInterrupt('store-error');
+    };
+    const waits = new SignalWaits(host, (query) => deps.storage.signals(query).catch(failed));
+    // An existing child whose input can't be decoded, likewise (other creation errors are the workflow's).
+    const createChild = (child: NewWorkflowInstance) =>
+      deps.createChild(child).catch((error: unknown) => (error instanceof WorkflowPayloadError ? failed(error) : Promise.reject(error)));
+    this.children = new ChildSupport(host, { ...deps, createChild }, (name, childId) => waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true));
     this.context = createWorkflowContext(host, {
       compensations: this.compensations,
       waits,

@@ -35,8 +35,11 @@ export const UNREADABLE_RETRY_DELAY = 60_000;
 export interface WorkflowStorageOptions {
   /** The configured codecs; `null`: payloads pass through unencoded. */
   codecs?: PayloadCodecChain | null;
-  /** Told about each claimed instance handed back because a payload could not be decoded. */
-  onUnreadable?(instance: WorkflowInstance, error: WorkflowPayloadError): void;
+  /**
+   * Told about each claimed instance or schedule handed back because a payload could not be
+   * decoded; `subject` names it (`Instance "id" (workflow@1)`, `Schedule "id"`).
+   */
+  onUnreadable?(subject: string, error: WorkflowPayloadError): void;
   /** How startup retries the store's `init()` (see `initStore()`). Default: once, no retry. */
   startup?: StoreStartup;
 }
@@ -191,7 +194,7 @@ export class WorkflowStorage {
       entries: [],
       release: { wakeAt: now + UNREADABLE_RETRY_DELAY, waits: [], signalCursor },
     });
-    this.options.onUnreadable?.(instance, error);
+    this.options.onUnreadable?.(`Instance "${instance.id}" (${instance.workflow}@${instance.version})`, error);
     return landed;
   }
 
@@ -230,8 +233,28 @@ export class WorkflowStorage {
   }
 
   /** Out: the claimed schedules. */
+  /**
+   * Out: the claimed schedules, decoded. One whose input no configured codec can read is released
+   * at once, due again after `UNREADABLE_RETRY_DELAY`, and reported to `onUnreadable`, as for instances.
+   */
   async claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
-    return this.decodeSchedules(await this.store.claimSchedules(request));
+    const records = await this.store.claimSchedules(request);
+    const { encoding } = this;
+    if (!encoding || records.length === 0) return records;
+    const decoded = await Promise.all(
+      records.map(async (record) => {
+        try {
+          return await encoding.schedule(record);
+        } catch (error) {
+          if (!(error instanceof WorkflowPayloadError)) throw error;
+          const { now, token } = request;
+          await this.store.writeSchedule(record.id, token, { now, state: record.state, wakeAt: now + UNREADABLE_RETRY_DELAY, release: true });
+          this.options.onUnreadable?.(`Schedule "${record.id}"`, error);
+          return null;
+        }
+      }),
+    );
+    return decoded.filter((record): record is WorkflowScheduleRecord => record !== null);
   }
 
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {

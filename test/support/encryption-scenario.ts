@@ -73,7 +73,15 @@ export class EncSleep {
   }
 }
 
-export const ENCRYPTION_WORKFLOWS = [EncChild, EncOrder, EncFail, EncWait, EncSleep];
+/** Starts its child (id `<parent id>/child`) and returns the child's output. */
+@Workflow('enc.parent')
+export class EncParent {
+  async run(ctx: WorkflowContext) {
+    return ctx.executeChild('child', EncChild, { secret: `${MARK}-child` });
+  }
+}
+
+export const ENCRYPTION_WORKFLOWS = [EncChild, EncOrder, EncFail, EncWait, EncSleep, EncParent];
 
 export interface EncryptionApp {
   module: TestingModule;

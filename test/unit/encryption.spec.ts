@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { EncSleep, MARK, dumpInMemoryStore, encryptionApp, expectNoPlaintext, runEncryptionScenario, type EncryptionApp } from '../support/encryption-scenario.js';
+import { EncParent, EncSleep, MARK, dumpInMemoryStore, encryptionApp, expectNoPlaintext, runEncryptionScenario, type EncryptionApp } from '../support/encryption-scenario.js';
 
 const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
 const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
@@ -164,5 +164,56 @@ describe('codec options', () => {
     }
     const app = await boot({ codec: EnvCodec });
     expect(app.storage.codecs?.current.id).toBe('env');
+  });
+});
+
+describe('unreadable payloads beyond the claim', () => {
+  it('a child created earlier under a missing key hands the parent back instead of failing it', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    // As if a crashed execution of the parent had created its child under k1 before recording it.
+    const first = await open(store, clock, { codec: k1 });
+    await first.storage.create({
+      id: 'parent/child', workflow: 'enc.child', version: 1, input: { secret: `${MARK}-child` },
+      parentId: 'parent', parentClose: 'cancel', deadline: null, wakeAt: clock.now() + 3_600_000, now: clock.now(),
+    });
+    await first.close();
+    apps.length = 0;
+
+    const without = await open(store, clock, { codec: k2 });
+    await without.client.start(EncParent, null, { id: 'parent' });
+    await without.worker.drain();
+    const parent = await without.client.getStatus('parent', { journal: true });
+    expect(parent.status).toBe('running');
+    expect(parent.error).toBeNull();
+    expect(parent.journal!.find((e) => e.name === 'child')).toBeUndefined();
+    expect((await without.client.getStatus('parent/child')).unreadable).toMatchObject({ codecIds: ['k1'], fields: ['input'] });
+    await without.close();
+    apps.length = 0;
+
+    const restored = await open(store, clock, { codec: [k2, k1] });
+    clock.advance('1h');
+    await restored.worker.drain();
+    expect(await restored.client.getStatus('parent')).toMatchObject({ status: 'completed', output: { got: `${MARK}-child`, extra: `${MARK}-child-output` } });
+  });
+
+  it('a schedule whose input can’t be read is released for later, not handed to the scheduler', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const first = await open(store, clock, { codec: k1 });
+    const now = clock.now();
+    await first.storage.saveSchedule({
+      id: 'nightly', workflow: 'enc.sleep', declared: false, spec: { every: '1d' }, input: { secret: MARK },
+      paused: false, wakeAt: now, state: { n: 1 }, expectRevision: null, releaseLease: false, now,
+    });
+    const claimRequest = (token: string) => ({ owner: 'w', token, now: clock.now(), leaseUntil: clock.now() + 30_000, limit: 10, workflows: ['enc.sleep'] });
+    const without = await open(store, clock, { codec: k2 });
+    expect(await without.storage.claimSchedules(claimRequest('t1'))).toEqual([]);
+    expect(await without.storage.getSchedule('nightly').catch((e: Error) => e.name)).toBe('WorkflowPayloadError');
+    const raw = await store.getSchedule('nightly');
+    expect(raw).toMatchObject({ leaseToken: null, wakeAt: now + 60_000, state: { n: 1 } });
+    clock.advance('1m');
+    const both = await open(store, clock, { codec: [k2, k1] });
+    expect(await both.storage.claimSchedules(claimRequest('t2'))).toMatchObject([{ id: 'nightly', input: { secret: MARK } }]);
   });
 });
