@@ -5,12 +5,14 @@
 // Write cost per workflow: committed transactions (pg_stat_database.xact_commit, which also counts
 // read-only transactions) and WAL COMMIT records (pg_waldump, write transactions only, as the peers
 // report them). Run: `npm run bench` (PostgreSQL at PGHOST/PGPORT, user postgres, database test).
+// CODEC=aes runs the same with payload encryption (`AesGcmPayloadCodec`, a fresh random key).
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { Workflow, WorkflowClient, WorkflowEvents, WorkflowsModule, type WorkflowContext } from '../src/index.js';
+import { AesGcmPayloadCodec, Workflow, WorkflowClient, WorkflowEvents, WorkflowsModule, type WorkflowContext } from '../src/index.js';
 import { PostgresWorkflowStore, fromPg } from '../src/postgres/index.js';
 import { createPool, pgConnection } from '../test/support/postgres.js';
 
@@ -21,6 +23,8 @@ const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
 const STEPS = 3;
 const schema = `bench_${Date.now().toString(36)}`;
+const CODEC = process.env.CODEC ?? 'none';
+if (CODEC !== 'none' && CODEC !== 'aes') throw new Error(`CODEC=${CODEC}: use none or aes.`);
 
 /** The peers' unit of work for every step. */
 async function stepBody(i: number, step: number) {
@@ -49,6 +53,7 @@ await check.connect();
     WorkflowsModule.forRoot({
       store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }),
       worker: { concurrency: CONCURRENCY },
+      ...(CODEC === 'aes' ? { codec: new AesGcmPayloadCodec({ key: randomBytes(32), id: 'bench' }) } : {}),
     }),
   ],
   providers: [ThreeSteps],
@@ -153,7 +158,7 @@ const w2Wal = await walCommits(wal0, await walMark());
 
 const wfPerS = N / (w1Ms / 1000);
 const result = {
-  system: '@nestjs/workflows (PostgreSQL)',
+  system: `@nestjs/workflows (PostgreSQL${CODEC === 'aes' ? ', AesGcmPayloadCodec' : ''})`,
   w1_workflows_per_s: +wfPerS.toFixed(1),
   w1_steps_per_s: +(wfPerS * STEPS).toFixed(1),
   w1_wall_ms: Math.round(w1Ms),
