@@ -3,13 +3,14 @@
 //
 //   nest-workflows migrate --postgres <url> | --mysql <url> [--schema <name>]
 //   nest-workflows sql --postgres | --mysql [--schema <name>]
-//   nest-workflows reencrypt --postgres <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
+//   nest-workflows reencrypt --postgres <url> | --mysql <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
 import { explainConnectionError } from '../postgres/connection-error.js';
 import { fromPg, type PgPoolLike } from '../postgres/from-pg.js';
 import { migratePostgres, postgresMigrationSql } from '../postgres/postgres-migrate.js';
 import { reencryptPostgres } from '../postgres/postgres-reencrypt.js';
-import type { WorkflowReencryptCursor } from '../storage/payload-reencryption.js';
-import { describeProgress, loadCodecs, parseCursor } from './reencrypt-command.js';
+import type { WorkflowReencryptCursor, WorkflowReencryptProgress } from '../storage/payload-reencryption.js';
+import { describeProgress, loadCodecs, parseCursor, reportResult } from './reencrypt-command.js';
+import { reencryptMysql } from '../mysql/mysql-reencrypt.js';
 import { fromMysql2, type Mysql2PoolLike } from '../mysql/from-mysql2.js';
 import { migrateMysql, mysqlMigrationScript } from '../mysql/mysql-migrate.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
@@ -25,7 +26,7 @@ const USAGE = `Usage:
       and records them; a run stopped halfway resumes.
   nest-workflows sql --postgres | --mysql [--schema <name>]
       Prints every migration as one SQL script, for your own migration tool.
-  nest-workflows reencrypt --postgres <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
+  nest-workflows reencrypt --postgres <url> | --mysql <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
       After a key rotation: rewrites every stored payload not under the current codec (the first
       of the list <file> exports) with it, in batches, safely beside running workers. Prints
       progress; exits 0 once nothing is left under an older codec (remove those from your codec
@@ -98,14 +99,13 @@ function parse(argv: readonly string[]): Command {
       throw new UsageError(`Unknown option ${JSON.stringify(rest[i])}.`);
     }
   }
-  if (command.database === undefined) throw new UsageError(`${name} needs a database: --postgres${name === 'reencrypt' ? '' : ' or --mysql'}.`);
-  if (name === 'reencrypt' && command.database === 'mysql') throw new UsageError('reencrypt runs on PostgreSQL only in this version: give --postgres.');
+  if (command.database === undefined) throw new UsageError(`${name} needs a database: --postgres or --mysql.`);
   if (name === 'reencrypt' && command.codecs === undefined) throw new UsageError('reencrypt needs the codecs: --codecs <file>.');
   if (name === 'sql' && command.url !== undefined) {
     throw new UsageError(`sql prints the SQL without connecting: give --${command.database} without a URL.`);
   }
-  if (name === 'migrate' && command.database === 'mysql' && command.url === undefined) {
-    throw new UsageError('migrate --mysql needs the database URL: --mysql mysql://user:password@host:3306/database.');
+  if (name !== 'sql' && command.database === 'mysql' && command.url === undefined) {
+    throw new UsageError(`${name} --mysql needs the database URL: --mysql mysql://user:password@host:3306/database.`);
   }
   return command;
 }
@@ -194,27 +194,30 @@ async function migrateMysqlDatabase(command: Command, out: (line: string) => voi
 }
 
 async function reencrypt(command: Command, out: (line: string) => void): Promise<number> {
-  postgresMigrationSql(command.schema);
+  const mysql = command.database === 'mysql';
+  // Validate the schema before connecting, so a typo fails fast.
+  if (mysql) mysqlMigrationScript(command.schema);
+  else postgresMigrationSql(command.schema);
   const codecs = await loadCodecs(command.codecs!);
+  const options = { batchSize: command.batchSize, resumeFrom: command.resume, onProgress: (progress: WorkflowReencryptProgress) => out(describeProgress(progress)) };
+  if (mysql) {
+    const { createPool } = await loadMysql2();
+    const pool = createPool({ uri: command.url, connectionLimit: 4 });
+    try {
+      const result = await reencryptMysql(fromMysql2(pool), command.schema, codecs, options);
+      return reportResult(result, codecs[0]!.id, `tables "${command.schema}_*"`, out);
+    } finally {
+      await pool.end();
+    }
+  }
   const { Pool } = await loadPg();
   const pool = new Pool(command.url === undefined ? { max: 4 } : { connectionString: command.url, max: 4 });
+  pool.on('error', () => undefined);
   try {
-    const result = await reencryptPostgres(fromPg(pool), command.schema, codecs, {
-      batchSize: command.batchSize,
-      resumeFrom: command.resume,
-      onProgress: (progress) => out(describeProgress(progress)),
-    }).catch((error: unknown) => {
+    const result = await reencryptPostgres(fromPg(pool), command.schema, codecs, options).catch((error: unknown) => {
       throw explainConnectionError(error, command.schema);
     });
-    if (result.remaining === 0) {
-      out(`Done: every payload in schema "${command.schema}" is under codec "${codecs[0]!.id}". The codecs after it can be removed from the list.`);
-      return 0;
-    }
-    out(
-      `Not done: ${result.remaining} payloads are not under codec "${codecs[0]!.id}" ` +
-        `(${result.unreadable} could not be read by any codec in the list: add the codec that wrote them; the rest kept changing: run it again). Keep the older codecs.`,
-    );
-    return 1;
+    return reportResult(result, codecs[0]!.id, `schema "${command.schema}"`, out);
   } finally {
     await pool.end();
   }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { WorkflowPayloadCodec } from '../codec/workflow-payload-codec.js';
-import type { WorkflowReencryptCursor, WorkflowReencryptProgress } from '../storage/payload-reencryption.js';
+import type { WorkflowReencryptCursor, WorkflowReencryptProgress, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
 
 /**
  * The codecs of `nest-workflows reencrypt --codecs <file>`: a module whose default export (or
@@ -51,4 +51,17 @@ export function describeProgress(progress: WorkflowReencryptProgress): string {
     `rewrote ${progress.rewritten} payloads (${progress.changed} changed meanwhile, ${progress.unreadable} unreadable). ` +
     `Resume with --resume '${JSON.stringify(progress.cursor)}'`
   );
+}
+
+/** The closing line for `result`, printed with `out`; resolves to the exit code (0: nothing left under an older codec). */
+export function reportResult(result: WorkflowReencryptResult, current: string, where: string, out: (line: string) => void): number {
+  if (result.remaining === 0) {
+    out(`Done: every payload in ${where} is under codec "${current}". The codecs after it can be removed from the list.`);
+    return 0;
+  }
+  out(
+    `Not done: ${result.remaining} payloads are not under codec "${current}" ` +
+      `(${result.unreadable} could not be read by any codec in the list: add the codec that wrote them; the rest kept changing: run it again). Keep the older codecs.`,
+  );
+  return 1;
 }
