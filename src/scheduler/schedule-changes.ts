@@ -17,9 +17,10 @@ export async function changeSchedule(
   storage: ScheduleChangeStorage,
   id: string,
   change: (current: WorkflowScheduleRecord | null) => WorkflowScheduleSave | null,
+  read: { readable?: boolean } = {},
 ): Promise<WorkflowScheduleRecord | null> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const current = await storage.getSchedule(id);
+    const current = await storage.getSchedule(id, read);
     const save = change(current);
     if (save === null) return current;
     const saved = await storage.saveSchedule(save);

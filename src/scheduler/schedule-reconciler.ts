@@ -59,7 +59,9 @@ export async function reconcileSchedules(
         );
       }
       const stored = storedSpec(current);
-      if (stored && current.workflow === schedule.workflow && sameJson(stored, schedule.spec) && sameJson(current.input, schedule.input)) return null;
+      // An input no configured codec can read (its key removed) is replaced by the declared one, from the code.
+      const sameInput = !current.unreadable && sameJson(current.input, schedule.input);
+      if (stored && current.workflow === schedule.workflow && sameJson(stored, schedule.spec) && sameInput) return null;
       outcome = 'changed';
       const state = readScheduleState(current.state, now);
       // A new cadence counts from now: the old one's occurrences are not owed.
@@ -69,7 +71,7 @@ export async function reconcileSchedules(
       // Resuming restarts the cadence from now, as WorkflowSchedules.resume() does.
       if (current.paused && !paused) state.cursor = now;
       return scheduleSave({ ...schedule, paused, declared: true, state, expectRevision: current.revision, now });
-    });
+    }, { readable: true });
     if (outcome) result[outcome === 'added' ? 'added' : 'changed'].push(schedule.id);
   }
   const wanted = new Set(declared.map((s) => s.id));
@@ -77,7 +79,7 @@ export async function reconcileSchedules(
     for (const stale of await allDeclared(storage, workflow)) {
       if (wanted.has(stale.id)) continue;
       if (await storage.deleteSchedule(stale.id, stale.revision)) result.removed.push(stale.id);
-      else if ((await storage.getSchedule(stale.id))?.declared) {
+      else if ((await storage.getSchedule(stale.id, { readable: true }))?.declared) {
         // It changed under us (a scheduler recorded an occurrence): delete whatever it is now.
         if (await storage.deleteSchedule(stale.id)) result.removed.push(stale.id);
       }
@@ -97,7 +99,7 @@ function storedSpec(record: WorkflowScheduleRecord): ScheduleSpec | null {
 async function allDeclared(storage: ReconcileStorage, workflow: string): Promise<WorkflowScheduleRecord[]> {
   const found: WorkflowScheduleRecord[] = [];
   for (let offset = 0; ; offset += 500) {
-    const page = await storage.listSchedules({ workflow, declared: true, limit: 500, offset });
+    const page = await storage.listSchedules({ workflow, declared: true, limit: 500, offset }, { readable: true });
     found.push(...page);
     if (page.length < 500) return found;
   }

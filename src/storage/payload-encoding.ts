@@ -110,6 +110,16 @@ export class PayloadEncoding {
     return { ...record, input: await this.chain.decode(record.input) };
   }
 
+  /** A schedule for a reader that copes: an input no codec can read is `undefined`, with `unreadable` saying why. */
+  async readableSchedule(record: WorkflowScheduleRecord): Promise<WorkflowScheduleRecord> {
+    try {
+      return await this.schedule(record);
+    } catch (error) {
+      if (!(error instanceof WorkflowPayloadError)) throw error;
+      return { ...record, input: undefined, unreadable: { reason: error.message, codecIds: [error.codecId], fields: ['input'] } };
+    }
+  }
+
   private readonly strict: Decode = (stored) => this.chain.decode(stored);
 
   private async decodeInstance<T extends WorkflowInstance>(instance: T, decode: Decode): Promise<T> {

@@ -217,15 +217,23 @@ export class WorkflowStorage {
     return saved && { ...saved, input: schedule.input };
   }
 
-  /** Out: the schedule. */
-  async getSchedule(id: string): Promise<WorkflowScheduleRecord | null> {
+  /** Out: the schedule (`readable`: as `listSchedules()`). */
+  async getSchedule(id: string, options: { readable?: boolean } = {}): Promise<WorkflowScheduleRecord | null> {
     const record = await this.store.getSchedule(id);
-    return record && this.encoding ? this.encoding.schedule(record) : record;
+    if (!record || !this.encoding) return record;
+    return options.readable ? this.encoding.readableSchedule(record) : this.encoding.schedule(record);
   }
 
-  /** Out: one page of schedules. */
-  async listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
-    return this.decodeSchedules(await this.store.listSchedules(query));
+  /**
+   * Out: one page of schedules. An input no configured codec can read throws `WorkflowPayloadError`;
+   * with `readable: true` (for a caller that never saves the input back) it reads as `undefined`
+   * and `unreadable` says why.
+   */
+  async listSchedules(query: WorkflowScheduleQuery, options: { readable?: boolean } = {}): Promise<WorkflowScheduleRecord[]> {
+    const records = await this.store.listSchedules(query);
+    const { encoding } = this;
+    if (!options.readable || !encoding) return this.decodeSchedules(records);
+    return Promise.all(records.map((record) => encoding.readableSchedule(record)));
   }
 
   deleteSchedule(id: string, revision?: number): Promise<boolean> {

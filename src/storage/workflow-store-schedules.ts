@@ -1,4 +1,5 @@
 // What the schedule calls of `WorkflowStore` take and return.
+import type { WorkflowUnreadablePayloads } from './workflow-instance.js';
 import type { WorkflowLease } from './workflow-lease.js';
 
 export interface WorkflowScheduleRecord {
@@ -9,6 +10,8 @@ export interface WorkflowScheduleRecord {
   /** The engine's JSON, stored as is. */
   spec: unknown;
   input: unknown;
+  /** Only on a read asked to be `readable`: the input no configured codec could decode (it reads as `undefined`), and why. */
+  unreadable?: WorkflowUnreadablePayloads;
   paused: boolean;
   wakeAt: number | null;
   /** The engine's JSON bookkeeping, stored as is. */

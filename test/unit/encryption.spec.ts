@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec, InMemoryWorkflowStore } from '../../src/index.js';
+import { AesGcmPayloadCodec, InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import { EncParent, EncSleep, MARK, dumpInMemoryStore, encryptionApp, expectNoPlaintext, runEncryptionScenario, type EncryptionApp } from '../support/encryption-scenario.js';
 
@@ -215,5 +215,40 @@ describe('unreadable payloads beyond the claim', () => {
     clock.advance('1m');
     const both = await open(store, clock, { codec: [k2, k1] });
     expect(await both.storage.claimSchedules(claimRequest('t2'))).toMatchObject([{ id: 'nightly', input: { secret: MARK } }]);
+  });
+});
+
+@Workflow('enc.declared', { schedules: [{ id: 'declared-nightly', every: '1d', input: { report: `${MARK}-declared` } }] })
+class EncDeclared {
+  async run(_ctx: WorkflowContext, input: unknown) {
+    return input;
+  }
+}
+
+describe('declared schedules under a removed key', () => {
+  it('startup does not fail: the declared schedule, from the code, replaces what no codec can read; run-time reads still refuse', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const first = await encryptionApp(store, clock, { codec: k1 }, [EncDeclared]);
+    expect(String((await store.getSchedule('declared-nightly'))!.input)).toMatch(/^\$wfc1:k1:/);
+    await first.close();
+
+    const second = await encryptionApp(store, clock, { codec: k2 }, [EncDeclared]);
+    apps.push(second);
+    expect(String((await store.getSchedule('declared-nightly'))!.input)).toMatch(/^\$wfc1:k2:/);
+    expect((await second.storage.getSchedule('declared-nightly'))?.input).toEqual({ report: `${MARK}-declared` });
+    clock.advance('1d');
+    await second.worker.drain();
+    expect((await second.client.list({ scheduleId: 'declared-nightly' }))[0]).toMatchObject({ status: 'completed', output: { report: `${MARK}-declared` } });
+
+    // A run-time schedule under the removed key: reading it for a change refuses, and nothing is lost.
+    await second.storage.saveSchedule({
+      id: 'runtime', workflow: 'enc.declared', declared: false, spec: { every: 86_400_000 }, input: { x: 1 },
+      paused: false, wakeAt: null, state: {}, expectRevision: null, releaseLease: false, now: clock.now(),
+    });
+    const stored = await store.getSchedule('runtime');
+    await store.saveSchedule({ ...stored!, input: String(stored!.input).replace('$wfc1:k2:', '$wfc1:k1:'), expectRevision: stored!.revision, releaseLease: false, now: clock.now() });
+    await expect(second.storage.getSchedule('runtime')).rejects.toThrow(/codec "k1", which is not configured/);
+    expect(await second.storage.getSchedule('runtime', { readable: true })).toMatchObject({ input: undefined, unreadable: { codecIds: ['k1'], fields: ['input'] } });
   });
 });
