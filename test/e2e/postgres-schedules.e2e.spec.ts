@@ -1,106 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type pg from 'pg';
+import { describe } from 'vitest';
 import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
 import { createPool, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import { schedulesScenario } from './schedules-scenario.js';
 
 const available = await requirePostgres('schedules e2e');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface SchedulerProcess {
-  child: ChildProcess;
-  /** The instances this process created from the schedule, in order. */
-  fired: string[];
-}
 
 describe.skipIf(!available)('an every-second schedule served by two processes on one PostgreSQL schema', () => {
-  let pool: pg.Pool;
-  let store: PostgresWorkflowStore;
   const schema = freshSchemaName('e2e_sched');
-  const processes: SchedulerProcess[] = [];
-
-  beforeAll(async () => {
-    pool = createPool({ max: 2 });
-    store = new PostgresWorkflowStore({ executor: fromPg(pool), schema });
-    await store.init();
+  schedulesScenario({
+    kind: 'postgres',
+    schema,
+    async open() {
+      const pool = createPool({ max: 2 });
+      const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema });
+      await store.init();
+      return {
+        store,
+        async close() {
+          await store.close();
+          await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+          await pool.end();
+        },
+      };
+    },
   });
-
-  afterAll(async () => {
-    for (const { child } of processes) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await store?.close();
-    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await pool?.end();
-  });
-
-  function start(): Promise<SchedulerProcess> {
-    const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/pg-scheduler.ts'], {
-      env: { ...process.env, WF_SCHEMA: schema },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const started: SchedulerProcess = { child, fired: [] };
-    processes.push(started);
-    let buffered = '';
-    return new Promise((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`scheduler process exited early with ${code}`)));
-      child.stdout!.on('data', (data: Buffer) => {
-        buffered += data.toString();
-        const lines = buffered.split('\n');
-        buffered = lines.pop()!;
-        for (const line of lines) {
-          if (line === 'ready') resolve(started);
-          else if (line.startsWith('fired ')) started.fired.push(line.slice('fired '.length));
-        }
-      });
-    });
-  }
-
-  const holder = async () => (await store.getSchedule('tick'))?.leaseOwner ?? null;
-  const seconds = (ids: string[]) => ids.map((id) => Date.parse(id.slice('tick@'.length)));
-
-  it('starts each occurrence exactly once over 20 s, and the survivor takes over the lease of a killed process', async () => {
-    const [a, b] = await Promise.all([start(), start()]);
-    await sleep(10_000);
-    // Kill whichever process holds the schedule's lease now (the one serving it).
-    const owner = await holder();
-    const doomed = [a, b].find((p) => owner === `e2e-${p.child.pid}`);
-    expect(doomed, `the schedule's lease owner ${owner} is one of the two processes`).toBeDefined();
-    const survivor = doomed === a ? b : a;
-    const firedBeforeKill = doomed!.fired.length;
-    expect(firedBeforeKill).toBeGreaterThan(5);
-    doomed!.child.kill('SIGKILL');
-    await once(doomed!.child, 'exit');
-    const killedAt = Date.now();
-    await sleep(10_000);
-    expect(await holder()).toBe(`e2e-${survivor.child.pid}`);
-    survivor.child.kill('SIGTERM');
-    await once(survivor.child, 'exit');
-    // The survivor handed the schedule back when it shut down.
-    expect(await store.getSchedule('tick')).toMatchObject({ leaseToken: null, leaseUntil: null });
-
-    const runs = (await store.list({ scheduleId: 'tick', limit: 1000, offset: 0 })).map((i) => i.id).sort();
-    const times = seconds(runs);
-    // Every second from the first occurrence to the last has its instance: none missed, none twice.
-    expect(runs.length).toBeGreaterThanOrEqual(18);
-    expect(doomed!.fired.length + survivor.fired.length).toBe(runs.length);
-    expect(new Set(runs).size).toBe(runs.length);
-    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1_000);
-    // Exactly one process created each of them.
-    const fired = [...doomed!.fired, ...survivor.fired];
-    expect(fired.length).toBe(new Set(fired).size);
-    expect(new Set(fired)).toEqual(new Set(runs));
-    // After the kill (once its lease lapsed) the survivor started every occurrence, catching up the
-    // seconds the dead process held the lease for: late by less than a minute, they were on time.
-    const afterKill = runs.filter((id) => Date.parse(id.slice('tick@'.length)) > killedAt);
-    expect(afterKill.length).toBeGreaterThan(5);
-    for (const id of afterKill) expect(survivor.fired).toContain(id);
-    // Every run completes (those the dead process held run again when their leases lapse).
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const unfinished = await store.list({ scheduleId: 'tick', status: ['pending', 'running', 'suspended'], limit: 1000, offset: 0 });
-      if (unfinished.length === 0) break;
-      if (Date.now() > deadline) throw new Error(`${unfinished.length} scheduled runs did not complete`);
-      await sleep(200);
-    }
-  }, 90_000);
 });
