@@ -1,5 +1,6 @@
 import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
 import { selectClaims } from './claim-selection.js';
+import { ClaimableInstances } from './in-memory-claimable.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
@@ -79,6 +80,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   /** Rate windows by workflow and rate-limit key (`null`: the workflow's own). */
   private readonly windows = new Map<string, RateWindow>();
   private readonly schedules = new InMemorySchedules();
+  /** The unfinished instances, which is all a claim looks at. */
+  private readonly claimable = new ClaimableInstances();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     INPUT.newInstance(init);
@@ -115,6 +118,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       updatedAt: init.now,
     };
     this.instances.set(instance.id, { instance, waits: [], journal: new Map() });
+    this.claimable.add(instance);
     return { instance: copy(instance), created: true };
   }
 
@@ -156,6 +160,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     if (instance.status !== reopen.expect.status || instance.runs !== reopen.expect.runs) return false;
     upsertEntries(stored, entries);
     instance.status = reopen.status;
+    this.claimable.add(instance);
     instance.error = error;
     if (reopen.deadline !== undefined) instance.deadline = reopen.deadline;
     instance.cancelRequested = false;
@@ -172,6 +177,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
     const stored = this.instances.get(id);
     if (!stored || !statuses.includes(stored.instance.status)) return false;
+    this.claimable.remove(stored.instance);
     return this.instances.delete(id);
   }
 
@@ -220,16 +226,11 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     for (const { name, version } of request.workflows) {
       versions.set(name, (versions.get(name) ?? new Set()).add(version));
     }
-    const due: WorkflowInstance[] = [];
-    for (const { instance } of this.instances.values()) {
-      if (!TERMINABLE.has(instance.status) || instance.wakeAt === null || instance.wakeAt > now) continue;
-      if (hasLiveLease(instance, now) || !versions.get(instance.workflow)?.has(instance.version)) continue;
-      due.push(instance);
-    }
-    due.sort(
-      (a, b) =>
-        a.priority - b.priority || a.wakeAt! - b.wakeAt! || a.createdAt - b.createdAt || compare(a.id, b.id),
-    );
+    // Without limits the selection takes the first `limit` in claim order: only those are sorted out.
+    const unlimited = !request.limits?.length && !request.rateLimits?.length;
+    const accepts = (instance: WorkflowInstance) =>
+      !hasLiveLease(instance, now) && versions.get(instance.workflow)?.has(instance.version) === true;
+    const due = this.claimable.due(now, accepts, unlimited ? request.limit : undefined);
 
     const { selected, windows } = selectClaims(due, request.limit, request, {
       leased: (workflow, key) => this.countLeased(workflow, key, now),
@@ -284,6 +285,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     let changed = false;
     if (write.status !== undefined) {
       instance.status = write.status;
+      this.claimable.add(instance);
       changed = true;
     }
     if (output !== undefined) {
@@ -377,7 +379,6 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 function upsertEntries(stored: StoredInstance, entries: readonly WorkflowJournalEntry[]): void {
   for (const entry of entries) stored.journal.set(entry.name, entry);
 }
-
 
 /** Due now, unless it already is (an earlier `wakeAt` stays: it is the more overdue one). */
 function makeDue(instance: WorkflowInstance, now: number): void {
