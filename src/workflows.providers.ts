@@ -88,6 +88,7 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         onStoreError: (error, during) => outage.failed(error, during),
         logFailures: options.logFailures,
         emit: (event) => events.emit(event),
+        observed: () => events.observed,
         kick: () => wakeUps.kick(),
       }),
     inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowWakeUps, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS],

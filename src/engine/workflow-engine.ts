@@ -59,6 +59,8 @@ export interface EngineOptions {
   /** Log each instance that ends `failed` or `compensation_failed` at warn. Default true. */
   logFailures?: boolean;
   emit(event: WorkflowEventBody & { id: string; workflow: string; version: number; at: number }): void;
+  /** Whether anything listens to `emit()` now; when it says no, no event is built. Default: always. */
+  observed?(): boolean;
   /** Look for due work now (a child was started, a cancel was accepted). */
   kick(): void;
 }
@@ -361,7 +363,10 @@ export class WorkflowEngine {
   }
 
   private emit(instance: WorkflowInstance, body: WorkflowEventBody): void {
-    this.options.emit({ ...body, id: instance.id, workflow: instance.workflow, version: instance.version, at: this.options.clock.now() } as never);
+    if (this.options.observed?.() === false) return;
+    // `Object.assign` copies the bodies' several shapes faster than a spread does.
+    const where = { id: instance.id, workflow: instance.workflow, version: instance.version, at: this.options.clock.now() };
+    this.options.emit(Object.assign({}, body, where) as never);
   }
 }
 

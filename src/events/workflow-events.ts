@@ -28,6 +28,11 @@ export class WorkflowEvents extends Observable<WorkflowEvent> {
     }
   }
 
+  /** @internal Whether anything subscribes now (the engine builds no event when nothing does). */
+  get observed(): boolean {
+    return this.subject.observed;
+  }
+
   /** @internal Completes the stream (application shutdown). */
   complete(): void {
     this.subject.complete();
