@@ -33,11 +33,14 @@ export class ClaimableInstances {
         this.live.delete(instance);
         continue;
       }
-      if (instance.wakeAt === null || instance.wakeAt > now || !accepts(instance)) continue;
+      if (instance.wakeAt === null || instance.wakeAt > now) continue;
+      // With `top` already found, one comparison passes over most candidates before `accepts` runs.
+      const full = top !== undefined && found.length === top;
+      if (full && claimOrder(instance, found[top - 1]!) >= 0) continue;
+      if (!accepts(instance)) continue;
       if (top === undefined) found.push(instance);
-      else if (found.length < top) insertSorted(found, instance);
-      else if (claimOrder(instance, found[top - 1]!) < 0) {
-        found.pop();
+      else {
+        if (full) found.pop();
         insertSorted(found, instance);
       }
     }

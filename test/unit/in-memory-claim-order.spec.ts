@@ -54,7 +54,7 @@ describe('InMemoryWorkflowStore claims', () => {
     await settle(store, newInstance('again', 'w'), 'completed');
     expect((await store.claim(claimRequest('w', { now: T + 10 }))).instances).toEqual([]);
 
-    const reopened = await store.reopen('again', { expect: { status: 'completed', runs: 1 }, status: 'running', error: null, entries: [], now: T + 20 });
+    const reopened = await store.reopen('again', { expect: { status: 'completed', runs: 1 }, status: 'pending', error: null, entries: [], now: T + 20 });
     expect(reopened).toBe(true);
     expect((await store.claim(claimRequest('w', { now: T + 20 }))).instances.map((instance) => instance.id)).toEqual(['again']);
   });
