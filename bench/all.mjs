@@ -1,0 +1,135 @@
+// Every benchmark in one run, printed as one table with the limits beside the figures: PostgreSQL's
+// own limit (pgbench, one single-row UPDATE per transaction, at 1 and 10 clients) measured first in
+// the same run, then W1/W2 (bench/postgres.bench.ts), the cross-process start-to-running latency,
+// MariaDB/MySQL with its own limit (bench/mysql.bench.ts), the in-memory drain() and the engine's
+// CPU per workflow. Run: `npm run bench:all` (about 5 minutes). PGBENCH_SECONDS (default 10) sets
+// each pgbench run's length; SKIP_MYSQL=1 leaves MariaDB out. The pgbench tables live in a database
+// of their own, `workflows_pgbench` (created when missing), never in the tests' database.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PGBENCH_SECONDS = Number(process.env.PGBENCH_SECONDS ?? 10);
+const PGBENCH_DB = 'workflows_pgbench';
+const BIN = process.env.PG_BINDIR ?? '/usr/lib/postgresql/15/bin';
+const pgEnv = {
+  ...process.env,
+  PGHOST: process.env.PGHOST ?? '127.0.0.1',
+  PGPORT: process.env.PGPORT ?? '5432',
+  PGUSER: process.env.PGUSER ?? 'postgres',
+};
+
+function say(message) {
+  process.stderr.write(`[bench:all ${new Date().toISOString().slice(11, 19)} load ${loadavg()[0].toFixed(1)}] ${message}\n`);
+}
+
+function run(command, args, env = process.env) {
+  const result = spawnSync(command, args, { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}:\n${result.stdout}`);
+  return result.stdout;
+}
+
+/** Runs one bench/*.bench.ts and returns the JSON object on its last line of output. */
+function bench(file, env = {}) {
+  say(`${file}`);
+  const out = run(process.execPath, ['--import', './scripts/register-ts.mjs', `bench/${file}`], { ...process.env, ...env });
+  const line = out.trim().split('\n').reverse().find((text) => text.startsWith('{'));
+  if (!line) throw new Error(`bench/${file} printed no JSON result:\n${out}`);
+  return JSON.parse(line);
+}
+
+function psql(database, sql) {
+  return run('psql', ['-X', '-Atq', '-v', 'ON_ERROR_STOP=1', '-d', database, '-c', sql], pgEnv).trim();
+}
+
+/** pgbench's one-statement transactions at `clients`: { tps, latencyMs } over PGBENCH_SECONDS. */
+function pgbench(clients, seconds = PGBENCH_SECONDS) {
+  const jobs = String(Math.min(clients, 2));
+  const out = run(pgbenchBin(), ['-n', '-f', 'bench/pgbench-update1.sql', '-c', String(clients), '-j', jobs, '-T', String(seconds), PGBENCH_DB], pgEnv);
+  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
+  const latencyMs = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1]);
+  if (!Number.isFinite(tps) || !Number.isFinite(latencyMs)) throw new Error(`pgbench printed no tps or latency:\n${out}`);
+  return { tps, latencyMs };
+}
+
+function pgbenchBin() {
+  try {
+    execFileSync(`${BIN}/pgbench`, ['--version'], { stdio: 'ignore' });
+    return `${BIN}/pgbench`;
+  } catch {
+    return 'pgbench';
+  }
+}
+
+const startedAt = new Date();
+const machine = `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const loads = [loadavg()[0]];
+
+say(`pgbench limit (${PGBENCH_SECONDS} s per run, database ${PGBENCH_DB})`);
+if (psql('postgres', `SELECT count(*) FROM pg_database WHERE datname = '${PGBENCH_DB}'`) === '0') psql('postgres', `CREATE DATABASE ${PGBENCH_DB}`);
+run(pgbenchBin(), ['-i', '-s', '1', '-q', PGBENCH_DB], pgEnv);
+psql(PGBENCH_DB, 'VACUUM ANALYZE pgbench_accounts');
+const pgVersion = psql(PGBENCH_DB, 'SHOW server_version');
+const syncCommit = psql(PGBENCH_DB, 'SHOW synchronous_commit');
+pgbench(10, 5); // warm-up, unmeasured: every page has had its first write after the checkpoint
+const pg1 = pgbench(1);
+const pg10 = pgbench(10);
+loads.push(loadavg()[0]);
+
+const pg = bench('postgres.bench.ts');
+loads.push(loadavg()[0]);
+const latency = bench('cross-process.bench.ts');
+const mysql = process.env.SKIP_MYSQL ? null : bench('mysql.bench.ts');
+loads.push(loadavg()[0]);
+const drain = bench('drain.bench.ts');
+const engine = bench('engine-cpu.bench.ts');
+loads.push(loadavg()[0]);
+
+const N = 1000;
+const fsyncFloor = 4 * pg1.latencyMs;
+const mysqlFloor = mysql ? 4 * (1000 / mysql.limit_update_commits_per_s_1_client) : null;
+const fixed = (value, digits = 1) => (value === null || value === undefined ? 'n/a' : Number(value).toFixed(digits));
+const ratio = (value) => `${value.toFixed(2)}x`;
+const met = (ok) => (ok ? 'yes' : '**no**');
+
+const rows = [
+  ['PostgreSQL limit: pgbench 1-statement tx, 1 client', `${fixed(pg1.tps, 0)} TPS, ${fixed(pg1.latencyMs, 2)} ms`, '', '', ''],
+  ['PostgreSQL limit: pgbench 1-statement tx, 10 clients', `${fixed(pg10.tps, 0)} TPS, ${fixed(pg10.latencyMs, 2)} ms`, '', '', ''],
+  ['W1 steps/s (1000 x 3 steps, concurrency 10)', fixed(pg.w1_steps_per_s), `${fixed(pg10.tps, 0)} (10-client TPS)`, ratio(pg.w1_steps_per_s / pg10.tps), `>= 1.00x: ${met(pg.w1_steps_per_s >= pg10.tps)}`],
+  ['W1 Node CPU ms per workflow', fixed(pg.w1_node_cpu_ms / N, 3), '', '', ''],
+  ['W1 commits per workflow (WAL)', fixed(pg.w1_wal_commits_per_wf, 2), '', '', 'not above 0.41'],
+  ['W2 p50 ms (one 3-step workflow, start to end)', fixed(pg.w2_p50_ms), `${fixed(fsyncFloor, 2)} (4 x 1-client latency)`, ratio(pg.w2_p50_ms / fsyncFloor), `<= 2.00x: ${met(pg.w2_p50_ms <= 2 * fsyncFloor)}`],
+  ['W2 p95 ms', fixed(pg.w2_p95_ms), '', ratio(pg.w2_p95_ms / fsyncFloor), ''],
+  ['W2 commits per workflow (WAL)', fixed(pg.w2_wal_commits_per_wf, 2), '', '', 'not above 4'],
+  ['cross-process start-to-running p50 ms (NOTIFY)', fixed(latency.p50_ms), '', '', `<= 3 ms: ${met(latency.p50_ms <= 3)}`],
+  ['cross-process start-to-running p95 ms', fixed(latency.p95_ms), '', '', ''],
+];
+if (mysql) {
+  rows.push(
+    ['MariaDB limit: 1-row UPDATE commits/s, 1 / 10 clients', `${mysql.limit_update_commits_per_s_1_client} / ${mysql.limit_update_commits_per_s_10_clients}`, '', '', ''],
+    ['MariaDB W1 steps/s', fixed(mysql.w1_steps_per_s), `${mysql.limit_update_commits_per_s_10_clients} (10 clients)`, ratio(mysql.w1_steps_per_s / mysql.limit_update_commits_per_s_10_clients), `>= 1.00x: ${met(mysql.w1_steps_per_s >= mysql.limit_update_commits_per_s_10_clients)}`],
+    ['MariaDB W2 p50 ms', fixed(mysql.w2_p50_ms), `${fixed(mysqlFloor, 2)} (4 x 1-client commit)`, ratio(mysql.w2_p50_ms / mysqlFloor), `<= 2.00x: ${met(mysql.w2_p50_ms <= 2 * mysqlFloor)}`],
+    ['MariaDB commits per workflow, W1 / W2', `${fixed(mysql.w1_commits_per_wf, 2)} / ${fixed(mysql.w2_commits_per_wf, 2)}`, '', '', ''],
+  );
+}
+const drainTargetMs = 1000;
+rows.push(
+  [`in-memory drain() of ${drain.n} three-step instances, ms (CPU ms)`, `${drain.first_drain_ms} (${drain.first_drain_cpu_ms})`, '', '', `<= ${drainTargetMs} ms: ${met(drain.first_drain_ms <= drainTargetMs)}`],
+  [`the same, store already holding ${drain.n * (drain.drains.length - 1)} finished`, `${drain.last_drain_ms} (${drain.last_drain_cpu_ms})`, '', '', `<= ${drainTargetMs} ms: ${met(drain.last_drain_ms <= drainTargetMs)}`],
+  ['engine CPU us per 3-step workflow (in-memory)', fixed(engine.three_steps_cpu_us_per_wf), '', '', ''],
+  ['engine CPU us per workflow with a sleep and a replay', fixed(engine.sleep_replay_cpu_us_per_wf), '', '', ''],
+);
+
+const lines = [
+  `Run ${startedAt.toISOString()} to ${new Date().toISOString()}; ${machine}; PostgreSQL ${pgVersion} (synchronous_commit=${syncCommit})` +
+    `${mysql ? `; ${mysql.system.replace('@nestjs/workflows (MySQL store on ', 'MariaDB/MySQL ').replace(/\)$/, '')}` : ''}` +
+    `; load average ${loads.map((load) => load.toFixed(1)).join(', ')} (start, after pgbench, after W1/W2, after MySQL, end).`,
+  '',
+  '| measure | ours | limit | ours / limit | target |',
+  '|---|---|---|---|---|',
+  ...rows.map((row) => `| ${row.join(' | ')} |`),
+];
+console.log(lines.join('\n'));
+console.log(JSON.stringify({ pgbench: { one_client: pg1, ten_clients: pg10 }, postgres: pg, latency, mysql, drain, engine }));
