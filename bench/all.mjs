@@ -3,7 +3,9 @@
 // the same run, then W1/W2 (bench/postgres.bench.ts), the cross-process start-to-running latency,
 // MariaDB/MySQL with its own limit (bench/mysql.bench.ts), the in-memory drain() and the engine's
 // CPU per workflow. Run: `npm run bench:all` (about 5 minutes). PGBENCH_SECONDS (default 10) sets
-// each pgbench run's length; SKIP_MYSQL=1 leaves MariaDB out. The pgbench tables live in a database
+// each pgbench run's length, W1_N (1000) W1's instances, DRAIN_N (10,000) the drain's, ENGINE_N
+// (2000) the engine bench's; SKIP_MYSQL=1 leaves MariaDB out. Other variables (W2_REPS, REPS...)
+// reach the benches as they are. The pgbench tables live in a database
 // of their own, `workflows_pgbench` (created when missing), never in the tests' database.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -13,6 +15,9 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PGBENCH_SECONDS = Number(process.env.PGBENCH_SECONDS ?? 10);
 const PGBENCH_DB = 'workflows_pgbench';
+const W1_N = Number(process.env.W1_N ?? 1000);
+const DRAIN_N = Number(process.env.DRAIN_N ?? 10_000);
+const ENGINE_N = Number(process.env.ENGINE_N ?? 2000);
 const BIN = process.env.PG_BINDIR ?? '/usr/lib/postgresql/15/bin';
 const pgEnv = {
   ...process.env,
@@ -78,16 +83,15 @@ const pg1 = pgbench(1);
 const pg10 = pgbench(10);
 loads.push(loadavg()[0]);
 
-const pg = bench('postgres.bench.ts');
+const pg = bench('postgres.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
 const latency = bench('cross-process.bench.ts');
-const mysql = process.env.SKIP_MYSQL ? null : bench('mysql.bench.ts');
+const mysql = process.env.SKIP_MYSQL ? null : bench('mysql.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
-const drain = bench('drain.bench.ts');
-const engine = bench('engine-cpu.bench.ts');
+const drain = bench('drain.bench.ts', { N: String(DRAIN_N) });
+const engine = bench('engine-cpu.bench.ts', { N: String(ENGINE_N) });
 loads.push(loadavg()[0]);
 
-const N = 1000;
 const fsyncFloor = 4 * pg1.latencyMs;
 const mysqlFloor = mysql ? 4 * (1000 / mysql.limit_update_commits_per_s_1_client) : null;
 const fixed = (value, digits = 1) => (value === null || value === undefined ? 'n/a' : Number(value).toFixed(digits));
@@ -97,8 +101,8 @@ const met = (ok) => (ok ? 'yes' : '**no**');
 const rows = [
   ['PostgreSQL limit: pgbench 1-statement tx, 1 client', `${fixed(pg1.tps, 0)} TPS, ${fixed(pg1.latencyMs, 2)} ms`, '', '', ''],
   ['PostgreSQL limit: pgbench 1-statement tx, 10 clients', `${fixed(pg10.tps, 0)} TPS, ${fixed(pg10.latencyMs, 2)} ms`, '', '', ''],
-  ['W1 steps/s (1000 x 3 steps, concurrency 10)', fixed(pg.w1_steps_per_s), `${fixed(pg10.tps, 0)} (10-client TPS)`, ratio(pg.w1_steps_per_s / pg10.tps), `>= 1.00x: ${met(pg.w1_steps_per_s >= pg10.tps)}`],
-  ['W1 Node CPU ms per workflow', fixed(pg.w1_node_cpu_ms / N, 3), '', '', ''],
+  [`W1 steps/s (${W1_N} x 3 steps, concurrency 10)`, fixed(pg.w1_steps_per_s), `${fixed(pg10.tps, 0)} (10-client TPS)`, ratio(pg.w1_steps_per_s / pg10.tps), `>= 1.00x: ${met(pg.w1_steps_per_s >= pg10.tps)}`],
+  ['W1 Node CPU ms per workflow', fixed(pg.w1_node_cpu_ms / W1_N, 3), '', '', ''],
   ['W1 commits per workflow (WAL)', fixed(pg.w1_wal_commits_per_wf, 2), '', '', 'not above 0.41'],
   ['W2 p50 ms (one 3-step workflow, start to end)', fixed(pg.w2_p50_ms), `${fixed(fsyncFloor, 2)} (4 x 1-client latency)`, ratio(pg.w2_p50_ms / fsyncFloor), `<= 2.00x: ${met(pg.w2_p50_ms <= 2 * fsyncFloor)}`],
   ['W2 p95 ms', fixed(pg.w2_p95_ms), '', ratio(pg.w2_p95_ms / fsyncFloor), ''],
