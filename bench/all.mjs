@@ -103,10 +103,10 @@ const rows = [
   ['PostgreSQL limit: pgbench 1-statement tx, 10 clients', `${fixed(pg10.tps, 0)} TPS, ${fixed(pg10.latencyMs, 2)} ms`, '', '', ''],
   [`W1 steps/s (${W1_N} x 3 steps, concurrency 10)`, fixed(pg.w1_steps_per_s), `${fixed(pg10.tps, 0)} (10-client TPS)`, ratio(pg.w1_steps_per_s / pg10.tps), `>= 1.00x: ${met(pg.w1_steps_per_s >= pg10.tps)}`],
   ['W1 Node CPU ms per workflow', fixed(pg.w1_node_cpu_ms / W1_N, 3), '', '', ''],
-  ['W1 commits per workflow (WAL)', fixed(pg.w1_wal_commits_per_wf, 2), '', '', 'not above 0.41'],
+  ['W1 commits per workflow (WAL)', fixed(pg.w1_wal_commits_per_wf, 2), '', '', 'not above 0.40 (2026-11-29); the WAL holds every session\'s commits'],
   ['W2 p50 ms (one 3-step workflow, start to end)', fixed(pg.w2_p50_ms), `${fixed(fsyncFloor, 2)} (4 x 1-client latency)`, ratio(pg.w2_p50_ms / fsyncFloor), `<= 2.00x: ${met(pg.w2_p50_ms <= 2 * fsyncFloor)}`],
   ['W2 p95 ms', fixed(pg.w2_p95_ms), '', ratio(pg.w2_p95_ms / fsyncFloor), ''],
-  ['W2 commits per workflow (WAL)', fixed(pg.w2_wal_commits_per_wf, 2), '', '', 'not above 4'],
+  ['W2 commits per workflow (WAL)', fixed(pg.w2_wal_commits_per_wf, 2), '', '', 'not above 4 (2026-11-29)'],
   ['cross-process start-to-running p50 ms (NOTIFY)', fixed(latency.p50_ms), '', '', `<= 3 ms: ${met(latency.p50_ms <= 3)}`],
   ['cross-process start-to-running p95 ms', fixed(latency.p95_ms), '', '', ''],
 ];
@@ -118,10 +118,14 @@ if (mysql) {
     ['MariaDB commits per workflow, W1 / W2', `${fixed(mysql.w1_commits_per_wf, 2)} / ${fixed(mysql.w2_commits_per_wf, 2)}`, '', '', ''],
   );
 }
-const drainTargetMs = 1000;
+// The drain's target is in CPU per instance (wall time on a shared machine measures the others'
+// load): 100 us, about what the engine itself spends on a three-step workflow (bench:engine), so
+// the store's claims add little and do not grow with the finished instances it holds.
+const DRAIN_TARGET_US = 100;
+const drainUs = (cpuMs) => (cpuMs * 1000) / drain.n;
 rows.push(
-  [`in-memory drain() of ${drain.n} three-step instances, ms (CPU ms)`, `${drain.first_drain_ms} (${drain.first_drain_cpu_ms})`, '', '', `<= ${drainTargetMs} ms: ${met(drain.first_drain_ms <= drainTargetMs)}`],
-  [`the same, store already holding ${drain.n * (drain.drains.length - 1)} finished`, `${drain.last_drain_ms} (${drain.last_drain_cpu_ms})`, '', '', `<= ${drainTargetMs} ms: ${met(drain.last_drain_ms <= drainTargetMs)}`],
+  [`in-memory drain() of ${drain.n} three-step instances: wall ms (CPU ms)`, `${drain.first_drain_ms} (${drain.first_drain_cpu_ms})`, '', `${fixed(drainUs(drain.first_drain_cpu_ms))} us CPU/instance`, `<= ${DRAIN_TARGET_US} us: ${met(drainUs(drain.first_drain_cpu_ms) <= DRAIN_TARGET_US)}`],
+  [`the same, the store already holding ${drain.n * (drain.drains.length - 1)} finished`, `${drain.last_drain_ms} (${drain.last_drain_cpu_ms})`, '', `${fixed(drainUs(drain.last_drain_cpu_ms))} us CPU/instance`, `<= ${DRAIN_TARGET_US} us: ${met(drainUs(drain.last_drain_cpu_ms) <= DRAIN_TARGET_US)}`],
   ['engine CPU us per 3-step workflow (in-memory)', fixed(engine.three_steps_cpu_us_per_wf), '', '', ''],
   ['engine CPU us per workflow with a sleep and a replay', fixed(engine.sleep_replay_cpu_us_per_wf), '', '', ''],
 );
