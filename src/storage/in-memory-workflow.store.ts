@@ -14,6 +14,8 @@ import {
   type WorkflowWait,
 } from './workflow-instance.js';
 import { listPage } from './in-memory-list.js';
+// Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
+import { plainCopy as copy } from './plain-copy.js';
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
@@ -57,9 +59,6 @@ const STORE = 'InMemoryWorkflowStore';
 const CANCELLABLE: ReadonlySet<WorkflowStatus> = new Set(['pending', 'running', 'suspended']);
 const TERMINABLE: ReadonlySet<WorkflowStatus> = new Set(UNFINISHED_STATUSES);
 const FINISHED: ReadonlySet<WorkflowStatus> = new Set(FINISHED_STATUSES);
-
-/** Deep copy out, so no caller ever holds a reference into the store's state (values come in as JSON). */
-const copy = <T>(value: T): T => structuredClone(value);
 
 /**
  * A `WorkflowStore` in the process's memory: the default for development and tests, and the
