@@ -24,7 +24,11 @@ function ensureCliShebang(): void {
   chmodSync(CLI_OUT, 0o755);
 }
 
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+
 export default defineConfig({
+  // The CLI's --version.
+  define: { __PACKAGE_VERSION__: JSON.stringify(version) },
   entry: {
     index: 'src/index.ts',
     'postgres/index': 'src/postgres/index.ts',

@@ -1,10 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
 const src = fileURLToPath(new URL('./src', import.meta.url));
 
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
+
 export default defineConfig({
+  // What tsup's build replaces too (the CLI's --version).
+  define: { __PACKAGE_VERSION__: JSON.stringify(version) },
   // swc compiles the tests and sources with decorator metadata, like the tsup build does.
   plugins: [
     swc.vite({

@@ -40,13 +40,17 @@ Options:
   --schema <name>   The store's schema (PostgreSQL) or table prefix (MySQL), default
                     "${DEFAULT_SCHEMA}": lowercase letters, digits and
                     underscores, not starting with a digit, at most 40 characters.
-  --help            Shows this help.`;
+  --help, -h        Shows this help.
+  --version, -v     Prints the version of @nestjs/workflows.`;
+
+/** Replaced by the build (tsup's and vitest's `define`) with package.json's version. */
+declare const __PACKAGE_VERSION__: string;
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
 class UsageError extends Error {}
 
 interface Command {
-  name: 'migrate' | 'sql' | 'reencrypt' | 'help';
+  name: 'migrate' | 'sql' | 'reencrypt' | 'help' | 'version';
   database: 'postgres' | 'mysql' | undefined;
   url: string | undefined;
   schema: string;
@@ -56,8 +60,11 @@ interface Command {
 }
 
 function parse(argv: readonly string[]): Command {
-  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    return { name: 'help', database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
+  if (argv.length === 0) throw new UsageError('No command given.');
+  if (argv.includes('--help') || argv.includes('-h')) return { name: 'help', database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    if (argv.length > 1) throw new UsageError(`${argv[0]} takes nothing more.`);
+    return { name: 'version', database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
   }
   const [name, ...rest] = argv;
   if (name !== 'migrate' && name !== 'sql' && name !== 'reencrypt') throw new UsageError(`Unknown command ${JSON.stringify(name)}.`);
@@ -241,6 +248,7 @@ export async function main(
   }
   try {
     if (command.name === 'help') io.out(USAGE);
+    else if (command.name === 'version') io.out(__PACKAGE_VERSION__);
     else if (command.name === 'sql') {
       io.out((command.database === 'mysql' ? mysqlMigrationScript(command.schema) : postgresMigrationSql(command.schema)).trimEnd());
     }

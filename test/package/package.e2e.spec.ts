@@ -1,79 +1,32 @@
 // The BUILT package, as a user gets it: packed with `npm pack` (which runs `prepack`: the build and
-// scripts/verify-dist.mjs), unpacked into two separate tiny apps, one ES module and one CommonJS,
-// each run with plain `node`. Proves the published files, the `exports` map, the dual ESM/CJS
-// build and decorator metadata (constructor injection by type) outside this repository.
-//
-// Packing happens in a staged copy of the sources in a temp dir, not in this checkout, so the
-// build never rewrites the checkout's dist/ under another test run or a developer's build.
-// Installing needs no network: the tarball is unpacked into each app's node_modules, next to
-// symlinks to this repository's copies of the package's dependencies and required peers.
-import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+// scripts/verify-dist.mjs) and unpacked into throwaway apps outside this repository:
+// - an ES module app and a CommonJS app, run with plain `node` (the exports map, the dual build,
+//   decorator metadata: constructor injection by type);
+// - the same small app type-checked under each module resolution a Nest app may use (node10 with
+//   "module": "commonjs", node16, bundler): every entry resolves with its types;
+// - every TypeScript sample of README.md and docs/ compiled against it (pages added later
+//   included), so the documentation never shows code that does not compile;
+// - the Jest recipe of docs/testing.md run by Jest (CommonJS, @swc/jest).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transform } from '@swc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeBlocks, docSamples, sampleFile } from './support/doc-samples.js';
+import { install, pack, repo, run, show, tsc } from './support/packed.js';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const fixture = fileURLToPath(new URL('./fixtures/consumer-app.ts', import.meta.url));
-/** What `npm pack` needs to build and verify the package. */
-const STAGED = ['package.json', 'tsconfig.json', 'tsup.config.ts', 'README.md', 'CHANGELOG.md', 'LICENSE', 'src', 'scripts', 'migrations'];
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end; never throws for a non-zero exit (the caller asserts). */
-function run(command: string, args: string[], cwd: string, timeout = 120_000): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test' };
-  delete env.NODE_OPTIONS;
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd, env, timeout, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr: error && code === null ? `${stderr}\n${error.message}` : stderr });
-    });
-  });
-}
-
-function show(result: Run): string {
-  return `exit ${String(result.code)}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
-}
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 let tmp = '';
+let tarball = '';
 let packedFiles: string[] = [];
 const consumers = { esm: '', cjs: '' };
 
-/** Unpacks the tarball as node_modules/@nestjs/workflows and links what it needs from this repo. */
-async function install(app: string, tarball: string): Promise<void> {
-  const target = join(app, 'node_modules', '@nestjs', 'workflows');
-  mkdirSync(target, { recursive: true });
-  const untar = await run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], app);
-  if (untar.code !== 0) throw new Error(`Unpacking ${tarball} failed:\n${show(untar)}`);
-  const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as {
-    dependencies?: Record<string, string>;
-    peerDependencies?: Record<string, string>;
-    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
-  };
-  // Optional peers (pg, mysql2, @nestjs/testing) stay out: the root entry must load without them.
-  const required = [
-    ...Object.keys(manifest.dependencies ?? {}),
-    ...Object.keys(manifest.peerDependencies ?? {}).filter((name) => !manifest.peerDependenciesMeta?.[name]?.optional),
-  ];
-  for (const name of required) {
-    const source = join(repo, 'node_modules', name);
-    if (!existsSync(source)) throw new Error(`${name} (needed by the package) is not installed in ${repo}/node_modules: run npm ci.`);
-    const link = join(app, 'node_modules', name);
-    mkdirSync(dirname(link), { recursive: true });
-    symlinkSync(source, link, 'dir');
-  }
-}
-
 async function compile(to: 'es6' | 'commonjs'): Promise<string> {
-  const output = await transform(readFileSync(fixture, 'utf8'), {
-    filename: fixture,
+  const file = fixture('consumer-app.ts');
+  const output = await transform(readFileSync(file, 'utf8'), {
+    filename: file,
     swcrc: false,
     configFile: false,
     module: { type: to },
@@ -87,35 +40,39 @@ async function compile(to: 'es6' | 'commonjs'): Promise<string> {
   return output.code;
 }
 
+/** A fresh app folder with the package installed (plus `extra` of this repository's modules). */
+async function app(name: string, manifest: Record<string, unknown>, extra: string[] = []): Promise<string> {
+  const dir = join(tmp, name);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, ...manifest }, null, 2));
+  await install(dir, tarball, extra);
+  return dir;
+}
+
+const COMPILER_OPTIONS = {
+  target: 'ES2022',
+  lib: ['ES2022'],
+  types: ['node'],
+  strict: true,
+  experimentalDecorators: true,
+  emitDecoratorMetadata: true,
+  esModuleInterop: true,
+  noEmit: true,
+};
+
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'nest-workflows-package-'));
-  const staging = join(tmp, 'source');
-  mkdirSync(staging);
-  for (const entry of STAGED) {
-    if (existsSync(join(repo, entry))) cpSync(join(repo, entry), join(staging, entry), { recursive: true });
-  }
-  symlinkSync(join(repo, 'node_modules'), join(staging, 'node_modules'), 'dir');
-
-  const pack = await run('npm', ['pack', '--json', '--pack-destination', tmp], staging);
-  if (pack.code !== 0) throw new Error(`npm pack (build + verify-dist) failed:\n${show(pack)}`);
-  // npm prints the prepack scripts' output first; the JSON report is the last thing on stdout.
-  const report = JSON.parse(pack.stdout.slice(pack.stdout.lastIndexOf('\n[') + 1)) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  const tarball = join(tmp, report[0]!.filename);
-  packedFiles = report[0]!.files.map((file) => file.path);
-
+  ({ tarball, files: packedFiles } = await pack(tmp));
   const mjs = await compile('es6');
   const cjs = await compile('commonjs');
   for (const [kind, type, file, code, where] of [
     ['esm', 'module', 'app.mjs', mjs, "console.log(import.meta.resolve('@nestjs/workflows'));\n"],
     ['cjs', 'commonjs', 'app.cjs', cjs, "console.log(require.resolve('@nestjs/workflows'));\n"],
   ] as const) {
-    const app = join(tmp, `consumer-${kind}`);
-    mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: `consumer-${kind}`, private: true, type }, null, 2));
-    writeFileSync(join(app, file), code);
-    writeFileSync(join(app, kind === 'esm' ? 'where.mjs' : 'where.cjs'), where);
-    await install(app, tarball);
-    consumers[kind] = app;
+    const dir = await app(`consumer-${kind}`, { type });
+    writeFileSync(join(dir, file), code);
+    writeFileSync(join(dir, kind === 'esm' ? 'where.mjs' : 'where.cjs'), where);
+    consumers[kind] = dir;
   }
 }, 180_000);
 
@@ -145,4 +102,79 @@ describe('the packed package', () => {
     expect(result.code, show(result)).toBe(0);
     expect(result.stdout, show(result)).toMatch(/^OK \{"chargeId":"ch_42","approvedBy":"ops"\}$/m);
   });
+
+  it("has a bin that prints the package's version, and the usage on a mistake", async () => {
+    const { version } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string };
+    const bin = join(consumers.cjs, 'node_modules', '@nestjs', 'workflows', 'dist', 'cli', 'index.js');
+    const printed = await run(process.execPath, [bin, '--version'], consumers.cjs, 30_000);
+    expect(printed, show(printed)).toMatchObject({ code: 0, stdout: `${version}\n` });
+    const bare = await run(process.execPath, [bin], consumers.cjs, 30_000);
+    expect(bare.code, show(bare)).toBe(2);
+    expect(bare.stderr).toMatch(/No command given\.\n\nUsage:/);
+  });
+});
+
+describe('types under each module resolution', () => {
+  const modes = {
+    // Older Nest starters: CommonJS output and classic resolution, which ignores `exports`.
+    node10: { manifest: {}, options: { module: 'commonjs', moduleResolution: 'node10' } },
+    node16: { manifest: {}, options: { module: 'node16', moduleResolution: 'node16' } },
+    bundler: { manifest: {}, options: { module: 'esnext', moduleResolution: 'bundler' } },
+  };
+  for (const [mode, { manifest, options }] of Object.entries(modes)) {
+    it(`type-checks an app importing every entry with moduleResolution ${mode}`, async () => {
+      const dir = await app(`types-${mode}`, manifest, ['@types/node']);
+      writeFileSync(join(dir, 'app.ts'), readFileSync(fixture('typed-app.ts'), 'utf8'));
+      // skipLibCheck off: the package's own declarations are checked too.
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...COMPILER_OPTIONS, ...options, skipLibCheck: false }, files: ['app.ts'] }));
+      const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], dir, 120_000);
+      expect(result.code, show(result)).toBe(0);
+    }, 120_000);
+  }
+});
+
+describe('documentation samples', () => {
+  it('compiles every TypeScript sample of README.md and docs/ against the packed package', async () => {
+    const samples = docSamples(repo);
+    expect(samples.length).toBeGreaterThan(10);
+    const dir = await app('doc-samples', { type: 'module' }, ['@types/node', '@types/pg', 'pg', '@nestjs/testing', 'vitest', '@jest/globals']);
+    mkdirSync(join(dir, 'samples'));
+    const where = new Map<string, { page: string; line: number }>();
+    for (const sample of samples) {
+      const file = sampleFile(sample);
+      where.set(`samples/${file}`, sample);
+      // `export {}` makes each sample a module of its own (top-level await, no shared names).
+      writeFileSync(join(dir, 'samples', file), `${sample.code}\nexport {};\n`);
+    }
+    writeFileSync(join(dir, 'doc-story.d.ts'), readFileSync(fixture('doc-story.d.ts'), 'utf8'));
+    const compilerOptions = { ...COMPILER_OPTIONS, module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: true };
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['samples/*.ts', 'doc-story.d.ts'] }));
+    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], dir, 120_000);
+    // Point each error at the page and line it comes from.
+    const errors = result.stdout.replace(/^(samples\/[^(]+)\((\d+),(\d+)\)/gm, (whole, file: string, line: string, column: string) => {
+      const sample = where.get(file);
+      return sample ? `${sample.page}:${sample.line + Number(line) - 1}:${column}` : whole;
+    });
+    expect(errors).toBe('');
+    expect(result.code, show(result)).toBe(0);
+  }, 120_000);
+});
+
+describe('Jest', () => {
+  it('runs the Jest recipe of docs/testing.md (CommonJS, @swc/jest) against the packed package', async () => {
+    const blocks = codeBlocks(repo, 'docs/testing.md');
+    const named = (name: RegExp) => {
+      const block = blocks.find((b) => name.test(b.code.split('\n')[0]!));
+      if (!block) throw new Error(`docs/testing.md has no code block whose first line names ${name}`);
+      return block.code;
+    };
+    const dir = await app('jest-app', {}, ['@nestjs/testing', '@swc/jest', '@swc/core', '@jest/globals']);
+    writeFileSync(join(dir, 'jest.config.js'), named(/^\/\/ jest\.config\.js$/));
+    writeFileSync(join(dir, 'send-greeting.workflow.spec.ts'), named(/^\/\/ send-greeting\.workflow\.spec\.ts$/));
+    const jest = join(repo, 'node_modules', 'jest', 'bin', 'jest.js');
+    const result = await run(process.execPath, [jest, '--ci', '--rootDir', dir], dir, 120_000);
+    expect(result.code, show(result)).toBe(0);
+    expect(result.stderr, show(result)).toMatch(/Tests: +\d+ passed, \d+ total/);
+    expect(result.stderr, show(result)).not.toMatch(/failed|did not exit/);
+  }, 120_000);
 });
