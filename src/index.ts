@@ -53,6 +53,9 @@ export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.j
 export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
 export { WorkflowSchemaError } from './errors/workflow-schema.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
+export { WorkflowClientClosedError } from './errors/workflow-client-closed.error.js';
+export { isWorkflowInputError } from './errors/workflow-input-error.js';
+export { WorkflowExceptionFilter, workflowErrorStatus } from './http/workflow-exception.filter.js';
 export { WorkflowPayloadError } from './errors/workflow-payload.error.js';
 
 export { InMemoryWorkflowStore } from './storage/in-memory-workflow.store.js';

@@ -1,12 +1,9 @@
 import type { WorkflowReencryptOptions, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
-import { filter, firstValueFrom, race, timer } from 'rxjs';
-import { deserializeError } from '../errors/serialize-error.js';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
-import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
 import { WorkflowEvents } from '../events/workflow-events.js';
 import { sameJson, toJsonValue } from '../engine/json-value.js';
 import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-context.js';
@@ -19,7 +16,9 @@ import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult
 import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
+import { waitForEnd } from './instance-end.js';
 import type { WorkflowHandle } from './workflow-handle.js';
+import { invalidInput } from '../errors/workflow-input-error.js';
 
 export interface WorkflowStartOptions {
   /** The instance's id (idempotency key). Default: a random UUID. */
@@ -75,7 +74,10 @@ type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition
 
 /** Starts, signals, inspects and manages workflow instances. Inject it anywhere. */
 @Injectable()
-export class WorkflowClient {
+export class WorkflowClient implements OnModuleDestroy {
+  /** Aborted when the module closes: waits still going (`handle.result()`) reject instead of polling on. */
+  private readonly closing = new AbortController();
+
   constructor(
     private readonly storage: WorkflowStorage,
     private readonly registry: WorkflowRegistry,
@@ -83,6 +85,11 @@ export class WorkflowClient {
     private readonly events: WorkflowEvents,
     @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly options: ResolvedWorkflowsOptions,
   ) {}
+
+  /** The module is closing: every `handle.result()` still waiting rejects with `WorkflowClientClosedError`. */
+  onModuleDestroy(): void {
+    this.closing.abort();
+  }
 
   /**
    * Starts an instance. Idempotent by `id`: starting an id that exists returns that instance
@@ -92,17 +99,17 @@ export class WorkflowClient {
   async start<I, O>(workflow: WorkflowClass<I, O> | string, input: I, options: WorkflowStartOptions = {}): Promise<WorkflowHandle<O>> {
     const definition = this.registry.resolve(workflow as WorkflowReference, options.version);
     const id = options.id ?? randomUUID();
-    if (typeof id !== 'string' || id.trim() === '') throw new TypeError(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
+    if (typeof id !== 'string' || id.trim() === '') throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
     const json = toJsonValue(input, `The input of workflow "${definition.name}"`, 'input') ?? null;
     const now = this.options.clock.now();
     const startAt = options.startAt === undefined ? now : toEpoch(options.startAt, 'startAt');
     const wakeAt = Math.max(startAt, now);
     const timeout = options.timeout === undefined ? definition.timeout : parsePositiveDuration(options.timeout, 'start() option "timeout"');
     const priority = options.priority ?? definition.priority;
-    if (!Number.isInteger(priority)) throw new TypeError(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
+    if (!Number.isInteger(priority)) throw invalidInput(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
     for (const field of ['concurrencyKey', 'rateLimitKey'] as const) {
       const value = options[field];
-      if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`Invalid start() option "${field}": use a non-empty string.`);
+      if (value !== undefined && (typeof value !== 'string' || value === '')) throw invalidInput(`Invalid start() option "${field}": use a non-empty string.`);
     }
     const instance = {
       id,
@@ -163,9 +170,9 @@ export class WorkflowClient {
    */
   async signal<T>(signal: WorkflowSignal<T> | string, payload: T, options: WorkflowSignalOptions = {}): Promise<{ id: number; woken: number; created: boolean }> {
     const name = signalName(signal);
-    if (options.key !== undefined && typeof options.key !== 'string') throw new TypeError(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
+    if (options.key !== undefined && typeof options.key !== 'string') throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
-      throw new TypeError(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
+      throw invalidInput(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
     }
     const request = {
       name,
@@ -258,21 +265,21 @@ export class WorkflowClient {
   async list(options: WorkflowListOptions = {}): Promise<WorkflowInstance[]> {
     const limit = options.limit ?? 100;
     const offset = options.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new TypeError(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
-    if (!Number.isInteger(offset) || offset < 0) throw new TypeError(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
+    if (!Number.isInteger(offset) || offset < 0) throw invalidInput(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
     const status = options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
     const known = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
-    for (const s of status ?? []) if (!known.includes(s)) throw new TypeError(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${known.join(', ')}.`);
-    if (status && status.length === 0) throw new TypeError('Invalid list() option "status": the list is empty. Leave it out for every status.');
+    for (const s of status ?? []) if (!known.includes(s)) throw invalidInput(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${known.join(', ')}.`);
+    if (status && status.length === 0) throw invalidInput('Invalid list() option "status": the list is empty. Leave it out for every status.');
     if (options.idPrefix !== undefined && (typeof options.idPrefix !== 'string' || options.idPrefix === '')) {
-      throw new TypeError(`Invalid list() option "idPrefix": ${JSON.stringify(options.idPrefix)}. Use a non-empty string, or leave it out.`);
+      throw invalidInput(`Invalid list() option "idPrefix": ${JSON.stringify(options.idPrefix)}. Use a non-empty string, or leave it out.`);
     }
     if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') {
-      throw new TypeError(`Invalid list() option "order": ${JSON.stringify(options.order)}. Use 'asc' or 'desc'.`);
+      throw invalidInput(`Invalid list() option "order": ${JSON.stringify(options.order)}. Use 'asc' or 'desc'.`);
     }
     const after = options.after;
     if (after !== undefined && (after === null || typeof after.id !== 'string' || !Number.isFinite(after.createdAt))) {
-      throw new TypeError('Invalid list() option "after": pass an instance of the previous page, or { createdAt: epoch ms, id: string }.');
+      throw invalidInput('Invalid list() option "after": pass an instance of the previous page, or { createdAt: epoch ms, id: string }.');
     }
     const rows = await this.storage.list({
       ...options,
@@ -301,12 +308,12 @@ export class WorkflowClient {
   async purge(options: { olderThan: Duration | Date; statuses?: WorkflowStatus[]; limit?: number }): Promise<WorkflowPurgeResult> {
     const now = this.options.clock.now();
     const before = options.olderThan instanceof Date ? options.olderThan.getTime() : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
-    if (!Number.isFinite(before)) throw new TypeError('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
+    if (!Number.isFinite(before)) throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
     const statuses = (options.statuses ?? [...FINISHED_STATUSES]).filter((s) => FINISHED_STATUSES.includes(s));
     const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
     if (statuses.length === 0) return total;
     if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) {
-      throw new TypeError(`Invalid purge() option "limit": ${String(options.limit)}. Use a whole number, 1 or more.`);
+      throw invalidInput(`Invalid purge() option "limit": ${String(options.limit)}. Use a whole number, 1 or more.`);
     }
     const batch = options.limit ?? PURGE_BATCH;
     for (;;) {
@@ -319,7 +326,7 @@ export class WorkflowClient {
   }
 
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
-    if (reason !== undefined && typeof reason !== 'string') throw new TypeError(`Invalid reason: ${String(reason)}. Use a string.`);
+    if (reason !== undefined && typeof reason !== 'string') throw invalidInput(`Invalid reason: ${String(reason)}. Use a string.`);
     const accepted = await this.storage.requestCancel(id, { reason: reason ?? null, now: this.options.clock.now(), terminate });
     if (accepted) {
       this.runtime.noticeCancel(id, terminate);
@@ -337,19 +344,19 @@ export class WorkflowClient {
     );
   }
 
-  private async result<O>(id: string, timeout: Duration | undefined): Promise<O> {
+  private result<O>(id: string, timeout: Duration | undefined): Promise<O> {
     const limit = timeout === undefined ? null : parseDuration(timeout, 'result() option "timeout"');
-    const started = Date.now();
-    const poll = Math.min(this.options.worker.pollInterval, 500);
-    for (;;) {
-      const instance = await this.getStatus(id);
-      if (instance.status === 'completed') return instance.output as O;
-      if (FINISHED_STATUSES.includes(instance.status)) throw deserializeError(instance.error ?? { name: 'Error', message: `Instance "${id}" ended as ${instance.status}.` });
-      const left = limit === null ? poll : limit - (Date.now() - started);
-      if (left <= 0) throw new WorkflowTimeoutError(`Instance "${id}" did not end within ${limit} ms (it is ${instance.status}).`);
-      // Woken by this process's own events at once; other processes' ends are seen by polling.
-      await firstValueFrom(race(this.events.pipe(filter((e) => 'id' in e && e.id === id && ENDS.has(e.type))), timer(Math.min(left, poll))), { defaultValue: undefined });
-    }
+    return waitForEnd<O>(
+      {
+        read: (instanceId) => this.getStatus(instanceId),
+        events: this.events,
+        listenForEnds: (listener) => this.storage.listenForEnds(listener),
+        closing: this.closing.signal,
+        pollInterval: this.options.worker.pollInterval,
+      },
+      id,
+      limit,
+    );
   }
 
   private async allChildren(id: string): Promise<WorkflowInstance[]> {
@@ -362,7 +369,6 @@ export class WorkflowClient {
   }
 }
 
-const ENDS = new Set(['workflow-completed', 'workflow-failed', 'workflow-cancelled', 'workflow-compensation-failed']);
 const PURGE_BATCH = 1000;
 
 /** Instances as the client shows them: the lease token is the workers' secret. */
@@ -376,6 +382,6 @@ function toEpoch(value: Date | number, what: string): number {
 
 function toEpochOption(value: Date | number, method: string, what: string): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TypeError(`Invalid ${method}() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds.`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw invalidInput(`Invalid ${method}() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds.`);
   return ms;
 }

@@ -1,3 +1,4 @@
+import { invalidInput } from '../errors/workflow-input-error.js';
 /**
  * Checks that `value` is a JSON value the store can keep and hands back a copy of it as JSON
  * would carry it, so the code sees on the first run exactly what a replay reads back from storage.
@@ -23,7 +24,7 @@ const PLAIN_DATA = 'Return plain data (objects, arrays, strings, numbers, boolea
 
 function check(value: unknown, what: string, path: string, seen: Set<object>, key: string): void {
   const fail = (found: string, fix: string): never => {
-    throw new TypeError(`${what} is not a JSON value: ${found} at ${path}. ${fix}`);
+    throw invalidInput(`${what} is not a JSON value: ${found} at ${path}. ${fix}`);
   };
   switch (typeof value) {
     case 'string':

@@ -1,3 +1,4 @@
+import { invalidInput } from '../errors/workflow-input-error.js';
 /**
  * Throws a `TypeError` when `value` (an options object) has a key outside `known`, naming the key,
  * where it was found (`what`, such as `WorkflowsModule option "worker"`) and the keys that are
@@ -8,7 +9,7 @@ export function checkKnownKeys(value: unknown, known: readonly string[], what: s
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) {
-      throw new TypeError(`${what}: unknown key "${key}". Known keys: ${known.join(', ')}. Check its spelling.`);
+      throw invalidInput(`${what}: unknown key "${key}". Known keys: ${known.join(', ')}. Check its spelling.`);
     }
   }
 }

@@ -6,6 +6,15 @@ export type ReconnectBackoff = DelayRange;
 
 const DEFAULT_BACKOFF: ReconnectBackoff = { minDelay: 100, maxDelay: 30_000 };
 
+/** The payload prefix of an instance's end (`ended:<id>`); every other payload means work is due. */
+export const ENDED_PREFIX = 'ended:';
+
+/**
+ * What a listener hears: a notification's payload, or `null` after a reconnection (notifications
+ * sent while the connection was down are lost, so anything may have happened).
+ */
+export type PostgresNotice = string | null;
+
 /**
  * One held LISTEN connection shared by every listener of a store. When the connection fails or
  * ends (a restart, a failover, `pg_terminate_backend`), it reconnects with exponential backoff and
@@ -13,7 +22,7 @@ const DEFAULT_BACKOFF: ReconnectBackoff = { minDelay: 100, maxDelay: 30_000 };
  * stays the safety net: a missed notification only costs latency.
  */
 export class PostgresListener {
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(notice: PostgresNotice) => void>();
   /** Ends the current subscription; `null` while there is none. */
   private unsubscribe: (() => Promise<void>) | null = null;
   private connecting: Promise<void> | null = null;
@@ -37,7 +46,7 @@ export class PostgresListener {
    * reconnection is pending, a new listener just joins). Resolves to a function that removes it;
    * the last removal closes the connection.
    */
-  async add(listener: () => void): Promise<() => Promise<void>> {
+  async add(listener: (notice: PostgresNotice) => void): Promise<() => Promise<void>> {
     if (this.closed) throw new Error('The store is closed: it no longer listens for notifications.');
     this.listeners.add(listener);
     if (!this.unsubscribe && !this.retry) {
@@ -61,7 +70,13 @@ export class PostgresListener {
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
-    await this.stop();
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    // A connection still being made is not waited for: it may never come (pg's pool drops a
+    // checkout that races its end()), and connect() gives it back itself once it sees `closed`.
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = null;
+    await unsubscribe?.();
   }
 
   private async stop(): Promise<void> {
@@ -83,7 +98,7 @@ export class PostgresListener {
       subscription = await listen.call(
         this.executor,
         this.channel,
-        () => this.notifyAll(),
+        (payload) => this.notifyAll(payload),
         () => {
           // Only the current subscription's loss counts (a stopped one may still report).
           if (subscription === null || this.unsubscribe !== subscription) return;
@@ -113,17 +128,32 @@ export class PostgresListener {
       this.connecting = this.connect();
       this.connecting.then(
         // Notifications sent while the connection was down are lost: look once now.
-        () => this.notifyAll(),
+        () => this.notifyAll(null),
         () => this.scheduleReconnect(),
       );
     }, delay);
     this.retry.unref();
   }
 
-  private notifyAll(): void {
+  /** Calls `listener` when work may be due (any notification but an end, and after a reconnection). */
+  addWakeUps(listener: () => void): Promise<() => Promise<void>> {
+    return this.add((notice) => {
+      if (notice === null || !notice.startsWith(ENDED_PREFIX)) listener();
+    });
+  }
+
+  /** Calls `listener` with the id of each instance that ended, and with `null` after a reconnection. */
+  addEnds(listener: (id: string | null) => void): Promise<() => Promise<void>> {
+    return this.add((notice) => {
+      if (notice === null) listener(null);
+      else if (notice.startsWith(ENDED_PREFIX)) listener(notice.slice(ENDED_PREFIX.length));
+    });
+  }
+
+  private notifyAll(notice: PostgresNotice): void {
     for (const listener of [...this.listeners]) {
       try {
-        listener();
+        listener(notice);
       } catch {
         // A listener's own failure is its business; the others still hear about it.
       }

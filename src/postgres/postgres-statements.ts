@@ -15,6 +15,11 @@ export function instanceColumns(alias?: string): string {
   );
 }
 
+/** Notifies `ended:<id>` (`ENDED_PREFIX`): the instance in `idColumn` ended, for `listenForEnds()`. */
+export function notifyEnded(channelParam: string, idColumn: string): string {
+  return `(SELECT true FROM pg_notify(${channelParam}, 'ended:' || ${idColumn}))`;
+}
+
 /** `(SELECT true FROM pg_notify(...))` as a value: inside a CASE it notifies only when the case holds. */
 export function notify(channelParam: string): string {
   return `(SELECT true FROM pg_notify(${channelParam}, ''))`;

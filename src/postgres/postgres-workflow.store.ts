@@ -308,12 +308,17 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
 
   /**
    * Calls `listener` when another process (or this one) made work due: a start due now, a signal
-   * that woke an instance, a hand-back due now, a cancel, a retry. One LISTEN connection per store,
-   * reconnected with backoff when it drops (then `listener` is called once, for what it missed).
+   * that woke an instance, a hand-back due now, a cancel, a retry. One LISTEN connection per store
+   * (shared with `listenForEnds()`), reconnected with backoff when it drops (then `listener` is
+   * called once, for what it missed).
    */
   async listen(listener: () => void): Promise<() => Promise<void>> {
-    this.listener ??= new PostgresListener(this.executor, this.sql.channel);
-    return this.listener.add(listener);
+    return (this.listener ??= new PostgresListener(this.executor, this.sql.channel)).addWakeUps(listener);
+  }
+
+  /** Calls `listener` with the id of each instance that ends, in any process (`null`: maybe missed some). */
+  async listenForEnds(listener: (id: string | null) => void): Promise<() => Promise<void>> {
+    return (this.listener ??= new PostgresListener(this.executor, this.sql.channel)).addEnds(listener);
   }
 
   /** Releases the LISTEN connection. The application's pool stays open: it owns it. */

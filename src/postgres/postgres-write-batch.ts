@@ -1,4 +1,4 @@
-import { UNFINISHED, notify } from './postgres-statements.js';
+import { FINISHED, UNFINISHED, notify, notifyEnded } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
@@ -64,7 +64,7 @@ export class PostgresWriteBatch {
       WHEN i.cancel_requested AND ${status} = 'suspended' THEN r.now ELSE r.wake_at END,
     updated_at = CASE WHEN r.set_status OR r.set_output OR r.set_error OR r.set_custom OR r.release THEN r.now ELSE i.updated_at END
   FROM r WHERE i.id = r.id AND i.lease_token = r.token
-  RETURNING i.id, i.journal_seq, i.status, i.wake_at, r.entries, r.count, r.now, r.release
+  RETURNING i.id, i.journal_seq, i.status, i.wake_at, r.entries, r.count, r.now, r.release, r.set_status
 ), entries AS (
   INSERT INTO ${s}.journal (instance_id, name, seq, entry)
   SELECT t.id, e.value ->> 'name', t.journal_seq - t.count + e.ordinality, e.value
@@ -72,8 +72,10 @@ export class PostgresWriteBatch {
   ON CONFLICT (instance_id, name) DO UPDATE SET entry = EXCLUDED.entry
 ), woke AS (
   SELECT ${notify('$2')} WHERE EXISTS (SELECT 1 FROM target WHERE release AND wake_at <= now AND status IN ${UNFINISHED})
+), ended AS (
+  SELECT ${notifyEnded('$2', 'id')} FROM target WHERE set_status AND status IN ${FINISHED}
 )
-SELECT id, (SELECT count(*) FROM woke) AS notified FROM target`;
+SELECT id, (SELECT count(*) FROM woke) AS notified, (SELECT count(*) FROM ended) AS ended FROM target`;
   }
 
   write(write: PreparedWrite): Promise<boolean> {

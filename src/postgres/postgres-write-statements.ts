@@ -1,4 +1,4 @@
-import { journalUpsert, notify, UNFINISHED } from './postgres-statements.js';
+import { FINISHED, journalUpsert, notify, notifyEnded, UNFINISHED } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 
 /** Which optional parts a `write()` statement has: the SQL differs only by these. */
@@ -88,6 +88,8 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
       notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notify(p('channel'))} END`;
     }
     if (shape.status || shape.output || shape.error || shape.customStatus || shape.release) sets.push(`updated_at = ${p('now')}`);
+    // An instance's end wakes the handles waiting for it in other processes (handle.result()).
+    const ended = shape.status ? `CASE WHEN t.status IN ${FINISHED} THEN ${notifyEnded(p('channel'), 't.id')} END` : 'NULL';
     let lock = '';
     let sent = '';
     if (shape.signal) {
@@ -103,7 +105,7 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
   WHERE id = ${id} AND lease_token = ${token}${lock}
   RETURNING id, journal_seq, wake_at, status
 ), ${journalUpsert(s, entries, count)}
-SELECT t.id, ${notified} AS notified${sent} FROM target t`;
+SELECT t.id, ${notified} AS notified, ${ended} AS ended${sent} FROM target t`;
     statement = { sql, params };
     writes.set(key, statement);
     return statement;

@@ -1,3 +1,4 @@
+import { invalidInput } from '../errors/workflow-input-error.js';
 /**
  * A named signal with a payload type, shared by the code that sends it
  * (`WorkflowClient.signal()`) and the workflows that wait for it (`ctx.waitForSignal()`): one
@@ -19,10 +20,10 @@ export class WorkflowSignal<T = unknown> {
 /** Throws a `TypeError` for an empty name, or one starting with `$` (the engine's own signals). */
 export function assertSignalName(name: unknown): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new TypeError(`Invalid signal name ${JSON.stringify(name)}. Use a non-empty string such as "shipment.delivered".`);
+    throw invalidInput(`Invalid signal name ${JSON.stringify(name)}. Use a non-empty string such as "shipment.delivered".`);
   }
   if (name.startsWith('$')) {
-    throw new TypeError(`Invalid signal name "${name}": names starting with "$" are reserved for the engine's own signals.`);
+    throw invalidInput(`Invalid signal name "${name}": names starting with "$" are reserved for the engine's own signals.`);
   }
 }
 

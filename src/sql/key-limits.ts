@@ -1,3 +1,4 @@
+import { markInputError } from '../errors/workflow-input-error.js';
 /**
  * The longest keys a SQL store keeps, in characters (Unicode code points, as the databases count
  * them). Every id, name and key below is part of an index, and indexes cap the size of an entry, so
@@ -54,8 +55,8 @@ export function checkKey(store: string, field: string, value: string | null | un
   let length = 0;
   for (const _ of value) length++;
   if (length <= max) return;
-  throw new RangeError(
+  throw markInputError(new RangeError(
     `${store}: ${field} is ${length} characters long (${JSON.stringify(value.slice(0, 40))}...); ` +
       `the store keeps at most ${max}. Use a shorter ${field}.`,
-  );
+  ));
 }

@@ -292,6 +292,14 @@ export class WorkflowStorage {
     return this.store.listen ? this.store.listen(listener) : null;
   }
 
+  /**
+   * Calls `listener` with the id of each instance that ends in any process (`null`: some may have
+   * been missed); resolves to a function that stops it, or `null` when the store can't notify.
+   */
+  async listenForEnds(listener: (id: string | null) => void): Promise<(() => Promise<void>) | null> {
+    return this.store.listenForEnds ? this.store.listenForEnds(listener) : null;
+  }
+
   /** A create's result: the new instance with the input as given, or the existing one decoded. */
   private async created(given: NewWorkflowInstance, result: { instance: WorkflowInstance; created: boolean }) {
     const instance = result.created ? { ...result.instance, input: given.input } : await this.encoding!.instance(result.instance);

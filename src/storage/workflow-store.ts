@@ -271,6 +271,14 @@ export interface WorkflowStore {
    */
   listen?(listener: () => void): Promise<() => Promise<void>>;
 
+  /**
+   * Optional: calls `listener` with an instance's id when it ends (completed, failed, cancelled,
+   * compensation_failed) in any process, and with `null` when ends may have been missed (after a
+   * reconnection), so `handle.result()` reads at once instead of at its next poll. Polling stays
+   * the safety net. Resolves to a function that stops it.
+   */
+  listenForEnds?(listener: (id: string | null) => void): Promise<() => Promise<void>>;
+
   /** Optional: releases what the store opened itself (a LISTEN connection...), never the app's pool. */
   close?(): Promise<void>;
 }

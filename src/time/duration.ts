@@ -1,3 +1,4 @@
+import { invalidInput } from '../errors/workflow-input-error.js';
 /**
  * A length of time: milliseconds as a number, or a string of one or more `<number><unit>` parts
  * with units `ms`, `s`, `m`, `h`, `d`, `w` (`'250ms'`, `'5s'`, `'10m'`, `'1h30m'`, `'7d'`).
@@ -33,7 +34,7 @@ export function parseDuration(value: Duration, what = 'duration'): number {
 export function parsePositiveDuration(value: Duration, what: string): number {
   const ms = parseDuration(value, what);
   if (ms <= 0) {
-    throw new TypeError(`Invalid ${what}: ${typeof value === 'string' ? `"${value}"` : String(value)}. It must be longer than 0; leave the option out for no limit.`);
+    throw invalidInput(`Invalid ${what}: ${typeof value === 'string' ? `"${value}"` : String(value)}. It must be longer than 0; leave the option out for no limit.`);
   }
   return ms;
 }
@@ -45,7 +46,7 @@ export function durationOr(value: Duration | undefined, fallback: number, what: 
 
 function invalid(value: unknown, what: string): TypeError {
   const shown = typeof value === 'string' ? `"${value}"` : String(value);
-  return new TypeError(
+  return invalidInput(
     `Invalid ${what}: ${shown}. A duration is a non-negative number of milliseconds, or a string such as '250ms', '5s', '10m', '1h30m' or '7d'.`,
   );
 }

@@ -1,0 +1,116 @@
+import type { Observable } from 'rxjs';
+import { deserializeError } from '../errors/serialize-error.js';
+import { WorkflowClientClosedError } from '../errors/workflow-client-closed.error.js';
+import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
+import type { WorkflowEvent } from '../events/workflow-event.js';
+import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
+import type { WorkflowInstanceDetails } from '../storage/workflow-store.js';
+
+/** What waiting for an instance's end needs of the client. */
+export interface InstanceEndSources {
+  read(id: string): Promise<WorkflowInstanceDetails>;
+  /** This process's events: its own executions' ends arrive here at once. */
+  events: Observable<WorkflowEvent>;
+  /** The store's notifications of ends in any process (`null` from the subscription: it has none). */
+  listenForEnds(listener: (id: string | null) => void): Promise<(() => Promise<void>) | null>;
+  /** Aborted when the application closes: a wait still going then rejects. */
+  closing: AbortSignal;
+  /** `worker.pollInterval`, in ms. */
+  pollInterval: number;
+}
+
+const ENDS = new Set(['workflow-completed', 'workflow-failed', 'workflow-cancelled', 'workflow-compensation-failed']);
+
+/**
+ * Resolves to the instance's output once it `completed`, rejects with its error once it ended
+ * otherwise. Woken at once by this process's events and by the store's notifications (an end in
+ * another process, on PostgreSQL); polling stays the safety net: every `pollInterval` when
+ * notifications work, else at most every 500 ms. Rejects with `WorkflowTimeoutError` after `limit`
+ * ms (real time), and with `WorkflowClientClosedError` when the application closes first, so no
+ * waiting handle keeps a process (or a test runner) alive.
+ */
+export async function waitForEnd<O>(sources: InstanceEndSources, id: string, limit: number | null): Promise<O> {
+  const { closing } = sources;
+  const closed = (status: string | null) =>
+    new WorkflowClientClosedError(
+      `handle.result() for instance "${id}" stopped waiting: the application is closing (the instance ` +
+        `${status === null ? '' : `is ${status} and `}carries on wherever a worker runs it). Read it later with getStatus().`,
+    );
+  // Called after the close, it reads once: a finished instance still answers, an unfinished one rejects.
+  const closedAtStart = closing.aborted;
+  /** `promise`, or `CLOSED` as soon as the application closes (a pool ending may strand a checkout). */
+  const untilClosed = <T>(promise: Promise<T>): Promise<T | typeof CLOSED> =>
+    closedAtStart
+      ? promise
+      : new Promise((resolve, reject) => {
+          const onClose = () => resolve(CLOSED);
+          if (closing.aborted) return onClose();
+          closing.addEventListener('abort', onClose, { once: true });
+          promise.then(
+            (value) => {
+              closing.removeEventListener('abort', onClose);
+              resolve(value);
+            },
+            (error: unknown) => {
+              closing.removeEventListener('abort', onClose);
+              reject(error);
+            },
+          );
+        });
+  let nudged: boolean;
+  let wake: (() => void) | null = null;
+  const nudge = () => {
+    nudged = true;
+    wake?.();
+  };
+  const local = sources.events.subscribe((event) => {
+    if ('id' in event && event.id === id && ENDS.has(event.type)) nudge();
+  });
+  closing.addEventListener('abort', nudge);
+  // Listening before the first read, so an end between that read and the wait is not missed.
+  const listening = closedAtStart
+    ? Promise.resolve(null)
+    : sources
+        .listenForEnds((ended) => {
+          if (ended === null || ended === id) nudge();
+        })
+        .catch(() => null);
+  let stopListening: (() => Promise<void>) | null = null;
+  try {
+    const subscribed = await untilClosed(listening);
+    if (subscribed === CLOSED) throw closed(null);
+    stopListening = subscribed;
+    const poll = stopListening ? sources.pollInterval : Math.min(sources.pollInterval, 500);
+    const started = Date.now();
+    for (;;) {
+      nudged = false;
+      const instance = await untilClosed(sources.read(id));
+      if (instance === CLOSED) throw closed(null);
+      if (instance.status === 'completed') return instance.output as O;
+      if (FINISHED_STATUSES.includes(instance.status)) {
+        throw deserializeError(instance.error ?? { name: 'Error', message: `Instance "${id}" ended as ${instance.status}.` });
+      }
+      if (closing.aborted) throw closed(instance.status);
+      const left = limit === null ? poll : limit - (Date.now() - started);
+      if (left <= 0) throw new WorkflowTimeoutError(`Instance "${id}" did not end within ${limit} ms (it is ${instance.status}).`);
+      if (!nudged) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, poll));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = null;
+      }
+      if (closing.aborted) throw closed(instance.status);
+    }
+  } finally {
+    local.unsubscribe();
+    closing.removeEventListener('abort', nudge);
+    if (stopListening) await stopListening().catch(() => undefined);
+    else void listening.then((stop) => stop?.().catch(() => undefined));
+  }
+}
+
+const CLOSED = Symbol('closed');
