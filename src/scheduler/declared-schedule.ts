@@ -34,7 +34,7 @@ export function resolveDeclaredSchedules(workflow: string, schedules: unknown, w
       id,
       workflow,
       spec: resolveScheduleSpec(options, `${at} ("${id}")`, paused),
-      input: toJsonValue(options.input, `The input of ${at}`) ?? null,
+      input: toJsonValue(options.input, `The input of ${at}`, 'input') ?? null,
       paused,
     };
   });

@@ -49,7 +49,7 @@ export class ScheduleAdmin {
     if (unknown) throw new TypeError(`${where}: unknown option "${unknown}". Known options: workflow, input, paused, ${known.join(', ')}.`);
     const spec = resolveScheduleSpec(rules, where);
     if (typeof paused !== 'boolean') throw new TypeError(`${where}: paused must be true or false.`);
-    const json = toJsonValue(input, `The input of ${where.toLowerCase()}`) ?? null;
+    const json = toJsonValue(input, `The input of ${where.toLowerCase()}`, 'input') ?? null;
     const { name } = this.options.workflow(workflow);
     const now = this.options.clock.now();
     const saved = await changeSchedule(this.options.storage, id, (current) => {
