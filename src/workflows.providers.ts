@@ -2,6 +2,7 @@ import { Logger, type Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { WorkflowClient } from './client/workflow-client.js';
 import { WorkflowEngine, type EngineLogger } from './engine/workflow-engine.js';
+import { looksLikeStoreError } from './engine/execution-reports.js';
 import { WorkflowEvents } from './events/workflow-events.js';
 import { WorkflowExplorer } from './registry/workflow-explorer.js';
 import { WorkflowRegistry } from './registry/workflow-registry.js';
@@ -26,6 +27,11 @@ function workflowsLogger(): EngineLogger {
     warn: (message) => logger.warn(message),
     error: (message, error) => (error === undefined ? logger.error(message) : logger.error(message, error instanceof Error ? error.stack : error)),
   };
+}
+
+/** `logger`, except that errors that look like the database being away go to the outage account (logged once per outage). */
+function outageAware(logger: EngineLogger, outage: StoreOutage, during: string): EngineLogger {
+  return { warn: logger.warn, error: (message, error) => (looksLikeStoreError(error) ? outage.failed(error, during) : logger.error(message, error)) };
 }
 
 /** The configured codecs as one chain (a class is created by Nest, so it can inject a key service); `null` for none. */
@@ -107,7 +113,14 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
   },
   {
     provide: WorkflowScheduler,
-    useFactory: (storage: WorkflowStorage, registry: WorkflowRegistry, events: WorkflowEvents, runtime: WorkflowRuntime, options: ResolvedWorkflowsOptions) =>
+    useFactory: (
+      storage: WorkflowStorage,
+      registry: WorkflowRegistry,
+      events: WorkflowEvents,
+      runtime: WorkflowRuntime,
+      outage: StoreOutage,
+      options: ResolvedWorkflowsOptions,
+    ) =>
       new WorkflowScheduler({
         storage,
         workflows: {
@@ -122,9 +135,9 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         emit: (event) => events.emit(event),
         started: () => runtime.kick(),
         cancelled: (id) => runtime.noticeCancel(id, false),
-        logger: workflowsLogger(),
+        logger: outageAware(workflowsLogger(), outage, 'running schedules'),
       }),
-    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowRuntime, WORKFLOWS_RESOLVED_OPTIONS],
+    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowRuntime, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS],
   },
   WorkflowExplorer,
   WorkflowSchedulerService,

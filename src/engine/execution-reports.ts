@@ -58,3 +58,17 @@ export function reportFailure(logger: ReportLogger, instance: WorkflowInstance, 
       (compensation ? `; its compensation failed too: ${compensation.name}: ${compensation.message}` : ''),
   );
 }
+
+/**
+ * Whether `error` looks like the database being unreachable or going away (a driver's error code,
+ * a refused or dropped connection, a timeout) rather than a bug: such errors are logged once per
+ * outage, without a stack, instead of once per execution.
+ */
+export function looksLikeStoreError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as Error & { code?: unknown }).code;
+  // Node's socket codes, PostgreSQL's connection and shutdown SQLSTATEs, mysql2's lost connection and server shutdown.
+  if (typeof code === 'string' && /^(E[A-Z]+$|08|57P|53|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|ER_CONNECTION_KILLED)/.test(code)) return true;
+  if (error instanceof AggregateError) return error.errors.some(looksLikeStoreError);
+  return /connection terminated|connect E|timeout exceeded when trying to connect|Connection ended/i.test(error.message);
+}

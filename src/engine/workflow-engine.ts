@@ -17,7 +17,7 @@ import type { RetryPolicy } from './retry-policy.js';
 import type { WorkflowDefinition, WorkflowReference } from './workflow-context.js';
 import type { ExecutionOutcome } from './execution-outcome.js';
 import { abandonClaimed, leaseMargin, type ClaimedInstance } from './claimed-instance.js';
-import { reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
+import { looksLikeStoreError, reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
 
 /** A workflow version this process can run. */
@@ -154,6 +154,8 @@ export class WorkflowEngine {
     } catch (error) {
       if (error instanceof WorkflowPayloadError) await this.handBackUnreadable(instance, signalCursor, error);
       else if (exec === undefined && definition) this.storeFailed(error, `reading the journal of "${instance.id}"`);
+      // Concluding reads and writes the store (children, the cancel reason): its outages are logged once.
+      else if (looksLikeStoreError(error)) this.storeFailed(error, `concluding "${instance.id}"`);
       else logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
     } finally {
       exec?.close();

@@ -246,3 +246,15 @@ describe('the outage account and the backoff', () => {
     await loop.shutdown();
   });
 });
+
+describe('store errors while concluding', () => {
+  it('are told apart from bugs: a dropped connection, a refused one, a server shutting down, not a TypeError', async () => {
+    const { looksLikeStoreError } = await import('../../src/engine/execution-reports.js');
+    expect(looksLikeStoreError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(looksLikeStoreError(refused())).toBe(true);
+    expect(looksLikeStoreError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(looksLikeStoreError(Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST' }))).toBe(true);
+    expect(looksLikeStoreError(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+    expect(looksLikeStoreError(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBe(false);
+  });
+});
