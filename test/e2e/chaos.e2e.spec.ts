@@ -1,5 +1,5 @@
-// Fault injection, bounded (well under 3 minutes): three worker processes on a PostgreSQL server
-// the test starts itself, a mixed workload (steps counted in an effects table, sleeps, signals sent
+// Fault injection, bounded (well under 3 minutes, per store): three worker processes on a
+// PostgreSQL server, then on a MariaDB server, that the test starts itself, a mixed workload (steps counted in an effects table, sleeps, signals sent
 // before and after the wait with repeated dedupe ids, children, a compensation), random SIGKILLs and
 // restarts, one SIGSTOP past the lease, and one crash restart of the server. Seeded: set CHAOS_SEED
 // to replay a run (the seed is printed).
@@ -8,10 +8,14 @@ import { randomInt } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowClient, WorkflowsModule } from '../../src/index.js';
+import type { WorkflowStore } from '../../src/storage/workflow-store.js';
+import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
+import { mariadbInstalled, OwnMariaDb } from '../support/own-mariadb.js';
 import { OwnPostgres, postgresBinDir } from '../support/own-postgres.js';
 import { ChaosChild, ChaosOrder, EFFECTS, PAID, type ChaosInput } from './fixtures/chaos-workflows.js';
 
@@ -21,9 +25,73 @@ const WORKERS = 3;
 const LEASE_MS = 2_000;
 const SCHEMA = 'chaos';
 
+/** The test's own database server, and what the test needs of it: a store, plain SQL, its faults. */
+interface Backend {
+  store: WorkflowStore;
+  /** The worker processes' environment: which store, on which port. */
+  env: Record<string, string>;
+  /** A statement with `?` placeholders; its rows. */
+  query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** A store table's name, quoted. */
+  table(name: string): string;
+  /** The signals table's key column. */
+  keyColumn: string;
+  effectsTable: string;
+  crashRestart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function postgresBackend(bin: string): Promise<Backend> {
+  const server = await OwnPostgres.create(bin);
+  const pool = new pg.Pool({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres', max: 8, connectionTimeoutMillis: 5_000 });
+  pool.on('error', () => undefined);
+  return {
+    store: new PostgresWorkflowStore({ executor: fromPg(pool), schema: SCHEMA }),
+    env: { WF_STORE: 'postgres', WF_DB_PORT: String(server.port) },
+    async query(sql, params = []) {
+      let i = 0;
+      return (await pool.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows;
+    },
+    table: (name) => `"${SCHEMA}".${name}`,
+    keyColumn: 'key',
+    effectsTable: `CREATE TABLE "${SCHEMA}".effects (instance text NOT NULL, name text NOT NULL, pid int NOT NULL)`,
+    crashRestart: async () => server.crashRestart(),
+    async close() {
+      await pool.end();
+      server.destroy();
+    },
+  };
+}
+
+async function mariadbBackend(): Promise<Backend> {
+  const server = await OwnMariaDb.create();
+  const pool = mysql.createPool({ host: '127.0.0.1', port: server.port, user: 'root', database: 'chaos', connectionLimit: 8, connectTimeout: 5_000 });
+  return {
+    store: new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: SCHEMA }),
+    env: { WF_STORE: 'mysql', WF_DB_PORT: String(server.port) },
+    async query(sql, params = []) {
+      return (await pool.query(sql, params))[0] as Record<string, unknown>[];
+    },
+    table: (name) => `\`${SCHEMA}_${name}\``,
+    keyColumn: '`key`',
+    effectsTable: `CREATE TABLE ${SCHEMA}_effects (instance VARCHAR(255) NOT NULL, name VARCHAR(64) NOT NULL, pid INT NOT NULL)`,
+    crashRestart: () => server.crashRestart(),
+    async close() {
+      await pool.end();
+      server.destroy();
+    },
+  };
+}
+
 const bin = postgresBinDir();
-if (!bin && process.env.CI === 'true') throw new Error('The chaos test needs PostgreSQL server binaries (/usr/lib/postgresql/<ver>/bin): CI=true.');
-if (!bin) console.warn('Skipping the chaos test: it needs PostgreSQL server binaries under /usr/lib/postgresql/<ver>/bin.');
+const stores: Array<{ name: string; missing: string | null; create: () => Promise<Backend> }> = [
+  { name: 'PostgreSQL', missing: bin ? null : 'PostgreSQL server binaries under /usr/lib/postgresql/<ver>/bin', create: () => postgresBackend(bin!) },
+  { name: 'MariaDB', missing: mariadbInstalled() ? null : 'MariaDB server binaries (/usr/sbin/mariadbd, mariadb-install-db)', create: mariadbBackend },
+];
+for (const { name, missing } of stores) {
+  if (missing && process.env.CI === 'true') throw new Error(`The chaos test on ${name} needs ${missing}: CI=true.`);
+  if (missing) console.warn(`Skipping the chaos test on ${name}: it needs ${missing}.`);
+}
 
 /** mulberry32: a small seeded generator, so a run can be replayed from its seed. */
 function seeded(seed: number): () => number {
@@ -39,9 +107,12 @@ function seeded(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.skipIf(!bin)('chaos: workers killed, stopped, and the database crash-restarted', () => {
-  let server: OwnPostgres;
-  let pool: pg.Pool;
+describe.each(stores)('chaos on $name: workers killed, stopped, and the database crash-restarted', ({ missing, create }) => {
+  if (missing) {
+    it.skip(`needs ${missing}`, () => undefined);
+    return;
+  }
+  let db: Backend;
   let app: INestApplicationContext;
   let client: WorkflowClient;
   const workers = new Map<number, { child: ChildProcess; id: string }>();
@@ -49,31 +120,28 @@ describe.skipIf(!bin)('chaos: workers killed, stopped, and the database crash-re
 
   beforeAll(async () => {
     console.log(`chaos seed: ${SEED} (replay with CHAOS_SEED=${SEED})`);
-    server = await OwnPostgres.create(bin!);
-    pool = new pg.Pool({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres', max: 8, connectionTimeoutMillis: 5_000 });
-    pool.on('error', () => undefined);
+    db = await create();
     @Module({
-      imports: [WorkflowsModule.forRoot({ store: new PostgresWorkflowStore({ executor: fromPg(pool), schema: SCHEMA }), worker: false })],
+      imports: [WorkflowsModule.forRoot({ store: db.store, worker: false })],
       providers: [{ provide: EFFECTS, useValue: { record: async () => undefined } }, ChaosOrder, ChaosChild],
     })
     class StarterModule {}
     app = await NestFactory.createApplicationContext(StarterModule, { logger: ['error'] });
     await app.init();
     client = app.get(WorkflowClient);
-    await pool.query(`CREATE TABLE "${SCHEMA}".effects (instance text NOT NULL, name text NOT NULL, pid int NOT NULL)`);
+    await db.query(db.effectsTable);
   }, 60_000);
 
   afterAll(async () => {
     for (const { child } of workers.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await app?.close();
-    await pool?.end();
-    server?.destroy();
+    await db?.close();
   });
 
   function spawnWorker(slot: number): Promise<void> {
     const id = `chaos-w${slot}-g${++generation}`;
     const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/chaos-worker.ts'], {
-      env: { ...process.env, WF_SCHEMA: SCHEMA, WF_PG_PORT: String(server.port), WF_WORKER_ID: id },
+      env: { ...process.env, ...db.env, WF_SCHEMA: SCHEMA, WF_WORKER_ID: id },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     workers.set(slot, { child, id });
@@ -85,8 +153,8 @@ describe.skipIf(!bin)('chaos: workers killed, stopped, and the database crash-re
 
   /** Leases the worker holds now: the most steps of it a fault can make run again. */
   async function leasesOf(id: string): Promise<number> {
-    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${SCHEMA}".instances WHERE lease_owner = $1 AND lease_token IS NOT NULL`, [id]);
-    return rows[0].n as number;
+    const rows = await db.query(`SELECT count(*) AS n FROM ${db.table('instances')} WHERE lease_owner = ? AND lease_token IS NOT NULL`, [id]);
+    return Number(rows[0]!.n);
   }
 
   /** Retries a call through the database's crash restart. */
@@ -153,9 +221,9 @@ describe.skipIf(!bin)('chaos: workers killed, stopped, and the database crash-re
     // The leases held when the server goes down: read before, and again after (a claim may land in
     // between; the server keeps what it committed), counted once each.
     const leaseTokens = async () =>
-      (await pool.query(`SELECT lease_token FROM "${SCHEMA}".instances WHERE lease_token IS NOT NULL`)).rows.map((row) => String(row.lease_token));
+      (await db.query(`SELECT lease_token FROM ${db.table('instances')} WHERE lease_token IS NOT NULL`)).map((row) => String(row.lease_token));
     const heldAtCrash = new Set(await leaseTokens());
-    server.crashRestart();
+    await db.crashRestart();
     for (const token of await persist(leaseTokens)) heldAtCrash.add(token);
     lostLeases += heldAtCrash.size;
     await sleep(1_000 + random() * 2_000);
@@ -175,18 +243,21 @@ describe.skipIf(!bin)('chaos: workers killed, stopped, and the database crash-re
     await Promise.all(sends);
     const deadline = started + 150_000;
     for (;;) {
-      const { rows } = await persist(() =>
-        pool.query(`SELECT count(*)::int AS n FROM "${SCHEMA}".instances WHERE status NOT IN ('completed', 'failed', 'cancelled', 'compensation_failed')`),
+      const rows = await persist(() =>
+        db.query(`SELECT count(*) AS n FROM ${db.table('instances')} WHERE status NOT IN ('completed', 'failed', 'cancelled', 'compensation_failed')`),
       );
-      if (rows[0].n === 0) break;
-      if (Date.now() > deadline) throw new Error(`seed ${SEED}: ${rows[0].n} instances unfinished after 150 s`);
+      const unfinished = Number(rows[0]!.n);
+      if (unfinished === 0) break;
+      if (Date.now() > deadline) throw new Error(`seed ${SEED}: ${unfinished} instances unfinished after 150 s`);
       await sleep(250);
     }
 
     // Every instance ended as its input says, with each journal entry once.
+    const taken: Array<{ instance: string; signalId: number }> = [];
     for (const [id, input] of inputs) {
       const status = await client.getStatus(id, { journal: true });
       const journal = status.journal!;
+      for (const entry of journal) if (entry.name === 'paid' && entry.state === 'completed') taken.push({ instance: id, signalId: Number(entry.signalId) });
       const names = journal.map((entry) => entry.name);
       expect(new Set(names).size, `${id}: a journal name twice`).toBe(names.length);
       const steps = journal.filter((entry) => entry.kind === 'step');
@@ -210,20 +281,19 @@ describe.skipIf(!bin)('chaos: workers killed, stopped, and the database crash-re
     }
 
     // Every signal stored once per dedupe id, and taken exactly once: by the instance of its key.
-    const { rows: signals } = await pool.query(`SELECT id::int AS id, key, dedupe_id FROM "${SCHEMA}".signals WHERE name = $1`, [PAID]);
+    const signals = await db.query(`SELECT id, ${db.keyColumn} AS signal_key FROM ${db.table('signals')} WHERE name = ?`, [PAID]);
     expect(signals).toHaveLength(INSTANCES);
-    const { rows: taken } = await pool.query(
-      `SELECT instance_id, (entry->>'signalId')::int AS signal_id FROM "${SCHEMA}".journal WHERE name = 'paid' AND entry->>'state' = 'completed'`,
-    );
     expect(taken).toHaveLength(INSTANCES);
-    const bySignal = new Map(signals.map((s) => [s.id as number, s]));
-    for (const row of taken) {
-      expect(bySignal.get(row.signal_id)?.key, `${row.instance_id} took signal ${row.signal_id}`).toBe(row.instance_id);
-    }
-    expect(new Set(taken.map((row) => row.signal_id)).size).toBe(INSTANCES);
+    const keyOf = new Map(signals.map((row) => [Number(row.id), String(row.signal_key)]));
+    for (const { instance, signalId } of taken) expect(keyOf.get(signalId), `${instance} took signal ${signalId}`).toBe(instance);
+    expect(new Set(taken.map((row) => row.signalId)).size).toBe(INSTANCES);
 
     // Side effects: every step's at least once; repeats no more than the leases the faults cut short.
-    const { rows: effects } = await pool.query(`SELECT instance, name, count(*)::int AS n FROM "${SCHEMA}".effects GROUP BY instance, name`);
+    const effects = (await db.query(`SELECT instance, name, count(*) AS n FROM ${db.table('effects')} GROUP BY instance, name`)).map((row) => ({
+      instance: String(row.instance),
+      name: String(row.name),
+      n: Number(row.n),
+    }));
     const count = (instance: string, name: string) => effects.find((e) => e.instance === instance && e.name === name)?.n ?? 0;
     for (const [id, input] of inputs) {
       for (const name of ['reserve', 'charge', ...(input.fail ? ['ship', 'release'] : [])]) expect(count(id, name), `${id} ${name}`).toBeGreaterThanOrEqual(1);
