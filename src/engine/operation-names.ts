@@ -1,3 +1,4 @@
+import { markInputError } from '../errors/workflow-input-error.js';
 import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
 import type { WorkflowJournalKind } from '../storage/workflow-instance.js';
 
@@ -9,15 +10,34 @@ interface NameOwner {
 }
 
 /**
+ * The longest step, sleep, wait or child name, in characters (code points): the journal-name limit
+ * every shipped store keeps, since the stores index these names. Checked at the `ctx` call, so a
+ * name the store would refuse fails the call clearly instead of every write of the instance.
+ */
+export const MAX_OPERATION_NAME_LENGTH = 512;
+
+/**
  * Throws a `TypeError` for a name no step, sleep, wait or child may have: an empty one, or one
- * starting with `$` (the engine's own entries) unless the engine itself (`engine`) names it.
+ * starting with `$` (the engine's own entries) unless the engine itself (`engine`) names it; and a
+ * `RangeError` for one longer than `MAX_OPERATION_NAME_LENGTH`.
  */
 export function assertOperationName(name: unknown, engine: boolean): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError(`Every step, sleep, wait and child needs a non-empty name; got ${JSON.stringify(name)}.`);
   }
-  if (!engine && name.startsWith('$')) {
+  if (engine) return;
+  if (name.startsWith('$')) {
     throw new TypeError(`Invalid name "${name}": names starting with "$" are reserved for the engine's own journal entries.`);
+  }
+  // UTF-16 length bounds the code points from above, so only long names need counting.
+  if (name.length > MAX_OPERATION_NAME_LENGTH) {
+    const length = [...name].length;
+    if (length > MAX_OPERATION_NAME_LENGTH) {
+      throw markInputError(new RangeError(
+        `The name ${JSON.stringify(name.slice(0, 40))}... is ${length} characters long; step, sleep, wait and child names ` +
+          `may have at most ${MAX_OPERATION_NAME_LENGTH} (the stores index them). Use a shorter name.`,
+      ));
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 // before any later side effect runs; a Date follows one rule on the first run and on replay.
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
+import { MAX_OPERATION_NAME_LENGTH } from '../../src/engine/operation-names.js';
+import { SQL_KEY_LIMITS } from '../../src/sql/key-limits.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
 let app: TestApp | undefined;
@@ -214,5 +216,27 @@ describe('key limits of the in-memory store', () => {
     );
     const after = await store.get('a', { journal: true });
     expect(after).toMatchObject({ status: 'running', journal: [] });
+  });
+});
+
+describe('operation names the stores could not keep', () => {
+  @Workflow('values.long-step-name')
+  class LongStepName {
+    async run(ctx: WorkflowContext, length: number): Promise<string> {
+      return ctx.step('é'.repeat(length), () => 'done');
+    }
+  }
+
+  it('allows a name of exactly the stores\' limit and refuses one character more at the ctx call, failing the instance clearly', async () => {
+    expect(MAX_OPERATION_NAME_LENGTH).toBe(SQL_KEY_LIMITS.journalName);
+    app = await createTestApp([LongStepName]);
+    const fits = await app.client.start(LongStepName, MAX_OPERATION_NAME_LENGTH);
+    const over = await app.client.start(LongStepName, MAX_OPERATION_NAME_LENGTH + 1);
+    await app.worker.drain();
+    expect(await fits.status()).toMatchObject({ status: 'completed', output: 'done' });
+    const failed = await over.status({ journal: true });
+    expect(failed).toMatchObject({ status: 'failed', error: { name: 'RangeError' } });
+    expect(failed.error?.message).toMatch(/is 513 characters long; step, sleep, wait and child names may have at most 512/);
+    expect(failed.journal).toEqual([]);
   });
 });
