@@ -191,6 +191,22 @@ for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
   );
 }
 
+// 6b. @opentelemetry/api (an optional peer) is loaded lazily, inside a try, never at import time.
+console.log('telemetry loaded lazily:');
+for (const start of ['index.js', 'index.cjs']) {
+  const file = join(root, 'dist', start);
+  if (!existsSync(file)) continue;
+  const eager = [];
+  for (const f of reachable(file)) {
+    for (const line of readFileSync(f, 'utf8').split('\n')) {
+      if (!line.includes('@opentelemetry/')) continue;
+      const lazy = /import\("@opentelemetry\/api"\)|Promise\.resolve\(\)\.then\(\(\) => [\w$]*\(?require\("@opentelemetry\/api"\)/.test(line);
+      if (!lazy && /\bfrom\s*["']@opentelemetry|\bimport\s*["']@opentelemetry|\brequire\(["']@opentelemetry/.test(line)) eager.push(`${rel(f)}: ${line.trim()}`);
+    }
+  }
+  check(eager.length === 0, `dist/${start} and what it reaches load @opentelemetry/* only lazily`, eager.join('; '));
+}
+
 // 7. The root entry loads none of the dashboard (its own entry, ./dashboard).
 console.log('no dashboard from the root entry:');
 for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {

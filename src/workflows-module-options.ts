@@ -68,6 +68,12 @@ export interface WorkflowsModuleOptions {
   retryAttempts?: number;
   /** The wait between those attempts. Default `'3s'`. */
   retryDelay?: Duration;
+  /**
+   * OpenTelemetry spans and metrics (see docs/observability.md) through `@opentelemetry/api`, an
+   * optional peer: with it installed they go to whatever SDK the application registered; without
+   * it (or with `false`) nothing is observed and nothing is loaded. Default `true`.
+   */
+  telemetry?: boolean;
 }
 
 /** Implemented by a `forRootAsync({ useClass })` class. */
@@ -106,6 +112,7 @@ export interface ResolvedWorkflowsOptions {
   logFailures: boolean;
   retryAttempts: number;
   retryDelay: number;
+  telemetry: boolean;
 }
 
 const WORKER_OPTIONS = ['enabled', 'id', 'concurrency', 'pollInterval', 'leaseDuration', 'heartbeatInterval', 'shutdownTimeout'];
@@ -121,6 +128,7 @@ const KNOWN_OPTIONS = [
   'logFailures',
   'retryAttempts',
   'retryDelay',
+  'telemetry',
 ];
 
 /** Validates the module options and applies defaults; errors name the option and say what to pass. */
@@ -145,6 +153,7 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
   if (given.requireEncodedPayloads && codec.length === 0) {
     throw new TypeError('WorkflowsModule option "requireEncodedPayloads" needs a "codec": without one every payload is stored unencoded.');
   }
+  if (given.telemetry !== undefined && typeof given.telemetry !== 'boolean') throw new TypeError('Invalid WorkflowsModule option "telemetry": use true or false.');
   const worker = given.worker === false ? { enabled: false } : (given.worker ?? {});
   if (typeof worker !== 'object' || worker === null) throw new TypeError('Invalid WorkflowsModule option "worker": pass false or an object.');
   checkKnownKeys(worker, WORKER_OPTIONS, 'WorkflowsModule option "worker"');
@@ -192,6 +201,7 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
     logFailures: given.logFailures ?? true,
     retryAttempts,
     retryDelay: durationOr(given.retryDelay, 3_000, 'WorkflowsModule option "retryDelay"'),
+    telemetry: given.telemetry ?? true,
   };
 }
 

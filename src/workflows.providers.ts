@@ -17,7 +17,9 @@ import { PayloadCodecChain } from './codec/payload-codec-chain.js';
 import type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
 import { UNREADABLE_RETRY_DELAY, WorkflowStorage } from './storage/workflow-storage.js';
 import { WorkflowWorker } from './worker/workflow-worker.service.js';
-import { WORKFLOWS_RESOLVED_OPTIONS } from './workflows.constants.js';
+import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from './workflows.constants.js';
+import type { WorkflowObserver } from './engine/workflow-observer.js';
+import { createWorkflowObserver } from './telemetry/create-workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from './workflows-module-options.js';
 
 /** The Nest logger the framework-free parts report through. */
@@ -73,6 +75,12 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
     inject: [WORKFLOWS_RESOLVED_OPTIONS],
   },
   { provide: WorkflowEvents, useFactory: () => new WorkflowEvents() },
+  {
+    provide: WORKFLOWS_OBSERVER,
+    useFactory: (options: ResolvedWorkflowsOptions, storage: WorkflowStorage, events: WorkflowEvents) =>
+      createWorkflowObserver(options.telemetry, storage, events, options.clock),
+    inject: [WORKFLOWS_RESOLVED_OPTIONS, WorkflowStorage, WorkflowEvents],
+  },
   { provide: WorkflowWakeUps, useFactory: () => new WorkflowWakeUps() },
   { provide: StoreOutage, useFactory: () => new StoreOutage(workflowsLogger()) },
   {
@@ -84,6 +92,7 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
       wakeUps: WorkflowWakeUps,
       outage: StoreOutage,
       options: ResolvedWorkflowsOptions,
+      observer: WorkflowObserver,
     ) =>
       new WorkflowEngine({
         storage,
@@ -96,8 +105,9 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         emit: (event) => events.emit(event),
         observed: () => events.observed,
         kick: () => wakeUps.kick(),
+        observer,
       }),
-    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowWakeUps, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS],
+    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowWakeUps, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS, WORKFLOWS_OBSERVER],
   },
   {
     provide: WorkflowRuntime,

@@ -14,7 +14,8 @@ import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance, type Wor
 import { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult } from '../storage/workflow-store.js';
 import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
-import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
+import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
+import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import { waitForEnd } from './instance-end.js';
 import type { WorkflowHandle } from './workflow-handle.js';
@@ -84,6 +85,7 @@ export class WorkflowClient implements OnModuleDestroy {
     private readonly runtime: WorkflowRuntime,
     private readonly events: WorkflowEvents,
     @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly options: ResolvedWorkflowsOptions,
+    @Inject(WORKFLOWS_OBSERVER) private readonly observer: WorkflowObserver,
   ) {}
 
   /** The module is closing: every `handle.result()` still waiting rejects with `WorkflowClientClosedError`. */
@@ -122,6 +124,8 @@ export class WorkflowClient implements OnModuleDestroy {
       deadline: timeout === null ? null : wakeAt + timeout,
       wakeAt,
       now,
+      // The caller's trace (through a start span) goes with the instance to every execution.
+      traceContext: this.observer.startContext(definition.name, id),
     };
     let result;
     if (options.transaction !== undefined) {

@@ -71,19 +71,21 @@ export class ChildSupport {
       host.checkpoint();
       const now = host.now();
       this.attempted = true;
-      const creation = this.deps.createChild({
-        id,
-        workflow: resolved.name,
-        version: resolved.version,
-        input: json,
-        parentId: host.instance.id,
-        parentClose,
-        concurrencyKey: options.concurrencyKey ?? null,
-        rateLimitKey: options.rateLimitKey ?? null,
-        priority: options.priority ?? resolved.priority,
-        deadline: timeout === null ? null : now + timeout,
-        now,
-      });
+      const creation = host.observe.around('child', name, 1, () =>
+        this.deps.createChild({
+          id,
+          workflow: resolved.name,
+          version: resolved.version,
+          input: json,
+          parentId: host.instance.id,
+          parentClose,
+          concurrencyKey: options.concurrencyKey ?? null,
+          rateLimitKey: options.rateLimitKey ?? null,
+          priority: options.priority ?? resolved.priority,
+          deadline: timeout === null ? null : now + timeout,
+          now,
+        }),
+      );
       this.creating.add(creation);
       try {
         await creation;

@@ -2,6 +2,7 @@ import type { WorkflowEventBody } from '../events/workflow-event.js';
 import type { WorkflowInterrupt } from '../errors/workflow-interrupt.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowJournalKind, WorkflowWait } from '../storage/workflow-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
+import type { ExecutionObserver } from './workflow-observer.js';
 
 /** An operation that must wait: the execution suspends once nothing else can move. */
 export interface Parked {
@@ -45,6 +46,8 @@ export interface ExecutionHost {
   readonly retry: RetryPolicy;
   /** The steps running now, by name: a step adds itself while its function runs. */
   readonly running: Set<string>;
+  /** Telemetry for this execution (spans around attempts and child starts, signal latency). */
+  readonly observe: ExecutionObserver;
   /** The engine clock's time. */
   now(): number;
   emit(body: WorkflowEventBody): void;

@@ -50,8 +50,8 @@ export interface SagaHost {
   stopReason(): WorkflowInterrupt['reason'] | null;
   now(): number;
   record(entry: WorkflowJournalEntry): void;
-  /** Runs `fn` as a side effect: what was recorded is written first. */
-  sideEffect<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn`, attempt `attempt` of the compensation of step `step`, as a side effect: what was recorded is written first. */
+  sideEffect<T>(fn: () => Promise<T>, step: string, attempt: number): Promise<T>;
 }
 
 /**
@@ -77,7 +77,7 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
     if (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now) return { state: 'suspended', wakeAt: entry.wakeAt };
     const attempt = (entry?.attempts ?? 0) + 1;
     try {
-      await host.sideEffect(async () => compensation.fn(step.value));
+      await host.sideEffect(async () => compensation.fn(step.value), step.name, attempt);
     } catch (error) {
       if (isWorkflowInterrupt(error)) return { state: 'interrupted', reason: error.reason };
       const failed = failedAttempt(name, 'compensation', entry, attempt, compensation.retry, error, host.now());

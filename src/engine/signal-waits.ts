@@ -52,6 +52,7 @@ export class SignalWaits {
     if (found) {
       this.take(signal, key, found.id);
       const at = host.now();
+      host.observe.signalTaken(signal, at - found.createdAt);
       host.record({ name, kind: 'signal', state: 'completed', value: found.payload, signal: wait, signalId: found.id, createdAt: entry?.createdAt ?? at, updatedAt: at });
       return found.payload as T;
     }

@@ -47,7 +47,7 @@ export async function runStep<T>(
     await host.flush();
     host.checkpoint();
     host.running.add(name);
-    value = await runAttempt(host, name, fn, attempt, timeout);
+    value = await host.observe.around('step', name, attempt, () => runAttempt(host, name, fn, attempt, timeout));
     // A result JSON can't carry fails the step at once: another attempt would repeat the side
     // effect only to return the same kind of value.
     policy = { ...retry, attempts: attempt };

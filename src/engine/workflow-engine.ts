@@ -19,6 +19,8 @@ import type { ExecutionOutcome } from './execution-outcome.js';
 import { abandonClaimed, leaseMargin, type ClaimedInstance } from './claimed-instance.js';
 import { looksLikeStoreError, reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
+import { cancelled, terminated, timedOutError } from './end-errors.js';
+import { NO_OBSERVER, type ExecutionObserver, type WorkflowObserver } from './workflow-observer.js';
 
 /** A workflow version this process can run. */
 export interface RunnableWorkflow {
@@ -63,6 +65,8 @@ export interface EngineOptions {
   observed?(): boolean;
   /** Look for due work now (a child was started, a cancel was accepted). */
   kick(): void;
+  /** Telemetry (spans, metrics). Default: nothing is observed. */
+  observer?: WorkflowObserver;
 }
 
 /**
@@ -72,6 +76,7 @@ export interface EngineOptions {
  */
 export class WorkflowEngine {
   private readonly running = new Map<string, WorkflowExecution>();
+  private readonly observer: WorkflowObserver = this.options.observer ?? NO_OBSERVER; // after `options`, a parameter property
 
   constructor(private readonly options: EngineOptions) {}
 
@@ -88,6 +93,7 @@ export class WorkflowEngine {
       limits: registry.limits(),
       rateLimits: registry.rateLimits(),
     });
+    this.observer.claimed(instances, now);
     return instances.map((instance) => ({ instance: { ...instance, leaseToken: lease.token }, signalCursor: lastSignalId, leaseUntil: lease.leaseUntil }));
   }
 
@@ -130,6 +136,7 @@ export class WorkflowEngine {
     const { registry, storage, clock, logger } = this.options;
     const definition = registry.get(instance.workflow, instance.version);
     let exec: WorkflowExecution | undefined;
+    const observed = this.observer.execution(instance);
     try {
       if (!definition) throw new Error(`Claimed "${instance.id}" of ${instance.workflow}@${instance.version}, which this process does not run.`);
       // A first claim has nothing journaled yet (a retry or hand-back always has runs > 1): skip the read.
@@ -137,7 +144,7 @@ export class WorkflowEngine {
       if (!details) return; // deleted since the claim
       const timedOut = instance.deadline !== null && clock.now() >= instance.deadline;
       const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;
-      exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry, claimed), replayOnly);
+      exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry, claimed, observed), replayOnly);
       claimed.exec = exec;
       this.running.set(instance.id, exec);
       const onShutdown = () => exec!.interrupt('shutdown');
@@ -152,12 +159,14 @@ export class WorkflowEngine {
         shutdown.removeEventListener('abort', onShutdown);
       }
     } catch (error) {
+      observed.outcome(error instanceof WorkflowPayloadError ? 'handed-back' : 'error', serializeError(error));
       if (error instanceof WorkflowPayloadError) await this.handBackUnreadable(instance, signalCursor, error);
       else if (exec === undefined && definition) this.storeFailed(error, `reading the journal of "${instance.id}"`);
       // Concluding reads and writes the store (children, the cancel reason): its outages are logged once.
       else if (looksLikeStoreError(error)) this.storeFailed(error, `concluding "${instance.id}"`);
       else logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
     } finally {
+      observed.close();
       exec?.close();
       if (exec && this.running.get(instance.id) === exec) this.running.delete(instance.id);
     }
@@ -174,6 +183,7 @@ export class WorkflowEngine {
     }
     if (reason === 'shutdown' && run.kind !== 'completed') {
       // Handed back due now, for another worker (or this one after a restart) to carry on.
+      this.running.get(instance.id)?.observer.outcome('handed-back');
       await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
       return;
     }
@@ -309,7 +319,7 @@ export class WorkflowEngine {
     return (await this.options.storage.get(exec.instance.id))?.cancelReason ?? null;
   }
 
-  private executionDeps(instance: WorkflowInstance, retry: RetryPolicy, claimed: ClaimedInstance) {
+  private executionDeps(instance: WorkflowInstance, retry: RetryPolicy, claimed: ClaimedInstance, observe: ExecutionObserver) {
     const { storage, clock, journalLimits, logger, registry } = this.options;
     const margin = claimed.leaseUntil === undefined ? 0 : leaseMargin(claimed.leaseUntil, clock.now());
     return {
@@ -321,7 +331,9 @@ export class WorkflowEngine {
       emit: (body: WorkflowEventBody) => this.emit(instance, body),
       warn: (message: string) => logger.warn(message),
       resolveChild: registry.resolveChild.bind(registry),
-      createChild: (child: NewWorkflowInstance) => this.createChild(child),
+      // Inside the child's start (its span, with telemetry): the child's executions join that trace.
+      createChild: (child: NewWorkflowInstance) => this.createChild({ ...child, traceContext: this.observer.startContext(child.workflow, child.id) }),
+      observe,
     };
   }
 
@@ -361,10 +373,13 @@ export class WorkflowEngine {
   }
 
   private leaseLost(instance: WorkflowInstance): Promise<void> {
+    this.running.get(instance.id)?.observer.outcome('lease-lost');
+    this.observer.leaseLost(instance);
     return reportLostLease(this.options, instance);
   }
 
   private emit(instance: WorkflowInstance, body: WorkflowEventBody): void {
+    this.running.get(instance.id)?.observer.event(body);
     if (this.options.observed?.() === false) return;
     // `Object.assign` copies the bodies' several shapes faster than a spread does.
     const where = { id: instance.id, workflow: instance.workflow, version: instance.version, at: this.options.clock.now() };
@@ -373,20 +388,3 @@ export class WorkflowEngine {
 }
 
 const CHILDREN_PAGE = 500;
-
-function cancelled(reason: string | null): SerializedWorkflowError {
-  return { name: 'WorkflowCancelledError', message: reason ?? 'Cancelled.' };
-}
-
-function terminated(reason: string | null): SerializedWorkflowError {
-  return { name: 'WorkflowTerminatedError', message: reason ?? 'Terminated.' };
-}
-
-function timedOutError(instance: WorkflowInstance): SerializedWorkflowError {
-  return {
-    name: 'WorkflowTimeoutError',
-    message:
-      `Instance "${instance.id}" of workflow "${instance.workflow}@${instance.version}" did not finish within its timeout ` +
-      `(its deadline was ${new Date(instance.deadline!).toISOString()}).`,
-  };
-}

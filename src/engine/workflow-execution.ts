@@ -10,6 +10,7 @@ import type { WorkflowClock } from '../time/workflow-clock.js';
 import { CHILD_ENDED_SIGNAL, ChildSupport, type ChildDeps, type ChildEnded } from './child-support.js';
 import { createWorkflowContext } from './execution-context.js';
 import { suspensionOf, type ExecutionHost, type Parked, type Suspension } from './execution-host.js';
+import type { ExecutionObserver } from './workflow-observer.js';
 import { ExecutionJournal, type JournalLimitEvent } from './execution-journal.js';
 import { ExecutionStop } from './execution-stop.js';
 import type { ExecutionOutcome, RunEnd } from './execution-outcome.js';
@@ -34,6 +35,7 @@ export interface ExecutionDeps extends ChildDeps {
   warn(message: string): void;
   /** Whether the lease ran out (or is about to) by the local clock; checked before each side effect. */
   leaseExpired?(): boolean;
+  observe: ExecutionObserver; // telemetry: spans around attempts and child starts
 }
 
 /**
@@ -207,18 +209,23 @@ export class WorkflowExecution {
       stopReason: () => this.stop.compensationStop(),
       now: () => this.deps.clock.now(),
       record: (entry) => this.record(entry),
-      sideEffect: async (fn) => {
+      sideEffect: async (fn, step, attempt) => {
         await this.flush();
         this.active++;
         try {
           // Terminate (or a lost lease) doesn't wait for a compensation that runs: the instance ends
           // at once, and whatever the compensation does afterwards is not recorded.
-          return await Promise.race([fn(), this.stop.stopped()]);
+          return await Promise.race([this.deps.observe.around('compensation', step, attempt, fn), this.stop.stopped()]);
         } finally {
           this.leave();
         }
       },
     });
+  }
+
+  /** This execution's telemetry hooks. */
+  get observer(): ExecutionObserver {
+    return this.deps.observe;
   }
 
   // ---- what the operations see (ExecutionHost) ----
@@ -231,6 +238,7 @@ export class WorkflowExecution {
       abortSignal: this.stop.abort.signal,
       retry: this.deps.retry,
       running: this.running,
+      observe: this.deps.observe,
       now: () => this.deps.clock.now(),
       emit: (body) => this.deps.emit(body),
       enter: (name, kind, engine) => this.enter(name, kind, engine),

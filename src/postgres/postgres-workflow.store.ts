@@ -171,6 +171,11 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return rows.map(toInstance);
   }
 
+  async countDue(now: number, cap: number): Promise<number> {
+    const { rows } = await this.executor.query(this.sql.countDue, [now, cap]);
+    return Number(rows[0]?.due ?? 0);
+  }
+
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
     const sql = request.terminate ? this.sql.requestTerminate : this.sql.requestCancel;
     const { rowCount } = await this.executor.query(sql, [id, request.reason, request.now, this.sql.channel]);

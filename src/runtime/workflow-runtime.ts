@@ -20,6 +20,16 @@ export interface RuntimeWorkerSettings {
   shutdownTimeout: number;
 }
 
+/** `WorkflowWorker.loopStatus()`: whether the background loop runs and when it last claimed. */
+export interface WorkflowLoopStatus {
+  /** The background loop runs (the worker is enabled, the application started and not shutting down). */
+  running: boolean;
+  /** When a claim last answered, by the module's clock (epoch ms); `null` before the first. `drain()`'s claims count too. */
+  lastClaimAt: number | null;
+  /** Executions running in this process now. */
+  executing: number;
+}
+
 export interface WorkflowRuntimeOptions {
   engine: WorkflowEngine;
   storage: WorkflowStorage;
@@ -75,6 +85,11 @@ export class WorkflowRuntime {
   /** This process's worker id, shown as `leaseOwner`. */
   get id(): string {
     return this.loop.owner;
+  }
+
+  /** The background loop's state, for health checks. */
+  loopStatus(): WorkflowLoopStatus {
+    return { running: this.loop.looping, lastClaimAt: this.loop.lastClaimAt, executing: this.loop.active.size };
   }
 
   /**

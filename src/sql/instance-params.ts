@@ -21,6 +21,7 @@ export const NEW_INSTANCE_COLUMNS = [
   'lease_token',
   'lease_owner',
   'lease_until',
+  'trace_context',
 ] as const;
 
 /** `create()`'s values in `NEW_INSTANCE_COLUMNS` order, defaults applied and the input as JSON text. */
@@ -43,6 +44,7 @@ export function newInstanceParams(init: NewWorkflowInstance): unknown[] {
     init.lease?.token ?? null,
     init.lease?.owner ?? null,
     init.lease?.leaseUntil ?? null,
+    init.traceContext ? toJson(init.traceContext) : null,
   ];
 }
 

@@ -113,6 +113,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       cancelRequested: false,
       terminateRequested: false,
       cancelReason: null,
+      traceContext: init.traceContext ? { ...init.traceContext } : null,
       createdAt: init.now,
       updatedAt: init.now,
     };
@@ -131,6 +132,15 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
     return copy(listPage([...this.instances.values()].map((stored) => stored.instance), query));
+  }
+
+  async countDue(now: number, cap: number): Promise<number> {
+    let due = 0;
+    for (const { instance } of this.instances.values()) {
+      if (due >= cap) break;
+      if (!FINISHED.has(instance.status) && instance.wakeAt !== null && instance.wakeAt <= now && !hasLiveLease(instance, now)) due += 1;
+    }
+    return due;
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {

@@ -58,6 +58,12 @@ export interface WorkflowInstance {
   cancelRequested: boolean;
   terminateRequested: boolean;
   cancelReason: string | null;
+  /**
+   * The trace context its creator passed on (W3C `traceparent` / `tracestate` headers, as the
+   * telemetry layer wrote them at `start()` or at a child's start), or `null`. Every execution's
+   * spans join that trace. Stored as given; the engine never reads it otherwise.
+   */
+  traceContext: Record<string, string> | null;
   createdAt: number;
   updatedAt: number;
   /** Only on reads (`getStatus()`, `list()`): payloads no configured codec could decode, and why. */

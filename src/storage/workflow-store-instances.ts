@@ -37,6 +37,8 @@ export interface NewWorkflowInstance {
   deadline: number | null;
   /** When it is first due (`start({ startAt })`); default `now`. */
   wakeAt?: number;
+  /** The trace context to store with it (see `WorkflowInstance.traceContext`). Default `null`. */
+  traceContext?: Record<string, string> | null;
   /** `createdAt` and `updatedAt`. The instance also gets `signalCursor` = the last signal id, `runs` 0, no lease, no flags. */
   now: number;
   /**

@@ -279,6 +279,13 @@ export interface WorkflowStore {
    */
   listenForEnds?(listener: (id: string | null) => void): Promise<() => Promise<void>>;
 
+  /**
+   * Optional: how many instances are due at `now` and held by no live lease (what `claim()` could
+   * take, whatever the workflow), counted up to `cap`. For metrics and health checks; a store
+   * without it reports no backlog.
+   */
+  countDue?(now: number, cap: number): Promise<number>;
+
   /** Optional: releases what the store opened itself (a LISTEN connection...), never the app's pool. */
   close?(): Promise<void>;
 }

@@ -7,6 +7,8 @@ import { deleteContract } from './contract/delete.contract.js';
 import { getAndListContract } from './contract/get-and-list.contract.js';
 import { listKeysetContract } from './contract/list-keyset.contract.js';
 import { payloadRewriteContract } from './contract/payload-rewrite.contract.js';
+import { traceContextContract } from './contract/trace-context.contract.js';
+import { countDueContract } from './contract/count-due.contract.js';
 import { purgeContract } from './contract/purge.contract.js';
 import { renewContract } from './contract/renew.contract.js';
 import { reopenContract } from './contract/reopen.contract.js';
@@ -46,6 +48,8 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   createContract,
   getAndListContract,
   listKeysetContract,
+  traceContextContract,
+  countDueContract,
   requestCancelContract,
   claimContract,
   claimLimitsContract,

@@ -49,6 +49,7 @@ export class LeasedWorker<T> {
   private backlog = false;
   /** Claims that failed in a row: the wait before the next poll doubles with each (see `pollDelay()`). */
   private claimFailures = 0;
+  private lastClaim: number | null = null;
 
   constructor(private readonly options: LeasedWorkerOptions<T>) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -57,6 +58,16 @@ export class LeasedWorker<T> {
   /** Items running now. */
   get active(): ReadonlySet<T> {
     return this.running;
+  }
+
+  /** Whether the background loop runs (started and not shut down). */
+  get looping(): boolean {
+    return this.started && this.stopping === null;
+  }
+
+  /** When the last claim answered (the clock's epoch ms; the loop claims at least every poll), or `null`. */
+  get lastClaimAt(): number | null {
+    return this.lastClaim;
   }
 
   start(): void {
@@ -108,6 +119,7 @@ export class LeasedWorker<T> {
     while (executed < max && !this.shutdownController.signal.aborted) {
       const now = this.options.clock.now();
       const items = await this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed));
+      this.lastClaim = this.options.clock.now();
       if (items.length === 0) break;
       executed += items.length;
       await Promise.all(items.map((item) => this.track(item)));
@@ -151,6 +163,7 @@ export class LeasedWorker<T> {
           const now = this.options.clock.now();
           const items = await this.options.claim(this.lease(now), now, free);
           this.claimFailures = 0;
+          this.lastClaim = this.options.clock.now();
           // A full claim means more may be due: claim again as soon as a slot is free.
           this.backlog = items.length === free;
           if (this.backlog) this.wanted = true;

@@ -1,5 +1,5 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
+import { WorkflowRuntime, type WorkflowLoopStatus } from '../runtime/workflow-runtime.js';
 import { WorkflowSchedulerService } from '../scheduler/workflow-scheduler.service.js';
 
 /**
@@ -20,6 +20,11 @@ export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplication
   /** This worker's id, shown as `leaseOwner`. */
   get id(): string {
     return this.runtime.id;
+  }
+
+  /** Whether the background loop runs, when it last claimed, and how much it runs now (health checks use it). */
+  loopStatus(): WorkflowLoopStatus {
+    return this.runtime.loopStatus();
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -37,6 +37,7 @@ export function createContract(suite: ContractSuite): void {
         cancelRequested: false,
         terminateRequested: false,
         cancelReason: null,
+        traceContext: null,
         createdAt: T,
         updatedAt: T,
       });

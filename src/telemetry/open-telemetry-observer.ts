@@ -1,0 +1,161 @@
+import type * as OpenTelemetryApi from '@opentelemetry/api';
+import type { Attributes, Context, Counter, Histogram, Span, Tracer } from '@opentelemetry/api';
+import type { ExecutionObserver, ObservedOperation, ObservedOutcome, WorkflowObserver } from '../engine/workflow-observer.js';
+import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
+import type { WorkflowEvent, WorkflowEventType } from '../events/workflow-event.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+
+/** The `@opentelemetry/api` module, as loaded at startup (it is an optional peer). */
+export type OpenTelemetryApiModule = typeof OpenTelemetryApi;
+
+/** The tracer's and the meter's name. */
+export const INSTRUMENTATION_NAME = '@nestjs/workflows';
+
+export interface OpenTelemetryObserverOptions {
+  /** Due instances not yet claimed (at most a cap), or `null` when the store can't count them. */
+  dueBacklog(): Promise<number | null>;
+}
+
+/** What an execution wrote, by the event the engine emits for it. */
+const OUTCOMES: Partial<Record<WorkflowEventType, ObservedOutcome>> = {
+  'workflow-suspended': 'suspended',
+  'workflow-compensating': 'compensating',
+  'workflow-completed': 'completed',
+  'workflow-failed': 'failed',
+  'workflow-cancelled': 'cancelled',
+  'workflow-compensation-failed': 'compensation_failed',
+};
+
+const SPAN_KIND_PRODUCER = 3;
+const SPAN_KIND_CONSUMER = 4;
+const STATUS_ERROR = 2;
+
+/**
+ * Spans and metrics through the OpenTelemetry API (whatever SDK the application registered; with
+ * none, the API's no-ops).
+ *
+ * Traces: `start()` (and a parent starting a child) opens a short `workflow.start <name>` span and
+ * stores its context with the new instance; every execution of the instance, in any process and
+ * after any suspension, is a `workflow.execute <name>` span under it, so one instance is one trace
+ * (and joins the trace of whoever started it). Inside an execution, each attempt of a step or a
+ * compensation and each child start is a span of its own, active while the code runs, so the
+ * spans your step makes nest under it. Every span carries `workflow.instance.id`.
+ *
+ * Metrics: instances started / completed / failed / cancelled (by `workflow.name`), step duration,
+ * claim latency (from due to claimed), due backlog, lease losses, signal delivery latency.
+ */
+export class OpenTelemetryObserver implements WorkflowObserver {
+  private readonly tracer: Tracer;
+  private readonly counters: Record<'started' | 'completed' | 'failed' | 'cancelled' | 'leaseLosses', Counter>;
+  private readonly stepDuration: Histogram;
+  private readonly claimLatency: Histogram;
+  private readonly signalLatency: Histogram;
+
+  constructor(
+    private readonly api: OpenTelemetryApiModule,
+    options: OpenTelemetryObserverOptions,
+  ) {
+    this.tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
+    const meter = api.metrics.getMeter(INSTRUMENTATION_NAME);
+    const counter = (name: string, description: string) => meter.createCounter(name, { description, unit: '{instance}' });
+    this.counters = {
+      started: counter('workflows.instances.started', 'Instances whose first execution started.'),
+      completed: counter('workflows.instances.completed', 'Instances that completed.'),
+      failed: counter('workflows.instances.failed', 'Instances that failed (or whose compensations failed).'),
+      cancelled: counter('workflows.instances.cancelled', 'Instances cancelled or terminated.'),
+      leaseLosses: meter.createCounter('workflows.lease.losses', { description: 'Executions that lost their lease to another worker.', unit: '{execution}' }),
+    };
+    this.stepDuration = meter.createHistogram('workflows.step.duration', { description: 'One attempt of a step, from its start to its result or error.', unit: 'ms' });
+    this.claimLatency = meter.createHistogram('workflows.claim.latency', { description: 'From when an instance became due to when a worker claimed it.', unit: 'ms' });
+    this.signalLatency = meter.createHistogram('workflows.signal.delivery_latency', { description: 'From when a signal was sent to when a wait took it.', unit: 'ms' });
+    meter
+      .createObservableGauge('workflows.backlog.due', { description: 'Instances due now that no worker holds (counted up to 10,000).', unit: '{instance}' })
+      .addCallback(async (result) => {
+        const backlog = await options.dueBacklog().catch(() => null);
+        if (backlog !== null) result.observe(backlog);
+      });
+  }
+
+  /** Counts instance ends from the engine's events. */
+  onEvent(event: WorkflowEvent): void {
+    const attributes = { 'workflow.name': event.workflow };
+    if (event.type === 'workflow-started') this.counters.started.add(1, attributes);
+    else if (event.type === 'workflow-completed') this.counters.completed.add(1, attributes);
+    else if (event.type === 'workflow-failed' || event.type === 'workflow-compensation-failed') this.counters.failed.add(1, attributes);
+    else if (event.type === 'workflow-cancelled') this.counters.cancelled.add(1, attributes);
+  }
+
+  startContext(workflow: string, id: string): Record<string, string> | null {
+    const { api } = this;
+    const span = this.tracer.startSpan(`workflow.start ${workflow}`, {
+      kind: SPAN_KIND_PRODUCER,
+      attributes: { 'workflow.name': workflow, 'workflow.instance.id': id },
+    });
+    span.end();
+    const carrier: Record<string, string> = {};
+    api.propagation.inject(api.trace.setSpan(api.context.active(), span), carrier);
+    return Object.keys(carrier).length > 0 ? carrier : null;
+  }
+
+  claimed(instances: readonly WorkflowInstance[], now: number): void {
+    for (const instance of instances) {
+      if (instance.wakeAt !== null) this.claimLatency.record(Math.max(0, now - instance.wakeAt), { 'workflow.name': instance.workflow });
+    }
+  }
+
+  leaseLost(instance: WorkflowInstance): void {
+    this.counters.leaseLosses.add(1, { 'workflow.name': instance.workflow });
+  }
+
+  execution(instance: WorkflowInstance): ExecutionObserver {
+    const { api, tracer } = this;
+    const parent: Context = instance.traceContext ? api.propagation.extract(api.ROOT_CONTEXT, instance.traceContext) : api.ROOT_CONTEXT;
+    const base: Attributes = { 'workflow.name': instance.workflow, 'workflow.version': instance.version, 'workflow.instance.id': instance.id };
+    const span = tracer.startSpan(`workflow.execute ${instance.workflow}`, { kind: SPAN_KIND_CONSUMER, attributes: { ...base, 'workflow.run': instance.runs } }, parent);
+    const inside = api.trace.setSpan(parent, span);
+    let closed = false;
+    const outcome = (ended: ObservedOutcome, error?: SerializedWorkflowError | null) => {
+      span.setAttribute('workflow.outcome', ended);
+      // A compensating instance is not a failed execution; every other ending with an error is.
+      if (error && ended !== 'compensating') span.setStatus({ code: STATUS_ERROR, message: `${error.name}: ${error.message}` });
+    };
+    return {
+      around: <T>(kind: ObservedOperation, name: string, attempt: number, fn: () => Promise<T>) =>
+        tracer.startActiveSpan(`workflow.${kind} ${name}`, { attributes: { ...base, [`workflow.${kind}.name`]: name, 'workflow.attempt': attempt } }, inside, async (child) => {
+          const started = performance.now();
+          let failed = false;
+          try {
+            return await fn();
+          } catch (error) {
+            failed = true;
+            fail(child, error);
+            throw error;
+          } finally {
+            child.end();
+            if (kind === 'step') {
+              this.stepDuration.record(performance.now() - started, { 'workflow.name': instance.workflow, 'workflow.step.name': name, 'workflow.step.outcome': failed ? 'error' : 'ok' });
+            }
+          }
+        }),
+      signalTaken: (signal, latency) => {
+        this.signalLatency.record(Math.max(0, latency), { 'workflow.name': instance.workflow, 'workflow.signal.name': signal });
+        span.addEvent('signal taken', { 'workflow.signal.name': signal, 'workflow.signal.latency_ms': latency });
+      },
+      event: (event) => {
+        const ended = OUTCOMES[event.type];
+        if (ended) outcome(ended, 'error' in event ? event.error : null);
+      },
+      outcome,
+      close: () => {
+        if (closed) return;
+        closed = true;
+        span.end();
+      },
+    };
+  }
+}
+
+function fail(span: Span, error: unknown): void {
+  if (error instanceof Error) span.recordException(error);
+  span.setStatus({ code: STATUS_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+}
