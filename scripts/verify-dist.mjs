@@ -61,7 +61,7 @@ for (const [name, file] of Object.entries(pkg.bin ?? {})) {
 
 // 2. Load every entry as ESM and as CJS.
 console.log('loading:');
-const entries = { '.': 'index', './postgres': 'postgres/index', './mysql': 'mysql/index', './testing': 'testing/index', './dashboard': 'dashboard/index' };
+const entries = { '.': 'index', './postgres': 'postgres/index', './mysql': 'mysql/index', './testing': 'testing/index', './dashboard': 'dashboard/index', './health': 'health/index' };
 const loaded = { esm: {}, cjs: {} };
 for (const [subpath, base] of Object.entries(entries)) {
   const esmFile = join(root, 'dist', `${base}.js`);
@@ -219,6 +219,15 @@ for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
 for (const format of ['esm', 'cjs']) {
   const dashboard = loaded[format]['./dashboard'];
   if (dashboard) check(typeof dashboard.WorkflowsDashboardModule === 'function', `${format}: ./dashboard exports WorkflowsDashboardModule`);
+  const health = loaded[format]['./health'];
+  if (health) check(typeof health.WorkflowsHealthIndicator === 'function', `${format}: ./health exports WorkflowsHealthIndicator`);
+}
+// 8. Only ./health loads @nestjs/terminus (an optional peer): the root entry reaches none of it.
+for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
+  const file = join(root, 'dist', start);
+  if (!existsSync(file)) continue;
+  const offenders = reachable(file).filter((f) => /@nestjs\/terminus/.test(readFileSync(f, 'utf8'))).map(rel);
+  check(offenders.length === 0, `dist/${start} and what it reaches never load @nestjs/terminus`, `found in ${offenders.join('; ')}`);
 }
 
 if (failures.length > 0) {
