@@ -1,4 +1,4 @@
-import type { WorkflowInstance } from './workflow-instance.js';
+import { FINISHED_STATUSES, type WorkflowInstance } from './workflow-instance.js';
 import type { WorkflowListPosition, WorkflowListQuery } from './workflow-store.js';
 
 /**
@@ -28,6 +28,22 @@ export function listPage(instances: Iterable<WorkflowInstance>, query: WorkflowL
   return found.slice(query.offset, query.offset + query.limit);
 }
 
-function compareIds(a: string, b: string): number {
+/** Ids in the order every store sorts them (see `listPage()`). */
+export function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A lease holds until `leaseUntil` inclusive; after that, any claim may take the instance over. */
+export function hasLiveLease(instance: WorkflowInstance, now: number): boolean {
+  return instance.leaseToken !== null && instance.leaseUntil !== null && instance.leaseUntil >= now;
+}
+
+/** `countDue()` over instances held in memory: unfinished, due at `now`, no live lease; up to `cap`. */
+export function countDue(instances: Iterable<WorkflowInstance>, now: number, cap: number): number {
+  let due = 0;
+  for (const instance of instances) {
+    if (due >= cap) break;
+    if (!FINISHED_STATUSES.includes(instance.status) && instance.wakeAt !== null && instance.wakeAt <= now && !hasLiveLease(instance, now)) due += 1;
+  }
+  return due;
 }

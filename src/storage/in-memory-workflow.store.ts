@@ -13,7 +13,7 @@ import {
   type WorkflowStatus,
   type WorkflowWait,
 } from './workflow-instance.js';
-import { listPage } from './in-memory-list.js';
+import { compareIds, countDue, hasLiveLease, listPage } from './in-memory-list.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from './plain-copy.js';
 import type {
@@ -135,12 +135,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async countDue(now: number, cap: number): Promise<number> {
-    let due = 0;
-    for (const { instance } of this.instances.values()) {
-      if (due >= cap) break;
-      if (!FINISHED.has(instance.status) && instance.wakeAt !== null && instance.wakeAt <= now && !hasLiveLease(instance, now)) due += 1;
-    }
-    return due;
+    return countDue([...this.instances.values()].map((stored) => stored.instance), now, cap);
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
@@ -212,7 +207,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const instances = [...this.instances.values()]
       .map((stored) => stored.instance)
       .filter((i) => FINISHED.has(i.status) && statuses.has(i.status) && i.updatedAt < before)
-      .sort((a, b) => a.updatedAt - b.updatedAt || compare(a.id, b.id))
+      .sort((a, b) => a.updatedAt - b.updatedAt || compareIds(a.id, b.id))
       .slice(0, limit);
     for (const instance of instances) this.instances.delete(instance.id);
 
@@ -395,15 +390,6 @@ function makeDue(instance: WorkflowInstance, now: number): void {
   instance.updatedAt = now;
 }
 
-/** A lease holds until `leaseUntil` inclusive; after that, any claim may take the instance over. */
-function hasLiveLease(instance: WorkflowInstance, now: number): boolean {
-  return instance.leaseToken !== null && instance.leaseUntil !== null && instance.leaseUntil >= now;
-}
-
 function windowKey(workflow: string, key: string | null): string {
   return JSON.stringify([workflow, key]);
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
