@@ -73,6 +73,12 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       return send(response, await this.service.instance(basePath(request, '/instance'), query));
     }
 
+    @Get('schedules')
+    @PageHeaders()
+    async schedules(@Query() query: Record<string, unknown>, @Req() request: HttpRequest, @Res({ passthrough: true }) response: HttpResponse): Promise<string> {
+      return send(response, await this.service.schedules(basePath(request, '/schedules'), query));
+    }
+
     @Post('actions/:action')
     @HttpCode(200)
     @PageHeaders()

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { WorkflowClient } from '../client/workflow-client.js';
+import { WorkflowSchedules } from '../client/workflow-schedules.js';
 import { WorkflowError } from '../errors/workflow.error.js';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
@@ -11,12 +12,14 @@ import { renderInstancePage } from './instance-page.js';
 import { notice, page } from './layout.js';
 import { renderListPage } from './list-page.js';
 import { instanceUrl, parseListQuery } from './list-query.js';
+import { runScheduleAction, SCHEDULE_ACTIONS } from './schedule-actions.js';
+import { renderSchedulesPage } from './schedules-page.js';
 
 /** A page to send: its status code and HTML, or a redirect (303, after an action). */
 export type DashboardResponse = { status: number; body: SafeHtml } | { redirect: string };
 
 /** The actions a POST may ask for. */
-export const DASHBOARD_ACTIONS = ['signal', 'cancel', 'terminate', 'retry', 'delete'] as const;
+export const DASHBOARD_ACTIONS = ['signal', 'cancel', 'terminate', 'retry', 'delete', 'pause-schedule', 'resume-schedule', 'trigger-schedule'] as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 
 const CHILDREN_SHOWN = 100;
@@ -28,7 +31,10 @@ const DONE: Record<string, string> = {
   terminate: 'Terminate requested: the instance ends cancelled, without compensations.',
   retry: 'Retry requested: the instance runs again from where it stopped.',
   delete: 'Instance deleted.',
+  ...SCHEDULE_ACTIONS,
 };
+
+const SCHEDULES_SHOWN = 500;
 
 /**
  * The dashboard's pages and actions, over `WorkflowClient` (so payloads come decoded by the
@@ -39,6 +45,7 @@ const DONE: Record<string, string> = {
 export class DashboardService {
   constructor(
     private readonly client: WorkflowClient,
+    private readonly scheduleAdmin: WorkflowSchedules,
     private readonly registry: WorkflowRegistry,
     @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
   ) {}
@@ -79,6 +86,14 @@ export class DashboardService {
     return { status: request.errors.length > 0 ? 400 : 200, body };
   }
 
+  /** The schedules page (the first 500, by id). */
+  async schedules(base: string, query: Record<string, unknown> | undefined, message: { kind: 'ok' | 'error'; text: string } | null = null): Promise<DashboardResponse> {
+    const schedules = await this.scheduleAdmin.list({ limit: SCHEDULES_SHOWN + 1 });
+    const done = message ?? (typeof query?.done === 'string' && SCHEDULE_ACTIONS[query.done] ? { kind: 'ok' as const, text: SCHEDULE_ACTIONS[query.done]! } : null);
+    const body = renderSchedulesPage({ base, readOnly: this.options.readOnly, schedules: schedules.slice(0, SCHEDULES_SHOWN), more: schedules.length > SCHEDULES_SHOWN, message: done });
+    return { status: 200, body };
+  }
+
   /** An instance's page; 404 for an unknown id. */
   async instance(base: string, query: Record<string, unknown> | undefined, message: { kind: 'ok' | 'error'; text: string } | null = null): Promise<DashboardResponse> {
     const id = typeof query?.id === 'string' ? query.id : '';
@@ -117,6 +132,7 @@ export class DashboardService {
       return this.problem(base, 400, 'The form came without a body. Post it as application/x-www-form-urlencoded, with the app\'s body parser on.');
     }
     const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
+    if (action in SCHEDULE_ACTIONS) return this.actOnSchedule(base, action, field('schedule'));
     const id = field('id');
     if (id === '') return this.problem(base, 400, 'The form has no instance id (field "id").');
     try {
@@ -160,6 +176,18 @@ export class DashboardService {
       return 'body' in shown ? { status, body: shown.body } : shown;
     }
     return { redirect: `${instanceUrl(base, id)}&done=${action}` };
+  }
+
+  private async actOnSchedule(base: string, action: string, schedule: string): Promise<DashboardResponse> {
+    if (schedule === '') return this.problem(base, 400, 'The form has no schedule id (field "schedule").');
+    try {
+      return { redirect: await runScheduleAction(this.scheduleAdmin, base, action, schedule) };
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return this.problem(base, 404, `Could not ${action.replace('-', ' ')}: ${error.message}`);
+      if (!(error instanceof WorkflowError || error instanceof TypeError)) throw error;
+      const shown = await this.schedules(base, {}, { kind: 'error', text: `Could not ${action.replace('-', ' ')}: ${error.message}` });
+      return 'body' in shown ? { status: 409, body: shown.body } : shown;
+    }
   }
 
   /** A page that only says what went wrong. */

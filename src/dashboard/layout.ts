@@ -6,7 +6,7 @@ export interface PageShell {
   title: string;
   readOnly: boolean;
   /** Which nav entry is the current page. */
-  current: 'instances' | 'instance';
+  current: 'instances' | 'instance' | 'schedules';
 }
 
 /** A whole page: the landmarks, the nav, and the dashboard's own stylesheet and script. */
@@ -27,6 +27,7 @@ export function page(shell: PageShell, body: HtmlValue): SafeHtml {
 <a href="${shell.base}">Workflows</a>
 <nav aria-label="Dashboard"><ul>
 <li><a href="${shell.base}"${shell.current === 'instances' ? html` aria-current="page"` : ''}>Instances</a></li>
+<li><a href="${shell.base}/schedules"${shell.current === 'schedules' ? html` aria-current="page"` : ''}>Schedules</a></li>
 </ul></nav>
 <span class="mode">${shell.readOnly ? 'Read-only' : ''}</span>
 </header>

@@ -3,7 +3,7 @@
 // read-only mode, bad input, and a global prefix.
 import type { INestApplication } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InMemoryWorkflowStore, WorkflowClient, WorkflowWorker } from '../../src/index.js';
+import { InMemoryWorkflowStore, WorkflowClient, WorkflowSchedules, WorkflowWorker } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import { startDashboardApp, type Adapter } from './dashboard-app.js';
 import type { WorkflowsDashboardOptions } from '../../src/dashboard/index.js';
@@ -131,5 +131,46 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     const trusted = await post(`${url}/api/ops/workflows/actions/cancel`, { id: 'x-1' }, { origin: 'https://ops.example.com', 'sec-fetch-site': 'cross-site' });
     expect(trusted.status).toBe(303);
     expect(trusted.headers.get('location')).toBe('/api/ops/workflows/instance?id=x-1&done=cancel');
+  });
+  it('lists schedules, and pauses, resumes and triggers one; unknown ones get a 404', async () => {
+    const { url } = await boot(adapter);
+    const schedules = app!.get(WorkflowSchedules);
+    await schedules.upsert('<b>nightly</b>', { workflow: 'dash.flaky', every: '1h', input: 7 });
+    const page = await fetch(`${url}/workflows/schedules`);
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain('&lt;b&gt;nightly&lt;/b&gt;');
+    expect(text).toContain('every 1 h;');
+    expect(text).toContain('aria-label="Pause schedule &lt;b&gt;nightly&lt;/b&gt;"');
+
+    const pause = await post(`${url}/workflows/actions/pause-schedule`, { schedule: '<b>nightly</b>' });
+    expect(pause.status).toBe(303);
+    expect(pause.headers.get('location')).toBe('/workflows/schedules?done=pause-schedule');
+    expect((await schedules.get('<b>nightly</b>'))?.paused).toBe(true);
+    expect(await (await fetch(`${url}/workflows/schedules?done=pause-schedule`)).text()).toContain('Schedule paused');
+    const resume = await post(`${url}/workflows/actions/resume-schedule`, { schedule: '<b>nightly</b>' });
+    expect(resume.status).toBe(303);
+    expect((await schedules.get('<b>nightly</b>'))?.paused).toBe(false);
+
+    const trigger = await post(`${url}/workflows/actions/trigger-schedule`, { schedule: '<b>nightly</b>' });
+    expect(trigger.status).toBe(303);
+    const location = trigger.headers.get('location')!;
+    expect(location).toMatch(/^\/workflows\/instance\?id=%3Cb%3Enightly%3C%2Fb%3E%40.+&done=trigger-schedule$/);
+    const id = new URLSearchParams(location.split('?')[1]).get('id')!;
+    expect((await app!.get(WorkflowClient).getStatus(id)).scheduleId).toBe('<b>nightly</b>');
+    expect(await (await fetch(`${url}${location}`)).text()).toContain('Schedule triggered');
+
+    expect((await post(`${url}/workflows/actions/pause-schedule`, { schedule: 'nope' })).status).toBe(404);
+    expect((await post(`${url}/workflows/actions/pause-schedule`, {})).status).toBe(400);
+  });
+
+  it('in readOnly mode shows schedules without actions and refuses schedule actions', async () => {
+    const { url } = await boot(adapter, { readOnly: true });
+    await app!.get(WorkflowSchedules).upsert('hourly', { workflow: 'dash.flaky', every: '1h', input: 1 });
+    const text = await (await fetch(`${url}/workflows/schedules`)).text();
+    expect(text).toContain('hourly');
+    expect(text).not.toContain('<form method="post"');
+    expect((await post(`${url}/workflows/actions/pause-schedule`, { schedule: 'hourly' })).status).toBe(403);
+    expect((await app!.get(WorkflowSchedules).get('hourly'))?.paused).toBe(false);
   });
 });

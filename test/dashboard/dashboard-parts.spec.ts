@@ -65,12 +65,8 @@ describe('list query', () => {
     expect(parseUtcTime('tomorrow')).toBeNull();
   });
   it('formats durations for the timeline', () => {
-    expect([formatDuration(350), formatDuration(4200), formatDuration(185_000), formatDuration(7_800_000), formatDuration(3 * 86_400_000 + 4 * 3_600_000)]).toEqual([
-      '350 ms',
-      '4.2 s',
-      '3 min 5 s',
-      '2 h 10 min',
-      '3 d 4 h',
-    ]);
+    expect(
+      [350, 4200, 185_000, 7_800_000, 3_600_000, 3 * 86_400_000 + 4 * 3_600_000, 86_400_000].map(formatDuration),
+    ).toEqual(['350 ms', '4.2 s', '3 min 5 s', '2 h 10 min', '1 h', '3 d 4 h', '1 d']);
   });
 });
