@@ -41,6 +41,13 @@ export interface WorkflowStoreContractOptions {
    * (its payloads can then never be re-encrypted under a new key).
    */
   reencryption?: boolean;
+  /**
+   * Check that `create()` keeps `traceContext` and every read returns it (telemetry joins an
+   * instance's executions to its creator's trace through it). Default true. `false` for a store
+   * that does not keep it: its instances read `traceContext: null`, and each execution's spans
+   * start a trace of their own.
+   */
+  traceContext?: boolean;
 }
 
 /** The areas of the contract, one file each under `contract/`, registered in this order. */
@@ -48,7 +55,6 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   createContract,
   getAndListContract,
   listKeysetContract,
-  traceContextContract,
   countDueContract,
   requestCancelContract,
   claimContract,
@@ -110,5 +116,6 @@ export function workflowStoreContract(
     };
     for (const area of AREAS) area(suite);
     if (options.reencryption !== false) payloadRewriteContract(suite);
+    if (options.traceContext !== false) traceContextContract(suite);
   });
 }

@@ -29,5 +29,6 @@ workflowStoreContract(
     const store = new MySqlWorkflowStore({ executor: fromMysql2(pool!), schema });
     return { store, close: () => store.close() };
   },
-  { skip: available ? false : `needs ${MYSQL_REQUIREMENT}`, test: vitest },
+  // The MySQL store keeps no trace context yet (see MYSQL_COLUMNS in mysql-creates.ts).
+  { skip: available ? false : `needs ${MYSQL_REQUIREMENT}`, test: vitest, traceContext: false },
 );
