@@ -114,7 +114,9 @@ export const DASHBOARD_JS = `(function () {
   }
   function schedule(ms) { if (pending === null) pending = setTimeout(refresh, ms); }
   var source = new EventSource(region.getAttribute('data-live'));
-  source.addEventListener('workflow', function () { schedule(150); });
+  // The list refreshes at most once a second however busy the workers are; an instance follows at once.
+  var delay = region.getAttribute('data-state') === 'list' ? 1000 : 150;
+  source.addEventListener('workflow', function () { schedule(delay); });
   source.addEventListener('ping', function () { if (region.getAttribute('data-state') === 'unfinished') schedule(0); });
   source.onopen = function () {
     say('Live: this page updates by itself.');

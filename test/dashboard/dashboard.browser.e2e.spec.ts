@@ -176,4 +176,11 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
     await expect.poll(() => page.locator('h1').textContent()).toContain('hourly-report@');
     await expect.poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 }).toContain('completed');
   });
+  it('the list page shows a new instance by itself', async () => {
+    await page.goto(`${url}/workflows`);
+    await page.evaluate(() => ((globalThis as { __list?: boolean }).__list = true));
+    await client.start('dash.order', { order: 'o-live' }, { id: 'o-live' });
+    await expect.poll(() => page.locator('tbody td.id a').first().textContent(), { timeout: 15_000 }).toBe('o-live');
+    expect(await page.evaluate(() => (globalThis as { __list?: boolean }).__list)).toBe(true);
+  });
 });
