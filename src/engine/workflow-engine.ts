@@ -76,9 +76,9 @@ export interface EngineOptions {
  */
 export class WorkflowEngine {
   private readonly running = new Map<string, WorkflowExecution>();
-  private readonly observer: WorkflowObserver = this.options.observer ?? NO_OBSERVER; // after `options`, a parameter property
+  private readonly observer: WorkflowObserver;
 
-  constructor(private readonly options: EngineOptions) {}
+  constructor(private readonly options: EngineOptions) { this.observer = options.observer ?? NO_OBSERVER; }
 
   /** Leases up to `limit` due instances of the workflows this process runs, granted at `now`. */
   async claim(lease: WorkflowLease, now: number, limit: number): Promise<ClaimedInstance[]> {
