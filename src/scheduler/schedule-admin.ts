@@ -1,3 +1,4 @@
+import { markInputError } from '../errors/workflow-input-error.js';
 import { toJsonValue } from '../engine/json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
@@ -42,13 +43,13 @@ export class ScheduleAdmin {
   async upsert(id: string, definition: ScheduleDefinition): Promise<WorkflowScheduleInfo> {
     checkId(id);
     const where = `Schedule "${id}"`;
-    if (!definition || typeof definition !== 'object') throw new TypeError(`${where}: pass { workflow, cron | every, ... }.`);
+    if (!definition || typeof definition !== 'object') throw markInputError(new TypeError(`${where}: pass { workflow, cron | every, ... }.`));
     const { workflow, input, paused = false, ...rules } = definition;
     const known = ['cron', 'every', 'timezone', 'overlap', 'catchup', 'catchupWindow'];
     const unknown = Object.keys(rules).find((key) => !known.includes(key));
-    if (unknown) throw new TypeError(`${where}: unknown option "${unknown}". Known options: workflow, input, paused, ${known.join(', ')}.`);
+    if (unknown) throw markInputError(new TypeError(`${where}: unknown option "${unknown}". Known options: workflow, input, paused, ${known.join(', ')}.`));
     const spec = resolveScheduleSpec(rules, where);
-    if (typeof paused !== 'boolean') throw new TypeError(`${where}: paused must be true or false.`);
+    if (typeof paused !== 'boolean') throw markInputError(new TypeError(`${where}: paused must be true or false.`));
     const json = toJsonValue(input, `The input of ${where.toLowerCase()}`, 'input') ?? null;
     const { name } = this.options.workflow(workflow);
     const now = this.options.clock.now();
@@ -79,9 +80,9 @@ export class ScheduleAdmin {
   async list(query: { workflow?: string; declared?: boolean; limit?: number; offset?: number } = {}): Promise<WorkflowScheduleInfo[]> {
     const limit = query.limit ?? 100;
     const offset = query.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new TypeError(`Invalid schedules list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
-    if (!Number.isInteger(offset) || offset < 0) throw new TypeError(`Invalid schedules list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
-    if (query.declared !== undefined && typeof query.declared !== 'boolean') throw new TypeError('Invalid schedules list() option "declared": use true or false.');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw markInputError(new TypeError(`Invalid schedules list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`));
+    if (!Number.isInteger(offset) || offset < 0) throw markInputError(new TypeError(`Invalid schedules list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`));
+    if (query.declared !== undefined && typeof query.declared !== 'boolean') throw markInputError(new TypeError('Invalid schedules list() option "declared": use true or false.'));
     const records = await this.options.storage.listSchedules({
       ...(query.workflow === undefined ? {} : { workflow: query.workflow }),
       ...(query.declared === undefined ? {} : { declared: query.declared }),
@@ -157,7 +158,7 @@ function readable(record: WorkflowScheduleRecord): ScheduleSpec | null {
 }
 
 function checkId(id: unknown): void {
-  if (typeof id !== 'string' || id.trim() === '') throw new TypeError(`Invalid schedule id ${JSON.stringify(id)}: use a non-empty string.`);
+  if (typeof id !== 'string' || id.trim() === '') throw markInputError(new TypeError(`Invalid schedule id ${JSON.stringify(id)}: use a non-empty string.`));
 }
 
 function notFound(id: string): WorkflowNotFoundError {

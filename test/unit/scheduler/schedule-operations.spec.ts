@@ -1,6 +1,6 @@
 // Instances here never run (no engine): overlap 'allow' keeps an unfinished one from holding back the next.
 import { describe, expect, it } from 'vitest';
-import { WorkflowInvalidStateError, WorkflowNotFoundError } from '../../../src/index.js';
+import { isWorkflowInputError, workflowErrorStatus, WorkflowInvalidStateError, WorkflowNotFoundError } from '../../../src/index.js';
 import { runsOf, schedulerHarness } from './harness.js';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
@@ -226,5 +226,25 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     const now = schedulerHarness({ store: old.store, clock: old.clock, workflows: ['reports'] });
     await now.admin.delete('legacy');
     expect(await now.admin.get('legacy')).toBeNull();
+  });
+});
+
+describe('bad schedule arguments', () => {
+  it('are input errors (the exception filter answers 400), and store nothing', async () => {
+    const h = schedulerHarness({ start: '2026-01-01T10:07:00Z' });
+    const refused = async (call: () => Promise<unknown>): Promise<unknown> => call().then(() => expect.fail('accepted'), (error: unknown) => error);
+    const errors = [
+      await refused(() => h.admin.upsert('', { workflow: 'reports', every: '1m' })),
+      await refused(() => h.admin.upsert('bad-cron', { workflow: 'reports', cron: '99 99 * * *' })),
+      await refused(() => h.admin.upsert('bad-zone', { workflow: 'reports', cron: '0 * * * *', timezone: 'Mars/Olympus' })),
+      await refused(() => h.admin.upsert('bad-key', { workflow: 'reports', every: '1m', evry: '1m' } as never)),
+      await refused(() => h.admin.list({ limit: 0 })),
+    ];
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(Error);
+      expect(isWorkflowInputError(error), String(error)).toBe(true);
+      expect(workflowErrorStatus(error)).toBe(400);
+    }
+    expect(await h.admin.list()).toEqual([]);
   });
 });
