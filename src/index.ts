@@ -21,6 +21,7 @@ export type {
   WorkflowContext,
   WorkflowDefinition,
   WorkflowStepOptions,
+  WorkflowTransactionOptions,
   WorkflowStepRun,
   WorkflowWaitOptions,
 } from './engine/workflow-context.js';

@@ -8,6 +8,7 @@ import type { Compensation } from './saga.js';
 import type { SignalWaits } from './signal-waits.js';
 import { sleepTarget, sleepUntil } from './sleep-operation.js';
 import { runStep } from './step-operation.js';
+import { runTransaction } from './transaction-operation.js';
 import type { WorkflowChildOptions, WorkflowContext, WorkflowReference, WorkflowWaitOptions } from './workflow-context.js';
 
 /** The per-execution state the context's operations keep. */
@@ -31,6 +32,7 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     version: instance.version,
     signal: host.abortSignal,
     step: (name, fn, options) => runStep(host, compensations, name, fn, options),
+    transaction: (name, fn, options) => runTransaction(host, compensations, name, fn, options),
     sleep: (name, duration) => sleepUntil(host, name, () => host.now() + parseDuration(duration, `duration of sleep "${name}"`)),
     sleepUntil: (name, date) => sleepUntil(host, name, () => sleepTarget(date, name)),
     waitForSignal: async <T>(name: string, signal: WorkflowSignal<T> | string, options: WorkflowWaitOptions = {}): Promise<T> => {

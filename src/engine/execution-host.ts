@@ -86,4 +86,16 @@ export interface ExecutionHost {
   interruption(): WorkflowInterrupt['reason'] | null;
   /** Whether it was stopped without waiting for what runs (terminate, a lost lease, a store failure). */
   endedAtOnce(): boolean;
+
+  /** `null` when the store runs `ctx.transaction()`; else the store's name, for the error. */
+  transactionsUnsupported(): string | null;
+  /**
+   * `ctx.transaction()`'s attempt: once this execution's earlier writes landed, runs `body` in a
+   * transaction of the store, with the driver's (or ORM's) handle and `write`, which records an
+   * entry in that transaction under the lease. Resolves to what `body` resolved to, once committed.
+   * A lost lease (nothing committed) ends the execution and throws its `WorkflowInterrupt`.
+   */
+  transact<T>(body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>, timeout: number | null): Promise<T>;
+  /** An entry a committed transaction wrote: the execution knows it, and doesn't write it again. */
+  written(entry: WorkflowJournalEntry): void;
 }

@@ -69,6 +69,12 @@ export class ExecutionJournal {
     return false;
   }
 
+  /** An entry already written (by a transaction of its own): known from now on, not written again. */
+  written(entry: WorkflowJournalEntry): void {
+    this.remember(entry);
+    this.buffer.delete(entry.name);
+  }
+
   /** Takes the entries recorded since the last take, for a write. */
   take(): WorkflowJournalEntry[] {
     const entries = [...this.buffer.values()];

@@ -1,5 +1,9 @@
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
+import type { WorkflowStoreTransaction } from '../storage/workflow-store-transactions.js';
+
+/** Thrown by a transaction's write that found the lease gone, so that nothing of it commits. */
+const LEASE_GONE = Symbol('lease gone');
 
 /**
  * One execution's writes under its lease, in the order they were made: each waits for the one
@@ -30,6 +34,47 @@ export class FencedWrites {
       }
     });
     return this.chain;
+  }
+
+  /**
+   * A store transaction (`ctx.transaction()`) in this order: it starts once the writes queued
+   * before it landed, and writes queued after it wait for its end. `body` writes with
+   * `tx.write()`, fenced like the others: one that finds the lease gone throws, so nothing of the
+   * transaction commits, and is reported through `onFailure`; the result is then `landed: false`.
+   * Any other failure (the workflow's callback, the database) rejects, and later writes go on.
+   */
+  transact<T>(
+    body: (tx: WorkflowStoreTransaction) => Promise<T>,
+    timeout: number | null,
+  ): Promise<{ landed: true; value: T } | { landed: false }> {
+    const result = this.chain.then(async (ok): Promise<{ landed: true; value: T } | { landed: false }> => {
+      if (!ok) return { landed: false };
+      try {
+        const value = await this.storage.transaction(
+          this.id,
+          this.token,
+          (tx) =>
+            body({
+              handle: tx.handle,
+              write: async (write) => {
+                if (!(await tx.write(write))) throw LEASE_GONE;
+                return true;
+              },
+            }),
+          { timeout },
+        );
+        return { landed: true, value };
+      } catch (error) {
+        if (error !== LEASE_GONE) throw error;
+        this.onFailure({ leaseLost: true });
+        return { landed: false };
+      }
+    });
+    this.chain = result.then(
+      (outcome) => outcome.landed,
+      () => true,
+    );
+    return result;
   }
 
   /** Whether every write queued so far landed, once they have. */

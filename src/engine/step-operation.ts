@@ -11,17 +11,49 @@ import type { WorkflowStepOptions, WorkflowStepRun } from './workflow-context.js
 
 type StepFn<T> = (run: WorkflowStepRun) => T | Promise<T>;
 
+/** What one attempt of a step-like operation settles to: its result, and whether it wrote its own entry. */
+export interface AttemptOutcome {
+  value: unknown;
+  /** The completed entry, when the attempt wrote it itself (in `ctx.transaction()`'s transaction). */
+  written: WorkflowJournalEntry | null;
+}
+
+/** What an attempt needs to finish: the result checked as JSON, and the entry that records it. */
+export interface AttemptFinish {
+  /** The result as JSON carries it; a result JSON can't carry throws, and fails the step at once. */
+  json(value: unknown): unknown;
+  /** The completed entry for `value` (a JSON value). */
+  entry(value: unknown): WorkflowJournalEntry;
+}
+
+/** Runs one attempt (number `attempt`, bounded by `timeout` ms). */
+export type PerformAttempt = (attempt: number, timeout: number | null, finish: AttemptFinish) => Promise<AttemptOutcome>;
+
 /**
  * `ctx.step()`: returns the journaled result (or throws the journaled failure) on replay; else
  * runs one attempt, records its result, or records the failure and parks until the backoff ends
  * while attempts remain. Registers the step's compensation in `compensations` either way.
  */
-export async function runStep<T>(
+export function runStep<T>(
   host: ExecutionHost,
   compensations: Map<string, Compensation>,
   name: string,
   fn: StepFn<T>,
   options: WorkflowStepOptions<T> = {},
+): Promise<T> {
+  return runStepWith<T>(host, compensations, name, options, async (attempt, timeout, finish) => ({
+    value: finish.json(await runAttempt(host, name, fn, attempt, timeout)),
+    written: null,
+  }));
+}
+
+/** A step whose attempts `perform` runs (`ctx.step()`, `ctx.transaction()`): replay, retries, compensation. */
+export async function runStepWith<T>(
+  host: ExecutionHost,
+  compensations: Map<string, Compensation>,
+  name: string,
+  options: WorkflowStepOptions<T>,
+  perform: PerformAttempt,
 ): Promise<T> {
   host.enter(name, 'step');
   const retry = options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
@@ -41,17 +73,27 @@ export async function runStep<T>(
   // A crash mid-step counts: reached first by a re-run (see `rerun()`), a step with no entry was running.
   const attempt = entry ? (entry.attempts ?? 0) + 1 : host.rerun() ? 2 : 1;
   host.begin();
-  let value: unknown;
+  let outcome: AttemptOutcome;
   let policy = retry;
+  const finish: AttemptFinish = {
+    json(value) {
+      // A result JSON can't carry fails the step at once: another attempt would repeat the side
+      // effect only to return the same kind of value.
+      policy = { ...retry, attempts: attempt };
+      const json = toJsonValue(value, `The result of step "${name}"`, 'result');
+      policy = retry;
+      return json;
+    },
+    entry(value) {
+      const at = host.now();
+      return { name, kind: 'step', state: 'completed', value, attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at };
+    },
+  };
   try {
     await host.flush();
     host.checkpoint();
     host.running.add(name);
-    value = await host.observe.around('step', name, attempt, () => runAttempt(host, name, fn, attempt, timeout));
-    // A result JSON can't carry fails the step at once: another attempt would repeat the side
-    // effect only to return the same kind of value.
-    policy = { ...retry, attempts: attempt };
-    value = toJsonValue(value, `The result of step "${name}"`, 'result');
+    outcome = await host.observe.around('step', name, attempt, () => perform(attempt, timeout, finish));
   } catch (error) {
     if (isWorkflowInterrupt(error)) throw error;
     const reason = host.interruption();
@@ -61,14 +103,14 @@ export async function runStep<T>(
     host.running.delete(name);
     host.leave();
   }
+  if (outcome.written) host.written(outcome.written);
   // Terminate and a lost lease end the execution without waiting for the step: its final write
   // may already be gone, so a result that comes after is neither recorded nor reported.
   if (host.endedAtOnce()) throw new WorkflowInterrupt(host.interruption()!);
-  const at = host.now();
-  host.record({ name, kind: 'step', state: 'completed', value, attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at });
+  if (!outcome.written) host.record(finish.entry(outcome.value));
   host.emit({ type: 'step-completed', step: name, attempt });
   host.checkpoint();
-  return value as T;
+  return outcome.value as T;
 }
 
 function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEntry | undefined, attempt: number, retry: RetryPolicy, error: unknown): Promise<never> {
@@ -83,7 +125,7 @@ function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEnt
 }
 
 /** One attempt of a step's function, aborted (and failed) after `timeout` ms. */
-async function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): Promise<T> {
+export async function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): Promise<T> {
   const signal = host.abortSignal;
   if (timeout === null) return fn({ attempt, signal });
   const controller = new AbortController();

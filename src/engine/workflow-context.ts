@@ -22,6 +22,9 @@ export interface WorkflowStepOptions<T> {
   compensateRetry?: WorkflowRetry;
 }
 
+/** `ctx.transaction()`'s options: `ctx.step()`'s (`retry`, `timeout`, `compensate`, `compensateRetry`). */
+export type WorkflowTransactionOptions<T> = WorkflowStepOptions<T>;
+
 export interface WorkflowWaitOptions {
   /** Only a signal sent with exactly this key matches (none: only signals sent without a key). */
   key?: string;
@@ -63,6 +66,14 @@ export interface WorkflowContext {
   /** Aborted when the execution must stop: cancel, terminate, shutdown, a lost lease. */
   readonly signal: AbortSignal;
   step<T>(name: string, fn: (run: WorkflowStepRun) => T | Promise<T>, options?: WorkflowStepOptions<T>): Promise<T>;
+  /**
+   * A step whose callback runs in a database transaction on the store's own database (SQL stores
+   * only), with the step's result recorded in that same transaction: the callback's writes and the
+   * result commit together, or neither does and the step runs again. `tx` is the transaction's
+   * driver client (a `pg` client with `fromPg()`). Retries, timeout and compensation as for
+   * `step()`; a serialization failure or deadlock is retried at once.
+   */
+  transaction<T, Tx = unknown>(name: string, fn: (tx: Tx, run: WorkflowStepRun) => T | Promise<T>, options?: WorkflowTransactionOptions<T>): Promise<T>;
   sleep(name: string, duration: Duration): Promise<void>;
   sleepUntil(name: string, date: Date | number): Promise<void>;
   waitForSignal<T>(name: string, signal: WorkflowSignal<T> | string, options?: WorkflowWaitOptions): Promise<T>;

@@ -255,6 +255,14 @@ export class WorkflowExecution {
       leave: () => this.leave(),
       interruption: () => this.stop.reason,
       endedAtOnce: () => this.stop.atOnce,
+      transactionsUnsupported: () => (this.deps.storage.runsTransactions ? null : this.deps.storage.storeName),
+      transact: async (body, timeout) => {
+        const now = () => this.deps.clock.now();
+        const outcome = await this.writes.transact((tx) => body(tx.handle, async (entry) => void (await tx.write({ now: now(), entries: [entry] }))), timeout);
+        if (!outcome.landed) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
+        return outcome.value;
+      },
+      written: (entry) => this.journal.written(entry),
     };
   }
 

@@ -91,6 +91,7 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
     },
     async transaction(fn) {
       const client = await pool.connect();
+      const ended = { done: false };
       let lost: Error | undefined;
       // Between statements no query is active to receive a connection error: without a listener
       // the client would emit it unhandled and crash the process.
@@ -104,12 +105,13 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
           commit: async () => void (await client.query('COMMIT')),
           rollback: async () => void (await client.query('ROLLBACK')),
           end: (broken) => {
+            ended.done = true;
             client.removeListener('error', onError);
             // A connection that failed must not be lent again: the pool destroys it.
             client.release(broken ?? lost);
           },
         },
-        () => fn(fromPgClient(client)),
+        () => fn(fromPgClient(guard(client, ended))),
       );
     },
     async listen(channel, onNotify, onError) {
@@ -182,8 +184,34 @@ export function fromPgClient(client: PgClientLike): SqlExecutor {
       return resultOf(await client.query(prepared(sql, params)));
     },
     transaction: (fn) => fn(executor),
+    handle: client,
   };
   return executor;
+}
+
+/**
+ * The client a transaction of `fromPg()` hands out (to `ctx.transaction()` callbacks among
+ * others), refusing statements once that transaction ended: the client is back in the pool then,
+ * and a statement sent by code that kept it (a callback still running after its step timed out)
+ * would run outside any transaction, on a connection someone else may hold.
+ */
+function guard<C extends PgClientLike>(client: C, ended: { done: boolean }): C {
+  return new Proxy(client, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (property !== 'query' || typeof value !== 'function') {
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      }
+      return (...args: unknown[]) => {
+        if (ended.done) {
+          return Promise.reject(
+            new Error('This pg client belonged to a transaction that has ended (committed, rolled back or timed out); it is back in the pool. Use it only inside the callback, and stop when its signal aborts.'),
+          );
+        }
+        return (value as (...args: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }
 
 /**

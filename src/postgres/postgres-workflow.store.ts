@@ -7,21 +7,14 @@ import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { PostgresCreateBatch } from './postgres-create-batch.js';
-import { PostgresWriteBatch, type PreparedWrite } from './postgres-write-batch.js';
+import { PostgresInstanceWrites } from './postgres-instance-writes.js';
 import { PostgresListener } from './postgres-listener.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
 import { PostgresPayloadRewrite } from './postgres-payload-rewrite.js';
 import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
-import {
-  postgresWriteStatements,
-  type WriteParam,
-  type WriteShape,
-  type WriteStatement,
-} from './postgres-write-statements.js';
-import { newInstanceParams, writeRow } from '../sql/instance-params.js';
-import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
+import { newInstanceParams } from '../sql/instance-params.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -50,8 +43,12 @@ import type {
   WorkflowStore,
   WorkflowWrite,
 } from '../storage/workflow-store.js';
+import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
 
 const STORE = 'PostgresWorkflowStore';
+/** How much longer than a `ctx.transaction()` step's timeout its statements may run (ms). */
+const STATEMENT_TIMEOUT_MARGIN = 1_000;
+
 
 
 /**
@@ -65,14 +62,12 @@ const STORE = 'PostgresWorkflowStore';
 export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements WorkflowStore {
   private readonly sql: PostgresStatements;
   private readonly claimSql: PostgresClaimStatements;
-  private readonly writeSql: (shape: WriteShape) => WriteStatement;
   protected readonly scheduleStore: PostgresSchedules;
   private readonly signalLock: PostgresSignals;
   private readonly startupTimeout: number;
   private listener: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
-  private readonly writes: PostgresWriteBatch;
-  private readonly queue = new InstanceWriteQueue();
+  private readonly writes: PostgresInstanceWrites;
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
@@ -81,12 +76,11 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     ]);
     this.sql = postgresStatements(this.schema);
     this.claimSql = postgresClaimStatements(this.schema);
-    this.writeSql = postgresWriteStatements(this.schema);
     this.scheduleStore = new PostgresSchedules(this.executor, this.schema);
     this.signalLock = new PostgresSignals(this.sql, STORE);
     this.payloadRewrites = new PostgresPayloadRewrite(this.executor, this.schema);
     this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);
-    this.writes = new PostgresWriteBatch(this.executor, this.schema, this.sql.channel, (one) => this.writeOne(one));
+    this.writes = new PostgresInstanceWrites(this.executor, this.schema, this.sql.channel);
     this.creates = new PostgresCreateBatch(
       this.executor,
       this.schema,
@@ -250,65 +244,25 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
 
   /**
    * One statement updates the row (only while `token` holds its lease), upserts the journal, on
-   * release computes the wake-up, and sends the write's signal: it needs no explicit transaction.
-   * The topic locks it needs (its waits' shared, its signal's exclusive) are taken inside it.
+   * release computes the wake-up, and sends the write's signal: it needs no explicit transaction
+   * (see postgres-instance-writes.ts).
    */
   async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
-    POSTGRES_INPUT.write(id, write);
-    const { release } = write;
-    const shape: WriteShape = {
-      status: write.status !== undefined,
-      output: write.output !== undefined,
-      error: write.error !== undefined,
-      customStatus: write.customStatus !== undefined,
-      release: release !== undefined,
-      waits: (release?.waits.length ?? 0) > 0,
-      signal: write.signal !== undefined,
-    };
-    const entries = distinctEntries(write.entries);
-    // Every payload becomes JSON text here, before the write is queued: a value JSON can't carry
-    // (a BigInt, a cycle) fails this call alone, before anything is sent, never the batch it would join.
-    const prepared: PreparedWrite = {
-      id,
-      token,
-      write,
-      shape,
-      entries: JSON.stringify(entries),
-      row: writeRow(id, token, entries, write),
-      signalPayload: write.signal ? toJson(write.signal.payload ?? null) : null,
-    };
-    // Writes that take topic locks go alone: a batch would hold several topics' locks in no set order.
-    const batched = !write.signal && !shape.waits;
-    return this.queue.run(id, () => (batched ? this.writes.write(prepared) : this.writeOne(prepared)));
+    return this.writes.write(id, token, write);
   }
 
-  /** One write in a statement of its own (with the topic locks it needs). */
-  private async writeOne(prepared: PreparedWrite): Promise<boolean> {
-    const { id, token, write, shape, row } = prepared;
-    const { release, signal } = write;
-    const statement = this.writeSql(shape);
-    const values: Record<WriteParam, unknown> = {
-      id,
-      token,
-      entries: prepared.entries,
-      count: row.count,
-      now: write.now,
-      status: write.status,
-      output: row.output,
-      error: row.error,
-      customStatus: row.custom_status,
-      waits: release?.waits.map((wait) => signalTopic(wait.name, wait.key)),
-      wakeAt: release?.wakeAt,
-      cursor: release?.signalCursor,
-      channel: this.sql.channel,
-      signalName: signal?.name,
-      signalKey: signal?.key,
-      signalTopic: signal ? signalTopic(signal.name, signal.key) : null,
-      signalDedupe: signal?.dedupeId,
-      signalPayload: prepared.signalPayload,
-    };
-    const params = statement.params.map((name) => values[name]);
-    return (await this.executor.query(statement.sql, params)).rows.length > 0;
+  /**
+   * `ctx.transaction()`: `body` runs in a transaction of the store's executor, and `tx.write()` is
+   * `write()` on that transaction. The write locks the instance row until the commit, so no claim
+   * takes the instance between the two. With a timeout, each statement is also bounded by the
+   * server (`statement_timeout`, a second past the step's timeout): the engine fails the attempt
+   * when the timeout passes, and the rollback then waits at most that long for a statement running.
+   */
+  transaction<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T> {
+    return this.executor.transaction(async (tx) => {
+      if (options.timeout !== null) await tx.query(`SET LOCAL statement_timeout = ${Math.ceil(options.timeout) + STATEMENT_TIMEOUT_MARGIN}`);
+      return body({ handle: tx.handle ?? tx, write: (write) => this.writes.writeIn(tx, id, token, write) });
+    });
   }
 
   /**

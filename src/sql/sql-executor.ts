@@ -33,6 +33,13 @@ export interface SqlExecutor {
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
 
   /**
+   * Optional, on the executor a transaction hands `fn`: the driver's (or the ORM's) own handle on
+   * that transaction, which `ctx.transaction()` passes to the workflow's callback so its statements
+   * run in the transaction that records the step. `fromPg()` gives the `pg` client.
+   */
+  readonly handle?: unknown;
+
+  /**
    * Optional (PostgreSQL): holds a connection of its own that `LISTEN`s on `channel` and calls
    * `onNotify` with each notification's payload. `onError` is called once when that connection fails
    * or ends; the subscription is then over (the caller subscribes again). Resolves, once listening,

@@ -27,6 +27,7 @@ import type {
   WorkflowStore,
   WorkflowWrite,
 } from './workflow-store.js';
+import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 
 /** How long an instance whose payloads no configured codec can read waits before it is tried again. */
 export const UNREADABLE_RETRY_DELAY = 60_000;
@@ -205,6 +206,34 @@ export class WorkflowStorage {
   /** In: journal entries, the output, the error, the custom status and a signal's payload. */
   async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
     return this.store.write(id, token, this.encoding ? await this.encoding.write(write) : write);
+  }
+
+  /** The configured store's class name, for messages. */
+  get storeName(): string {
+    return this.store.constructor.name;
+  }
+
+  /** Whether the store can run `ctx.transaction()` (a SQL store). */
+  get runsTransactions(): boolean {
+    return typeof this.store.transaction === 'function';
+  }
+
+  /**
+   * `ctx.transaction()`: `body` runs in a transaction of the store's database; what it writes with
+   * `tx.write()` is encoded here first, like every `write()`. A `TypeError` when the store can't.
+   */
+  transaction<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T> {
+    if (!this.store.transaction) return Promise.reject(this.noTransactions('ctx.transaction()'));
+    return this.store.transaction(
+      id,
+      token,
+      (tx) =>
+        body({
+          handle: tx.handle,
+          write: async (write) => tx.write(this.encoding ? await this.encoding.write(write) : write),
+        }),
+      options,
+    );
   }
 
   // ---- schedules ----

@@ -25,6 +25,7 @@ import type {
   WorkflowScheduleWrite,
 } from './workflow-store-schedules.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
+import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 
 export type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 
@@ -208,6 +209,15 @@ export interface WorkflowStore {
   write(id: string, token: string, write: WorkflowWrite): Promise<boolean>;
 
   /**
+   * Optional (SQL stores): `ctx.transaction()`. Runs `body` in one database transaction on the
+   * store's own database and commits when it resolves (rolls back when it throws). The body runs
+   * the workflow's callback on `tx.handle`, then records the step's result with `tx.write()` in
+   * the same transaction, fenced by `token` like `write()`: so the callback's rows and the result
+   * commit together or not at all. A store without it can't run `ctx.transaction()`.
+   */
+  transaction?<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T>;
+
+  /**
    * Stores a schedule as one conditional write and returns it as stored, or `null` when the
    * condition fails. `expectRevision: null` inserts it unless the id exists (revision 1,
    * `createdAt = now`); a number replaces the schedule whose `revision` is still that number
@@ -323,3 +333,4 @@ export type {
   WorkflowScheduleClaimRequest,
   WorkflowScheduleWrite,
 } from './workflow-store-schedules.js';
+export type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';

@@ -1,0 +1,101 @@
+// A worker SIGKILLed inside ctx.transaction(): before the commit (the callback's insert is done, the
+// transaction still open) and after it (the next step runs). Another process then finishes the
+// instance; the application's row exists exactly once either way.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
+import { createPool, freshSchemaName, requirePostgres } from '../support/postgres.js';
+
+const available = await requirePostgres('ctx.transaction() crash e2e');
+
+describe.skipIf(!available)('a worker killed inside ctx.transaction() (PostgreSQL)', () => {
+  let pool: pg.Pool;
+  let store: PostgresWorkflowStore;
+  const schema = freshSchemaName('txcrash');
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    pool = createPool({ max: 3 });
+    store = new PostgresWorkflowStore({ executor: fromPg(pool), schema });
+    await store.init();
+    await pool.query(`CREATE TABLE "${schema}".orders (instance text NOT NULL, pid int NOT NULL)`);
+  });
+
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await store?.close();
+    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool?.end();
+  });
+
+  /** Starts a worker process in `mode`; resolves once its output has `line`. */
+  function worker(mode: string, line: string): Promise<ChildProcess> {
+    const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/tx-crash-worker.ts'], {
+      env: { ...process.env, WF_SCHEMA: schema, WF_MODE: mode },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    return new Promise((resolve, reject) => {
+      let output = '';
+      child.once('exit', (code) => reject(new Error(`worker (${mode}) exited early with ${code}`)));
+      child.stdout!.on('data', (data: Buffer) => {
+        output += data.toString();
+        if (output.includes(line)) resolve(child);
+      });
+    });
+  }
+
+  async function rows(id: string): Promise<number[]> {
+    return (await pool.query(`SELECT pid FROM "${schema}".orders WHERE instance = $1`, [id])).rows.map((row) => Number(row.pid));
+  }
+
+  async function finish(id: string): Promise<unknown> {
+    const recover = await worker('recover', 'ready');
+    const deadline = Date.now() + 30_000;
+    try {
+      for (;;) {
+        const instance = await store.get(id);
+        if (instance?.status === 'completed') return instance.output;
+        if (Date.now() > deadline) throw new Error(`${id} is still ${instance?.status} after 30s`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      recover.kill('SIGKILL');
+      await once(recover, 'exit');
+    }
+  }
+
+  async function kill(child: ChildProcess): Promise<void> {
+    child.removeAllListeners('exit');
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  }
+
+  it('before the commit: the insert is rolled back with the process, and the step runs again once', async () => {
+    const id = 'crash-before-commit';
+    await store.create({ id, workflow: 'e2e.tx-crash', version: 1, input: null, deadline: null, now: Date.now() });
+    const doomed = await worker('before-commit', `inserted ${id}`);
+    await kill(doomed);
+    expect(await rows(id)).toEqual([]);
+    const journal = (await store.get(id, { journal: true }))!.journal!;
+    expect(journal.some((entry) => entry.name === 'save')).toBe(false);
+    const output = (await finish(id)) as { pid: number };
+    const pids = await rows(id);
+    expect(pids).toHaveLength(1);
+    expect(output.pid).toBe(pids[0]);
+    expect(pids[0]).not.toBe(doomed.pid);
+  });
+
+  it('after the commit: the result is journaled with the row, and the step does not run again', async () => {
+    const id = 'crash-after-commit';
+    await store.create({ id, workflow: 'e2e.tx-crash', version: 1, input: null, deadline: null, now: Date.now() });
+    const doomed = await worker('after-commit', `committed ${id}`);
+    await kill(doomed);
+    expect(await rows(id)).toEqual([doomed.pid]);
+    const output = (await finish(id)) as { pid: number };
+    expect(await rows(id)).toEqual([doomed.pid]);
+    expect(output.pid).toBe(doomed.pid);
+  });
+});

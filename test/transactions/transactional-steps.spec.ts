@@ -1,0 +1,166 @@
+// ctx.transaction() on PostgreSQL: the callback's rows and the step's journal entry commit together
+// or not at all (rollback on a failure, a lost lease, a timeout), conflicts are retried at once,
+// results go through the codec, and a store that can't take part refuses at the call.
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AesGcmPayloadCodec, InMemoryWorkflowStore, Workflow, WorkflowTimeoutError, type WorkflowContext } from '../../src/index.js';
+import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { requirePostgres, usePostgresStore } from '../support/postgres.js';
+
+const available = await requirePostgres('ctx.transaction() on PostgreSQL');
+
+/** What the workflows below do, set per test. */
+const plan = {
+  /** Callback runs per order. */
+  calls: new Map<string, number>(),
+  /** Run inside the callback after its insert (throw to fail the attempt). */
+  after: async (_tx: pg.PoolClient, _attempt: number): Promise<void> => undefined,
+  table: '',
+  /** The last `tx` a callback got. */
+  tx: null as pg.PoolClient | null,
+};
+
+@Injectable()
+@Workflow('tx.order')
+class OrderWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string; retries?: number; timeout?: string }) {
+    const saved = await ctx.transaction(
+      'save-order',
+      async (tx: pg.PoolClient, { attempt }) => {
+        plan.calls.set(input.order, (plan.calls.get(input.order) ?? 0) + 1);
+        await tx.query(`INSERT INTO ${plan.table} (id, attempt) VALUES ($1, $2)`, [input.order, attempt]);
+        plan.tx = tx;
+        await plan.after(tx, attempt);
+        return { order: input.order, attempt };
+      },
+      { retry: { attempts: input.retries ?? 1, backoff: '1s' }, ...(input.timeout ? { timeout: input.timeout } : {}) },
+    );
+    await ctx.sleep('settle', '1m');
+    return saved;
+  }
+}
+
+describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
+  const fixture = usePostgresStore('tx_steps', { beforeAll, afterAll });
+  let app: TestApp | undefined;
+
+  beforeAll(async () => {
+    plan.table = `"${fixture.schema}".orders`;
+    await fixture.pool.query(`CREATE TABLE ${plan.table} (id text NOT NULL, attempt int NOT NULL)`);
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    plan.calls.clear();
+    plan.after = async () => undefined;
+  });
+
+  const rows = async (order: string) => (await fixture.pool.query(`SELECT attempt FROM ${plan.table} WHERE id = $1`, [order])).rows;
+  const start = async (order: string, input: Record<string, unknown> = {}) => {
+    app ??= await createTestApp([OrderWorkflow], { store: fixture.store as never });
+    return app.client.start(OrderWorkflow, { order, ...input }, { id: order });
+  };
+
+  it('commits the rows and the journal entry together; a replay reads the result and does not run the callback again', async () => {
+    const handle = await start('o-commit');
+    await app!.worker.drain();
+    expect(await rows('o-commit')).toEqual([{ attempt: 1 }]);
+    const details = await fixture.store.get('o-commit', { journal: true });
+    expect(details!.journal!.find((e) => e.name === 'save-order')).toMatchObject({ state: 'completed', value: { order: 'o-commit', attempt: 1 } });
+    app!.clock.advance('2m');
+    await app!.worker.drain();
+    expect(await handle.result()).toEqual({ order: 'o-commit', attempt: 1 });
+    expect(plan.calls.get('o-commit')).toBe(1);
+    expect(await rows('o-commit')).toEqual([{ attempt: 1 }]);
+    // The client went back to the pool with the commit: kept and used later, it refuses.
+    await expect(plan.tx!.query('SELECT 1')).rejects.toThrow(/belonged to a transaction that has ended/);
+  });
+
+  it('rolls the rows back when the callback fails after writing, and the retry writes them once', async () => {
+    plan.after = async (_tx, attempt) => {
+      if (attempt === 1 && plan.calls.has('o-retry')) throw new Error('payment provider said no');
+    };
+    const handle = await start('o-retry', { retries: 2 });
+    await app!.worker.drain();
+    expect(await rows('o-retry')).toEqual([]);
+    expect((await fixture.store.get('o-retry', { journal: true }))!.journal!.find((e) => e.name === 'save-order')).toMatchObject({ state: 'waiting', attempts: 1 });
+    app!.clock.advance('2s');
+    await app!.worker.drain();
+    app!.clock.advance('2m');
+    await app!.worker.drain();
+    expect(await handle.result()).toEqual({ order: 'o-retry', attempt: 2 });
+    expect(await rows('o-retry')).toEqual([{ attempt: 2 }]);
+  });
+
+  it('rolls back when the lease was lost during the callback: nothing of the step commits', async () => {
+    plan.after = async () => {
+      // Another worker took the instance over meanwhile (its lease token changed).
+      await fixture.pool.query(`UPDATE "${fixture.schema}".instances SET lease_token = 'someone-else' WHERE id = 'o-lease'`);
+    };
+    await start('o-lease');
+    await app!.worker.drain();
+    expect(await rows('o-lease')).toEqual([]);
+    const details = await fixture.store.get('o-lease', { journal: true });
+    expect(details!.journal!.some((e) => e.name === 'save-order')).toBe(false);
+    expect(details!.leaseToken).toBe('someone-else');
+  });
+
+  it('runs a transaction that hit a serialization failure again at once, without spending an attempt', async () => {
+    let failures = 0;
+    plan.after = async (tx) => {
+      if (failures++ === 0) await tx.query(`DO $$ BEGIN RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END $$`);
+    };
+    const handle = await start('o-conflict', { retries: 1 });
+    await app!.worker.drain();
+    app!.clock.advance('2m');
+    await app!.worker.drain();
+    expect(await handle.result()).toEqual({ order: 'o-conflict', attempt: 1 });
+    expect(plan.calls.get('o-conflict')).toBe(2);
+    expect(await rows('o-conflict')).toEqual([{ attempt: 1 }]);
+  });
+
+  it('fails an attempt that outlives its timeout, rolls it back, and bounds its statements in the database', async () => {
+    plan.after = async (tx) => {
+      await tx.query('SELECT pg_sleep(30)');
+    };
+    const handle = await start('o-timeout', { timeout: '300ms' });
+    const began = Date.now();
+    await app!.worker.drain();
+    expect(Date.now() - began).toBeLessThan(10_000);
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+    expect(await rows('o-timeout')).toEqual([]);
+  });
+
+  it('journals the result through the codec: the journal row holds no plaintext', async () => {
+    const codec = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'tx-key' });
+    app = await createTestApp([OrderWorkflow], { store: fixture.store as never, codec });
+    const handle = await app.client.start(OrderWorkflow, { order: 'o-secret-7731' }, { id: 'o-codec' });
+    await app.worker.drain();
+    const journal = await fixture.pool.query(`SELECT entry::text AS entry FROM "${fixture.schema}".journal WHERE instance_id = 'o-codec' AND name = 'save-order'`);
+    expect(journal.rows).toHaveLength(1);
+    expect(journal.rows[0].entry).not.toContain('o-secret-7731');
+    app.clock.advance('2m');
+    await app.worker.drain();
+    expect(await handle.result()).toEqual({ order: 'o-secret-7731', attempt: 1 });
+  });
+});
+
+describe('ctx.transaction() on a store that cannot take part', () => {
+  it('fails at the call with an error that names the store and what to use instead', async () => {
+    const app = await createTestApp([OrderWorkflow], { store: new InMemoryWorkflowStore() });
+    try {
+      const handle = await app.client.start(OrderWorkflow, { order: 'o-memory' }, { id: 'o-memory' });
+      await app.worker.drain();
+      const error = await handle.result().catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(/ctx\.transaction\("save-order"\) needs a store that runs transactions .*InMemoryWorkflowStore can't\. Use ctx\.step/);
+      expect(plan.calls.get('o-memory')).toBeUndefined();
+    } finally {
+      await app.close();
+    }
+  });
+});
