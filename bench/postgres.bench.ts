@@ -2,6 +2,8 @@
 //   W1: N instances of a 3-step workflow started at once, one worker process, concurrency 10, until the
 //       database shows all N completed (workflows/s, steps/s).
 //   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
+// STEP_KIND=transaction runs each step as ctx.transaction() instead of ctx.step() (the same body, in
+// a transaction of the store's database that also records the step's result).
 // Write cost per workflow: committed transactions (pg_stat_database.xact_commit, which also counts
 // read-only transactions) and WAL COMMIT records (pg_waldump, write transactions only, as the peers
 // report them). Run: `npm run bench` (PostgreSQL at PGHOST/PGPORT, user postgres, database test).
@@ -22,6 +24,7 @@ const W1_WARMUP = Number(process.env.W1_WARMUP ?? 20);
 const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
 const STEPS = 3;
+const STEP_KIND = process.env.STEP_KIND === 'transaction' ? 'transaction' : 'step';
 const schema = `bench_${Date.now().toString(36)}`;
 const CODEC = process.env.CODEC ?? 'none';
 if (CODEC !== 'none' && CODEC !== 'aes') throw new Error(`CODEC=${CODEC}: use none or aes.`);
@@ -38,7 +41,9 @@ let lastStepRan: (() => void) | null = null;
 class ThreeSteps {
   async run(ctx: WorkflowContext, i: number) {
     const outputs = [];
-    for (let step = 1; step <= STEPS; step++) outputs.push(await ctx.step(`step-${step}`, () => stepBody(i, step)));
+    for (let step = 1; step <= STEPS; step++) {
+      outputs.push(STEP_KIND === 'transaction' ? await ctx.transaction(`step-${step}`, () => stepBody(i, step)) : await ctx.step(`step-${step}`, () => stepBody(i, step)));
+    }
     lastStepRan?.();
     return outputs;
   }
@@ -158,7 +163,7 @@ const w2Wal = await walCommits(wal0, await walMark());
 
 const wfPerS = N / (w1Ms / 1000);
 const result = {
-  system: `@nestjs/workflows (PostgreSQL${CODEC === 'aes' ? ', AesGcmPayloadCodec' : ''})`,
+  system: `@nestjs/workflows (PostgreSQL, ctx.${STEP_KIND}${CODEC === 'aes' ? ', AesGcmPayloadCodec' : ''})`,
   w1_workflows_per_s: +wfPerS.toFixed(1),
   w1_steps_per_s: +(wfPerS * STEPS).toFixed(1),
   w1_wall_ms: Math.round(w1Ms),

@@ -153,7 +153,9 @@ export class WorkflowClient implements OnModuleDestroy {
           id,
         );
       }
-    } else if (wakeAt <= now && result.instance.leaseToken === null) {
+    } else if (wakeAt <= now && result.instance.leaseToken === null && options.transaction === undefined) {
+      // In a transaction, the instance is not visible before the commit: the store's wake-up (a
+      // NOTIFY on PostgreSQL) goes out with the commit instead.
       this.runtime.kick();
     }
     return this.handle<O>(id);
@@ -191,7 +193,7 @@ export class WorkflowClient implements OnModuleDestroy {
     } else {
       result = await this.storage.signal(request);
     }
-    if (result.woken > 0) this.runtime.kick();
+    if (result.woken > 0 && options.transaction === undefined) this.runtime.kick();
     return { id: result.id, woken: result.woken, created: result.created };
   }
 

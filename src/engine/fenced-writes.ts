@@ -2,8 +2,16 @@ import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 import type { WorkflowStoreTransaction } from '../storage/workflow-store-transactions.js';
 
-/** Thrown by a transaction's write that found the lease gone, so that nothing of it commits. */
-const LEASE_GONE = Symbol('lease gone');
+/**
+ * Thrown by a transaction's write that found the lease gone, so that nothing of it commits (an
+ * ORM running the transaction sees an ordinary error, rolls back and rethrows it).
+ */
+class LeaseGone extends Error {
+  constructor() {
+    super('The lease on this instance was lost: the transaction of ctx.transaction() rolls back.');
+    this.name = 'LeaseGone';
+  }
+}
 
 /**
  * One execution's writes under its lease, in the order they were made: each waits for the one
@@ -57,7 +65,7 @@ export class FencedWrites {
             body({
               handle: tx.handle,
               write: async (write) => {
-                if (!(await tx.write(write))) throw LEASE_GONE;
+                if (!(await tx.write(write))) throw new LeaseGone();
                 return true;
               },
             }),
@@ -65,7 +73,7 @@ export class FencedWrites {
         );
         return { landed: true, value };
       } catch (error) {
-        if (error !== LEASE_GONE) throw error;
+        if (!(error instanceof LeaseGone) && !((error as { cause?: unknown } | null)?.cause instanceof LeaseGone)) throw error;
         this.onFailure({ leaseLost: true });
         return { landed: false };
       }

@@ -25,8 +25,8 @@ export function runTransaction<T, Tx>(
   if (unsupported !== null) {
     return Promise.reject(
       new TypeError(
-        `ctx.transaction("${name}") needs a store that runs transactions on its own database (PostgresWorkflowStore, ` +
-          `MySqlWorkflowStore); ${unsupported} can't. Use ctx.step("${name}", ...) with this store, or configure a SQL store.`,
+        `ctx.transaction("${name}") needs a store that runs transactions on its own database (PostgresWorkflowStore); ` +
+          `${unsupported} can't. Use ctx.step("${name}", ...) with this store, or configure PostgresWorkflowStore.`,
       ),
     );
   }
@@ -52,7 +52,8 @@ export function runTransaction<T, Tx>(
 /**
  * Whether `error` says the database aborted the transaction for a conflict with another one, which
  * running it again resolves: PostgreSQL's serialization failure (40001) and deadlock (40P01),
- * MySQL's deadlock (1213), Prisma's P2034. Looks through `cause` and TypeORM's `driverError`.
+ * MySQL's deadlock (1213), Prisma's P2034. Looks through `cause`, TypeORM's `driverError` and
+ * Prisma's driver adapter error (`meta.driverAdapterError.cause.originalCode`).
  */
 export function isTransactionConflict(error: unknown): boolean {
   const seen = new Set<unknown>();
@@ -61,9 +62,17 @@ export function isTransactionConflict(error: unknown): boolean {
     const current = queue.shift();
     if (typeof current !== 'object' || current === null || seen.has(current)) continue;
     seen.add(current);
-    const { code, errno, cause, driverError } = current as { code?: unknown; errno?: unknown; cause?: unknown; driverError?: unknown };
-    if (code === '40001' || code === '40P01' || code === 'ER_LOCK_DEADLOCK' || code === 'P2034' || errno === 1213) return true;
-    queue.push(cause, driverError);
+    const { code, errno, cause, driverError, meta, originalCode } = current as {
+      code?: unknown;
+      errno?: unknown;
+      cause?: unknown;
+      driverError?: unknown;
+      meta?: { driverAdapterError?: unknown };
+      originalCode?: unknown;
+    };
+    for (const value of [code, originalCode]) if (value === '40001' || value === '40P01' || value === 'ER_LOCK_DEADLOCK' || value === 'P2034') return true;
+    if (errno === 1213 || originalCode === '1213') return true;
+    queue.push(cause, driverError, meta?.driverAdapterError);
   }
   return false;
 }

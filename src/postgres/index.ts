@@ -11,6 +11,11 @@ export {
   type PgPoolLike,
   type PgResultLike,
 } from './from-pg.js';
+export { kyselyTransactions, type KyselyLike } from '../sql/handles/kysely-handle.js';
+export { typeormTransactions, type TypeOrmEntityManagerLike, type TypeOrmQueryRunnerLike } from '../sql/handles/typeorm-handle.js';
+export { drizzleTransactions, type DrizzleLike } from '../sql/handles/drizzle-handle.js';
+export { prismaTransactions, type PrismaLike, type PrismaTransactionsOptions } from '../sql/handles/prisma-handle.js';
+export { mikroOrmTransactions, type MikroOrmLike } from '../sql/handles/mikro-orm-handle.js';
 export { POSTGRES_JOURNAL_KEY_BYTES, POSTGRES_KEY_LIMITS } from './key-limits.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
 export type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';

@@ -58,7 +58,7 @@ RETURNING ${notify('$4')} AS notified`;
     /** The LISTEN/NOTIFY channel: one per schema. */
     channel: `${schemaName}_wake`,
     /** $1 topic: takes the topic's signal lock exclusively until the transaction ends (see migration 0003). */
-    lockTopic: `SELECT pg_advisory_xact_lock(${s}.topic_lock($1))`,
+    lockTopic: `SELECT true AS locked FROM pg_advisory_xact_lock(${s}.topic_lock($1))`,
     /**
      * $1 topic: whether this session still holds the topic's exclusive lock after the statement that
      * took it, i.e. whether that statement ran inside a transaction block.
@@ -95,6 +95,9 @@ SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $
     WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1 LIMIT $2) a)
   + (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances
     WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1 LIMIT $2) b))::int AS due`,
+
+    /** $1 the store's instances table as `schema.instances`: whether this connection's database has it. */
+    schemaExists: `SELECT to_regclass($1::text) IS NOT NULL AS found`,
 
     /** $1 id. */
     getInstance: `SELECT ${instanceColumns()}, wait_topics FROM ${s}.instances WHERE id = $1`,

@@ -1,3 +1,4 @@
+import type { SqlExecutor } from '../sql/sql-executor.js';
 import type { SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
 import type { Duration } from '../time/duration.js';
 
@@ -14,4 +15,12 @@ export interface PostgresWorkflowStoreOptions extends SqlWorkflowStoreOptions {
    * connection attempt is bounded too. Default `'5s'`.
    */
   startupTimeout?: Duration;
+  /**
+   * How `ctx.transaction()` opens its transactions, and so what its callbacks get as `tx`. Default:
+   * the executor's (with `fromPg()`, a `pg` client). An ORM's, to get its own handle:
+   * `typeormTransactions(dataSource)`, `prismaTransactions(prisma)`, `drizzleTransactions(db)`,
+   * `kyselyTransactions(db)` or `mikroOrmTransactions(em)`, over the store's database. Checked at
+   * startup: an ORM on a database without the store's schema fails `init()`.
+   */
+  transactions?: Pick<SqlExecutor, 'transaction'>;
 }

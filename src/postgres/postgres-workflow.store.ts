@@ -1,7 +1,7 @@
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
-import { pgTransactionExecutor } from './from-pg.js';
+import { explainOtherDatabase, inApplicationTransaction } from './postgres-app-transaction.js';
 import { POSTGRES_INPUT } from './key-limits.js';
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { claimInstances } from './postgres-claim.js';
@@ -60,6 +60,7 @@ const STATEMENT_TIMEOUT_MARGIN = 1_000;
  * anything is written.
  */
 export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements WorkflowStore {
+  private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
   private readonly sql: PostgresStatements;
   private readonly claimSql: PostgresClaimStatements;
   protected readonly scheduleStore: PostgresSchedules;
@@ -73,7 +74,12 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   constructor(options: PostgresWorkflowStoreOptions) {
     super(options, STORE, "fromPg(pool) from '@nestjs/workflows/postgres'", 'It looks like a pg Pool: wrap it, `executor: fromPg(pool)`.', [
       'startupTimeout',
+      'transactions',
     ]);
+    if (options.transactions !== undefined && typeof options.transactions?.transaction !== 'function') {
+      throw new TypeError(`${STORE}: \`transactions\` must be what typeormTransactions(), prismaTransactions(), drizzleTransactions(), kyselyTransactions() or mikroOrmTransactions() return.`);
+    }
+    this.transactions = options.transactions ?? null;
     this.sql = postgresStatements(this.schema);
     this.claimSql = postgresClaimStatements(this.schema);
     this.scheduleStore = new PostgresSchedules(this.executor, this.schema);
@@ -112,6 +118,23 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     } catch (error) {
       throw explainConnectionError(error, this.schema);
     }
+    if (this.transactions) await this.checkTransactions(this.transactions);
+  }
+
+  /** Startup: the `transactions` option's transactions reach the store's schema (the same database). */
+  private async checkTransactions(transactions: Pick<SqlExecutor, 'transaction'>): Promise<void> {
+    let found: boolean;
+    try {
+      found = await transactions.transaction(async (tx) => toBoolean((await tx.query(this.sql.schemaExists, [`${this.schema}.instances`])).rows[0]?.found));
+    } catch (error) {
+      throw explainOtherDatabase(error, STORE, this.schema, 'ORM (`transactions` option)') ?? error;
+    }
+    if (!found) {
+      throw new TypeError(
+        `${STORE}: the \`transactions\` option's ORM reaches a database without the store's schema "${this.schema}". ` +
+          "Build it over the store's database (the one its executor connects to), so ctx.transaction() writes the step's result there.",
+      );
+    }
   }
 
   protected migrationRunner(): MigrationRunner {
@@ -128,13 +151,15 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
 
   /**
    * `create()` in the application's transaction: `transaction` is the `pg` client it ran `BEGIN`
-   * on (or a `SqlExecutor` for it). Insert-or-ignore only, so it never makes that transaction fail.
+   * on, an ORM's transaction handle (TypeORM, Prisma, Drizzle, Kysely, MikroORM) or a `SqlExecutor`
+   * for it. Its statements run in a savepoint, so a failure never aborts that transaction.
    */
   async createInTransaction(
     transaction: unknown,
     instance: NewWorkflowInstance,
   ): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    return this.createWith(pgTransactionExecutor(transaction, STORE), instance);
+    POSTGRES_INPUT.newInstance(instance);
+    return inApplicationTransaction(transaction, STORE, this.schema, (executor) => this.createWith(executor, instance));
   }
 
   private async createWith(
@@ -206,15 +231,14 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   }
 
   /**
-   * `signal()` in the application's transaction: `transaction` is the `pg` client it ran `BEGIN`
-   * on (or a `SqlExecutor` for it), READ COMMITTED (other levels are refused: the wake-up would
+   * `signal()` in the application's transaction (a handle as for `createInTransaction()`), READ COMMITTED (other levels are refused: the wake-up would
    * miss waits committed after the transaction's snapshot). The lock of the signal's topic (its
    * name and key) is held until that transaction ends, so keep it short: until then, suspensions
    * waiting for that topic, and other signals of it, wait; nothing else does.
    */
   async signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     POSTGRES_INPUT.signal(signal);
-    return this.signalLock.sendInTransaction(pgTransactionExecutor(transaction, STORE), signal);
+    return inApplicationTransaction(transaction, STORE, this.schema, (executor) => this.signalLock.sendInTransaction(executor, signal));
   }
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
@@ -259,7 +283,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    * when the timeout passes, and the rollback then waits at most that long for a statement running.
    */
   transaction<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T> {
-    return this.executor.transaction(async (tx) => {
+    return (this.transactions ?? this.executor).transaction(async (tx) => {
       if (options.timeout !== null) await tx.query(`SET LOCAL statement_timeout = ${Math.ceil(options.timeout) + STATEMENT_TIMEOUT_MARGIN}`);
       return body({ handle: tx.handle ?? tx, write: (write) => this.writes.writeIn(tx, id, token, write) });
     });

@@ -62,7 +62,7 @@ describe("a store's options", () => {
   it('PostgresWorkflowStore refuses an unknown key', () => {
     const executor = fromPg({ query: async () => ({ rows: [], rowCount: 0 }), connect: async () => ({}) as never } as never);
     expect(() => new PostgresWorkflowStore({ executor, schema: 'a', migrations: false } as never)).toThrow(
-      'PostgresWorkflowStore options: unknown key "migrations". Known keys: executor, schema, migrate, startupTimeout. Check its spelling.',
+      'PostgresWorkflowStore options: unknown key "migrations". Known keys: executor, schema, migrate, startupTimeout, transactions. Check its spelling.',
     );
   });
 });

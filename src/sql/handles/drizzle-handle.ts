@@ -1,0 +1,72 @@
+import type { SqlExecutor } from '../sql-executor.js';
+import { queryResult, transactionExecutor, type TransactionHandleKind } from './handle-kind.js';
+import { splitStatement, type SqlPlaceholders } from './placeholders.js';
+
+/** What the store uses of a Drizzle database or transaction (structural). */
+export interface DrizzleLike {
+  execute(query: unknown): PromiseLike<unknown>;
+  transaction<T>(fn: (tx: DrizzleLike) => Promise<T>): Promise<T>;
+  rollback?(): never;
+}
+
+/** Drizzle's `sql` builder, loaded from the application's `drizzle-orm` the first time it is needed. */
+type DrizzleSql = typeof import('drizzle-orm').sql;
+let drizzleSql: Promise<DrizzleSql> | undefined;
+const loadSql = (): Promise<DrizzleSql> =>
+  (drizzleSql ??= import('drizzle-orm').then(
+    (module) => module.sql,
+    (error: unknown) => {
+      drizzleSql = undefined;
+      throw new Error(`A Drizzle transaction was passed, but 'drizzle-orm' could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  ));
+
+const isDrizzle = (value: object): boolean => {
+  const candidate = value as Record<string, unknown>;
+  return typeof candidate.execute === 'function' && typeof candidate.transaction === 'function' && typeof candidate.select === 'function' && typeof candidate.insert === 'function';
+};
+
+/**
+ * A Drizzle transaction (`db.transaction(async (tx) => ...)`): each statement is rebuilt with
+ * Drizzle's `sql` (its text pieces raw, its values as parameters) and run with `tx.execute()`.
+ */
+export const DRIZZLE_HANDLE: TransactionHandleKind = {
+  library: 'Drizzle',
+  matches: isDrizzle,
+  executor(value, placeholders) {
+    const tx = value as DrizzleLike;
+    if (typeof tx.rollback !== 'function') {
+      throw new TypeError('`transaction` is a Drizzle database, not a transaction: pass the `tx` of `db.transaction(async (tx) => ...)`.');
+    }
+    return drizzleExecutor(tx, placeholders);
+  },
+};
+
+function drizzleExecutor(tx: DrizzleLike, placeholders: SqlPlaceholders): SqlExecutor {
+  return transactionExecutor(tx, async (text, params) => {
+    const sql = await loadSql();
+    const { texts, values } = splitStatement(text, params, placeholders);
+    const chunks = texts.flatMap((piece, i) => (i < values.length ? [sql.raw(piece), sql.param(values[i])] : [sql.raw(piece)]));
+    const result = (await tx.execute(sql.join(chunks))) as unknown;
+    // node-postgres: pg's result; postgres.js: an array of rows with `count`; mysql2: [rows or header, fields].
+    if (Array.isArray(result)) {
+      const [first] = result as unknown[];
+      if (placeholders === 'question' && result.length === 2 && (Array.isArray(first) || (typeof first === 'object' && first !== null && 'affectedRows' in first))) {
+        return Array.isArray(first) ? queryResult(first) : queryResult([], (first as { affectedRows: number }).affectedRows);
+      }
+      return queryResult(result, (result as { count?: number }).count);
+    }
+    const { rows, rowCount } = result as { rows?: unknown; rowCount?: number | null };
+    return queryResult(rows, rowCount ?? undefined);
+  });
+}
+
+/**
+ * `ctx.transaction()` through Drizzle: each transactional step runs in `db.transaction()`, and its
+ * callback gets Drizzle's `tx`. Pass it as the store's `transactions` option.
+ */
+export function drizzleTransactions(db: object, placeholders: SqlPlaceholders = 'dollar'): Pick<SqlExecutor, 'transaction'> {
+  if (!db || !isDrizzle(db)) throw new TypeError('drizzleTransactions() expects a Drizzle database (`drizzle(pool)`).');
+  const drizzle = db as DrizzleLike;
+  return { transaction: (fn) => drizzle.transaction((tx) => fn(drizzleExecutor(tx, placeholders))) };
+}

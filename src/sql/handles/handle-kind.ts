@@ -1,0 +1,36 @@
+import type { SqlExecutor, SqlQueryResult } from '../sql-executor.js';
+import type { SqlPlaceholders } from './placeholders.js';
+
+/**
+ * An ORM's (or query builder's) transaction handle, seen by the store: how to tell it apart from
+ * the others by its shape (no library is imported: the application passes an object that its own
+ * copy of the library made) and how to run the store's statements on it.
+ */
+export interface TransactionHandleKind {
+  /** The library's name, for messages. */
+  readonly library: string;
+  /** Whether `value` looks like one of this library's handles (a transaction or not). */
+  matches(value: object): boolean;
+  /**
+   * The executor whose statements run in the transaction `value` stands for. Throws a `TypeError`
+   * that says what to pass instead when `value` is the library's handle but not a transaction.
+   */
+  executor(value: object, placeholders: SqlPlaceholders): SqlExecutor;
+}
+
+/** An executor over one transaction whose statements `run` sends; `transaction(fn)` stays in it. */
+export function transactionExecutor(handle: unknown, run: (sql: string, params: readonly unknown[]) => Promise<SqlQueryResult>): SqlExecutor {
+  const executor: SqlExecutor = {
+    query: (sql, params) => run(sql, params ?? []),
+    transaction: (fn) => fn(executor),
+    handle,
+  };
+  return executor;
+}
+
+/** `{ rows, rowCount }` from what a library returned: an array of rows, or an object with rows and a count. */
+export function queryResult(rows: unknown, count?: unknown): SqlQueryResult {
+  const list = Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+  const n = typeof count === 'bigint' ? Number(count) : typeof count === 'number' ? count : list.length;
+  return { rows: list, rowCount: n };
+}

@@ -1,0 +1,70 @@
+import type { SqlExecutor } from '../sql-executor.js';
+import { queryResult, transactionExecutor, type TransactionHandleKind } from './handle-kind.js';
+
+/** What the store uses of a TypeORM `QueryRunner` (structural: `typeorm` is never imported). */
+export interface TypeOrmQueryRunnerLike {
+  readonly isTransactionActive: boolean;
+  readonly isReleased: boolean;
+  query(query: string, parameters: unknown[] | undefined, useStructuredResult: true): Promise<{ records: unknown[]; affected?: number }>;
+}
+
+/** What the store uses of a TypeORM `EntityManager`. */
+export interface TypeOrmEntityManagerLike {
+  readonly queryRunner?: TypeOrmQueryRunnerLike;
+  readonly connection: unknown;
+  transaction<T>(fn: (manager: TypeOrmEntityManagerLike) => Promise<T>): Promise<T>;
+}
+
+const isQueryRunner = (value: object): value is TypeOrmQueryRunnerLike =>
+  typeof (value as { query?: unknown }).query === 'function' &&
+  typeof (value as { isTransactionActive?: unknown }).isTransactionActive === 'boolean' &&
+  'manager' in value;
+
+const isEntityManager = (value: object): value is TypeOrmEntityManagerLike =>
+  'queryRunner' in value && 'connection' in value && typeof (value as { transaction?: unknown }).transaction === 'function' && typeof (value as { getRepository?: unknown }).getRepository === 'function';
+
+/**
+ * TypeORM: a `QueryRunner` after `startTransaction()`, or the `EntityManager` of a transaction
+ * (`dataSource.transaction(async (manager) => ...)`, or `queryRunner.manager`). The store's
+ * statements go through the query runner, so they run on the transaction's connection.
+ */
+export const TYPEORM_HANDLE: TransactionHandleKind = {
+  library: 'TypeORM',
+  matches: (value) => isQueryRunner(value) || isEntityManager(value),
+  executor(value) {
+    const runner = isQueryRunner(value) ? value : (value as TypeOrmEntityManagerLike).queryRunner;
+    if (!runner || !runner.isTransactionActive || runner.isReleased) {
+      throw new TypeError(
+        "`transaction` is a TypeORM EntityManager or QueryRunner that is not in a transaction, so the store's statements would " +
+          'commit on their own. Pass the manager of `dataSource.transaction(async (manager) => ...)`, or a QueryRunner after `startTransaction()`.',
+      );
+    }
+    return typeormExecutor(value, runner);
+  },
+};
+
+function typeormExecutor(handle: unknown, runner: TypeOrmQueryRunnerLike): SqlExecutor {
+  return transactionExecutor(handle, async (sql, params) => {
+    const result = await runner.query(sql, [...params], true);
+    return queryResult(result.records, result.affected);
+  });
+}
+
+/**
+ * `ctx.transaction()` through TypeORM: each transactional step runs in `dataSource.transaction()`,
+ * and its callback gets that transaction's `EntityManager` (so `manager.getRepository(Order)`
+ * works in it). Pass it as the store's `transactions` option.
+ */
+export function typeormTransactions(dataSource: object): Pick<SqlExecutor, 'transaction'> {
+  const source = dataSource as { transaction?: TypeOrmEntityManagerLike['transaction']; manager?: unknown };
+  if (typeof source?.transaction !== 'function' || !source.manager) {
+    throw new TypeError('typeormTransactions() expects a TypeORM DataSource (`new DataSource({ type: ... })`).');
+  }
+  return {
+    transaction: (fn) =>
+      source.transaction!((manager) => {
+        if (!manager.queryRunner) throw new TypeError('TypeORM handed the transaction a manager without a query runner.');
+        return fn(typeormExecutor(manager, manager.queryRunner));
+      }),
+  };
+}
