@@ -25,8 +25,8 @@ export function runTransaction<T, Tx>(
   if (unsupported !== null) {
     return Promise.reject(
       new TypeError(
-        `ctx.transaction("${name}") needs a store that runs transactions on its own database (PostgresWorkflowStore); ` +
-          `${unsupported} can't. Use ctx.step("${name}", ...) with this store, or configure PostgresWorkflowStore.`,
+        `ctx.transaction("${name}") needs a store that runs transactions on its own database (PostgresWorkflowStore, ` +
+          `MySqlWorkflowStore); ${unsupported} can't. Use ctx.step("${name}", ...) with this store, or configure a SQL store.`,
       ),
     );
   }

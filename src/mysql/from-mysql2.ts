@@ -92,6 +92,7 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
       return resultOf(await connection.query(sql, params ?? []));
     },
     transaction: (fn) => fn(executor),
+    handle: connection,
   };
   return executor;
 }

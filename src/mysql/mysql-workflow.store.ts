@@ -268,6 +268,24 @@ ORDER BY updated_at, id LIMIT ?`,
   }
 
   /**
+   * `ctx.transaction()`: `body` runs in a transaction of the store's executor (a connection of its
+   * pool), and `tx.write()` is `write()` in that transaction, fenced by the lease under the
+   * instance row's lock, which it holds until the commit. MySQL has no per-statement time limit for
+   * every kind of statement, so the step's timeout is the engine's alone here.
+   */
+  transaction<T>(id: string, token: string, body: (tx: Store.WorkflowStoreTransaction) => Promise<T>): Promise<T> {
+    return this.executor.transaction((tx) =>
+      body({
+        handle: tx.handle ?? tx,
+        write: async (write) => {
+          MYSQL_INPUT.write(id, write);
+          return this.writes.writeIn(tx, id, token, write);
+        },
+      }),
+    );
+  }
+
+  /**
    * Calls `listener` when another process (or this one) made work due, found by a short adaptive
    * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY.
    */

@@ -59,6 +59,15 @@ export class MySqlWrites {
     );
   }
 
+  /**
+   * A write in a transaction already open on `tx` (`ctx.transaction()`): its statements join that
+   * transaction, locking the instance's row until it commits; never batched, never retried here
+   * (a deadlock fails the transaction, which the engine runs again).
+   */
+  writeIn(tx: SqlExecutor, id: string, token: string, write: WorkflowWrite): Promise<boolean> {
+    return this.writeAlone(tx, prepare(id, token, write));
+  }
+
   private sendBatch(writes: PendingWrite[]): Promise<boolean[]> {
     return retryOnLockContention(() =>
       this.executor.transaction(async (tx) => {

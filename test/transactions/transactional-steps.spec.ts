@@ -1,14 +1,17 @@
-// ctx.transaction() on PostgreSQL: the callback's rows and the step's journal entry commit together
+// ctx.transaction() on PostgreSQL (and MariaDB, below): the callback's rows and the step's journal entry commit together
 // or not at all (rollback on a failure, a lost lease, a timeout), conflicts are retried at once,
 // results go through the codec, and a store that can't take part refuses at the call.
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore, Workflow, WorkflowTimeoutError, type WorkflowContext } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
+import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
+import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
 
 const available = await requirePostgres('ctx.transaction() on PostgreSQL');
 
@@ -162,5 +165,99 @@ describe('ctx.transaction() on a store that cannot take part', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+const mariadbAvailable = await requireMysql('ctx.transaction() on MariaDB');
+
+/** MariaDB's part: what the same workflow needs there. */
+const mariadbPlan = { table: '', steal: false, conflicts: 0 };
+
+@Injectable()
+@Workflow('tx.mariadb-order')
+class MariaDbOrderWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string; failFirst?: boolean }) {
+    const saved = await ctx.transaction(
+      'save-order',
+      async (tx: mysql.PoolConnection, { attempt }) => {
+        await tx.query(`INSERT INTO ${mariadbPlan.table} (id, attempt) VALUES (?, ?)`, [input.order, attempt]);
+        if (mariadbPlan.conflicts > 0) {
+          mariadbPlan.conflicts--;
+          // A real deadlock error as the server reports it (ER_LOCK_DEADLOCK, 1213).
+          await tx.query("SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found when trying to get lock'");
+        }
+        if (mariadbPlan.steal) await mariadbPool!.query(`UPDATE ${mariadbStore!.schema}_instances SET lease_token = 'someone-else' WHERE id = ?`, [input.order]);
+        if (input.failFirst && attempt === 1) throw new Error('payment provider said no');
+        return { order: input.order, attempt };
+      },
+      { retry: { attempts: 2, backoff: '1s' } },
+    );
+    await ctx.sleep('settle', '1m');
+    return saved;
+  }
+}
+
+let mariadbPool: mysql.Pool | undefined;
+let mariadbStore: MySqlWorkflowStore | undefined;
+
+describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
+  const prefix = freshPrefix('tx_steps');
+  let app: TestApp | undefined;
+
+  beforeAll(async () => {
+    mariadbPool = createMysqlPool({ connectionLimit: 4 });
+    mariadbStore = new MySqlWorkflowStore({ executor: fromMysql2(mariadbPool), schema: prefix });
+    await mariadbStore.init();
+    mariadbPlan.table = `${prefix}_orders`;
+    await mariadbPool.query(`CREATE TABLE ${mariadbPlan.table} (id varchar(255) NOT NULL, attempt int NOT NULL)`);
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    Object.assign(mariadbPlan, { steal: false, conflicts: 0 });
+  });
+
+  afterAll(async () => {
+    await mariadbStore?.close();
+    if (mariadbPool) await dropTables(mariadbPool, prefix);
+    await mariadbPool?.end();
+  });
+
+  const rows = async (order: string) => (await mariadbPool!.query<mysql.RowDataPacket[]>(`SELECT attempt FROM ${mariadbPlan.table} WHERE id = ?`, [order]))[0].map((row) => ({ attempt: Number(row.attempt) }));
+  const start = async (order: string, input: Record<string, unknown> = {}) => {
+    app ??= await createTestApp([MariaDbOrderWorkflow], { store: mariadbStore as never });
+    return app.client.start(MariaDbOrderWorkflow, { order, ...input }, { id: order });
+  };
+
+  it('runs a transaction that hit a deadlock again at once, in the same attempt', async () => {
+    mariadbPlan.conflicts = 1;
+    await start('m-deadlock');
+    await app!.worker.drain();
+    expect(await rows('m-deadlock')).toEqual([{ attempt: 1 }]);
+    expect((await mariadbStore!.get('m-deadlock', { journal: true }))!.journal!.find((e) => e.name === 'save-order')).toMatchObject({ state: 'completed', attempts: 1 });
+  });
+
+  it('commits the rows with the result, and rolls back a failed attempt', async () => {
+    const handle = await start('m-commit', { failFirst: true });
+    await app!.worker.drain();
+    expect(await rows('m-commit')).toEqual([]);
+    app!.clock.advance('2s');
+    await app!.worker.drain();
+    expect(await rows('m-commit')).toEqual([{ attempt: 2 }]);
+    app!.clock.advance('2m');
+    await app!.worker.drain();
+    expect(await handle.result()).toEqual({ order: 'm-commit', attempt: 2 });
+    expect(await rows('m-commit')).toEqual([{ attempt: 2 }]);
+  });
+
+  it('rolls back when the lease was lost during the callback', async () => {
+    mariadbPlan.steal = true;
+    await start('m-lease');
+    await app!.worker.drain();
+    expect(await rows('m-lease')).toEqual([]);
+    const details = await mariadbStore!.get('m-lease', { journal: true });
+    expect(details!.journal!.some((e) => e.name === 'save-order')).toBe(false);
+    expect(details!.leaseToken).toBe('someone-else');
   });
 });
