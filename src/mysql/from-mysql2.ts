@@ -1,5 +1,6 @@
 import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
 import { runTransaction } from '../sql/sql-transaction.js';
+import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 
 /** What `mysql2/promise` resolves a query to: `[rows, fields]`, or `[ResultSetHeader, undefined]`. */
 export type Mysql2QueryResultLike = [unknown, unknown];
@@ -104,6 +105,10 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
  * application's. A pool is refused: its statements would each commit on their own.
  */
 export async function mysqlTransactionExecutor(transaction: unknown, store: string): Promise<SqlExecutor> {
+  // An ORM's transaction handle (Kysely, Drizzle, TypeORM, ...), checked by its adapter to be a
+  // transaction; first, since a TypeORM EntityManager also looks like a SqlExecutor.
+  const orm = ormHandleExecutor(transaction, 'question');
+  if (orm) return orm;
   if (isSqlExecutor(transaction)) return transaction;
   if (typeof transaction === 'object' && transaction !== null && 'getConnection' in transaction) {
     throw new TypeError(

@@ -52,7 +52,8 @@ function drizzleExecutor(tx: DrizzleLike, placeholders: SqlPlaceholders): SqlExe
     if (Array.isArray(result)) {
       const [first] = result as unknown[];
       if (placeholders === 'question' && result.length === 2 && (Array.isArray(first) || (typeof first === 'object' && first !== null && 'affectedRows' in first))) {
-        return Array.isArray(first) ? queryResult(first) : queryResult([], (first as { affectedRows: number }).affectedRows);
+        const header = first as { affectedRows: number; insertId?: number };
+        return Array.isArray(first) ? queryResult(first) : queryResult([], header.affectedRows, header.insertId);
       }
       return queryResult(result, (result as { count?: number }).count);
     }

@@ -23,6 +23,12 @@ export function handleExecutor(handle: unknown, placeholders: SqlPlaceholders, d
   return driver(handle);
 }
 
+/** The executor for an ORM's transaction handle, or `null` when `handle` is none of theirs. */
+export function ormHandleExecutor(handle: unknown, placeholders: SqlPlaceholders): SqlExecutor | null {
+  const kind = handleKind(handle);
+  return kind ? kind.executor(handle as object, placeholders) : null;
+}
+
 function handleKind(handle: unknown): TransactionHandleKind | undefined {
   if (typeof handle !== 'object' || handle === null) return undefined;
   return TRANSACTION_HANDLE_KINDS.find((kind) => kind.matches(handle));

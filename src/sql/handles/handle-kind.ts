@@ -29,8 +29,11 @@ export function transactionExecutor(handle: unknown, run: (sql: string, params: 
 }
 
 /** `{ rows, rowCount }` from what a library returned: an array of rows, or an object with rows and a count. */
-export function queryResult(rows: unknown, count?: unknown): SqlQueryResult {
+export function queryResult(rows: unknown, count?: unknown, insertId?: unknown): SqlQueryResult {
   const list = Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
   const n = typeof count === 'bigint' ? Number(count) : typeof count === 'number' ? count : list.length;
-  return { rows: list, rowCount: n };
+  const result: SqlQueryResult = { rows: list, rowCount: n };
+  // MySQL: the AUTO_INCREMENT id an INSERT allocated (the store reads a new signal's id from it).
+  if (typeof insertId === 'bigint' || typeof insertId === 'number') result.insertId = Number(insertId);
+  return result;
 }

@@ -5,7 +5,7 @@ import { queryResult, transactionExecutor, type TransactionHandleKind } from './
 /** What the store uses of a Kysely `Transaction` (structural: `kysely` itself is never imported). */
 export interface KyselyLike {
   readonly isTransaction: boolean;
-  executeQuery(query: { sql: string; parameters: readonly unknown[]; query: unknown; queryId: { queryId: string } }): Promise<{ rows: unknown[]; numAffectedRows?: bigint }>;
+  executeQuery(query: { sql: string; parameters: readonly unknown[]; query: unknown; queryId: { queryId: string } }): Promise<{ rows: unknown[]; numAffectedRows?: bigint; insertId?: bigint }>;
   transaction(): { execute<T>(fn: (trx: KyselyLike) => Promise<T>): Promise<T> };
 }
 
@@ -33,7 +33,7 @@ function kyselyExecutor(trx: KyselyLike): SqlExecutor {
       query: { kind: 'RawNode', sqlFragments: [sql], parameters: [] },
       queryId: { queryId: randomUUID() },
     });
-    return queryResult(result.rows, result.numAffectedRows);
+    return queryResult(result.rows, result.numAffectedRows, result.insertId);
   });
 }
 

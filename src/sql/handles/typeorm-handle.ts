@@ -5,7 +5,7 @@ import { queryResult, transactionExecutor, type TransactionHandleKind } from './
 export interface TypeOrmQueryRunnerLike {
   readonly isTransactionActive: boolean;
   readonly isReleased: boolean;
-  query(query: string, parameters: unknown[] | undefined, useStructuredResult: true): Promise<{ records: unknown[]; affected?: number }>;
+  query(query: string, parameters: unknown[] | undefined, useStructuredResult: true): Promise<{ records: unknown[]; affected?: number; raw?: unknown }>;
 }
 
 /** What the store uses of a TypeORM `EntityManager`. */
@@ -46,7 +46,7 @@ export const TYPEORM_HANDLE: TransactionHandleKind = {
 function typeormExecutor(handle: unknown, runner: TypeOrmQueryRunnerLike): SqlExecutor {
   return transactionExecutor(handle, async (sql, params) => {
     const result = await runner.query(sql, [...params], true);
-    return queryResult(result.records, result.affected);
+    return queryResult(result.records, result.affected, (result.raw as { insertId?: unknown } | undefined)?.insertId);
   });
 }
 

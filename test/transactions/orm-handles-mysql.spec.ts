@@ -1,0 +1,189 @@
+// start() and signal() inside the application's transaction on MariaDB, with Kysely, Drizzle and
+// TypeORM handles: commit makes the instance visible and runs it (the worker polls once an hour;
+// the store's wake-up poll finds it), nothing is visible before the commit, rollback leaves no
+// trace, a failure inside the store leaves the application's transaction usable.
+import 'reflect-metadata';
+import { Injectable } from '@nestjs/common';
+import { Kysely, MysqlDialect, sql as kyselySql } from 'kysely';
+import { drizzle } from 'drizzle-orm/mysql2';
+import { sql as drizzleSql } from 'drizzle-orm';
+import { DataSource, EntityManager } from 'typeorm';
+import mysqlCallbacks from 'mysql2';
+import type mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Workflow, WorkflowSignal, systemClock, type WorkflowContext } from '../../src/index.js';
+import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
+import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql } from '../support/mysql.js';
+
+const available = await requireMysql('ORM transaction handles on MariaDB');
+const READ_COMMITTED = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED';
+
+interface Kit {
+  name: string;
+  begin<T>(fn: (handle: object) => Promise<T>): Promise<T>;
+  insert(handle: object, id: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const prefix = freshPrefix('tx_orm');
+const orders = `${prefix}_orders`;
+const paid = new WorkflowSignal<{ amount: number }>('orm-mysql.paid');
+const runs = new Map<string, number>();
+
+@Injectable()
+@Workflow('orm-mysql.order')
+class OrderWorkflow {
+  async run(ctx: WorkflowContext, input: { wait?: boolean }) {
+    runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
+    if (input.wait) return ctx.waitForSignal('paid', paid, { key: ctx.id });
+    return 'done';
+  }
+}
+
+// Each library on one connection whose session is READ COMMITTED (what signals in a transaction need).
+async function kyselyKit(): Promise<Kit> {
+  const pool = mysqlCallbacks.createPool({ ...mysqlConnection, connectionLimit: 1 });
+  pool.on('connection', (connection) => connection.query(READ_COMMITTED));
+  const db = new Kysely<unknown>({ dialect: new MysqlDialect({ pool }) });
+  return {
+    name: 'Kysely',
+    begin: (fn) => db.transaction().execute((trx) => fn(trx)),
+    insert: async (handle, id) => {
+      await kyselySql`INSERT INTO ${kyselySql.raw(orders)} (id) VALUES (${id})`.execute(handle as Kysely<unknown>);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function drizzleKit(): Promise<Kit> {
+  const pool = createMysqlPool({ connectionLimit: 1 });
+  await pool.query(READ_COMMITTED);
+  const db = drizzle(pool);
+  return {
+    name: 'Drizzle',
+    begin: (fn) => db.transaction((tx) => fn(tx)),
+    insert: async (handle, id) => {
+      await (handle as typeof db).execute(drizzleSql`INSERT INTO ${drizzleSql.raw(orders)} (id) VALUES (${id})`);
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function typeormKit(): Promise<Kit> {
+  const source = new DataSource({
+    type: 'mariadb',
+    host: mysqlConnection.host,
+    port: mysqlConnection.port,
+    username: mysqlConnection.user,
+    password: mysqlConnection.password,
+    database: mysqlConnection.database,
+    poolSize: 1,
+  });
+  await source.initialize();
+  await source.query(READ_COMMITTED);
+  return {
+    name: 'TypeORM',
+    begin: (fn) => source.transaction((manager) => fn(manager)),
+    insert: async (handle, id) => {
+      await (handle as EntityManager).query(`INSERT INTO ${orders} (id) VALUES (?)`, [id]);
+    },
+    close: () => source.destroy(),
+  };
+}
+
+describe.skipIf(!available)('start() and signal() in the application transaction, per library (MariaDB)', () => {
+  let pool: mysql.Pool;
+  let store: MySqlWorkflowStore;
+
+  beforeAll(async () => {
+    pool = createMysqlPool({ connectionLimit: 3 });
+    store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: prefix });
+    await store.init();
+    await pool.query(`CREATE TABLE ${orders} (id varchar(255) PRIMARY KEY)`);
+    // A failure inside the store: creating an instance with this id raises in the database.
+    await pool.query(`CREATE TRIGGER ${prefix}_refuse_poison BEFORE INSERT ON ${prefix}_instances FOR EACH ROW
+      BEGIN IF NEW.id LIKE 'poison%' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'poisoned instance'; END IF; END`);
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    if (pool) await dropTables(pool, prefix);
+    await pool?.end();
+  });
+
+  const rowExists = async (id: string) => (await pool.query<mysql.RowDataPacket[]>(`SELECT 1 FROM ${orders} WHERE id = ?`, [id]))[0].length === 1;
+
+  for (const makeKit of [kyselyKit, drizzleKit, typeormKit]) {
+    describe.sequential('with a library handle', () => {
+      let kit: Kit;
+      let app: TestApp;
+
+      beforeAll(async () => {
+        kit = await makeKit();
+        // A store of its own: closing an application closes its store's wake-up poll for good.
+        const own = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: prefix });
+        app = await createTestApp([OrderWorkflow], { store: own as never, clock: systemClock, worker: { concurrency: 2, pollInterval: '1h' } });
+      });
+
+      afterAll(async () => {
+        await app?.close();
+        await kit?.close();
+      });
+
+      it('commit: the instance appears with the rows and runs; before the commit nobody sees or runs it', async () => {
+        const id = `${kit.name}-commit`;
+        let seenInside: unknown = 'unset';
+        await kit.begin(async (tx) => {
+          await kit.insert(tx, id);
+          await app.client.start(OrderWorkflow, {}, { id, transaction: tx });
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          seenInside = await store.get(id);
+        });
+        expect(seenInside).toBeNull();
+        expect(runs.get(id)).toBeUndefined();
+        expect(await rowExists(id)).toBe(true);
+        expect(await app.client.handle(id).result({ timeout: 5_000 })).toBe('done');
+      });
+
+      it('rollback: neither the rows nor the instance remain', async () => {
+        const id = `${kit.name}-rollback`;
+        await expect(
+          kit.begin(async (tx) => {
+            await kit.insert(tx, id);
+            await app.client.start(OrderWorkflow, {}, { id, transaction: tx });
+            throw new Error('the application changed its mind');
+          }),
+        ).rejects.toThrow('the application changed its mind');
+        expect(await rowExists(id)).toBe(false);
+        expect(await store.get(id)).toBeNull();
+      });
+
+      it('a failure inside the store leaves the application transaction usable: its rows commit', async () => {
+        const id = `${kit.name}-survives`;
+        await kit.begin(async (tx) => {
+          const poisoned = await app.client.start(OrderWorkflow, {}, { id: `poison-${kit.name}`, transaction: tx }).catch((e: unknown) => e as Error);
+          expect(String((poisoned as Error).message) + String(((poisoned as Error).cause as Error | undefined)?.message)).toMatch(/poisoned instance/);
+          await expect(app.client.start(OrderWorkflow, {}, { id: 'x'.repeat(300), transaction: tx })).rejects.toThrow(RangeError);
+          await kit.insert(tx, id);
+        });
+        expect(await rowExists(id)).toBe(true);
+        expect(await store.get(`poison-${kit.name}`)).toBeNull();
+      });
+
+      it('signal: committed with the rows, it wakes the waiting instance', async () => {
+        const id = `${kit.name}-signal`;
+        const handle = await app.client.start(OrderWorkflow, { wait: true }, { id });
+        for (let i = 0; (await store.get(id))?.status !== 'suspended'; i++) {
+          if (i > 100) throw new Error(`${id} never suspended`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await kit.begin(async (tx) => {
+          await kit.insert(tx, `${id}:paid`);
+          await app.client.signal(paid, { amount: 12 }, { key: id, transaction: tx });
+        });
+        expect(await handle.result({ timeout: 5_000 })).toEqual({ amount: 12 });
+      });
+    });
+  }
+});
