@@ -46,6 +46,7 @@ export class MySqlWakePoller {
     };
   }
 
+  /** Stops this poll for good (a closed store makes a new poller for its next `listen()`). */
   close(): void {
     this.stopped = true;
     this.listeners.clear();

@@ -50,7 +50,8 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly creates: MySqlCreates;
   private readonly writes: MySqlWrites;
   protected readonly scheduleStore: MySqlSchedules;
-  private readonly poller: MySqlWakePoller;
+  private poller: MySqlWakePoller;
+  private readonly wakePoll: WakePollInterval | undefined;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
 
   constructor(options: MySqlWorkflowStoreOptions) {
@@ -65,6 +66,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.writes = new MySqlWrites(this.executor, this.tables, locks, this.signalsOf);
     this.scheduleStore = new MySqlSchedules(this.executor, this.tables);
     this.payloadRewrites = new MySqlPayloadRewrite(this.executor, this.tables);
+    this.wakePoll = options.wakePoll;
     this.poller = new MySqlWakePoller(this.executor, this.tables.instances, options.wakePoll);
   }
 
@@ -293,9 +295,15 @@ ORDER BY updated_at, id LIMIT ?`,
     return this.poller.add(listener);
   }
 
-  /** Stops the wake-up poll. The application's pool stays open: it owns it. */
+  /**
+   * Stops the wake-up poll (every listener is dropped). The application's pool stays open: it owns
+   * it. The store can be used again, as `PostgresWorkflowStore` can: a later `listen()` (an
+   * application started again with the same store instance) starts a new poll.
+   */
   async close(): Promise<void> {
-    this.poller.close();
+    const poller = this.poller;
+    this.poller = new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll);
+    poller.close();
   }
 }
 

@@ -121,9 +121,8 @@ describe.skipIf(!available)('start() and signal() in the application transaction
 
       beforeAll(async () => {
         kit = await makeKit();
-        // A store of its own: closing an application closes its store's wake-up poll for good.
-        const own = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: prefix });
-        app = await createTestApp([OrderWorkflow], { store: own as never, clock: systemClock, worker: { concurrency: 2, pollInterval: '1h' } });
+        // One store for every library's application: each app.close() stops its wake-up poll, the next app starts it again.
+        app = await createTestApp([OrderWorkflow], { store: store as never, clock: systemClock, worker: { concurrency: 2, pollInterval: '1h' } });
       });
 
       afterAll(async () => {
