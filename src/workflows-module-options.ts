@@ -3,6 +3,7 @@ import type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
 import { resolveJournalLimits, type JournalLimits, type WorkflowJournalLimits } from './engine/journal-limits.js';
 import { DEFAULT_RETRY, resolveRetry, type RetryPolicy, type WorkflowRetry } from './engine/retry-policy.js';
 import type { WorkflowStore } from './storage/workflow-store.js';
+import type { RuntimeWorkerSettings } from './runtime/workflow-runtime.js';
 import { durationOr, type Duration } from './time/duration.js';
 import { checkKnownKeys } from './options/known-keys.js';
 import { systemClock, type WorkflowClock } from './time/workflow-clock.js';
@@ -93,15 +94,7 @@ export type WorkflowsModuleAsyncOptions = Omit<
 /** The options with every default applied and validated: the one place defaults live. */
 export interface ResolvedWorkflowsOptions {
   store: WorkflowStore | Type<WorkflowStore> | undefined;
-  worker: {
-    enabled: boolean;
-    id: string | undefined;
-    concurrency: number;
-    pollInterval: number;
-    leaseDuration: number;
-    heartbeatInterval: number;
-    shutdownTimeout: number;
-  };
+  worker: RuntimeWorkerSettings;
   clock: WorkflowClock;
   retry: RetryPolicy;
   journal: JournalLimits;

@@ -1,3 +1,4 @@
+import { findInErrorChain } from '../errors/driver-error-chain.js';
 import type { ExecutionHost } from './execution-host.js';
 import type { Compensation } from './saga.js';
 import { runAttempt, runStepWith } from './step-operation.js';
@@ -56,23 +57,9 @@ export function runTransaction<T, Tx>(
  * Prisma's driver adapter error (`meta.driverAdapterError.cause.originalCode`).
  */
 export function isTransactionConflict(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0) {
-    const current = queue.shift();
-    if (typeof current !== 'object' || current === null || seen.has(current)) continue;
-    seen.add(current);
-    const { code, errno, cause, driverError, meta, originalCode } = current as {
-      code?: unknown;
-      errno?: unknown;
-      cause?: unknown;
-      driverError?: unknown;
-      meta?: { driverAdapterError?: unknown };
-      originalCode?: unknown;
-    };
+  const conflict = findInErrorChain(error, ({ code, errno, originalCode }) => {
     for (const value of [code, originalCode]) if (value === '40001' || value === '40P01' || value === 'ER_LOCK_DEADLOCK' || value === 'P2034') return true;
-    if (errno === 1213 || originalCode === '1213') return true;
-    queue.push(cause, driverError, meta?.driverAdapterError);
-  }
-  return false;
+    return errno === 1213 || originalCode === '1213' ? true : undefined;
+  });
+  return conflict === true;
 }

@@ -1,3 +1,4 @@
+import { findInErrorChain } from '../errors/driver-error-chain.js';
 import { WorkflowError } from '../errors/workflow.error.js';
 import { handleExecutor, handleLibrary } from '../sql/handles/handle-executor.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -70,27 +71,13 @@ export function explainOtherDatabase(error: unknown, store: string, schema: stri
  * `meta.code` or in its driver adapter's error, `meta.driverAdapterError.cause.originalCode`).
  */
 export function sqlState(error: unknown): { state: string; message: string } | null {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0) {
-    const current = queue.shift();
-    if (typeof current !== 'object' || current === null || seen.has(current)) continue;
-    seen.add(current);
-    const { code, errno, cause, driverError, meta, originalCode, originalMessage } = current as {
-      code?: unknown;
-      errno?: unknown;
-      cause?: unknown;
-      driverError?: unknown;
-      meta?: { code?: unknown; message?: unknown; driverAdapterError?: unknown };
-      originalCode?: unknown;
-      originalMessage?: unknown;
-    };
-    const message = String((current as { message?: unknown }).message ?? '').split('\n')[0]!;
+  const found = findInErrorChain(error, ({ code, errno, meta, originalCode, originalMessage, message: text }) => {
+    const message = String(text ?? '').split('\n')[0]!;
     if (typeof originalCode === 'string') return { state: originalCode, message: String(originalMessage ?? message) };
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('P')) return { state: code, message };
     if (code === 'ER_PARSE_ERROR' || errno === 1064) return { state: 'ER_PARSE_ERROR', message };
     if (typeof meta?.code === 'string') return { state: meta.code, message: typeof meta.message === 'string' ? meta.message : message };
-    queue.push(cause, driverError, meta?.driverAdapterError);
-  }
-  return null;
+    return undefined;
+  });
+  return found ?? null;
 }

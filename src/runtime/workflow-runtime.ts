@@ -4,20 +4,15 @@ import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
-import { LeasedWorker } from '../worker/leased-worker.js';
+import { LeasedWorker, type LeasedWorkerTimings } from '../worker/leased-worker.js';
 import { StoreOutage } from './store-outage.js';
 import type { WorkflowWakeUps } from './workflow-wake-ups.js';
 
 /** The background worker's settings, resolved (milliseconds). */
-export interface RuntimeWorkerSettings {
+export interface RuntimeWorkerSettings extends LeasedWorkerTimings {
   /** Run the background loop; without it only `drain()` runs work. */
   enabled: boolean;
   id: string | undefined;
-  concurrency: number;
-  pollInterval: number;
-  leaseDuration: number;
-  heartbeatInterval: number;
-  shutdownTimeout: number;
 }
 
 /** `WorkflowWorker.loopStatus()`: whether the background loop runs and when it last claimed. */

@@ -6,14 +6,18 @@ import type { WorkflowClock } from '../time/workflow-clock.js';
 /** The longest wait between claims while they fail (a database that is down). */
 export const MAX_BACKOFF = 15_000;
 
-export interface LeasedWorkerOptions<T> {
-  owner?: string;
+/** How a leased worker paces itself (milliseconds, but `concurrency`). */
+export interface LeasedWorkerTimings {
   /** Items executed at once. */
   concurrency: number;
   pollInterval: number;
   leaseDuration: number;
   heartbeatInterval: number;
   shutdownTimeout: number;
+}
+
+export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
+  owner?: string;
   clock: WorkflowClock;
   /** Leases up to `limit` due items under `lease`, granted at `now`. */
   claim(lease: WorkflowLease, now: number, limit: number): Promise<T[]>;
