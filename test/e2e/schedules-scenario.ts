@@ -3,17 +3,8 @@
 // the process holding the schedule's lease is killed the other takes the lease over.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { WorkflowStore } from '../../src/index.js';
-
-export interface ScheduleE2eTarget {
-  /** `postgres` or `mysql`: the fixture's WF_STORE. */
-  kind: 'postgres' | 'mysql';
-  /** The schema (PostgreSQL) or table prefix (MySQL) the processes share. */
-  schema: string;
-  /** The store this process reads to check, migrated; and how to drop what the test made. */
-  open(): Promise<{ store: Pick<WorkflowStore, 'getSchedule' | 'list'>; close(): Promise<void> }>;
-}
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshSchema, openSqlTarget, requireServer, SERVER, type SqlKind, type SqlTarget } from '../support/sql-target.js';
 
 interface SchedulerProcess {
   child: ChildProcess;
@@ -24,24 +15,31 @@ interface SchedulerProcess {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const occurrence = (id: string) => Date.parse(id.slice('tick@'.length));
 
-/** Registers the scenario's test in the current `describe`. */
-export function schedulesScenario(target: ScheduleE2eTarget): void {
-  let store: Pick<WorkflowStore, 'getSchedule' | 'list'>;
-  let close: () => Promise<void> = async () => undefined;
+/** Registers the scenario's suite for `kind`'s test server. */
+export async function schedulesScenario(kind: SqlKind): Promise<void> {
+  const available = await requireServer(kind, 'schedules e2e');
+  describe.skipIf(!available)(`an every-second schedule served by two processes on one ${SERVER[kind]} store`, () => {
+    scenario(kind, freshSchema(kind, 'e2e_sched'));
+  });
+}
+
+function scenario(kind: SqlKind, schema: string): void {
+  let target: SqlTarget;
   const processes: SchedulerProcess[] = [];
 
   beforeAll(async () => {
-    ({ store, close } = await target.open());
+    target = openSqlTarget(kind, schema, 2);
+    await target.store.init();
   });
 
   afterAll(async () => {
     for (const { child } of processes) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await close();
+    await target?.close({ drop: true });
   });
 
   function start(): Promise<SchedulerProcess> {
     const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/scheduler-process.ts'], {
-      env: { ...process.env, WF_STORE: target.kind, WF_SCHEMA: target.schema },
+      env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const started: SchedulerProcess = { child, fired: [] };
@@ -61,9 +59,10 @@ export function schedulesScenario(target: ScheduleE2eTarget): void {
     });
   }
 
-  const holder = async () => (await store.getSchedule('tick'))?.leaseOwner ?? null;
+  const holder = async () => (await target.store.getSchedule('tick'))?.leaseOwner ?? null;
 
   it('starts each occurrence exactly once over 20 s, and the survivor takes over the lease of a killed process', async () => {
+    const { store } = target;
     const [a, b] = await Promise.all([start(), start()]);
     await sleep(10_000);
     // Kill whichever process holds the schedule's lease now (the one serving it).
