@@ -7,13 +7,6 @@ import { toInstance } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
-/**
- * The new-instance columns this store writes: all but `trace_context`. Its tables have no such
- * column yet (adding one needs an ALTER TABLE, and this store's migrations are statements that may
- * run again), so its instances carry no trace context and each execution's spans start a trace.
- */
-const MYSQL_COLUMNS = NEW_INSTANCE_COLUMNS.filter((column) => column !== 'trace_context');
-
 type Created = { instance: WorkflowInstance; created: boolean };
 
 /**
@@ -32,8 +25,7 @@ export class MySqlCreates {
     private readonly executor: SqlExecutor,
     tables: MySqlTables,
   ) {
-    // Every column but the trace context, which this store does not keep yet (see MYSQL_COLUMNS).
-    const columns = MYSQL_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
+    const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
     // Each row takes the last signal id as its cursor.
     const row = `(${placeholders(columns.length + 3)}, (SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}), '[]')`;
     this.insertSql = (rows) =>
@@ -62,8 +54,7 @@ export class MySqlCreates {
   /** One row's values for `insertSql`. */
   private values(init: NewWorkflowInstance): unknown[] {
     const leased = init.lease !== undefined;
-    const params = newInstanceParams(init);
-    return [...MYSQL_COLUMNS.map((column) => params[NEW_INSTANCE_COLUMNS.indexOf(column)]), init.now, leased ? 'running' : 'pending', leased ? 1 : 0];
+    return [...newInstanceParams(init), init.now, leased ? 'running' : 'pending', leased ? 1 : 0];
   }
 
   private async sendBatch(batch: NewWorkflowInstance[]): Promise<Created[]> {

@@ -20,6 +20,61 @@ export function migrationStatements(sql: string): string[] {
     .filter((statement) => statement.length > 0);
 }
 
+/** A column or an index a migration statement adds, which `information_schema` can say is there. */
+export interface SchemaObject {
+  kind: 'column' | 'index';
+  /** The table's name as stored (`<schema>_instances`), unquoted. */
+  table: string;
+  name: string;
+}
+
+const ADD_COLUMN = /^ALTER TABLE `([^`]+)` ADD COLUMN `?(\w+)`? [^,;]+$/i;
+const CREATE_INDEX = /^CREATE INDEX `?(\w+)`? ON `([^`]+)` \([^;]+\)$/i;
+
+/**
+ * The one column (`ALTER TABLE t ADD COLUMN c ...`) or index (`CREATE INDEX i ON t (...)`) a
+ * statement adds, else `null`. Such a statement can't run twice and can't say IF NOT EXISTS on
+ * both servers (MariaDB has it, MySQL 8.0 doesn't), so the runner checks for what it adds first:
+ * every statement of a migration is either `CREATE TABLE IF NOT EXISTS` or one of these (a test
+ * holds the shipped files to it).
+ */
+export function addedObject(statement: string): SchemaObject | null {
+  const column = ADD_COLUMN.exec(statement);
+  if (column) return { kind: 'column', table: column[1]!, name: column[2]! };
+  const index = CREATE_INDEX.exec(statement);
+  if (index) return { kind: 'index', table: index[2]!, name: index[1]! };
+  return null;
+}
+
+/** How `information_schema` is asked whether `object` is there: a count, `?` for table and name. */
+function existsQuery(object: SchemaObject): string {
+  return object.kind === 'column'
+    ? 'SELECT COUNT(*) AS n FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?'
+    : 'SELECT COUNT(*) AS n FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?';
+}
+
+/** A SQL string literal of `text` (for the printed script, whose values are ours: a schema name, our statements). */
+function literal(text: string): string {
+  return `'${text.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+}
+
+/**
+ * `statement` for a script a person (or their migration tool) runs: as it is, or, when it adds a
+ * column or an index, run through a prepared statement only while `information_schema` doesn't
+ * list what it adds, so the whole script may run again.
+ */
+function scriptStatement(statement: string): string {
+  const object = addedObject(statement);
+  if (!object) return `${statement};`;
+  const exists = existsQuery(object).replace('?', literal(object.table)).replace('?', literal(object.name));
+  return [
+    `SET @nest_workflows_ddl = IF((${exists}) = 0, ${literal(statement)}, 'DO 0');`,
+    'PREPARE nest_workflows_ddl FROM @nest_workflows_ddl;',
+    'EXECUTE nest_workflows_ddl;',
+    'DEALLOCATE PREPARE nest_workflows_ddl;',
+  ].join('\n');
+}
+
 function historyTable(schema: string): string {
   return (
     `CREATE TABLE IF NOT EXISTS ${quoteMysqlIdentifier(`${schema}_migrations`)} (\n` +
@@ -38,7 +93,8 @@ function historyTable(schema: string): string {
  * (`step` 1, 2...) as soon as it ran; a run stopped halfway resumes after the last recorded
  * statement, and `step` 0 marks the migration complete. Runs hold the named lock
  * `nest_workflows:migrate:<schema>` (`GET_LOCK`, held by the session), so processes that start
- * together migrate once.
+ * together migrate once. The statement a stopped run executed but did not record runs again: `CREATE TABLE IF NOT EXISTS` does nothing then, and a column or an index that
+ * `information_schema` lists already (`addedObject()`) is recorded without being added again.
  */
 export function mysqlMigrationDialect(schema: string): MigrationDialect {
   const history = quoteMysqlIdentifier(`${schema}_migrations`);
@@ -80,7 +136,11 @@ export function mysqlMigrationDialect(schema: string): MigrationDialect {
       const done = new Set(rows.map((row) => Number(row.step)));
       for (const [index, statement] of statements.entries()) {
         if (done.has(index + 1)) continue;
-        await executor.query(statement);
+        // A run stopped after this statement and before its record left the column or index in
+        // place: record it without adding it again (which would fail).
+        const object = addedObject(statement);
+        const there = object ? Number((await executor.query(existsQuery(object), [object.table, object.name])).rows[0]?.n ?? 0) > 0 : false;
+        if (!there) await executor.query(statement);
         await executor.query(`INSERT INTO ${history} (version, step, name) VALUES (?, ?, ?)`, [migration.version, index + 1, migration.name]);
       }
       await executor.query(`INSERT INTO ${history} (version, step, name) VALUES (?, 0, ?)`, [migration.version, migration.name]);
@@ -91,8 +151,9 @@ export function mysqlMigrationDialect(schema: string): MigrationDialect {
 /**
  * Every migration as one SQL script for the given schema name, for users who apply migrations with
  * their own tool: creates the history table, then runs and records each migration (so a store with
- * `migrate: false` finds the tables current). Every statement may run again, so a script stopped
- * halfway can simply be run again.
+ * `migrate: false` finds the tables current). Every statement may run again (a column or an index
+ * is added through a prepared statement only while `information_schema` doesn't list it), so a
+ * script stopped halfway can simply be run again.
  */
 export function mysqlMigrationSql(schema: string): string {
   const history = quoteMysqlIdentifier(`${schema}_migrations`);
@@ -104,7 +165,7 @@ export function mysqlMigrationSql(schema: string): string {
   for (const migration of MYSQL_MIGRATIONS) {
     parts.push(
       `-- ${migrationLabel(migration)}`,
-      ...migrationStatements(renderMigration(migration.sql, schema)).map((statement) => `${statement};`),
+      ...migrationStatements(renderMigration(migration.sql, schema)).map(scriptStatement),
       `INSERT IGNORE INTO ${history} (version, step, name) VALUES (${migration.version}, 0, '${migration.name}');`,
     );
   }

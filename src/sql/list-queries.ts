@@ -11,7 +11,8 @@ export interface SqlStatement {
  * `list()`: `prefix` (a `SELECT ... FROM instances`) with the query's filters and keyset position,
  * ordered by `created_at, id` (or both descending) and paged. Only the filters that are given
  * become conditions. Written so that an index on (..., created_at, id) serves each of them in
- * order on both dialects (PostgreSQL's migration 0002 has them by status and by workflow).
+ * order on both dialects (PostgreSQL's migration 0002 and MySQL's 0002 have them by status and by
+ * workflow).
  */
 export function listInstancesStatement(dialect: SqlDialect, prefix: string, query: WorkflowListQuery): SqlStatement {
   const p = new SqlParams(dialect);

@@ -29,6 +29,5 @@ workflowStoreContract(
     const store = new MySqlWorkflowStore({ executor: fromMysql2(pool!), schema });
     return { store, close: () => store.close() };
   },
-  // The MySQL store keeps no trace context yet (see MYSQL_COLUMNS in mysql-creates.ts).
-  { skip: available ? false : `needs ${MYSQL_REQUIREMENT}`, test: vitest, traceContext: false },
+  { skip: available ? false : `needs ${MYSQL_REQUIREMENT}`, test: vitest },
 );

@@ -234,12 +234,18 @@ describe.skipIf(!available)('MySQL migrations', () => {
     ]);
     return (rows as Array<{ t: string }>).map((row) => row.t).sort();
   };
+  const indexes = async (schema: string) => {
+    const [rows] = await pool.query('SELECT DISTINCT index_name AS i FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ?', [
+      `${schema}_instances`,
+    ]);
+    return (rows as Array<{ i: string }>).map((row) => row.i).sort();
+  };
 
   it('migrate once when processes start together, and again finds nothing to do', async () => {
     const schema = fresh();
     const stores = Array.from({ length: 3 }, () => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema }));
     const applied = await Promise.all(stores.map((store) => store.migrate()));
-    expect(applied.flat()).toEqual(['0001_init']);
+    expect(applied.flat()).toEqual(['0001_init', '0002_trace_context_list_indexes']);
     expect(await stores[0]!.migrate()).toEqual([]);
     expect(await tables(schema)).toHaveLength(8);
   });
@@ -255,11 +261,64 @@ describe.skipIf(!available)('MySQL migrations', () => {
     await pool.query(statements[1]!);
     await pool.query(`INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (1, 1, 'init')`);
     const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false });
-    await expect(store.init()).rejects.toThrow(/0001_init not applied.*migrate --mysql/);
-    expect(await store.migrate()).toEqual(['0001_init']);
+    await expect(store.init()).rejects.toThrow(/0001_init, 0002_trace_context_list_indexes not applied.*migrate --mysql/);
+    expect(await store.migrate()).toEqual(['0001_init', '0002_trace_context_list_indexes']);
     await store.init();
-    const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` ORDER BY step`);
+    const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 1 ORDER BY step`);
     expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual(statements.map((_, i) => i).concat(statements.length).slice(0));
+  });
+
+  // 0002 adds a column and indexes, which can't say IF NOT EXISTS on MySQL 8.0: a run stopped after
+  // one of them ran and before its record must still resume (the runner looks it up first).
+  for (const [step, what] of [
+    [1, 'the column'],
+    [2, 'the first index'],
+    [3, 'the last index'],
+  ] as const) {
+    it(`resumes a run stopped after 0002 added ${what} and before it recorded it`, async () => {
+      const schema = fresh();
+      const executor = fromMysql2(pool);
+      const crashAt = `INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (?, ?, ?)`;
+      let ran: string | null = null;
+      const crashing = (inner: typeof executor): typeof executor => ({
+        query: async (sql, params) => {
+          if (sql === crashAt && params?.[0] === 2 && params[1] === step) throw new Error('stopped before the record');
+          if (/^(ALTER TABLE|CREATE INDEX)/.test(sql)) ran = sql;
+          return inner.query(sql, params);
+        },
+        transaction: (fn) => inner.transaction((tx) => fn(crashing(tx))),
+      });
+      await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow('stopped before the record');
+      expect(ran).toBe(migrationStatements(MIGRATIONS[1]!.sql.replaceAll('{{schema}}', schema))[step - 1]);
+      const store = new MySqlWorkflowStore({ executor, schema, migrate: false });
+      await expect(store.init()).rejects.toThrow(/0002_trace_context_list_indexes not applied/);
+      expect(await store.migrate()).toEqual(['0002_trace_context_list_indexes']);
+      await store.init();
+      const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 2 ORDER BY step`);
+      expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual([0, 1, 2, 3]);
+      expect(await indexes(schema)).toEqual(expect.arrayContaining(['instances_status_created', 'instances_workflow_created']));
+      const traceContext = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+      expect((await store.create({ ...newInstance('x', 'w'), traceContext })).instance.traceContext).toEqual(traceContext);
+    });
+  }
+
+  it('prints a script that may run twice, or again after a run stopped halfway, and leaves the tables current', async () => {
+    const schema = fresh();
+    const script = MySqlWorkflowStore.migrationSql(schema);
+    expect(script).toContain('PREPARE nest_workflows_ddl FROM @nest_workflows_ddl;');
+    const statements = migrationStatements(script);
+    const connection = await pool.getConnection();
+    try {
+      // As far as the second index of 0002, as a tool that stopped there would leave it.
+      const secondIndex = statements.findIndex((statement) => statement.startsWith('SET @nest_workflows_ddl') && statement.includes('instances_workflow_created'));
+      for (const statement of statements.slice(0, secondIndex + 2)) await connection.query(statement);
+      for (const statement of statements) await connection.query(statement);
+      for (const statement of statements) await connection.query(statement);
+    } finally {
+      connection.release();
+    }
+    await new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false }).init();
+    expect(await indexes(schema)).toEqual(expect.arrayContaining(['instances_status_created', 'instances_workflow_created']));
   });
 
   it('works under a schema name that is a reserved word, through the CLI, and prints its SQL', async () => {
