@@ -1,70 +1,225 @@
+import { hasLiveLease } from './in-memory-list.js';
 import { UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from './workflow-instance.js';
 
 const UNFINISHED: ReadonlySet<WorkflowStatus> = new Set(UNFINISHED_STATUSES);
 
 /**
- * The instances of `InMemoryWorkflowStore` a claim could take: every unfinished one, so a claim
- * walks those instead of every instance ever created (a test suite's store fills up with finished
- * ones, and a `drain()` claims once per slot-full). The store calls `add()` whenever an instance
- * gets an unfinished status and `remove()` when it deletes one; finished instances are dropped
- * from here the next time a claim meets them.
+ * One place of an instance in the due queue, with the keys it was placed by (an instance's fields
+ * change under the heap; its entry's never do while it is in one).
+ */
+interface Entry {
+  readonly instance: WorkflowInstance;
+  readonly wakeAt: number;
+  readonly priority: number;
+  readonly createdAt: number;
+  readonly id: string;
+  /** When the entry may be due: its `wakeAt`, or when the lease it was parked behind ends. */
+  at: number;
+}
+
+/**
+ * The due queue of `InMemoryWorkflowStore`: what a claim could take, so a claim costs what it takes
+ * (times a logarithm), not the backlog's size. Two heaps: `waiting` by the time an entry may be due
+ * (its `wakeAt`, or the end of a lease it is parked behind), and `ready`, in claim order (priority,
+ * `wakeAt`, `createdAt`, id), which a claim fills from `waiting` up to its `now` and takes from.
+ *
+ * Each instance has at most one current entry; the store calls `update()` whenever it changes an
+ * instance's status or `wakeAt`, which replaces the entry when its place changed. A replaced entry
+ * stays in its heap and is dropped when it comes to the top (or when the heaps are compacted), and
+ * every entry taken is checked against its instance again, so a claim never takes a deleted,
+ * finished, rescheduled or leased instance whatever the heaps still hold.
  */
 export class ClaimableInstances {
-  private readonly live = new Set<WorkflowInstance>();
+  private readonly current = new Map<WorkflowInstance, Entry>();
+  /** Instances that took a lease and may not have released it (finished ones too), for limits' counts. */
+  private readonly holders = new Set<WorkflowInstance>();
+  private readonly waiting = new Heap<Entry>((a, b) => a.at < b.at);
+  private readonly ready = new Heap<Entry>((a, b) => claimOrder(a, b) < 0);
+  /** Entries `due()` took out of `ready` for the claim under way, until `leased()` ends it. */
+  private readonly found = new Set<Entry>();
 
-  add(instance: WorkflowInstance): void {
-    if (UNFINISHED.has(instance.status)) this.live.add(instance);
+  /** The unfinished instances with a `wakeAt` (the only ones that can be due). */
+  instances(): Iterable<WorkflowInstance> {
+    return this.current.keys();
+  }
+
+  /**
+   * The instances that may hold a lease: every one that does, and some whose lease ended. A
+   * finished instance still holds one until a write releases it, as in the SQL stores.
+   */
+  leaseHolders(): Iterable<WorkflowInstance> {
+    for (const instance of this.holders) if (instance.leaseToken === null) this.holders.delete(instance);
+    return this.holders;
+  }
+
+  /** Places `instance` again after its status or `wakeAt` changed (or it was created). */
+  update(instance: WorkflowInstance): void {
+    if (instance.leaseToken !== null) this.holders.add(instance);
+    const { wakeAt } = instance;
+    if (!UNFINISHED.has(instance.status) || wakeAt === null) {
+      this.current.delete(instance);
+      return;
+    }
+    const entry = this.current.get(instance);
+    // Still in place (a parked entry is not: its lease may have been released without a new wakeAt).
+    if (entry && entry.wakeAt === wakeAt && entry.at === wakeAt) return;
+    const { priority, createdAt, id } = instance;
+    this.place({ instance, wakeAt, priority, createdAt, id, at: wakeAt });
   }
 
   remove(instance: WorkflowInstance): void {
-    this.live.delete(instance);
+    this.current.delete(instance);
+    this.holders.delete(instance);
+  }
+
+  /**
+   * Ends the claim `due()` found candidates for: parks the ones it leased until their leases end,
+   * so later claims pass over them without looking (a renewed lease parks them again when the
+   * first end comes), and puts the others back in claim order.
+   */
+  leased(instances: readonly WorkflowInstance[]): void {
+    for (const instance of instances) {
+      this.holders.add(instance);
+      const entry = this.current.get(instance);
+      if (!entry || !this.found.delete(entry)) continue;
+      if (instance.leaseUntil === null) {
+        this.ready.push(entry);
+        continue;
+      }
+      entry.at = instance.leaseUntil;
+      this.waiting.push(entry);
+    }
+    this.restore();
   }
 
   /**
    * The unfinished instances due at `now` that `accepts` takes, in claim order (priority, then
-   * `wakeAt`, `createdAt`, id). With `top`, only the first `top` of that order: what a claim
-   * without concurrency or rate limits leases, found in one pass without sorting the rest.
+   * `wakeAt`, `createdAt`, id). With `top`, only the first `top` of that order, for the cost of
+   * those (plus the entries passed over on the way), whatever else is due or waiting.
    */
-  due(now: number, accepts: (instance: WorkflowInstance) => boolean, top?: number): WorkflowInstance[] {
+  due(now: number, accepts: (instance: WorkflowInstance) => boolean, top = Infinity): WorkflowInstance[] {
+    this.restore();
+    this.promote(now);
     const found: WorkflowInstance[] = [];
-    if (top !== undefined && top <= 0) return found;
-    for (const instance of this.live) {
-      if (!UNFINISHED.has(instance.status)) {
-        this.live.delete(instance);
+    const passed: Entry[] = [];
+    while (found.length < top && this.ready.size > 0) {
+      const entry = this.ready.pop()!;
+      if (this.current.get(entry.instance) !== entry) continue;
+      const { instance } = entry;
+      // Every change of status or wakeAt goes through update(); should one not, place it again now.
+      if (instance.wakeAt !== entry.wakeAt || !UNFINISHED.has(instance.status)) {
+        this.update(instance);
         continue;
       }
-      if (instance.wakeAt === null || instance.wakeAt > now) continue;
-      // With `top` already found, one comparison passes over most candidates before `accepts` runs.
-      const full = top !== undefined && found.length === top;
-      if (full && claimOrder(instance, found[top - 1]!) >= 0) continue;
-      if (!accepts(instance)) continue;
-      if (top === undefined) found.push(instance);
-      else {
-        if (full) found.pop();
-        insertSorted(found, instance);
+      // Not due at this claim's `now` (an earlier `now` than a past claim's), or not this claim's.
+      if (entry.wakeAt > now || !accepts(instance)) {
+        passed.push(entry);
+        continue;
+      }
+      this.found.add(entry);
+      found.push(instance);
+    }
+    for (const entry of passed) this.ready.push(entry);
+    return found;
+  }
+
+  /** Puts back in claim order what `due()` found and no claim leased. */
+  private restore(): void {
+    for (const entry of this.found) this.ready.push(entry);
+    this.found.clear();
+  }
+
+  /** Moves what may be due at `now` from `waiting` to `ready`, parking again what is still leased. */
+  private promote(now: number): void {
+    while (this.waiting.size > 0 && this.waiting.peek()!.at <= now) {
+      const entry = this.waiting.pop()!;
+      if (this.current.get(entry.instance) !== entry) continue;
+      const { instance } = entry;
+      if (hasLiveLease(instance, now) && instance.leaseUntil! > now) {
+        entry.at = instance.leaseUntil!;
+        this.waiting.push(entry);
+      } else {
+        this.ready.push(entry);
       }
     }
-    return top === undefined ? found.sort(claimOrder) : found;
+  }
+
+  private place(entry: Entry): void {
+    this.current.set(entry.instance, entry);
+    this.waiting.push(entry);
+    // Replaced entries stay in the heaps until they reach the top; rebuild before they outnumber
+    // the live ones (a parked entry of an instance finished under its lease waits out the lease).
+    if (this.waiting.size + this.ready.size > 2 * this.current.size + 1024) {
+      const live = (entry: Entry) => this.current.get(entry.instance) === entry;
+      this.waiting.keep(live);
+      this.ready.keep(live);
+    }
   }
 }
 
-/** Inserts `instance` into `sorted` (claim order) after every element that does not come after it. */
-function insertSorted(sorted: WorkflowInstance[], instance: WorkflowInstance): void {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (claimOrder(sorted[middle]!, instance) <= 0) low = middle + 1;
-    else high = middle;
-  }
-  sorted.splice(low, 0, instance);
-}
-
-function claimOrder(a: WorkflowInstance, b: WorkflowInstance): number {
+function claimOrder(a: Entry, b: Entry): number {
   return (
     a.priority - b.priority ||
-    a.wakeAt! - b.wakeAt! ||
+    a.wakeAt - b.wakeAt ||
     a.createdAt - b.createdAt ||
     (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   );
+}
+
+/** A binary min-heap under `before`. */
+class Heap<T> {
+  private items: T[] = [];
+
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const { items, before } = this;
+    let index = items.length;
+    items.push(item);
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (!before(item, items[parent]!)) break;
+      items[index] = items[parent]!;
+      index = parent;
+    }
+    items[index] = item;
+  }
+
+  pop(): T | undefined {
+    const { items } = this;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0) this.sink(last!, 0);
+    return top;
+  }
+
+  /** Keeps only the items `keep` accepts, in heap order again. */
+  keep(keep: (item: T) => boolean): void {
+    const items = this.items.filter(keep);
+    this.items = items;
+    for (let index = (items.length >> 1) - 1; index >= 0; index--) this.sink(items[index]!, index);
+  }
+
+  private sink(item: T, from: number): void {
+    const { items, before } = this;
+    const length = items.length;
+    let index = from;
+    for (;;) {
+      let child = 2 * index + 1;
+      if (child >= length) break;
+      if (child + 1 < length && before(items[child + 1]!, items[child]!)) child += 1;
+      if (!before(items[child]!, item)) break;
+      items[index] = items[child]!;
+      index = child;
+    }
+    items[index] = item;
+  }
 }

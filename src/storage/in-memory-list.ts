@@ -47,3 +47,13 @@ export function countDue(instances: Iterable<WorkflowInstance>, now: number, cap
   }
   return due;
 }
+
+/** Instances of `workflow` holding a live lease at `now`, with `concurrencyKey` unless it is null. */
+export function countLeased(instances: Iterable<WorkflowInstance>, workflow: string, concurrencyKey: string | null, now: number): number {
+  let count = 0;
+  for (const instance of instances) {
+    if (instance.workflow !== workflow || !hasLiveLease(instance, now)) continue;
+    if (concurrencyKey === null || instance.concurrencyKey === concurrencyKey) count += 1;
+  }
+  return count;
+}

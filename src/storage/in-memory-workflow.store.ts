@@ -13,7 +13,7 @@ import {
   type WorkflowStatus,
   type WorkflowWait,
 } from './workflow-instance.js';
-import { compareIds, countDue, hasLiveLease, listPage } from './in-memory-list.js';
+import { compareIds, countDue, countLeased, hasLiveLease, listPage } from './in-memory-list.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from './plain-copy.js';
 import type {
@@ -118,7 +118,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       updatedAt: init.now,
     };
     this.instances.set(instance.id, { instance, waits: [], journal: new Map() });
-    this.claimable.add(instance);
+    this.claimable.update(instance);
     return { instance: copy(instance), created: true };
   }
 
@@ -135,7 +135,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async countDue(now: number, cap: number): Promise<number> {
-    return countDue([...this.instances.values()].map((stored) => stored.instance), now, cap);
+    return countDue(this.claimable.instances(), now, cap);
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
@@ -150,6 +150,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     instance.cancelRequested = true;
     instance.cancelReason = request.reason;
     makeDue(instance, request.now);
+    this.claimable.update(instance);
     return true;
   }
 
@@ -164,7 +165,6 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     if (instance.status !== reopen.expect.status || instance.runs !== reopen.expect.runs) return false;
     upsertEntries(stored, entries);
     instance.status = reopen.status;
-    this.claimable.add(instance);
     instance.error = error;
     if (reopen.deadline !== undefined) instance.deadline = reopen.deadline;
     instance.cancelRequested = false;
@@ -175,6 +175,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     instance.leaseUntil = null;
     instance.wakeAt = reopen.now;
     instance.updatedAt = reopen.now;
+    this.claimable.update(instance);
     return true;
   }
 
@@ -209,7 +210,10 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       .filter((i) => FINISHED.has(i.status) && statuses.has(i.status) && i.updatedAt < before)
       .sort((a, b) => a.updatedAt - b.updatedAt || compareIds(a.id, b.id))
       .slice(0, limit);
-    for (const instance of instances) this.instances.delete(instance.id);
+    for (const instance of instances) {
+      this.instances.delete(instance.id);
+      this.claimable.remove(instance);
+    }
 
     // The newest signal stays so the last id never goes back (a new instance's cursor relies on it).
     const signals = this.signalLog.purge(before, limit);
@@ -230,19 +234,23 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     for (const { name, version } of request.workflows) {
       versions.set(name, (versions.get(name) ?? new Set()).add(version));
     }
-    // Without limits the selection takes the first `limit` in claim order: only those are sorted out.
-    const unlimited = !request.limits?.length && !request.rateLimits?.length;
     const accepts = (instance: WorkflowInstance) =>
       !hasLiveLease(instance, now) && versions.get(instance.workflow)?.has(instance.version) === true;
-    const due = this.claimable.due(now, accepts, unlimited ? request.limit : undefined);
-
-    const { selected, windows } = selectClaims(due, request.limit, request, {
-      leased: (workflow, key) => this.countLeased(workflow, key, now),
-      windowCount: (workflow, key) => {
+    const usage = {
+      leased: (workflow: string, key: string | null) => countLeased(this.claimable.leaseHolders(), workflow, key, now),
+      windowCount: (workflow: string, key: string | null) => {
         const window = this.windows.get(windowKey(workflow, key));
         return window && window.windowEnd > now ? window.count : 0;
       },
-    });
+    };
+    // The selection walks candidates in claim order, passing over what a limit refuses, and stops
+    // at `limit`: once it picks `limit` from the first k due, more candidates change nothing.
+    let due = this.claimable.due(now, accepts, request.limit);
+    let { selected, windows } = selectClaims(due, request.limit, request, usage);
+    for (let wanted = 4 * request.limit; selected.length < request.limit && due.length === wanted / 4; wanted *= 4) {
+      due = this.claimable.due(now, accepts, wanted);
+      ({ selected, windows } = selectClaims(due, request.limit, request, usage));
+    }
     for (const take of windows) {
       const key = windowKey(take.workflow, take.key);
       const window = this.windows.get(key);
@@ -257,13 +265,17 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       instance.updatedAt = now;
       if (instance.status !== 'compensating') instance.status = 'running';
     }
+    this.claimable.leased(selected);
     return { instances: copy(selected), lastSignalId: this.signalLog.last };
   }
 
   async renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
     const instance = this.instances.get(id)?.instance;
     if (!instance || instance.leaseToken !== token) return null;
+    // A lease cut short ends before the due queue expects it to (a longer one is found on the way).
+    const shorter = instance.leaseUntil !== null && leaseUntil < instance.leaseUntil;
     instance.leaseUntil = leaseUntil;
+    if (shorter) this.claimable.update(instance);
     return { cancelRequested: instance.cancelRequested, terminateRequested: instance.terminateRequested };
   }
 
@@ -289,7 +301,6 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     let changed = false;
     if (write.status !== undefined) {
       instance.status = write.status;
-      this.claimable.add(instance);
       changed = true;
     }
     if (output !== undefined) {
@@ -320,6 +331,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       changed = true;
     }
     if (changed) instance.updatedAt = write.now;
+    if (write.status !== undefined || release) this.claimable.update(instance);
     return true;
   }
 
@@ -361,18 +373,10 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       if (instance.status !== 'suspended') continue;
       if (!waits.some((wait) => wait.name === record.name && wait.key === record.key)) continue;
       makeDue(instance, signal.now);
+      this.claimable.update(instance);
       woken += 1;
     }
     return { id: record.id, woken, created: true, key: record.key };
-  }
-
-  private countLeased(workflow: string, concurrencyKey: string | null, now: number): number {
-    let count = 0;
-    for (const { instance } of this.instances.values()) {
-      if (instance.workflow !== workflow || !hasLiveLease(instance, now)) continue;
-      if (concurrencyKey === null || instance.concurrencyKey === concurrencyKey) count += 1;
-    }
-    return count;
   }
 }
 
