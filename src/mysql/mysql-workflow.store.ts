@@ -1,5 +1,8 @@
 import { mysqlTransactionExecutor, sessionIsolation } from './from-mysql2.js';
 import { WorkflowError } from '../errors/workflow.error.js';
+import { handleLibrary } from '../sql/handles/handle-executor.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
+import { explainOtherMysqlDatabase } from './mysql-app-transaction.js';
 import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
@@ -99,7 +102,16 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    */
   async createInTransaction(transaction: unknown, instance: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     MYSQL_INPUT.newInstance(instance);
-    return this.creates.createWith(await mysqlTransactionExecutor(transaction, STORE), instance);
+    return this.inApplicationTransaction(transaction, async (executor) => this.creates.createWith(executor, instance));
+  }
+
+  /** `fn` on the application's transaction; a failure that shows it is on another database says so. */
+  private async inApplicationTransaction<T>(transaction: unknown, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
+    try {
+      return await fn(await mysqlTransactionExecutor(transaction, STORE));
+    } catch (error) {
+      throw explainOtherMysqlDatabase(error, STORE, this.schema, handleLibrary(transaction, 'mysql2')) ?? error;
+    }
   }
 
   async get(id: string, options?: { journal?: boolean }): Promise<Store.WorkflowInstanceDetails | null> {
@@ -182,7 +194,13 @@ WHERE id = ? AND ${condition}`,
    */
   async signalInTransaction(transaction: unknown, signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
     MYSQL_INPUT.signal(signal);
-    const executor = await mysqlTransactionExecutor(transaction, STORE);
+    return this.inApplicationTransaction(transaction, async (executor) => {
+      await this.checkReadCommitted(executor);
+      return this.signalsOf.insert(executor, signal);
+    });
+  }
+
+  private async checkReadCommitted(executor: SqlExecutor): Promise<void> {
     const isolation = await sessionIsolation(executor);
     if (isolation !== 'READ-COMMITTED' && isolation !== 'READ-UNCOMMITTED') {
       throw new WorkflowError(
@@ -192,7 +210,6 @@ WHERE id = ? AND ${condition}`,
           '`beginTransaction()`, or send the signal without `transaction`.',
       );
     }
-    return this.signalsOf.insert(executor, signal);
   }
 
   signals(query: Store.WorkflowSignalQuery): Promise<Store.WorkflowSignalRecord[]> {

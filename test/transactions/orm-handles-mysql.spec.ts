@@ -1,7 +1,8 @@
 // start() and signal() inside the application's transaction on MariaDB, with Kysely, Drizzle and
 // TypeORM handles: commit makes the instance visible and runs it (the worker polls once an hour;
 // the store's wake-up poll finds it), nothing is visible before the commit, rollback leaves no
-// trace, a failure inside the store leaves the application's transaction usable.
+// trace, a failure inside the store leaves the application's transaction usable, and a handle on
+// another database is refused, saying so.
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Kysely, MysqlDialect, sql as kyselySql } from 'kysely';
@@ -23,11 +24,15 @@ interface Kit {
   name: string;
   begin<T>(fn: (handle: object) => Promise<T>): Promise<T>;
   insert(handle: object, id: string): Promise<void>;
+  /** The same library connected to another database (one without the store's tables), for the refusal. */
+  elsewhere(): Promise<{ begin<T>(fn: (handle: object) => Promise<T>): Promise<T>; close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
 const prefix = freshPrefix('tx_orm');
 const orders = `${prefix}_orders`;
+/** A database of this file's own, without the store's tables. */
+const otherDatabase = `${prefix}_elsewhere`;
 const paid = new WorkflowSignal<{ amount: number }>('orm-mysql.paid');
 const runs = new Map<string, number>();
 
@@ -42,8 +47,8 @@ class OrderWorkflow {
 }
 
 // Each library on one connection whose session is READ COMMITTED (what signals in a transaction need).
-async function kyselyKit(): Promise<Kit> {
-  const pool = mysqlCallbacks.createPool({ ...mysqlConnection, connectionLimit: 1 });
+async function kyselyKit(database = mysqlConnection.database): Promise<Kit> {
+  const pool = mysqlCallbacks.createPool({ ...mysqlConnection, database, connectionLimit: 1 });
   pool.on('connection', (connection) => connection.query(READ_COMMITTED));
   const db = new Kysely<unknown>({ dialect: new MysqlDialect({ pool }) });
   return {
@@ -52,12 +57,13 @@ async function kyselyKit(): Promise<Kit> {
     insert: async (handle, id) => {
       await kyselySql`INSERT INTO ${kyselySql.raw(orders)} (id) VALUES (${id})`.execute(handle as Kysely<unknown>);
     },
+    elsewhere: () => kyselyKit(otherDatabase),
     close: () => db.destroy(),
   };
 }
 
-async function drizzleKit(): Promise<Kit> {
-  const pool = createMysqlPool({ connectionLimit: 1 });
+async function drizzleKit(database = mysqlConnection.database): Promise<Kit> {
+  const pool = createMysqlPool({ database, connectionLimit: 1 });
   await pool.query(READ_COMMITTED);
   const db = drizzle(pool);
   return {
@@ -66,18 +72,19 @@ async function drizzleKit(): Promise<Kit> {
     insert: async (handle, id) => {
       await (handle as typeof db).execute(drizzleSql`INSERT INTO ${drizzleSql.raw(orders)} (id) VALUES (${id})`);
     },
+    elsewhere: () => drizzleKit(otherDatabase),
     close: () => pool.end(),
   };
 }
 
-async function typeormKit(): Promise<Kit> {
+async function typeormKit(database = mysqlConnection.database): Promise<Kit> {
   const source = new DataSource({
     type: 'mariadb',
     host: mysqlConnection.host,
     port: mysqlConnection.port,
     username: mysqlConnection.user,
     password: mysqlConnection.password,
-    database: mysqlConnection.database,
+    database,
     poolSize: 1,
   });
   await source.initialize();
@@ -88,7 +95,36 @@ async function typeormKit(): Promise<Kit> {
     insert: async (handle, id) => {
       await (handle as EntityManager).query(`INSERT INTO ${orders} (id) VALUES (?)`, [id]);
     },
+    elsewhere: () => typeormKit(otherDatabase),
     close: () => source.destroy(),
+  };
+}
+
+/** The driver itself: a mysql2 connection of a pool, after `beginTransaction()`. */
+async function mysql2Kit(database = mysqlConnection.database): Promise<Kit> {
+  const pool = createMysqlPool({ database, connectionLimit: 1 });
+  await pool.query(READ_COMMITTED);
+  return {
+    name: 'mysql2',
+    begin: async (fn) => {
+      const connection = await pool.getConnection();
+      try {
+        await connection.beginTransaction();
+        const result = await fn(connection);
+        await connection.commit();
+        return result;
+      } catch (error) {
+        await connection.rollback();
+        throw error;
+      } finally {
+        connection.release();
+      }
+    },
+    insert: async (handle, id) => {
+      await (handle as mysql.PoolConnection).query(`INSERT INTO ${orders} (id) VALUES (?)`, [id]);
+    },
+    elsewhere: () => mysql2Kit(otherDatabase),
+    close: () => pool.end(),
   };
 }
 
@@ -101,6 +137,9 @@ describe.skipIf(!available)('start() and signal() in the application transaction
     store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: prefix });
     await store.init();
     await pool.query(`CREATE TABLE ${orders} (id varchar(255) PRIMARY KEY)`);
+    await pool.query(`CREATE DATABASE \`${otherDatabase}\``);
+    // The application's own table exists there too: only the store's tables are missing.
+    await pool.query(`CREATE TABLE \`${otherDatabase}\`.${orders} (id varchar(255) PRIMARY KEY)`);
     // A failure inside the store: creating an instance with this id raises in the database.
     await pool.query(`CREATE TRIGGER ${prefix}_refuse_poison BEFORE INSERT ON ${prefix}_instances FOR EACH ROW
       BEGIN IF NEW.id LIKE 'poison%' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'poisoned instance'; END IF; END`);
@@ -108,13 +147,14 @@ describe.skipIf(!available)('start() and signal() in the application transaction
 
   afterAll(async () => {
     await store?.close();
+    await pool?.query(`DROP DATABASE IF EXISTS \`${otherDatabase}\``);
     if (pool) await dropTables(pool, prefix);
     await pool?.end();
   });
 
   const rowExists = async (id: string) => (await pool.query<mysql.RowDataPacket[]>(`SELECT 1 FROM ${orders} WHERE id = ?`, [id]))[0].length === 1;
 
-  for (const makeKit of [kyselyKit, drizzleKit, typeormKit]) {
+  for (const makeKit of [() => mysql2Kit(), () => kyselyKit(), () => drizzleKit(), () => typeormKit()]) {
     describe.sequential('with a library handle', () => {
       let kit: Kit;
       let app: TestApp;
@@ -182,6 +222,28 @@ describe.skipIf(!available)('start() and signal() in the application transaction
           await app.client.signal(paid, { amount: 12 }, { key: id, transaction: tx });
         });
         expect(await handle.result({ timeout: 5_000 })).toEqual({ amount: 12 });
+      });
+
+      it('refuses a handle on another database, saying so, and leaves that transaction usable', async () => {
+        const other = await kit.elsewhere();
+        try {
+          const id = `${kit.name}-elsewhere`;
+          const answer = await other.begin(async (tx) => {
+            const started = await app.client.start(OrderWorkflow, {}, { id, transaction: tx }).catch((e: unknown) => e as Error);
+            const signalled = await app.client.signal(paid, { amount: 1 }, { key: id, transaction: tx }).catch((e: unknown) => e as Error);
+            await kit.insert(tx, id);
+            return { started, signalled };
+          });
+          for (const error of [answer.started, answer.signalled] as Error[]) {
+            expect(error).toBeInstanceOf(TypeError);
+            expect(error.message).toMatch(new RegExp(`${kit.name} transaction reaches a database without the store's tables "${prefix}_\\*" \\(.*${otherDatabase}.*doesn't exist\\)\\. Pass a transaction on the store's database`));
+          }
+          const [rows] = await pool.query<mysql.RowDataPacket[]>(`SELECT id FROM \`${otherDatabase}\`.${orders} WHERE id = ?`, [id]);
+          expect(rows).toHaveLength(1);
+          expect(await store.get(id)).toBeNull();
+        } finally {
+          await other.close();
+        }
       });
     });
   }

@@ -1,0 +1,60 @@
+/** MySQL's "table doesn't exist" (ER_NO_SUCH_TABLE) and "unknown database" (ER_BAD_DB_ERROR). */
+const NO_SUCH_TABLE = 1146;
+const BAD_DATABASE = 1049;
+/** A PostgreSQL SQLSTATE (`42601`, `42P01`): five characters, at least one a digit (never Node's `EPIPE`). */
+const SQLSTATE = /^(?=.*\d)[0-9A-Z]{5}$/;
+
+/**
+ * A `TypeError` naming the cause when `error` shows that the store's statements, run on the
+ * application's transaction handle (`start()` / `signal()` with `{ transaction }`) or on the
+ * `transactions` option's ORM, reached another database than the store's: one without the store's
+ * tables (MySQL's 1146 or 1049), or one that is not MySQL at all (a PostgreSQL handle answers with
+ * a five-character SQLSTATE such as `42601`). `null` for any other failure.
+ */
+export function explainOtherMysqlDatabase(error: unknown, store: string, schema: string, library: string): TypeError | null {
+  const found = databaseError(error);
+  if (!found) return null;
+  if (found.errno === NO_SUCH_TABLE || found.errno === BAD_DATABASE) {
+    return new TypeError(
+      `${store}: the ${library} transaction reaches a database without the store's tables "${schema}_*" (${found.message}). ` +
+        "Pass a transaction on the store's database, the one its executor connects to (or migrate the store there).",
+    );
+  }
+  if (found.sqlState !== null) {
+    return new TypeError(`${store}: the ${library} transaction is not on MySQL or MariaDB (${found.message}). Pass a transaction on the store's database.`);
+  }
+  return null;
+}
+
+/**
+ * The database's error, wherever the library put it: `errno` (mysql2, mariadb; TypeORM copies it),
+ * `cause` (Drizzle, Prisma's driver adapter), `driverError` (TypeORM), Prisma's `meta` (its P2010
+ * wraps the adapter's error, whose `originalCode` is the error number), and PostgreSQL's `code`
+ * (a five-character SQLSTATE, for a handle on the wrong server).
+ */
+function databaseError(error: unknown): { errno: number | null; sqlState: string | null; message: string } | null {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length > 0) {
+    const current = queue.shift();
+    if (typeof current !== 'object' || current === null || seen.has(current)) continue;
+    seen.add(current);
+    const { errno, code, originalCode, originalMessage, cause, driverError, meta } = current as {
+      errno?: unknown;
+      code?: unknown;
+      originalCode?: unknown;
+      originalMessage?: unknown;
+      cause?: unknown;
+      driverError?: unknown;
+      meta?: { driverAdapterError?: unknown };
+    };
+    const message = String((current as { message?: unknown }).message ?? '').split('\n')[0]!;
+    if (typeof errno === 'number' && errno > 0) return { errno, sqlState: null, message };
+    if (typeof originalCode === 'string' && /^\d+$/.test(originalCode)) {
+      return { errno: Number(originalCode), sqlState: null, message: String(originalMessage ?? message) };
+    }
+    if (typeof code === 'string' && SQLSTATE.test(code)) return { errno: null, sqlState: code, message };
+    queue.push(cause, driverError, meta?.driverAdapterError);
+  }
+  return null;
+}
