@@ -14,6 +14,7 @@ import { retryOnLockContention } from './mysql-retry.js';
 import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
+import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
 import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
@@ -26,6 +27,7 @@ import { initSchema } from '../sql/store-schema.js';
 import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
 import type * as Store from '../storage/workflow-store.js';
+import type { WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
 
 const STORE = 'MySqlWorkflowStore';
 
@@ -55,6 +57,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   protected readonly scheduleStore: MySqlSchedules;
   private poller: MySqlWakePoller;
   private readonly wakePoll: WakePollInterval | undefined;
+  private readonly statementTimeout: MySqlStatementTimeout;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
 
   constructor(options: MySqlWorkflowStoreOptions) {
@@ -70,6 +73,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.scheduleStore = new MySqlSchedules(this.executor, this.tables);
     this.payloadRewrites = new MySqlPayloadRewrite(this.executor, this.tables);
     this.wakePoll = options.wakePoll;
+    this.statementTimeout = new MySqlStatementTimeout();
     this.poller = new MySqlWakePoller(this.executor, this.tables.instances, options.wakePoll);
   }
 
@@ -289,18 +293,21 @@ ORDER BY updated_at, id LIMIT ?`,
   /**
    * `ctx.transaction()`: `body` runs in a transaction of the store's executor (a connection of its
    * pool), and `tx.write()` is `write()` in that transaction, fenced by the lease under the
-   * instance row's lock, which it holds until the commit. MySQL has no per-statement time limit for
-   * every kind of statement, so the step's timeout is the engine's alone here.
+   * instance row's lock, which it holds until the commit. With a timeout, the server also bounds
+   * the statements (a second past it; see `MySqlStatementTimeout` for what MySQL and MariaDB each
+   * bound).
    */
-  transaction<T>(id: string, token: string, body: (tx: Store.WorkflowStoreTransaction) => Promise<T>): Promise<T> {
+  transaction<T>(id: string, token: string, body: (tx: Store.WorkflowStoreTransaction) => Promise<T>, options?: WorkflowStoreTransactionOptions): Promise<T> {
     return this.executor.transaction((tx) =>
-      body({
-        handle: tx.handle ?? tx,
-        write: async (write) => {
-          MYSQL_INPUT.write(id, write);
-          return this.writes.writeIn(tx, id, token, write);
-        },
-      }),
+      this.statementTimeout.around(tx, options?.timeout ?? null, () =>
+        body({
+          handle: tx.handle ?? tx,
+          write: async (write) => {
+            MYSQL_INPUT.write(id, write);
+            return this.writes.writeIn(tx, id, token, write);
+          },
+        }),
+      ),
     );
   }
 

@@ -171,16 +171,19 @@ describe('ctx.transaction() on a store that cannot take part', () => {
 const mariadbAvailable = await requireMysql('ctx.transaction() on MariaDB');
 
 /** MariaDB's part: what the same workflow needs there. */
-const mariadbPlan = { table: '', steal: false, conflicts: 0 };
+const mariadbPlan = { table: '', steal: false, conflicts: 0, sleep: 0, sessionLimit: null as string | null };
 
 @Injectable()
 @Workflow('tx.mariadb-order')
 class MariaDbOrderWorkflow {
-  async run(ctx: WorkflowContext, input: { order: string; failFirst?: boolean }) {
+  async run(ctx: WorkflowContext, input: { order: string; failFirst?: boolean; timeout?: string }) {
     const saved = await ctx.transaction(
       'save-order',
       async (tx: mysql.PoolConnection, { attempt }) => {
         await tx.query(`INSERT INTO ${mariadbPlan.table} (id, attempt) VALUES (?, ?)`, [input.order, attempt]);
+        const [[limit]] = await tx.query<mysql.RowDataPacket[]>('SELECT @@SESSION.max_statement_time AS seconds');
+        mariadbPlan.sessionLimit = String(limit!.seconds);
+        if (mariadbPlan.sleep > 0) await tx.query('SELECT SLEEP(?)', [mariadbPlan.sleep]);
         if (mariadbPlan.conflicts > 0) {
           mariadbPlan.conflicts--;
           // A real deadlock error as the server reports it (ER_LOCK_DEADLOCK, 1213).
@@ -190,7 +193,7 @@ class MariaDbOrderWorkflow {
         if (input.failFirst && attempt === 1) throw new Error('payment provider said no');
         return { order: input.order, attempt };
       },
-      { retry: { attempts: 2, backoff: '1s' } },
+      { retry: { attempts: 2, backoff: '1s' }, ...(input.timeout ? { timeout: input.timeout } : {}) },
     );
     await ctx.sleep('settle', '1m');
     return saved;
@@ -215,7 +218,7 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
   afterEach(async () => {
     await app?.close();
     app = undefined;
-    Object.assign(mariadbPlan, { steal: false, conflicts: 0 });
+    Object.assign(mariadbPlan, { steal: false, conflicts: 0, sleep: 0, sessionLimit: null });
   });
 
   afterAll(async () => {
@@ -249,6 +252,38 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
     await app!.worker.drain();
     expect(await handle.result()).toEqual({ order: 'm-commit', attempt: 2 });
     expect(await rows('m-commit')).toEqual([{ attempt: 2 }]);
+  });
+
+  it('bounds the statements of an attempt with a timeout in the server (max_statement_time), and resets the session after', async () => {
+    // One connection, so the step's and the checks' statements share its session.
+    const onePool = createMysqlPool({ connectionLimit: 1 });
+    const oneStore = new MySqlWorkflowStore({ executor: fromMysql2(onePool), schema: mariadbStore!.schema });
+    const own = await createTestApp([MariaDbOrderWorkflow], { store: oneStore as never });
+    try {
+      mariadbPlan.sleep = 30;
+      const handle = await own.client.start(MariaDbOrderWorkflow, { order: 'm-timeout', timeout: '300ms' }, { id: 'm-timeout' });
+      const began = Date.now();
+      await own.worker.drain();
+      // Without the server's limit the rollback would wait for SLEEP(30) to end.
+      expect(Date.now() - began).toBeLessThan(10_000);
+      expect(Number(mariadbPlan.sessionLimit)).toBe(1.3);
+      own.clock.advance('2s');
+      await own.worker.drain();
+      await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+      expect(await rows('m-timeout')).toEqual([]);
+      const [[after]] = await onePool.query<mysql.RowDataPacket[]>('SELECT @@SESSION.max_statement_time = @@GLOBAL.max_statement_time AS reset');
+      expect(Number(after!.reset)).toBe(1);
+      // Without a timeout the session keeps the server's default.
+      mariadbPlan.sleep = 0;
+      await own.client.start(MariaDbOrderWorkflow, { order: 'm-no-timeout' }, { id: 'm-no-timeout' });
+      await own.worker.drain();
+      const [[global]] = await onePool.query<mysql.RowDataPacket[]>('SELECT @@GLOBAL.max_statement_time AS seconds');
+      expect(mariadbPlan.sessionLimit).toBe(String(global!.seconds));
+      expect(await rows('m-no-timeout')).toEqual([{ attempt: 1 }]);
+    } finally {
+      await own.close();
+      await onePool.end();
+    }
   });
 
   it('rolls back when the lease was lost during the callback', async () => {
