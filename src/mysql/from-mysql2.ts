@@ -25,6 +25,7 @@ interface ResultHeader {
   affectedRows?: number;
   insertId?: number;
   serverStatus?: number;
+  info?: string;
 }
 
 /** The server's "in a transaction" status bit (SERVER_STATUS_IN_TRANS), sent with every OK packet. */
@@ -38,13 +39,14 @@ function resultOf([result]: Mysql2QueryResultLike): SqlQueryResult {
     return resultOf([last, undefined]);
   }
   const header = (result ?? {}) as ResultHeader;
-  return { rows: [], rowCount: header.affectedRows ?? 0, insertId: header.insertId ?? 0 };
+  return { rows: [], rowCount: header.affectedRows ?? 0, insertId: header.insertId ?? 0, info: header.info ?? '' };
 }
 
 /**
  * A `SqlExecutor` over a `mysql2/promise` pool (`mysql.createPool(...)` from `'mysql2/promise'`, or
  * `pool.promise()` of a callback pool): single statements on the pool, transactions on a
- * connection it checks out (READ COMMITTED, set for that transaction only) and gives back. The
+ * connection it checks out (READ COMMITTED, set for that transaction only, unless asked to keep the
+ * session's level) and gives back. The
  * application owns the pool and ends it; the store never does. Statements use `?` parameters,
  * which mysql2 escapes; the pool must keep mysql2's default `FOUND_ROWS` flag (the store reads
  * "rows matched" from its conditional updates).
@@ -57,13 +59,13 @@ export function fromMysql2(pool: Mysql2PoolLike): SqlExecutor {
     async query(sql, params) {
       return resultOf(await pool.query(sql, params ?? []));
     },
-    async transaction(fn) {
+    async transaction(fn, options) {
       const connection = await pool.getConnection();
       return runTransaction(
         {
           // For this transaction only: the application's sessions keep their own level.
           begin: async () => {
-            await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+            if (options?.isolation !== 'session') await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
             await connection.query('START TRANSACTION');
           },
           commit: async () => void (await connection.query('COMMIT')),

@@ -21,3 +21,55 @@ export async function upsertJournal(tx: SqlExecutor, table: string, rows: readon
   const values = Array.from({ length: rows.length }, () => '(?, ?, ?)').join(', ');
   await tx.query(`INSERT INTO ${table} (instance_id, name, entry) VALUES ${values} ON DUPLICATE KEY UPDATE entry = VALUES(entry)`, params);
 }
+
+/** Journal rows to write under a lease: the instance's id, its lease token, and its rows in order. */
+export interface FencedJournal {
+  id: string;
+  token: string;
+  rows: readonly JournalRow[];
+}
+
+/**
+ * One statement that upserts each instance's rows only while `token` is its lease token, under the
+ * instance row's lock (`FOR UPDATE`): `INSERT ... SELECT` from the instances it finds with their
+ * tokens, so it commits on its own. A lone row reads its instance by primary key; several go
+ * through a derived table in `(id, order)` order, joined to the instances in that order (primary
+ * key order, as every batch locks them), and sorted on a column of the instances before anything
+ * is inserted: every lock is taken before the first row goes in, so no insert holds the journal's
+ * `AUTO_INCREMENT` lock while it waits for a row. The rows of each instance keep their order (and
+ * so their `seq` order). `rowCount` is 0 only when no instance matched; the `Records:` count of
+ * the answer's info is the rows the `SELECT` gave.
+ */
+export function fencedJournalInsert(journal: string, instances: string, writes: readonly FencedJournal[]): { sql: string; params: unknown[] } {
+  const upsert = 'ON DUPLICATE KEY UPDATE entry = VALUES(entry)';
+  const only = writes.length === 1 && writes[0]!.rows.length === 1 ? writes[0]! : null;
+  if (only) {
+    const [, name, entry] = only.rows[0]!;
+    return {
+      sql: `INSERT INTO ${journal} (instance_id, name, entry) SELECT id, ?, ? FROM ${instances} WHERE id = ? AND lease_token = ? FOR UPDATE ${upsert}`,
+      params: [name, entry, only.id, only.token],
+    };
+  }
+  const params: unknown[] = [];
+  const selects: string[] = [];
+  const sorted = [...writes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const write of sorted) {
+    for (const [, name, entry] of write.rows) {
+      params.push(selects.length, write.id, write.token, name, entry);
+      selects.push(selects.length === 0 ? 'SELECT ? AS w_ord, ? AS w_id, ? AS w_token, ? AS w_name, ? AS w_entry' : 'SELECT ?, ?, ?, ?, ?');
+    }
+  }
+  return {
+    sql: `INSERT INTO ${journal} (instance_id, name, entry)
+SELECT i.id, w.w_name, w.w_entry FROM (${selects.join(' UNION ALL ')}) w
+STRAIGHT_JOIN ${instances} i ON i.id = w.w_id AND i.lease_token = w.w_token
+ORDER BY w.w_ord, i.runs FOR UPDATE ${upsert}`,
+    params,
+  };
+}
+
+/** The rows an `INSERT ... SELECT` took from its `SELECT`, from the answer's info, or `null` when it doesn't say. */
+export function insertedRecords(info: string | undefined): number | null {
+  const match = /^\D*(\d+)/.exec(info ?? '');
+  return match ? Number(match[1]) : null;
+}

@@ -1,4 +1,4 @@
-import { journalRows, upsertJournal, type JournalRow } from './mysql-journal.js';
+import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, type JournalRow } from './mysql-journal.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
@@ -8,7 +8,7 @@ import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
 import { distinctEntries } from '../sql/store-input.js';
-import { toBoolean, toJson, toNumber, type SqlRow } from '../sql/workflow-rows.js';
+import { toJson, toNumber, type SqlRow } from '../sql/workflow-rows.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 
 /** A write with its payloads already JSON text: one that JSON can't carry fails alone, before any batch. */
@@ -21,6 +21,9 @@ interface PendingWrite {
   write: WorkflowWrite;
 }
 
+/** A new value of an instance column: the column, the SQL of the value, that SQL's parameters. */
+type Change = [column: string, sql: string, params: unknown[]];
+
 function prepare(id: string, token: string, write: WorkflowWrite): PendingWrite {
   const fields: Array<[string, unknown]> = [];
   if (write.status !== undefined) fields.push(['status', write.status]);
@@ -31,14 +34,28 @@ function prepare(id: string, token: string, write: WorkflowWrite): PendingWrite 
   return { id, token, journal: journalRows(id, distinctEntries(write.entries)), fields, write };
 }
 
+/** Whether the write changes the instance row, not only its journal. */
+function changesRow({ fields, write }: PendingWrite): boolean {
+  return fields.length > 0 || write.release !== undefined;
+}
+
 /**
- * `write()` on MySQL. Every write locks its instance row (`FOR UPDATE`) and goes on only while
- * `token` is its lease token, so a worker that lost its lease writes nothing. Writes that neither
- * send a signal nor register waits (most of them: a step's result, an instance's end) are grouped:
- * the writes of executions running at the same time share one transaction and one commit (see
- * `StatementBatcher`), each still landing only under its own lease. A write with waits takes their
- * topics' locks shared first, one with a signal its topic's lock exclusively, in a transaction of
- * its own (see `MySqlSignals`). One instance's writes run in call order (`InstanceWriteQueue`).
+ * `write()` on MySQL: a worker that lost its lease writes nothing. Writes that neither send a
+ * signal nor register waits (most of them: a step's result, an instance's end) are grouped: the
+ * writes of executions running at the same time share one commit (see `StatementBatcher`), each
+ * still landing only under its own lease:
+ *
+ * - journal entries alone: one statement, `INSERT ... SELECT` from the instances still holding
+ *   the writers' tokens, locked `FOR UPDATE` (see `fencedJournalInsert()`);
+ * - with changes to the instances: one transaction whose `UPDATE` sets them only where the token
+ *   is the writer's, then the journal entries. When it matched fewer rows than writes (a lease
+ *   lost), it is rolled back and run again reading the locked rows first. Either way it locks only
+ *   rows by primary key, in key order, so the transaction keeps the session's isolation level
+ *   (one statement fewer).
+ *
+ * A write with waits takes their topics' locks shared first, one with a signal its topic's lock
+ * exclusively, and locks its instance row to read it, in a READ COMMITTED transaction of its own
+ * (see `MySqlSignals`). One instance's writes run in call order (`InstanceWriteQueue`).
  */
 export class MySqlWrites {
   private readonly queue = new InstanceWriteQueue();
@@ -69,27 +86,80 @@ export class MySqlWrites {
   }
 
   private sendBatch(writes: PendingWrite[]): Promise<boolean[]> {
-    return retryOnLockContention(() =>
-      this.executor.transaction(async (tx) => {
-        // Locked in primary-key order, as every batch locks them: two batches never wait in a cycle.
-        const rows = await this.lockRows(
-          tx,
-          writes.map((write) => write.id),
-        );
-        const landed = writes.map((write) => rows.get(write.id)?.lease_token === write.token);
-        const mine = writes.filter((_, index) => landed[index]);
-        await this.updateInstances(
-          tx,
-          mine.map((write) => ({ id: write.id, changes: this.changes(write, rows.get(write.id)!, false) })),
-        );
-        await upsertJournal(
-          tx,
-          this.tables.journal,
-          mine.flatMap((write) => write.journal),
-        );
-        return landed;
-      }),
+    if (!writes.some(changesRow)) return retryOnLockContention(() => this.journalOnly(writes));
+    const fenced = () => this.executor.transaction((tx) => this.fencedUpdate(tx, writes), { isolation: 'session' });
+    // Rarely (a lease lost), the UPDATE matched fewer rows than writes: rolled back, and run again
+    // reading the locked rows first, to know which writes land.
+    const locked = () => this.executor.transaction((tx) => this.lockedUpdate(tx, writes), { isolation: 'session' });
+    return retryOnLockContention(() => fenced().catch((error: unknown) => (error === SOME_LEASE_LOST ? locked() : Promise.reject(error))));
+  }
+
+  /** Writes of journal entries alone, in one statement that commits on its own. */
+  private async journalOnly(writes: PendingWrite[]): Promise<boolean[]> {
+    const withRows = writes.filter((write) => write.journal.length > 0);
+    const expected = withRows.reduce((sum, write) => sum + write.journal.length, 0);
+    if (withRows.length > 0) {
+      const { sql, params } = fencedJournalInsert(
+        this.tables.journal,
+        this.tables.instances,
+        withRows.map((write) => ({ id: write.id, token: write.token, rows: write.journal })),
+      );
+      const { rowCount, info } = await this.executor.query(sql, params);
+      // One instance: its rows all went in (rowCount counts each at least once) or none did.
+      if (writes.length === 1) return [rowCount > 0];
+      // The SELECT gave every row: every write matched its token and landed.
+      if (insertedRecords(info) === expected && withRows.length === writes.length) return writes.map(() => true);
+    }
+    // Some write found another token (or the answer doesn't say). A token never comes back once
+    // replaced, so one that is still the writer's was its token during the insert: that write
+    // landed. One that is not has lost its lease, whether before the insert or since.
+    const { rows } = await this.executor.query(
+      `SELECT id, lease_token FROM ${this.tables.instances} WHERE id IN (${placeholders(writes.length)})`,
+      writes.map((write) => write.id),
     );
+    const tokens = new Map(rows.map((row) => [String(row.id), row.lease_token]));
+    return writes.map((write) => tokens.get(write.id) === write.token);
+  }
+
+  /**
+   * Writes that change instances, in `tx`: one `UPDATE` fenced by each write's token (rows
+   * matched, counted with `FOUND_ROWS`, are the writes that landed; a write that changes only its
+   * journal matches without changing its row), then the journal entries. Throws
+   * `SOME_LEASE_LOST`, rolling it all back, when a write found another token.
+   */
+  private async fencedUpdate(tx: SqlExecutor, writes: PendingWrite[]): Promise<boolean[]> {
+    const matched = await this.updateInstances(
+      tx,
+      writes.map((write) => ({ id: write.id, token: write.token, changes: this.changes(write, false) })),
+    );
+    if (matched !== writes.length) throw SOME_LEASE_LOST;
+    await upsertJournal(
+      tx,
+      this.tables.journal,
+      writes.flatMap((write) => write.journal),
+    );
+    return writes.map(() => true);
+  }
+
+  /** The same writes, when some lease was lost: the rows locked and read first (in key order), then the writes that hold theirs. */
+  private async lockedUpdate(tx: SqlExecutor, writes: PendingWrite[]): Promise<boolean[]> {
+    const { rows } = await tx.query(
+      `SELECT id, lease_token FROM ${this.tables.instances} WHERE id IN (${placeholders(writes.length)}) ORDER BY id FOR UPDATE`,
+      writes.map((write) => write.id),
+    );
+    const tokens = new Map(rows.map((row) => [String(row.id), row.lease_token]));
+    const landed = writes.map((write) => tokens.get(write.id) === write.token);
+    const mine = writes.filter((_, index) => landed[index]);
+    await this.updateInstances(
+      tx,
+      mine.map((write) => ({ id: write.id, token: null, changes: this.changes(write, false) })),
+    );
+    await upsertJournal(
+      tx,
+      this.tables.journal,
+      mine.flatMap((write) => write.journal),
+    );
+    return landed;
   }
 
   private async writeAlone(tx: SqlExecutor, pending: PendingWrite): Promise<boolean> {
@@ -101,7 +171,7 @@ export class MySqlWrites {
       tx,
       waits.map((wait) => topicLock(wait.name, wait.key)),
     );
-    const row = (await this.lockRows(tx, [id])).get(id);
+    const row = await this.lockRow(tx, id);
     if (!row || row.lease_token !== token) return false;
     let signalAbove = false;
     if (waits.length > 0) {
@@ -113,7 +183,7 @@ export class MySqlWrites {
       );
       signalAbove = rows.length > 0;
     }
-    await this.updateInstances(tx, [{ id, changes: this.changes(pending, row, signalAbove) }]);
+    await this.updateInstances(tx, [{ id, token: null, changes: this.changes(pending, signalAbove) }]);
     await upsertJournal(tx, this.tables.journal, pending.journal);
     if (waits.length > 0) {
       const runs = toNumber(row.runs);
@@ -129,61 +199,75 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
     return true;
   }
 
-  /** The rows of `ids`, locked, by id. */
-  private async lockRows(tx: SqlExecutor, ids: string[]): Promise<Map<string, SqlRow>> {
-    const unique = [...new Set(ids)];
-    const { rows } = await tx.query(
-      `SELECT id, lease_token, cancel_requested, status, runs FROM ${this.tables.instances}
-WHERE id IN (${placeholders(unique.length)}) ORDER BY id FOR UPDATE`,
-      unique,
-    );
-    return new Map(rows.map((row) => [String(row.id), row]));
+  /** The row of `id`, locked. */
+  private async lockRow(tx: SqlExecutor, id: string): Promise<SqlRow | undefined> {
+    const { rows } = await tx.query(`SELECT lease_token, runs FROM ${this.tables.instances} WHERE id = ? FOR UPDATE`, [id]);
+    return rows[0];
   }
 
   /**
-   * What the write sets, on the locked `row`, as `[column, value]`s. On release: the waits, no
-   * lease, and `wakeAt` now when a signal the execution never saw matches a new wait
-   * (`signalAbove`) or a cancel waits for a suspended instance to notice it, else the release's
-   * `wakeAt`. `updated_at` when anything besides the journal changes.
+   * What the write sets. On release: the waits, no lease, and `wakeAt` now when a signal the
+   * execution never saw matches a new wait (`signalAbove`) or a cancel waits for an instance that
+   * goes (or stays) suspended to notice it, else the release's `wakeAt`; decided in the statement
+   * from the row's `cancel_requested` and status, so nothing needs reading first. `updated_at`
+   * when anything besides the journal changes.
    */
-  private changes({ write, fields }: PendingWrite, row: SqlRow, signalAbove: boolean): Array<[string, unknown]> {
-    const changes: Array<[string, unknown]> = [...fields];
+  private changes({ write, fields }: PendingWrite, signalAbove: boolean): Change[] {
+    const changes: Change[] = fields.map(([column, value]) => [column, '?', [value]]);
     const { release } = write;
     if (release) {
-      const status = write.status ?? String(row.status);
-      const wakeNow = signalAbove || (toBoolean(row.cancel_requested) && status === 'suspended');
+      // The status after the write: its own, or the row's, which no assignment of this write changes.
+      const [status, statusParams] = write.status !== undefined ? ['?', [write.status]] : ['status', []];
       changes.push(
-        ['wait_topics', JSON.stringify(release.waits.map((wait) => signalTopic(wait.name, wait.key)))],
-        ['lease_token', null],
-        ['lease_until', null],
-        ['wake_at', wakeNow ? write.now : release.wakeAt],
+        ['wait_topics', '?', [JSON.stringify(release.waits.map((wait) => signalTopic(wait.name, wait.key)))]],
+        ['lease_token', 'NULL', []],
+        ['lease_until', 'NULL', []],
+        signalAbove
+          ? ['wake_at', '?', [write.now]]
+          : ['wake_at', `CASE WHEN cancel_requested = 1 AND ${status} = 'suspended' THEN ? ELSE ? END`, [...statusParams, write.now, release.wakeAt]],
       );
     }
-    if (changes.length > 0) changes.push(['updated_at', write.now]);
+    if (changes.length > 0) changes.push(['updated_at', '?', [write.now]]);
     return changes;
   }
 
   /**
    * Applies each instance's changes in one statement: per column, a \`CASE id\` over the instances
-   * that set it (the others keep theirs).
+   * that set it (the others keep theirs). With tokens, only rows still leased under theirs match.
+   * Resolves to the rows matched (every row of `updates` when there are no tokens).
    */
-  private async updateInstances(tx: SqlExecutor, updates: ReadonlyArray<{ id: string; changes: Array<[string, unknown]> }>): Promise<void> {
-    const changed = updates.filter((update) => update.changes.length > 0);
-    if (changed.length === 0) return;
-    const byColumn = new Map<string, Array<[string, unknown]>>();
-    for (const { id, changes } of changed) {
-      for (const [column, value] of changes) {
+  private async updateInstances(
+    tx: SqlExecutor,
+    updates: ReadonlyArray<{ id: string; token: string | null; changes: Change[] }>,
+  ): Promise<number> {
+    const byColumn = new Map<string, Array<{ id: string; sql: string; params: unknown[] }>>();
+    for (const { id, changes } of updates) {
+      for (const [column, sql, params] of changes) {
         const list = byColumn.get(column) ?? [];
-        list.push([id, value]);
+        list.push({ id, sql, params });
         byColumn.set(column, list);
       }
     }
+    if (byColumn.size === 0) return updates.length;
     const params: unknown[] = [];
     const sets = [...byColumn].map(([column, values]) => {
-      for (const pair of values) params.push(...pair);
-      return `${column} = CASE id ${values.map(() => 'WHEN ? THEN ?').join(' ')} ELSE ${column} END`;
+      for (const value of values) params.push(value.id, ...value.params);
+      return `${column} = CASE id ${values.map((value) => `WHEN ? THEN ${value.sql}`).join(' ')} ELSE ${column} END`;
     });
-    params.push(...changed.map((update) => update.id));
-    await tx.query(`UPDATE ${this.tables.instances} SET ${sets.join(', ')} WHERE id IN (${placeholders(changed.length)})`, params);
+    params.push(...updates.map((update) => update.id));
+    let fence = '';
+    const fenced = updates.filter((update) => update.token !== null);
+    if (fenced.length > 0) {
+      fence = ` AND lease_token = CASE id ${fenced.map(() => 'WHEN ? THEN ?').join(' ')} END`;
+      for (const update of fenced) params.push(update.id, update.token);
+    }
+    const { rowCount } = await tx.query(
+      `UPDATE ${this.tables.instances} SET ${sets.join(', ')} WHERE id IN (${placeholders(updates.length)})${fence}`,
+      params,
+    );
+    return rowCount;
   }
 }
+
+/** Thrown inside a batch's transaction to roll it back when a write of the batch found another token. */
+const SOME_LEASE_LOST = new Error('a write of the batch found another lease token');

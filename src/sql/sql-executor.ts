@@ -5,6 +5,22 @@ export interface SqlQueryResult {
   rowCount: number;
   /** MySQL: the `AUTO_INCREMENT` id an `INSERT` allocated (0 when it inserted nothing). */
   insertId?: number;
+  /**
+   * MySQL, optional: the server's info message for the statement (`Records: 3  Duplicates: 0
+   * Warnings: 0` after an `INSERT ... SELECT`), whose first number is the rows the `SELECT` gave.
+   */
+  info?: string;
+}
+
+/** How `transaction()` runs one transaction. */
+export interface SqlTransactionOptions {
+  /**
+   * `'session'`: at the session's own isolation level, which the executor need not set (on MySQL
+   * that saves a statement per transaction). Only for transactions whose every read is a locking
+   * one and whose every write goes by primary key, so that the level changes nothing they see or
+   * lock for long. Default `'read-committed'`.
+   */
+  isolation?: 'read-committed' | 'session';
 }
 
 /**
@@ -30,7 +46,7 @@ export interface SqlExecutor {
    * statement of the transaction goes through the `tx` it is given. Calling `transaction()` on `tx`
    * runs `fn` in the same transaction (no nesting).
    */
-  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: SqlTransactionOptions): Promise<T>;
 
   /**
    * Optional, on the executor a transaction hands `fn`: the driver's (or the ORM's) own handle on

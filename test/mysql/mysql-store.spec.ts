@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main as cli } from '../../src/cli/index.js';
-import { fromMysql2, MYSQL_KEY_LIMITS, MySqlWorkflowStore, WorkflowSchemaError } from '../../src/mysql/index.js';
+import { fromMysql2, MYSQL_KEY_LIMITS, MySqlWorkflowStore, WorkflowSchemaError, type SqlExecutor } from '../../src/mysql/index.js';
 import { isLockContention, retryOnLockContention } from '../../src/mysql/mysql-retry.js';
 import { MIGRATIONS } from '../../src/mysql/migrations.generated.js';
 import { migrationStatements } from '../../src/mysql/mysql-migrations.js';
-import { details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
+import { BASE_TIME as T, details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
 import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql, useMysqlStore } from '../support/mysql.js';
 
 const available = await requireMysql('MySqlWorkflowStore');
@@ -101,6 +101,78 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     expect(results[3]!.instance.input).toEqual({ again: s.id('a') });
     const fresh = await Promise.all([s.id('c'), s.id('d')].map((id) => store.create(newInstance(id, s.workflow))));
     expect(fresh.map((r) => r.created)).toEqual([true, true]);
+  });
+
+  describe('writes made together', () => {
+    /** A store on the fixture's tables whose executor counts statements and transactions. */
+    function countingStore() {
+      const counts = { statements: 0, transactions: 0 };
+      const executor = fromMysql2(fixture.pool);
+      const counting: SqlExecutor = {
+        query: (sql, params) => (counts.statements++, executor.query(sql, params)),
+        transaction: (fn, options) => (counts.transactions++, executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (counts.statements++, tx.query(sql, params)) }), options)),
+      };
+      return { store: new MySqlWorkflowStore({ executor: counting, schema: fixture.schema }), counts };
+    }
+
+    it('journal entries alone: each write lands only under its own lease, in one statement, entries in order', async () => {
+      const { store, counts } = countingStore();
+      const s = testScope();
+      const ids = ['a', 'b', 'c', 'd'].map(s.id);
+      const tokens: string[] = [];
+      for (const [i, id] of ids.entries()) tokens.push((await lease(store, newInstance(id, `${s.workflow}-${i}`))).token);
+      // `a` has an entry already, which the batch replaces: its row counts twice in the answer.
+      expect(await store.write(ids[0]!, tokens[0]!, { now: T + 1, entries: [journalEntry('x')] })).toBe(true);
+      Object.assign(counts, { statements: 0, transactions: 0 });
+      const entries = (i: number) => [journalEntry('x', { value: `new-${i}` }), journalEntry('z'), journalEntry('y')];
+      const results = await Promise.all(ids.map((id, i) => store.write(id, i === 2 ? 'not-the-lease' : tokens[i]!, { now: T + 2, entries: entries(i) })));
+      expect(results).toEqual([true, true, false, true]);
+      // One INSERT ... SELECT, and a read of the tokens since one write did not land.
+      expect(counts).toEqual({ statements: 2, transactions: 0 });
+      for (const [i, id] of ids.entries()) {
+        const journal = (await details(store, id)).journal!;
+        expect(journal.map((entry) => [entry.name, entry.value]), id).toEqual(i === 2 ? [] : [['x', `new-${i}`], ['z', { result: 'z' }], ['y', { result: 'y' }]]);
+      }
+
+      Object.assign(counts, { statements: 0, transactions: 0 });
+      const landed = await Promise.all([0, 1, 3].map((i) => store.write(ids[i]!, tokens[i]!, { now: T + 3, entries: [journalEntry('w')] })));
+      expect(landed).toEqual([true, true, true]);
+      expect(counts).toEqual({ statements: 1, transactions: 0 });
+      expect(await store.write(ids[2]!, 'not-the-lease', { now: T + 4, entries: [journalEntry('w')] })).toBe(false);
+      expect((await details(store, ids[2]!)).journal).toEqual([]);
+    });
+
+    it('with changes to the instances: fenced by one UPDATE in one transaction; a lost lease changes nothing', async () => {
+      const { store, counts } = countingStore();
+      const s = testScope();
+      const ids = ['a', 'b', 'c'].map(s.id);
+      const tokens: string[] = [];
+      for (const [i, id] of ids.entries()) tokens.push((await lease(store, newInstance(id, `${s.workflow}-${i}`))).token);
+      const before = await details(store, ids[1]!);
+      Object.assign(counts, { statements: 0, transactions: 0 });
+      const results = await Promise.all([
+        store.write(ids[0]!, tokens[0]!, { now: T + 5, entries: [journalEntry('last')], status: 'completed', output: { done: 0 }, release: { wakeAt: null, waits: [], signalCursor: 0 } }),
+        store.write(ids[1]!, 'not-the-lease', { now: T + 5, entries: [journalEntry('last')], status: 'completed', output: { done: 1 } }),
+        store.write(ids[2]!, tokens[2]!, { now: T + 5, entries: [journalEntry('only')] }),
+      ]);
+      expect(results).toEqual([true, false, true]);
+      const written = { ...counts };
+      expect(await details(store, ids[0]!)).toMatchObject({ status: 'completed', output: { done: 0 }, leaseToken: null, wakeAt: null, updatedAt: T + 5 });
+      expect(await details(store, ids[1]!)).toEqual(before);
+      expect(await details(store, ids[2]!)).toMatchObject({ status: 'running', leaseToken: tokens[2], journal: [expect.objectContaining({ name: 'only' })] });
+      // The fenced UPDATE matched two rows of three: it is rolled back, and the rows locked and read.
+      expect(written.transactions).toBe(2);
+
+      Object.assign(counts, { statements: 0, transactions: 0 });
+      const more = ['d', 'e'].map(s.id);
+      const moreTokens: string[] = [];
+      for (const [i, id] of more.entries()) moreTokens.push((await lease(store, newInstance(id, `${s.workflow}-more-${i}`))).token);
+      Object.assign(counts, { statements: 0, transactions: 0 });
+      const both = await Promise.all(more.map((id, i) => store.write(id, moreTokens[i]!, { now: T + 6, entries: [journalEntry('end')], status: 'completed' })));
+      expect(both).toEqual([true, true]);
+      // The fenced UPDATE and the journal's INSERT, in one transaction.
+      expect(counts).toEqual({ statements: 2, transactions: 1 });
+    });
   });
 
   it('compares keys byte-wise: ids differing only in case or accents are two instances', async () => {
