@@ -1,6 +1,6 @@
 import { retryOnLockContention } from './mysql-retry.js';
 import { INSTANCE_COLUMNS, placeholders, type MySqlTables } from './mysql-tables.js';
-import { NEW_INSTANCE_COLUMNS, newInstanceParams } from '../sql/instance-params.js';
+import { NEW_INSTANCE_COLUMNS, newInstanceParams, newInstanceRow } from '../sql/instance-params.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
 import { toInstance } from '../sql/workflow-rows.js';
@@ -26,8 +26,9 @@ export class MySqlCreates {
     tables: MySqlTables,
   ) {
     const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
-    // Each row takes the last signal id as its cursor.
-    const row = `(${placeholders(columns.length + 3)}, (SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}), '[]')`;
+    // Each row takes the last signal id as its cursor, which the answer's insert id carries back
+    // (LAST_INSERT_ID(expr) sets it), so a lone create needs no read of what it inserted.
+    const row = `(${placeholders(columns.length + 3)}, LAST_INSERT_ID((SELECT COALESCE(MAX(id), 0) FROM ${tables.signals})), '[]')`;
     this.insertSql = (rows) =>
       `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics) VALUES ${Array.from({ length: rows }, () => row).join(', ')}`;
     this.selectSql = (count) => `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
@@ -38,17 +39,40 @@ export class MySqlCreates {
     return this.batcher.add(init);
   }
 
-  /** One create through `executor` (the application's transaction, or the pool). */
+  /**
+   * One create through `executor` (the application's transaction, or the pool): a new row is
+   * the values it was inserted with, and the cursor the answer carries; an existing one is read.
+   */
   async createWith(executor: SqlExecutor, init: NewWorkflowInstance): Promise<Created> {
-    const created = await this.insert(executor, init);
+    const { rowCount, insertId } = await executor.query(this.insertSql(1), this.values(init));
+    if (rowCount === 1 && typeof insertId === 'number') return { instance: this.inserted(init, insertId), created: true };
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
     if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
-    return { instance: toInstance(rows[0]), created };
+    return { instance: toInstance(rows[0]), created: rowCount === 1 };
   }
 
   private async insert(executor: SqlExecutor, init: NewWorkflowInstance): Promise<boolean> {
     const { rowCount } = await executor.query(this.insertSql(1), this.values(init));
     return rowCount === 1;
+  }
+
+  /** The row `insertSql` stored for `init` with `signalCursor`, as `toInstance()` reads it back. */
+  private inserted(init: NewWorkflowInstance, signalCursor: number): WorkflowInstance {
+    const leased = init.lease !== undefined;
+    return toInstance({
+      ...newInstanceRow(init),
+      status: leased ? 'running' : 'pending',
+      output: null,
+      error: null,
+      custom_status: null,
+      runs: leased ? 1 : 0,
+      signal_cursor: signalCursor,
+      cancel_requested: 0,
+      terminate_requested: 0,
+      cancel_reason: null,
+      created_at: init.now,
+      updated_at: init.now,
+    });
   }
 
   /** One row's values for `insertSql`. */
