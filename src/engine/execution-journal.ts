@@ -1,3 +1,4 @@
+import { journalEntryJson } from '../storage/journal-entry-json.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { JournalLimits } from './journal-limits.js';
 
@@ -83,7 +84,8 @@ export class ExecutionJournal {
   }
 
   private remember(entry: WorkflowJournalEntry): void {
-    const size = JSON.stringify(entry).length;
+    // The same text the store sends (made once per entry): sizing it costs no extra serialization.
+    const size = journalEntryJson(entry).length;
     this.bytes += size - (this.sizes.get(entry.name) ?? 0);
     this.sizes.set(entry.name, size);
     this.entries.set(entry.name, entry);

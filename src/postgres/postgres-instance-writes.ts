@@ -7,6 +7,7 @@ import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { distinctEntries } from '../sql/store-input.js';
 import { toJson } from '../sql/workflow-rows.js';
+import { journalJson } from '../storage/journal-entry-json.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 
 /**
@@ -98,8 +99,8 @@ function prepare(id: string, token: string, write: WorkflowWrite): PreparedWrite
     token,
     write,
     shape,
-    entries: JSON.stringify(entries),
-    row: writeRow(id, token, entries, write),
+    entries: journalJson(entries),
+    row: writeRow(id, token, entries.length, write),
     signalPayload: write.signal ? toJson(write.signal.payload ?? null) : null,
   };
 }

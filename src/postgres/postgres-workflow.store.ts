@@ -24,6 +24,7 @@ import type { SqlExecutor } from '../sql/sql-executor.js';
 import { distinctEntries } from '../sql/store-input.js';
 import { initSchema } from '../sql/store-schema.js';
 import { fromJson, toBoolean, toInstance, toJson, toSignal, toWaits } from '../sql/workflow-rows.js';
+import { journalJson } from '../storage/journal-entry-json.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -203,6 +204,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
     POSTGRES_INPUT.entries(id, reopen.entries);
+    const entries = distinctEntries(reopen.entries);
     const { rows } = await this.executor.query(this.sql.reopen, [
       id,
       reopen.expect.status,
@@ -212,8 +214,8 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
       reopen.deadline !== undefined,
       reopen.deadline ?? null,
       reopen.now,
-      JSON.stringify(distinctEntries(reopen.entries)),
-      distinctEntries(reopen.entries).length,
+      journalJson(entries),
+      entries.length,
       this.sql.channel,
     ]);
     return rows.length > 0;

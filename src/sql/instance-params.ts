@@ -1,5 +1,4 @@
 import { toJson } from './workflow-rows.js';
-import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance, WorkflowScheduleSave, WorkflowWrite } from '../storage/workflow-store.js';
 
 /** The values a new instance row is made of, in the order `newInstanceParams()` gives them. */
@@ -59,14 +58,14 @@ export function newInstanceRow(init: NewWorkflowInstance): Record<(typeof NEW_IN
 
 /**
  * One `write()` as a row of flags and values: each optional field with a `set_` flag (an absent
- * field is left as it is, which `null` could not say), payloads as JSON text.
+ * field is left as it is, which `null` could not say), payloads as JSON text. `count` is how many
+ * journal entries it upserts (each name once); the entries themselves go apart, as JSON text.
  */
-export function writeRow(id: string, token: string, entries: readonly WorkflowJournalEntry[], write: WorkflowWrite) {
+export function writeRow(id: string, token: string, count: number, write: WorkflowWrite) {
   return {
     id,
     token,
-    entries,
-    count: entries.length,
+    count,
     now: write.now,
     set_status: write.status !== undefined,
     status: write.status ?? null,

@@ -53,6 +53,32 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     }
   });
 
+  it('stores every journal value of a batch exactly as written, awkward JSON text included', async () => {
+    const awkward = [
+      { b: 1, a: [true, null, -0.5e-7], 'k"ey': 'q"uote\\back\nnew' },
+      'unicode: é ü 日本 😀 \u2028\u2029 \u0001',
+      ['}]', '",', '\\"'],
+      null,
+      { nested: { deeper: { deepest: [{}, []] } } },
+    ];
+    await Promise.all(awkward.map((_, i) => fixture.store.create({ ...instance(`j-${i}`), workflow: 'batch.json' })));
+    const token = randomUUID();
+    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 10, workflows: [{ name: 'batch.json', version: 1 }] });
+    expect(claim.instances).toHaveLength(awkward.length);
+    const entry = (name: string, value: unknown) => ({ name, kind: 'step' as const, state: 'completed' as const, value, attempts: 1, createdAt: T, updatedAt: T });
+    // Sent together, so they share a statement; two entries per write.
+    const landed = await Promise.all(
+      awkward.map((value, i) => fixture.store.write(`j-${i}`, token, { now: T + 1, entries: [entry('first', value), entry('second', { i, value })] })),
+    );
+    expect(landed).toEqual(awkward.map(() => true));
+    for (const [i, value] of awkward.entries()) {
+      const journal = (await fixture.store.get(`j-${i}`, { journal: true }))!.journal!;
+      expect(journal).toEqual([entry('first', value), entry('second', { i, value })]);
+      // Kept as the text it was written as: key order included.
+      expect(JSON.stringify(journal[0]!.value)).toBe(JSON.stringify(value));
+    }
+  });
+
   it('keeps the order of one instance\'s writes made back to back', async () => {
     await fixture.store.create({ ...instance('order-1'), workflow: 'batch.order' });
     const token = randomUUID();

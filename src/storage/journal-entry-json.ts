@@ -1,0 +1,35 @@
+import type { WorkflowJournalEntry } from './workflow-instance.js';
+
+/**
+ * Where an entry keeps its JSON text: a symbol-keyed, non-enumerable property, which neither
+ * `JSON.stringify()`, a spread, `Object.keys()` nor an equality check sees (a WeakMap costs more
+ * per entry than serializing it again).
+ */
+const TEXT = Symbol('@nestjs/workflows:json');
+
+/**
+ * `JSON.stringify(entry)`, made once per entry object and handed out again after that: the engine
+ * sizes each entry it records (the journal limits), and a SQL store sends the same text, so a
+ * step's result is serialized once on its way to the database instead of at every layer.
+ *
+ * Journal entries are never changed once made (a new attempt, a compensation or a payload codec
+ * makes a new entry object, and a spread copy leaves the text behind), which is what makes the
+ * text safe to keep. Throws, as `JSON.stringify()` does, on a value JSON can't carry (a BigInt, a
+ * cycle).
+ */
+export function journalEntryJson(entry: WorkflowJournalEntry): string {
+  const kept = (entry as { [TEXT]?: string })[TEXT];
+  if (kept !== undefined) return kept;
+  const text = JSON.stringify(entry);
+  if (Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
+  return text;
+}
+
+/** `entries` as one JSON array text (`JSON.stringify(entries)`), from each entry's `journalEntryJson()`. */
+export function journalJson(entries: readonly WorkflowJournalEntry[]): string {
+  if (entries.length === 0) return '[]';
+  if (entries.length === 1) return `[${journalEntryJson(entries[0]!)}]`;
+  let text = '[';
+  for (let index = 0; index < entries.length; index++) text += (index === 0 ? '' : ',') + journalEntryJson(entries[index]!);
+  return `${text}]`;
+}
