@@ -1,8 +1,8 @@
 import { instanceColumns, notify } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { newInstanceRow } from '../sql/instance-params.js';
-import { toBoolean, toInstance } from '../sql/workflow-rows.js';
+import { insertedInstance, newInstanceRow, type NewInstanceRow } from '../sql/instance-params.js';
+import { toBoolean, toInstance, toNumber } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
@@ -29,6 +29,12 @@ export class PostgresCreateBatch {
     private readonly single: (init: NewWorkflowInstance) => Promise<Created>,
   ) {
     const s = quoteIdentifier(schema);
+    // A new row is what was sent plus its signal cursor (`insertedInstance()`): only those two
+    // columns come back for it, the others as NULLs (the existing rows' branch gives the types).
+    const insertedColumns = instanceColumns('n')
+      .split(', ')
+      .map((column) => (/^n\.(id|signal_cursor)$/.test(column) ? column : `NULL AS ${column.split(' ').pop()!.replace(/^n\./, '')}`))
+      .join(', ');
     this.sql = `WITH input AS (
   SELECT * FROM json_to_recordset($1::json) AS r(id text, workflow text, version int, input text, parent_id text,
     parent_close text, concurrency_key text, rate_limit_key text, priority int, schedule_id text, scheduled_at bigint,
@@ -46,11 +52,11 @@ export class PostgresCreateBatch {
   -- each other at the first shared id instead of each holding one the other needs (a deadlock).
   FROM input ORDER BY id COLLATE "C"
   ON CONFLICT (id) DO NOTHING
-  RETURNING ${instanceColumns()}
+  RETURNING id, signal_cursor, wake_at, created_at, lease_token
 ), woke AS (
   SELECT ${notify('$2')} AS notified WHERE EXISTS (SELECT 1 FROM inserted WHERE wake_at <= created_at AND lease_token IS NULL)
 )
-SELECT true AS created, n.*, (SELECT count(*) FROM woke) AS notified FROM inserted n
+SELECT true AS created, ${insertedColumns}, (SELECT count(*) FROM woke) AS notified FROM inserted n
 UNION ALL
 SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e
 WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
@@ -63,11 +69,15 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
   private async send(batch: NewWorkflowInstance[]): Promise<Created[]> {
     if (batch.length === 1) return [await this.single(batch[0]!)];
     // One row per id: a repeated id in the batch gets the stored instance, as a concurrent create would.
-    const first = new Map<string, NewWorkflowInstance>();
-    for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
-    const rows = [...first.values()].map(newInstanceRow);
-    const { rows: result } = await this.executor.query(this.sql, [JSON.stringify(rows), this.channel]);
-    const found = new Map(result.map((row) => [String(row.id), { instance: toInstance(row), created: toBoolean(row.created) }]));
+    const first = new Map<string, NewInstanceRow>();
+    for (const init of batch) if (!first.has(init.id)) first.set(init.id, newInstanceRow(init));
+    const { rows: result } = await this.executor.query(this.sql, [JSON.stringify([...first.values()]), this.channel]);
+    const found = new Map<string, Created>();
+    for (const row of result) {
+      const id = String(row.id);
+      const created = toBoolean(row.created);
+      found.set(id, { instance: created ? insertedInstance(first.get(id)!, toNumber(row.signal_cursor)) : toInstance(row), created });
+    }
     // The first call of each id gets the statement's answer; a repeat (even of the same object) sees it stored.
     const answered = new Set<string>();
     return Promise.all(
