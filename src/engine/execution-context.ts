@@ -30,7 +30,9 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     id: instance.id,
     workflow: instance.workflow,
     version: instance.version,
-    signal: host.abortSignal,
+    get signal() {
+      return host.abortSignal;
+    },
     step: (name, fn, options) => runStep(host, compensations, name, fn, options),
     transaction: (name, fn, options) => runTransaction(host, compensations, name, fn, options),
     sleep: (name, duration) => sleepUntil(host, name, () => host.now() + parseDuration(duration, `duration of sleep "${name}"`)),

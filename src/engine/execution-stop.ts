@@ -6,9 +6,11 @@ type Reason = WorkflowInterrupt['reason'];
 const AT_ONCE: ReadonlySet<Reason> = new Set<Reason>(['terminate', 'lease-lost', 'store-error']);
 
 /**
- * Why one execution is being stopped, and the two signals that carry it: `abort` (what `ctx.signal`
+ * Why one execution is being stopped, and the two signals that carry it: `signal` (what `ctx.signal`
  * and running steps see) and the stop-at-once signal that `stopped()` turns into a rejection, for
- * work nothing waits out (a compensation running when a terminate comes).
+ * work nothing waits out (a compensation running when a terminate comes). Each `AbortController`
+ * is made when something first asks for its signal (already aborted if the stop came first): most
+ * executions never stop early, and an `AbortSignal` costs microseconds to make.
  */
 export class ExecutionStop {
   /** The first reason, except that terminate and a lost lease override any other. */
@@ -17,12 +19,25 @@ export class ExecutionStop {
   terminateRequested: boolean;
   /** The worker shuts down. Kept apart from `reason`: a cancel or timeout seen first must not hide it. */
   shutdownRequested = false;
-  readonly abort = new AbortController();
-  private readonly now = new AbortController();
+  private abort: AbortController | null = null;
+  /** Why `signal` aborted (the first interrupt), once it did, whether or not it was made yet. */
+  private abortReason: WorkflowInterrupt | null = null;
+  private now: AbortController | null = null;
+  /** Why the execution stopped at once, once it did (see `stopped()`). */
+  private nowReason: WorkflowInterrupt | null = null;
 
   constructor(flags: { cancelRequested: boolean; terminateRequested: boolean }) {
     this.cancelRequested = flags.cancelRequested;
     this.terminateRequested = flags.terminateRequested;
+  }
+
+  /** Aborted when the execution is interrupted (`ctx.signal`), with the first interrupt as its reason. */
+  get signal(): AbortSignal {
+    if (this.abort === null) {
+      this.abort = new AbortController();
+      if (this.abortReason !== null) this.abort.abort(this.abortReason);
+    }
+    return this.abort.signal;
   }
 
   /** Records a stop requested from outside; returns whether the execution ends at once. */
@@ -31,9 +46,13 @@ export class ExecutionStop {
     if (reason === 'terminate') this.terminateRequested = this.cancelRequested = true;
     if (reason === 'cancel') this.cancelRequested = true;
     if (reason === 'shutdown') this.shutdownRequested = true;
-    if (AT_ONCE.has(reason)) this.now.abort(new WorkflowInterrupt(reason));
-    if (!this.abort.signal.aborted) this.abort.abort(new WorkflowInterrupt(reason));
-    return AT_ONCE.has(reason);
+    const atOnce = AT_ONCE.has(reason);
+    if (atOnce && this.nowReason === null) {
+      this.nowReason = new WorkflowInterrupt(reason);
+      this.now?.abort(this.nowReason);
+    }
+    this.aborted(reason);
+    return atOnce;
   }
 
   /** Whether the execution was stopped without waiting for what runs. */
@@ -44,9 +63,9 @@ export class ExecutionStop {
   /** Rejects with the interrupt once the execution must stop at once. */
   stopped(): Promise<never> {
     return new Promise<never>((_, reject) => {
-      const signal = this.now.signal;
-      if (signal.aborted) reject(signal.reason);
-      else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      if (this.nowReason !== null) return reject(this.nowReason);
+      const signal = (this.now ??= new AbortController()).signal;
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     });
   }
 
@@ -59,7 +78,7 @@ export class ExecutionStop {
     if (this.cancelRequested && this.reason === null && !replayOnly) this.reason = 'cancel';
     if (this.reason === null && !replayOnly && deadlinePassed()) this.reason = 'timeout';
     if (this.reason !== null) {
-      if (!this.abort.signal.aborted) this.abort.abort(new WorkflowInterrupt(this.reason));
+      this.aborted(this.reason);
       throw new WorkflowInterrupt(this.reason);
     }
   }
@@ -70,5 +89,12 @@ export class ExecutionStop {
     if (this.shutdownRequested) return 'shutdown';
     const reason = this.reason;
     return reason === 'shutdown' || reason === 'lease-lost' || reason === 'store-error' ? reason : null;
+  }
+
+  /** `signal` aborts with the first interrupt (now, or when it is made). */
+  private aborted(reason: Reason): void {
+    if (this.abortReason !== null) return;
+    this.abortReason = new WorkflowInterrupt(reason);
+    this.abort?.abort(this.abortReason);
   }
 }

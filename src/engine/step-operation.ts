@@ -126,8 +126,16 @@ function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEnt
 
 /** One attempt of a step's function, aborted (and failed) after `timeout` ms. */
 export async function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): Promise<T> {
+  // The signal is read only when the step reads it: most never do, and making one costs.
+  if (timeout === null) {
+    return fn({
+      attempt,
+      get signal() {
+        return host.abortSignal;
+      },
+    });
+  }
   const signal = host.abortSignal;
-  if (timeout === null) return fn({ attempt, signal });
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });

@@ -231,11 +231,15 @@ export class WorkflowExecution {
   // ---- what the operations see (ExecutionHost) ----
 
   private host(): ExecutionHost {
+    const { stop } = this;
     return {
       instance: this.instance,
       signalCursor: this.signalCursor,
       replayOnly: this.replayOnly,
-      abortSignal: this.stop.abort.signal,
+      // A getter: the signal is made only when a step or the workflow reads it (see ExecutionStop).
+      get abortSignal() {
+        return stop.signal;
+      },
       retry: this.deps.retry,
       running: this.running,
       observe: this.deps.observe,
