@@ -77,9 +77,8 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
   { provide: WorkflowEvents, useFactory: () => new WorkflowEvents() },
   {
     provide: WORKFLOWS_OBSERVER,
-    useFactory: (options: ResolvedWorkflowsOptions, storage: WorkflowStorage, events: WorkflowEvents) =>
-      createWorkflowObserver(options.telemetry, storage, events, options.clock),
-    inject: [WORKFLOWS_RESOLVED_OPTIONS, WorkflowStorage, WorkflowEvents],
+    useFactory: (options: ResolvedWorkflowsOptions, storage: WorkflowStorage) => createWorkflowObserver(options.telemetry, storage, options.clock),
+    inject: [WORKFLOWS_RESOLVED_OPTIONS, WorkflowStorage],
   },
   { provide: WorkflowWakeUps, useFactory: () => new WorkflowWakeUps() },
   { provide: StoreOutage, useFactory: () => new StoreOutage(workflowsLogger()) },

@@ -1,5 +1,4 @@
 import { NO_OBSERVER, type WorkflowObserver } from '../engine/workflow-observer.js';
-import type { WorkflowEvents } from '../events/workflow-events.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { loadOpenTelemetry } from './load-open-telemetry.js';
@@ -12,11 +11,9 @@ export const DUE_BACKLOG_CAP = 10_000;
  * The module's telemetry: OpenTelemetry spans and metrics when `enabled` and `@opentelemetry/api`
  * is installed (an optional peer), else nothing at all.
  */
-export async function createWorkflowObserver(enabled: boolean, storage: WorkflowStorage, events: WorkflowEvents, clock: WorkflowClock): Promise<WorkflowObserver> {
+export async function createWorkflowObserver(enabled: boolean, storage: WorkflowStorage, clock: WorkflowClock): Promise<WorkflowObserver> {
   if (!enabled) return NO_OBSERVER;
   const api = await loadOpenTelemetry();
   if (!api) return NO_OBSERVER;
-  const observer = new OpenTelemetryObserver(api, { dueBacklog: () => storage.countDue(clock.now(), DUE_BACKLOG_CAP) });
-  events.subscribe((event) => observer.onEvent(event));
-  return observer;
+  return new OpenTelemetryObserver(api, { dueBacklog: () => storage.countDue(clock.now(), DUE_BACKLOG_CAP) });
 }

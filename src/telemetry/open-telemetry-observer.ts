@@ -2,7 +2,7 @@ import type * as OpenTelemetryApi from '@opentelemetry/api';
 import type { Attributes, Context, Counter, Histogram, Span, Tracer } from '@opentelemetry/api';
 import type { ExecutionObserver, ObservedOperation, ObservedOutcome, WorkflowObserver } from '../engine/workflow-observer.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
-import type { WorkflowEvent, WorkflowEventType } from '../events/workflow-event.js';
+import type { WorkflowEventType } from '../events/workflow-event.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 
 /** The `@opentelemetry/api` module, as loaded at startup (it is an optional peer). */
@@ -76,13 +76,19 @@ export class OpenTelemetryObserver implements WorkflowObserver {
       });
   }
 
-  /** Counts instance ends from the engine's events. */
-  onEvent(event: WorkflowEvent): void {
-    const attributes = { 'workflow.name': event.workflow };
-    if (event.type === 'workflow-started') this.counters.started.add(1, attributes);
-    else if (event.type === 'workflow-completed') this.counters.completed.add(1, attributes);
-    else if (event.type === 'workflow-failed' || event.type === 'workflow-compensation-failed') this.counters.failed.add(1, attributes);
-    else if (event.type === 'workflow-cancelled') this.counters.cancelled.add(1, attributes);
+  /**
+   * Counts instance starts and ends from the engine's events, as each execution's `event()` hears
+   * them (not through a `WorkflowEvents` subscription, which would make the engine build every
+   * event for every step even when the application listens to none).
+   */
+  private count(workflow: string, type: WorkflowEventType): void {
+    const counter =
+      type === 'workflow-started' ? this.counters.started
+      : type === 'workflow-completed' ? this.counters.completed
+      : type === 'workflow-failed' || type === 'workflow-compensation-failed' ? this.counters.failed
+      : type === 'workflow-cancelled' ? this.counters.cancelled
+      : null;
+    counter?.add(1, { 'workflow.name': workflow });
   }
 
   startContext(workflow: string, id: string): Record<string, string> | null {
@@ -142,6 +148,7 @@ export class OpenTelemetryObserver implements WorkflowObserver {
         span.addEvent('signal taken', { 'workflow.signal.name': signal, 'workflow.signal.latency_ms': latency });
       },
       event: (event) => {
+        this.count(instance.workflow, event.type);
         const ended = OUTCOMES[event.type];
         if (ended) outcome(ended, 'error' in event ? event.error : null);
       },

@@ -5,7 +5,20 @@ import { Injectable } from '@nestjs/common';
 import { trace, type Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NonRetryableError, Workflow, WorkflowSignal, type WorkflowContext, type WorkflowDefinition } from '../../src/index.js';
+import { Test } from '@nestjs/testing';
+import {
+  InMemoryWorkflowStore,
+  ManualWorkflowClock,
+  NonRetryableError,
+  Workflow,
+  WorkflowClient,
+  WorkflowEvents,
+  WorkflowSignal,
+  WorkflowsModule,
+  WorkflowWorker,
+  type WorkflowContext,
+  type WorkflowDefinition,
+} from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { installOpenTelemetry } from './otel-setup.js';
 
@@ -235,5 +248,23 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
     await app.worker.drain();
     expect((await app.client.getStatus('quiet')).traceContext).toBeNull();
     expect(otel.spans().map((s) => s.name)).toEqual(['caller']);
+  });
+
+  it('counts starts and ends without subscribing to WorkflowEvents, so nothing builds events nobody reads', async () => {
+    const module = await Test.createTestingModule({
+      imports: [WorkflowsModule.forRoot({ clock: new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z')), worker: false, store: new InMemoryWorkflowStore() })],
+      providers: [Kid],
+    }).compile();
+    await module.init();
+    try {
+      const baseline = (await otel.collect()).get('workflows.instances.completed')?.find((p) => p.attributes['workflow.name'] === 'tel.kid')?.value ?? 0;
+      await module.get(WorkflowClient).start(Kid, 1, { id: 'unheard' });
+      await module.get(WorkflowWorker).drain();
+      expect(module.get(WorkflowEvents).observed).toBe(false);
+      const completed = (await otel.collect()).get('workflows.instances.completed')?.find((p) => p.attributes['workflow.name'] === 'tel.kid')?.value;
+      expect(completed).toBe((baseline as number) + 1);
+    } finally {
+      await module.close();
+    }
   });
 });
