@@ -31,8 +31,14 @@ export class PostgresInstanceWrites {
     this.batch = new PostgresWriteBatch(executor, schema, channel, (one) => this.writeOne(this.executor, one));
   }
 
-  async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
-    const prepared = prepare(id, token, write);
+  write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
+    let prepared: PreparedWrite;
+    try {
+      prepared = prepare(id, token, write);
+    } catch (error) {
+      // A write that can't be stored fails as a rejection, like every other failure of write().
+      return Promise.reject(error as Error);
+    }
     // Writes that take topic locks go alone: a batch would hold several topics' locks in no set order.
     const batched = !write.signal && !prepared.shape.waits;
     return this.queue.run(id, () => (batched ? this.batch.write(prepared) : this.writeOne(this.executor, prepared)));

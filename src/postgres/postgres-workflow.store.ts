@@ -273,7 +273,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    * release computes the wake-up, and sends the write's signal: it needs no explicit transaction
    * (see postgres-instance-writes.ts).
    */
-  async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
+  write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
     return this.writes.write(id, token, write);
   }
 

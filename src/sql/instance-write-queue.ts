@@ -11,14 +11,13 @@ export class InstanceWriteQueue {
   run<T>(id: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(id);
     const result = previous ? previous.then(fn) : fn();
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(id, tail);
-    void tail.then(() => {
+    // Settles (never rejects) once `result` did, having forgotten the instance unless a later write
+    // queued behind it: that one's tail is the instance's now.
+    const settled = () => {
       if (this.tails.get(id) === tail) this.tails.delete(id);
-    });
+    };
+    const tail: Promise<void> = result.then(settled, settled);
+    this.tails.set(id, tail);
     return result;
   }
 }

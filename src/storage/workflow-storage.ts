@@ -204,8 +204,16 @@ export class WorkflowStorage {
   }
 
   /** In: journal entries, the output, the error, the custom status and a signal's payload. */
-  async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
-    return this.store.write(id, token, this.encoding ? await this.encoding.write(write) : write);
+  write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
+    // Without a codec, the store's own promise: no extra async step on the hot path.
+    const { encoding } = this;
+    if (encoding) return encoding.write(write).then((encoded) => this.store.write(id, token, encoded));
+    try {
+      return this.store.write(id, token, write);
+    } catch (error) {
+      // A store of your own may throw before its promise: still a rejection, as from an async call.
+      return Promise.reject(error as Error);
+    }
   }
 
   /** The configured store's class name, for messages. */
