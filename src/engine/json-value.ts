@@ -16,58 +16,101 @@ import { invalidInput } from '../errors/workflow-input-error.js';
  */
 export function toJsonValue(value: unknown, what: string, root = 'value'): unknown {
   if (value === undefined) return undefined;
-  check(value, what, root, new Set(), '');
-  return JSON.parse(JSON.stringify(value));
+  return copy(value, { what, root, path: [], seen: null }, '');
 }
 
 const PLAIN_DATA = 'Return plain data (objects, arrays, strings, numbers, booleans, null).';
 
-function check(value: unknown, what: string, path: string, seen: Set<object>, key: string): void {
-  const fail = (found: string, fix: string): never => {
-    throw invalidInput(`${what} is not a JSON value: ${found} at ${path}. ${fix}`);
-  };
+/**
+ * One check's state. The path to the value being checked is kept as its keys (pushed and popped
+ * on the way down) and made a string only for the error: most values pass, and building a path
+ * string for every property of every value they hold cost more than the rest of the check.
+ */
+interface Walk {
+  what: string;
+  root: string;
+  path: Array<string | number>;
+  /** The objects on the way down (cycles); made at the first object. */
+  seen: Set<object> | null;
+}
+
+/**
+ * Checks `value` (reached under `key`) and returns its copy as a JSON round trip would give it, in
+ * one walk that reads each property once: `undefined` where JSON drops the value (the caller leaves
+ * the property out, or writes `null` in an array), `-0` as `0`, what `toJSON()` returns in place of
+ * the object, a `__proto__` key as an own property.
+ */
+function copy(value: unknown, walk: Walk, key: string): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
     case 'undefined':
-      return;
+      return value;
     case 'number':
-      if (!Number.isFinite(value)) fail(String(value), 'Use a finite number or null.');
-      return;
+      if (!Number.isFinite(value)) fail(walk, String(value), 'Use a finite number or null.');
+      return value === 0 ? 0 : value;
     case 'bigint':
-      return fail('a BigInt', 'Convert it to a string or number first.');
+      return fail(walk, 'a BigInt', 'Convert it to a string or number first.');
     case 'function':
     case 'symbol':
-      return fail(`a ${typeof value}`, PLAIN_DATA);
+      return fail(walk, `a ${typeof value}`, PLAIN_DATA);
   }
-  if (value === null) return;
+  if (value === null) return null;
   const object = value as Record<string, unknown>;
-  if (seen.has(object)) fail('a cycle', 'Return a tree of plain data.');
-  if (typeof object.toJSON === 'function') {
-    // Stored as what toJSON() returns (a Date as its ISO string): check that instead.
-    const replaced = (object.toJSON as (key: string) => unknown)(key);
-    if (replaced === object) fail('an object whose toJSON() returns itself', PLAIN_DATA);
-    seen.add(object);
-    check(replaced, what, path, seen, key);
-    seen.delete(object);
-    return;
-  }
-  if (!Array.isArray(object)) {
-    const prototype = Object.getPrototypeOf(object) as object | null;
-    if (prototype !== null && prototype !== Object.prototype) {
-      if (object instanceof Map) fail('a Map', 'Convert it to a plain object or an array of pairs first (Object.fromEntries(map) or [...map]).');
-      if (object instanceof Set) fail('a Set', 'Convert it to an array first ([...set]).');
-      const name = (prototype.constructor as { name?: string } | undefined)?.name;
-      fail(
-        name ? `an instance of ${name}` : 'an object that is not a plain object',
-        `It would read back as a plain object, without its class. Pass plain data instead (spread a DTO: { ...dto }), or give the class a toJSON() method.`,
-      );
-    }
-  }
+  const seen = (walk.seen ??= new Set());
+  if (seen.has(object)) fail(walk, 'a cycle', 'Return a tree of plain data.');
+  let out: unknown;
   seen.add(object);
-  if (Array.isArray(object)) object.forEach((item, index) => check(item, what, `${path}[${index}]`, seen, String(index)));
-  else for (const [name, item] of Object.entries(object)) check(item, what, `${path}${propertyPath(name)}`, seen, name);
+  if (typeof object.toJSON === 'function') {
+    // Stored as what toJSON() returns (a Date as its ISO string): check and copy that instead.
+    const replaced = (object.toJSON as (key: string) => unknown)(key);
+    if (replaced === object) fail(walk, 'an object whose toJSON() returns itself', PLAIN_DATA);
+    out = copy(replaced, walk, key);
+  } else if (Array.isArray(object)) {
+    const { path } = walk;
+    const array: unknown[] = new Array(object.length);
+    for (let index = 0; index < object.length; index++) {
+      path.push(index);
+      // A hole, or a value JSON drops, is null in an array.
+      array[index] = index in object ? (copy(object[index], walk, String(index)) ?? null) : null;
+      path.pop();
+    }
+    out = array;
+  } else {
+    const prototype = Object.getPrototypeOf(object) as object | null;
+    if (prototype !== null && prototype !== Object.prototype) refuseClass(walk, object, prototype);
+    const { path } = walk;
+    const plain: Record<string, unknown> = {};
+    for (const name in object) {
+      if (!Object.prototype.hasOwnProperty.call(object, name)) continue;
+      path.push(name);
+      const item = copy(object[name], walk, name);
+      path.pop();
+      if (item === undefined) continue;
+      if (name === '__proto__') Object.defineProperty(plain, name, { value: item, enumerable: true, writable: true, configurable: true });
+      else plain[name] = item;
+    }
+    out = plain;
+  }
   seen.delete(object);
+  return out;
+}
+
+function refuseClass(walk: Walk, object: object, prototype: object): never {
+  if (object instanceof Map) fail(walk, 'a Map', 'Convert it to a plain object or an array of pairs first (Object.fromEntries(map) or [...map]).');
+  if (object instanceof Set) fail(walk, 'a Set', 'Convert it to an array first ([...set]).');
+  const name = (prototype.constructor as { name?: string } | undefined)?.name;
+  return fail(
+    walk,
+    name ? `an instance of ${name}` : 'an object that is not a plain object',
+    `It would read back as a plain object, without its class. Pass plain data instead (spread a DTO: { ...dto }), or give the class a toJSON() method.`,
+  );
+}
+
+function fail(walk: Walk, found: string, fix: string): never {
+  let at = walk.root;
+  for (const key of walk.path) at += typeof key === 'number' ? `[${key}]` : propertyPath(key);
+  throw invalidInput(`${walk.what} is not a JSON value: ${found} at ${at}. ${fix}`);
 }
 
 function propertyPath(name: string): string {
