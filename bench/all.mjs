@@ -4,7 +4,8 @@
 // MariaDB/MySQL with its own limit (bench/mysql.bench.ts), the in-memory drain() and the engine's
 // CPU per workflow. Run: `npm run bench:all` (about 5 minutes). PGBENCH_SECONDS (default 10) sets
 // each pgbench run's length, W1_N (1000) W1's instances, DRAIN_N (10,000) the drain's, ENGINE_N
-// (2000) the engine bench's; SKIP_MYSQL=1 leaves MariaDB out. Other variables (W2_REPS, REPS...)
+// (2000) the engine bench's; SKIP_MYSQL=1 leaves MariaDB out; SKIP_SCALE=1 leaves W3 out (bench/scale.bench.ts,
+// about 5 minutes: SCALE_SIZES, SCALE_LONG_SECONDS, SCALE_REPS, SCALE_WORKERS size it). Other variables (W2_REPS, REPS...)
 // reach the benches as they are. The pgbench tables live in a database
 // of their own, `workflows_pgbench` (created when missing), never in the tests' database.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -86,6 +87,8 @@ loads.push(loadavg()[0]);
 const pg = bench('postgres.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
 const latency = bench('cross-process.bench.ts');
+const scale = process.env.SKIP_SCALE ? null : bench('scale.bench.ts', { N: String(W1_N) });
+loads.push(loadavg()[0]);
 const mysql = process.env.SKIP_MYSQL ? null : bench('mysql.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
 const drain = bench('drain.bench.ts', { N: String(DRAIN_N) });
@@ -110,6 +113,36 @@ const rows = [
   ['cross-process start-to-running p50 ms (NOTIFY)', fixed(latency.p50_ms), '', '', `<= 3 ms: ${met(latency.p50_ms <= 3)}`],
   ['cross-process start-to-running p95 ms', fixed(latency.p95_ms), '', '', ''],
 ];
+if (scale) {
+  for (const size of scale.sizes) {
+    rows.push([
+      `W3: W1 steps/s with ${size.finished} finished instances in the table`,
+      fixed(size.steps_per_s),
+      `${fixed((size.empty_steps_per_s[0] + size.empty_steps_per_s[1]) / 2)} (W1, empty table, before/after)`,
+      ratio(size.vs_empty),
+      `>= 0.90x: ${met(size.vs_empty >= 0.9)}`,
+    ]);
+  }
+  if (scale.long_run) {
+    const rss = scale.long_run.samples.map((sample) => Math.round(sample.rss_mb));
+    rows.push([
+      `W3: RSS MB every 10 s over ${scale.long_run.seconds} s of W1`,
+      `${rss.join(', ')}`,
+      '',
+      `${fixed(scale.long_run.rss_slope_mb_per_min, 2)} MB/min (${fixed(scale.long_run.rss_slope_mb_per_min_after_60s, 2)} after 60 s)`,
+      'flat',
+    ]);
+  }
+  for (const shared of scale.worker_processes) {
+    rows.push([
+      `W3: W1 steps/s, ${shared.workers} worker process${shared.workers === 1 ? '' : 'es'} (instances each)`,
+      `${fixed(shared.steps_per_s)} (${shared.instances_per_process.join(' / ')})`,
+      '',
+      '',
+      '',
+    ]);
+  }
+}
 if (mysql) {
   rows.push(
     ['MariaDB limit: 1-row UPDATE commits/s, 1 / 10 clients', `${mysql.limit_update_commits_per_s_1_client} / ${mysql.limit_update_commits_per_s_10_clients}`, '', '', ''],
@@ -133,11 +166,11 @@ rows.push(
 const lines = [
   `Run ${startedAt.toISOString()} to ${new Date().toISOString()}; ${machine}; PostgreSQL ${pgVersion} (synchronous_commit=${syncCommit})` +
     `${mysql ? `; ${mysql.system.replace('@nestjs/workflows (MySQL store on ', 'MariaDB/MySQL ').replace(/\)$/, '')}` : ''}` +
-    `; load average ${loads.map((load) => load.toFixed(1)).join(', ')} (start, after pgbench, after W1/W2, after MySQL, end).`,
+    `; load average ${loads.map((load) => load.toFixed(1)).join(', ')} (start, after pgbench, after W1/W2, after W3, after MySQL, end).`,
   '',
   '| measure | ours | limit | ours / limit | target |',
   '|---|---|---|---|---|',
   ...rows.map((row) => `| ${row.join(' | ')} |`),
 ];
 console.log(lines.join('\n'));
-console.log(JSON.stringify({ pgbench: { one_client: pg1, ten_clients: pg10 }, postgres: pg, latency, mysql, drain, engine }));
+console.log(JSON.stringify({ pgbench: { one_client: pg1, ten_clients: pg10 }, postgres: pg, latency, scale, mysql, drain, engine }));

@@ -8,12 +8,13 @@
 // INSERT/UPDATE/DELETE), and the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
 // them fewer than commits). Run: `npm run bench:mysql` (MariaDB/MySQL at MYSQL_HOST..., database test).
 import 'reflect-metadata';
-import { Injectable, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import mysql from 'mysql2/promise';
-import { Workflow, WorkflowClient, WorkflowEvents, WorkflowsModule, type WorkflowContext } from '../src/index.js';
+import { WorkflowClient, WorkflowEvents, WorkflowsModule } from '../src/index.js';
 import { MySqlWorkflowStore, fromMysql2, type SqlExecutor } from '../src/mysql/index.js';
 import { createMysqlPool, dropTables, mysqlConnection } from '../test/support/mysql.js';
+import { runW1, STEPS, ThreeSteps } from './fixtures/w1.js';
 
 const N = Number(process.env.N ?? 1000);
 const W2_REPS = Number(process.env.W2_REPS ?? 50);
@@ -21,7 +22,6 @@ const W1_WARMUP = Number(process.env.W1_WARMUP ?? 20);
 const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
 const LIMIT_SECONDS = Number(process.env.LIMIT_SECONDS ?? 5);
-const STEPS = 3;
 const schema = `bench_${Date.now().toString(36)}`;
 
 /** The store's commits: a transaction, or a statement that writes outside one. */
@@ -38,19 +38,6 @@ function counting(executor: SqlExecutor): SqlExecutor {
       return executor.transaction(fn);
     },
   };
-}
-
-let lastStepRan: (() => void) | null = null;
-
-@Injectable()
-@Workflow('bench.three-steps')
-class ThreeSteps {
-  async run(ctx: WorkflowContext, i: number) {
-    const outputs = [];
-    for (let step = 1; step <= STEPS; step++) outputs.push(await ctx.step(`step-${step}`, async () => ({ i, step })));
-    lastStepRan?.();
-    return outputs;
-  }
 }
 
 const pool = createMysqlPool({ connectionLimit: CONCURRENCY + 2 });
@@ -107,18 +94,7 @@ async function completedCount(prefix: string): Promise<number> {
 }
 
 async function w1(prefix: string, n: number): Promise<number> {
-  let ran = 0;
-  let done!: () => void;
-  const allRan = new Promise<void>((resolve) => (done = resolve));
-  lastStepRan = () => {
-    if (++ran === n) done();
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: n }, (_, i) => client.start(ThreeSteps, i, { id: `${prefix}${i}` })));
-  await allRan;
-  while ((await completedCount(prefix)) < n) await new Promise((resolve) => setTimeout(resolve, 2));
-  lastStepRan = null;
-  return performance.now() - started;
+  return (await runW1(client, n, prefix, completedCount)).wallMs;
 }
 
 async function w2Once(id: string): Promise<number> {

@@ -11,43 +11,22 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Injectable, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { AesGcmPayloadCodec, Workflow, WorkflowClient, WorkflowEvents, WorkflowsModule, type WorkflowContext } from '../src/index.js';
+import { AesGcmPayloadCodec, WorkflowClient, WorkflowEvents, WorkflowsModule } from '../src/index.js';
 import { PostgresWorkflowStore, fromPg } from '../src/postgres/index.js';
 import { createPool, pgConnection } from '../test/support/postgres.js';
+import { runW1, STEP_KIND, STEPS, ThreeSteps } from './fixtures/w1.js';
 
 const N = Number(process.env.N ?? 1000);
 const W2_REPS = Number(process.env.W2_REPS ?? 50);
 const W1_WARMUP = Number(process.env.W1_WARMUP ?? 20);
 const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
-const STEPS = 3;
-const STEP_KIND = process.env.STEP_KIND === 'transaction' ? 'transaction' : 'step';
 const schema = `bench_${Date.now().toString(36)}`;
 const CODEC = process.env.CODEC ?? 'none';
 if (CODEC !== 'none' && CODEC !== 'aes') throw new Error(`CODEC=${CODEC}: use none or aes.`);
-
-/** The peers' unit of work for every step. */
-async function stepBody(i: number, step: number) {
-  return { i, step };
-}
-
-let lastStepRan: (() => void) | null = null;
-
-@Injectable()
-@Workflow('bench.three-steps')
-class ThreeSteps {
-  async run(ctx: WorkflowContext, i: number) {
-    const outputs = [];
-    for (let step = 1; step <= STEPS; step++) {
-      outputs.push(STEP_KIND === 'transaction' ? await ctx.transaction(`step-${step}`, () => stepBody(i, step)) : await ctx.step(`step-${step}`, () => stepBody(i, step)));
-    }
-    lastStepRan?.();
-    return outputs;
-  }
-}
 
 const pool = createPool({ max: CONCURRENCY + 2 });
 const check = new pg.Client(pgConnection);
@@ -96,22 +75,9 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
 let w1Phases = { startsMs: 0, nodeCpuMs: 0 };
 
 async function w1(prefix: string, n: number) {
-  let ran = 0;
-  let done!: () => void;
-  const allRan = new Promise<void>((resolve) => (done = resolve));
-  lastStepRan = () => {
-    if (++ran === n) done();
-  };
-  const started = performance.now();
-  const cpu = process.cpuUsage();
-  await Promise.all(Array.from({ length: n }, (_, i) => client.start(ThreeSteps, i, { id: `${prefix}${i}` })));
-  const startedAll = performance.now() - started;
-  await allRan;
-  while ((await completedCount(prefix)) < n) await new Promise((resolve) => setTimeout(resolve, 2));
-  lastStepRan = null;
-  const used = process.cpuUsage(cpu);
-  w1Phases = { startsMs: Math.round(startedAll), nodeCpuMs: Math.round((used.user + used.system) / 1000) };
-  return performance.now() - started;
+  const run = await runW1(client, n, prefix, completedCount);
+  w1Phases = { startsMs: run.startsMs, nodeCpuMs: run.nodeCpuMs };
+  return run.wallMs;
 }
 
 async function w2Once(id: string): Promise<number> {
