@@ -130,7 +130,8 @@ if (scale) {
       `${rss.join(', ')}`,
       '',
       `${fixed(scale.long_run.rss_slope_mb_per_min, 2)} MB/min (${fixed(scale.long_run.rss_slope_mb_per_min_after_60s, 2)} after 60 s)`,
-      'flat',
+      // GC swings the samples by tens of MB; a leak of 1 kB per workflow would climb about 30 MB/min here.
+      `flat, <= 5 MB/min: ${met(scale.long_run.rss_slope_mb_per_min <= 5)}`,
     ]);
   }
   for (const shared of scale.worker_processes) {

@@ -21,6 +21,7 @@
 // stderr and one JSON object last.
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import mysql from 'mysql2/promise';
@@ -74,12 +75,14 @@ function say(message: string): void {
 
 /** An app on `schema` (created and migrated on init), its worker on unless `worker` is false. */
 let prefixes = 0;
+let apps = 0;
 /** A prefix no other run's ids have (`tag` lets a query find a group of runs). */
 const freshPrefix = (schema: string, tag = 'r') => `${schema}-${tag}-${++prefixes}-`;
 
 async function openApp(schema: string, worker = true, tag = 'r') {
   if (!schemas.includes(schema)) schemas.push(schema);
-  const { store, end } = benchStore(schema, CONCURRENCY + 2);
+  const name = `bench-scale-${++apps}`;
+  const { store, end } = benchStore(schema, CONCURRENCY + 2, name);
   @Module({
     imports: [WorkflowsModule.forRoot({ store, worker: worker ? { concurrency: CONCURRENCY } : false })],
     providers: [ThreeSteps],
@@ -93,8 +96,11 @@ async function openApp(schema: string, worker = true, tag = 'r') {
     return Number((await check.query(sql, [`${prefix}%`]))[0]!.n);
   };
   return {
+    name,
     client,
     completed,
+    /** PostgreSQL: the CPU ms its backends (this app's pool) used so far, by pid (none on MySQL). */
+    backendCpu: () => backendCpu(name),
     /** One W1 run with fresh ids. */
     w1: (options?: { local?: boolean; pollMs?: number }) => runW1(client, N, freshPrefix(schema, tag), completed, options),
     warmUp: (options?: { local?: boolean; pollMs?: number }) => runW1(client, WARMUP, freshPrefix(schema, 'warm'), completed, options),
@@ -106,6 +112,25 @@ async function openApp(schema: string, worker = true, tag = 'r') {
 }
 type App = Awaited<ReturnType<typeof openApp>>;
 
+const TICKS_PER_S = 100; // Linux's USER_HZ, what /proc/<pid>/stat counts in
+/** The CPU ms (user + system) of each PostgreSQL backend serving `name`'s pool, read from /proc (the server is local). */
+async function backendCpu(name: string): Promise<Map<number, number>> {
+  const used = new Map<number, number>();
+  if (MYSQL) return used;
+  for (const row of await check.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [name])) {
+    try {
+      // Fields 14 and 15 (utime, stime), after the command name in parentheses.
+      const fields = readFileSync(`/proc/${row.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      used.set(Number(row.pid), ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S);
+    } catch {
+      // The backend ended between the two reads.
+    }
+  }
+  return used;
+}
+const cpuSince = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+
 const stepsPerS = (run: W1Run) => (N * STEPS) / (run.wallMs / 1000);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
 
@@ -113,13 +138,19 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function measure(app: App, label: string, options?: { local?: boolean; pollMs?: number }) {
   await app.warmUp(options);
   const runs: W1Run[] = [];
-  for (let k = 0; k < REPS; k++) runs.push(await app.w1(options));
+  const dbCpu: number[] = [];
+  for (let k = 0; k < REPS; k++) {
+    const before = await app.backendCpu();
+    runs.push(await app.w1(options));
+    dbCpu.push(cpuSince(before, await app.backendCpu()) / N);
+  }
   const result = {
     steps_per_s: +median(runs.map(stepsPerS)).toFixed(1),
     runs_steps_per_s: runs.map((run) => +stepsPerS(run).toFixed(1)),
     node_cpu_ms_per_wf: +median(runs.map((run) => run.nodeCpuMs / N)).toFixed(3),
+    ...(MYSQL ? {} : { db_cpu_ms_per_wf: +median(dbCpu).toFixed(3), runs_db_cpu_ms_per_wf: dbCpu.map((ms) => +ms.toFixed(3)) }),
   };
-  say(`${label}: ${result.steps_per_s} steps/s (${result.runs_steps_per_s.join(', ')})`);
+  say(`${label}: ${result.steps_per_s} steps/s (${result.runs_steps_per_s.join(', ')})${MYSQL ? '' : `, PostgreSQL backends ${result.db_cpu_ms_per_wf} ms CPU/wf`}`);
   return result;
 }
 
@@ -234,7 +265,8 @@ async function shared(schema: string, workers: number) {
   try {
     for (let k = 0; k < workers; k++) {
       const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/fixtures/w1-worker.ts'], {
-        env: { ...process.env, WF_SCHEMA: schema, BENCH_STORE, CONCURRENCY: String(CONCURRENCY) },
+        // The same application_name: the starter counts the workers' PostgreSQL backends with its own.
+        env: { ...process.env, WF_SCHEMA: schema, WF_APP_NAME: app.name, BENCH_STORE, CONCURRENCY: String(CONCURRENCY) },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
@@ -312,7 +344,15 @@ try {
     await app.close();
     const after = await baseline();
     const empty = (before.steps_per_s + after.steps_per_s) / 2;
-    sizes.push({ finished: size, fill_ms: filling.ms, ...atSize, empty_steps_per_s: [before.steps_per_s, after.steps_per_s], vs_empty: +(atSize.steps_per_s / empty).toFixed(2) });
+    const emptyDb = before.db_cpu_ms_per_wf === undefined ? undefined : [before.db_cpu_ms_per_wf, after.db_cpu_ms_per_wf!];
+    sizes.push({
+      finished: size,
+      fill_ms: filling.ms,
+      ...atSize,
+      empty_steps_per_s: [before.steps_per_s, after.steps_per_s],
+      vs_empty: +(atSize.steps_per_s / empty).toFixed(2),
+      ...(emptyDb ? { empty_db_cpu_ms_per_wf: emptyDb } : {}),
+    });
     before = after;
   }
   result.sizes = sizes;
