@@ -313,7 +313,10 @@ async function inspect(schema: string) {
       'SELECT indexrelname AS name, pg_relation_size(indexrelid) AS bytes FROM pg_stat_user_indexes WHERE schemaname = $1 AND relname = $2 ORDER BY 1',
       [schema, 'instances'],
     );
-    const table = await check.query('SELECT n_live_tup AS live, n_dead_tup AS dead FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2', [schema, 'instances']);
+    const table = await check.query(
+      'SELECT n_live_tup AS live, n_dead_tup AS dead, autovacuum_count AS autovacuums FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2',
+      [schema, 'instances'],
+    );
     return {
       claim_execution_ms: Number(/Execution Time: ([\d.]+) ms/.exec(plan.join('\n'))?.[1]),
       claim_indexes_used: [...new Set(plan.join('\n').match(/Index (?:Only )?Scan using \w+/g) ?? [])],
@@ -321,6 +324,7 @@ async function inspect(schema: string) {
       index_kb: Object.fromEntries(indexes.map((row) => [row.name, Math.round(Number(row.bytes) / 1024)])),
       live_rows: Number(table[0]?.live),
       dead_rows: Number(table[0]?.dead),
+      autovacuums: Number(table[0]?.autovacuums),
     };
   } finally {
     await app.close();
@@ -328,7 +332,8 @@ async function inspect(schema: string) {
 }
 
 const filled = `${base}_f`;
-const result: Record<string, unknown> = { system: `@nestjs/workflows W3 (${MYSQL ? 'MySQL store' : 'PostgreSQL'})`, n: N, reps: REPS, concurrency: CONCURRENCY };
+const server = String((await check.query(MYSQL ? 'SELECT VERSION() AS v' : 'SELECT version() AS v'))[0]!.v).split(' on ')[0];
+const result: Record<string, unknown> = { system: `@nestjs/workflows W3 (${MYSQL ? 'MySQL store' : 'PostgreSQL store'} on ${server})`, n: N, reps: REPS, concurrency: CONCURRENCY };
 try {
   const sizes = [];
   // The filled schema's template: a real finished W1 instance, made by its own warm-up.
@@ -342,6 +347,7 @@ try {
     const app = await openApp(filled);
     const atSize = await measure(app, `${size} finished`);
     await app.close();
+    if (!MYSQL && size === SIZES.at(-1)) result.inspect_after_fill = await inspect(filled);
     const after = await baseline();
     const empty = (before.steps_per_s + after.steps_per_s) / 2;
     const emptyDb = before.db_cpu_ms_per_wf === undefined ? undefined : [before.db_cpu_ms_per_wf, after.db_cpu_ms_per_wf!];
@@ -363,7 +369,7 @@ try {
     await app.close();
     say(`long run: RSS slope ${(result.long_run as { rss_slope_mb_per_min: number }).rss_slope_mb_per_min} MB/min`);
   }
-  if (!MYSQL) result.inspect = await inspect(filled);
+  if (!MYSQL) result.inspect_at_end = await inspect(filled);
   result.worker_processes = [];
   for (const workers of WORKERS) (result.worker_processes as unknown[]).push(await shared(filled, workers));
   result.finished_at_end = await count(`SELECT count(*) AS n FROM ${table(filled, 'instances')}`);
