@@ -33,6 +33,8 @@ export class ClaimableInstances {
   private readonly current = new Map<WorkflowInstance, Entry>();
   /** Instances that took a lease and may not have released it (finished ones too), for limits' counts. */
   private readonly holders = new Set<WorkflowInstance>();
+  /** Instances that went `suspended` (some left it since: `suspended()` drops those), for signals. */
+  private readonly suspendedSet = new Set<WorkflowInstance>();
   private readonly waiting = new Heap<Entry>((a, b) => a.at < b.at);
   private readonly ready = new Heap<Entry>((a, b) => claimOrder(a, b) < 0);
   /** Entries `due()` took out of `ready` for the claim under way, until `leased()` ends it. */
@@ -52,9 +54,23 @@ export class ClaimableInstances {
     return this.holders;
   }
 
+  /**
+   * The suspended instances, which a signal may wake: a signal looks at these instead of every
+   * instance. Every change to `suspended` goes through `update()`; changes away are found here.
+   */
+  suspended(): WorkflowInstance[] {
+    const found: WorkflowInstance[] = [];
+    for (const instance of this.suspendedSet) {
+      if (instance.status === 'suspended') found.push(instance);
+      else this.suspendedSet.delete(instance);
+    }
+    return found;
+  }
+
   /** Places `instance` again after its status or `wakeAt` changed (or it was created). */
   update(instance: WorkflowInstance): void {
     if (instance.leaseToken !== null) this.holders.add(instance);
+    if (instance.status === 'suspended') this.suspendedSet.add(instance);
     const { wakeAt } = instance;
     if (!UNFINISHED.has(instance.status) || wakeAt === null) {
       this.current.delete(instance);
@@ -70,6 +86,7 @@ export class ClaimableInstances {
   remove(instance: WorkflowInstance): void {
     this.current.delete(instance);
     this.holders.delete(instance);
+    this.suspendedSet.delete(instance);
   }
 
   /**

@@ -369,8 +369,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const { record, created } = this.signalLog.add(signal);
     if (!created) return { id: record.id, woken: 0, created: false, key: record.key };
     let woken = 0;
-    for (const { instance, waits } of this.instances.values()) {
-      if (instance.status !== 'suspended') continue;
+    for (const instance of this.claimable.suspended()) {
+      const { waits } = this.instances.get(instance.id)!;
       if (!waits.some((wait) => wait.name === record.name && wait.key === record.key)) continue;
       makeDue(instance, signal.now);
       this.claimable.update(instance);

@@ -33,6 +33,26 @@ describe('InMemoryWorkflowStore due queue', () => {
     expect(await claimIds(store, T + 30)).toEqual(['waiter', 'cancelled', 'failed']);
   });
 
+  it('wakes with a signal the suspended instances waiting for it, again after they ran and suspended anew', async () => {
+    const store = new InMemoryWorkflowStore();
+    await settle(store, newInstance('done', 'w'), 'completed', { waits: [{ name: 'go', key: null }] });
+    await settle(store, newInstance('other', 'w'), 'suspended', { waits: [{ name: 'stop', key: null }] });
+    await settle(store, newInstance('keyed', 'w'), 'suspended', { waits: [{ name: 'go', key: 'k' }] });
+    const { token, cursor } = await lease(store, newInstance('twice', 'w'));
+    const suspend = { now: T + 1, entries: [], status: 'suspended' as const, release: { wakeAt: null, waits: [{ name: 'go', key: null }], signalCursor: cursor } };
+    await store.write('twice', token, suspend);
+    expect((await store.signal(newSignal('go', { now: T + 2 }))).woken).toBe(1);
+    const run = claimRequest('w', { now: T + 3 });
+    const claimed = await store.claim(run);
+    expect(ids(claimed.instances)).toEqual(['twice']);
+    // Running now: a signal for it does not count it woken, until it suspends again.
+    expect((await store.signal(newSignal('go', { now: T + 4, dedupeId: 'second' }))).woken).toBe(0);
+    const again = { ...suspend, now: T + 5, release: { wakeAt: null, waits: [{ name: 'go', key: null }], signalCursor: claimed.lastSignalId + 1 } };
+    expect(await store.write('twice', run.token, again)).toBe(true);
+    expect((await store.signal(newSignal('go', { now: T + 6, dedupeId: 'third' }))).woken).toBe(1);
+    expect(await claimIds(store, T + 7)).toEqual(['twice']);
+  });
+
   it('takes a rescheduled instance at its new wake-up only', async () => {
     const store = new InMemoryWorkflowStore();
     const { token, cursor } = await lease(store, newInstance('moved', 'w', { wakeAt: T }));
