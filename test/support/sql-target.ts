@@ -5,8 +5,8 @@ import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
 import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
-import { createMysqlPool, dropTables, freshPrefix, requireMysql } from './mysql.js';
-import { createPool, dropSchema, freshSchemaName, requirePostgres } from './postgres.js';
+import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql } from './mysql.js';
+import { createPool, dropSchema, freshSchemaName, pgConnection, requirePostgres } from './postgres.js';
 
 export type SqlKind = 'postgres' | 'mysql';
 
@@ -22,6 +22,10 @@ export interface SqlTarget {
   table(name: string): string;
   /** Runs `sql`, written with `?` placeholders, and returns its rows. */
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+  /** Every row of every table of the store (and the test's), as the server returns them, as text. */
+  dump(): Promise<string>;
+  /** A URL for the CLI's `--postgres` / `--mysql`. */
+  url: string;
   /** Closes the store and the pool; with `drop`, first drops the store's and the test's tables. */
   close(options?: { drop?: boolean }): Promise<void>;
 }
@@ -50,6 +54,16 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
         let n = 0;
         return (await pool.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as R[];
       },
+      async dump() {
+        const tables = await pool.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema]);
+        let out = '';
+        for (const { table_name } of tables.rows as Array<{ table_name: string }>) {
+          const rows = await pool.query(`SELECT row_to_json(t)::text AS row FROM "${schema}"."${table_name}" t`);
+          out += `${table_name}:\n${rows.rows.map((r: { row: string }) => r.row).join('\n')}\n`;
+        }
+        return out;
+      },
+      url: `postgres://${pgConnection.user}@${pgConnection.host}:${pgConnection.port}/${pgConnection.database}`,
       async close({ drop = false } = {}) {
         await store.close();
         if (drop) await dropSchema(pool, schema);
@@ -68,10 +82,53 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
       const [rows] = await pool.query(sql, params);
       return rows as R[];
     },
+    async dump() {
+      const [tables] = await pool.query<mysql.RowDataPacket[]>(
+        'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ? ORDER BY table_name',
+        [`${schema.replaceAll('_', '\\_')}\\_%`],
+      );
+      let out = '';
+      for (const { name } of tables) {
+        const [rows] = await pool.query<mysql.RowDataPacket[]>(`SELECT * FROM \`${String(name)}\``);
+        // Bytes (the binary columns) as UTF-8 text, so a plaintext value in them shows.
+        out += `${String(name)}:\n${JSON.stringify(rows, (_key, value: unknown) => (isBufferJson(value) ? Buffer.from(value.data).toString('utf8') : value))}\n`;
+      }
+      return out;
+    },
+    url: `mysql://${mysqlConnection.user}${mysqlConnection.password ? `:${mysqlConnection.password}` : ''}@${mysqlConnection.host}:${mysqlConnection.port}/${mysqlConnection.database}`,
     async close({ drop = false } = {}) {
       await store.close();
       if (drop) await dropTables(pool, schema);
       await pool.end();
+    },
+  };
+}
+
+function isBufferJson(value: unknown): value is { type: 'Buffer'; data: number[] } {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Buffer' && Array.isArray((value as { data?: unknown }).data);
+}
+
+/**
+ * The store of `kind` on a fresh schema for the tests of one `describe`: opened and migrated in
+ * `beforeAll`, closed and dropped (with its pool) in `afterAll`. Read `fixture.target` in tests.
+ */
+export function useSqlTarget(
+  kind: SqlKind,
+  prefix: string,
+  hooks: { beforeAll: (fn: () => Promise<void>) => void; afterAll: (fn: () => Promise<void>) => void },
+  poolSize = 4,
+): { readonly target: SqlTarget } {
+  let target: SqlTarget | undefined;
+  hooks.beforeAll(async () => {
+    target = openSqlTarget(kind, freshSchema(kind, prefix), poolSize);
+    await target.store.init();
+  });
+  hooks.afterAll(async () => {
+    await target?.close({ drop: true });
+  });
+  return {
+    get target() {
+      return target!;
     },
   };
 }
