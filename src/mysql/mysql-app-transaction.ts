@@ -1,8 +1,11 @@
+import { findInErrorChain } from '../errors/driver-error-chain.js';
+import type { SqlExecutor } from '../sql/sql-executor.js';
+
 /** MySQL's "table doesn't exist" (ER_NO_SUCH_TABLE) and "unknown database" (ER_BAD_DB_ERROR). */
 const NO_SUCH_TABLE = 1146;
 const BAD_DATABASE = 1049;
-/** A PostgreSQL SQLSTATE (`42601`, `42P01`): five characters, at least one a digit (never Node's `EPIPE`). */
-const SQLSTATE = /^(?=.*\d)[0-9A-Z]{5}$/;
+/** A PostgreSQL SQLSTATE (`42601`, `42P01`): five characters, at least one a digit (never Node's `EPIPE`, nor Prisma's `P2010`). */
+const SQLSTATE = /^(?!P)(?=.*\d)[0-9A-Z]{5}$/;
 
 /**
  * A `TypeError` naming the cause when `error` shows that the store's statements, run on the
@@ -27,34 +30,31 @@ export function explainOtherMysqlDatabase(error: unknown, store: string, schema:
 }
 
 /**
- * The database's error, wherever the library put it: `errno` (mysql2, mariadb; TypeORM copies it),
- * `cause` (Drizzle, Prisma's driver adapter), `driverError` (TypeORM), Prisma's `meta` (its P2010
- * wraps the adapter's error, whose `originalCode` is the error number), and PostgreSQL's `code`
- * (a five-character SQLSTATE, for a handle on the wrong server).
+ * Startup: the `transactions` option's transactions reach the store's tables (the same database),
+ * else a `TypeError` that says so.
+ */
+export async function checkTransactions(transactions: Pick<SqlExecutor, 'transaction'>, store: string, schema: string, instances: string): Promise<void> {
+  try {
+    await transactions.transaction((tx) => tx.query(`SELECT 1 FROM ${instances} WHERE 1 = 0`));
+  } catch (error) {
+    throw explainOtherMysqlDatabase(error, store, schema, 'ORM (`transactions` option)') ?? error;
+  }
+}
+
+/**
+ * The database's error, wherever the library put it (see `findInErrorChain`): `errno` (mysql2,
+ * mariadb; TypeORM copies it), Prisma's driver adapter `originalCode` (the error number), and
+ * PostgreSQL's `code` (a five-character SQLSTATE, for a handle on the wrong server).
  */
 function databaseError(error: unknown): { errno: number | null; sqlState: string | null; message: string } | null {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0) {
-    const current = queue.shift();
-    if (typeof current !== 'object' || current === null || seen.has(current)) continue;
-    seen.add(current);
-    const { errno, code, originalCode, originalMessage, cause, driverError, meta } = current as {
-      errno?: unknown;
-      code?: unknown;
-      originalCode?: unknown;
-      originalMessage?: unknown;
-      cause?: unknown;
-      driverError?: unknown;
-      meta?: { driverAdapterError?: unknown };
-    };
-    const message = String((current as { message?: unknown }).message ?? '').split('\n')[0]!;
-    if (typeof errno === 'number' && errno > 0) return { errno, sqlState: null, message };
-    if (typeof originalCode === 'string' && /^\d+$/.test(originalCode)) {
-      return { errno: Number(originalCode), sqlState: null, message: String(originalMessage ?? message) };
-    }
-    if (typeof code === 'string' && SQLSTATE.test(code)) return { errno: null, sqlState: code, message };
-    queue.push(cause, driverError, meta?.driverAdapterError);
-  }
-  return null;
+  return (
+    findInErrorChain(error, (fields) => {
+      const { errno, code, originalCode, originalMessage } = fields;
+      const message = String(fields.message ?? '').split('\n')[0]!;
+      if (typeof errno === 'number' && errno > 0) return { errno, sqlState: null, message };
+      if (typeof originalCode === 'string' && /^\d+$/.test(originalCode)) return { errno: Number(originalCode), sqlState: null, message: String(originalMessage ?? message) };
+      if (typeof code === 'string' && SQLSTATE.test(code)) return { errno: null, sqlState: code, message };
+      return undefined;
+    }) ?? null
+  );
 }

@@ -1,8 +1,9 @@
 import { mysqlTransactionExecutor, sessionIsolation } from './from-mysql2.js';
 import { WorkflowError } from '../errors/workflow.error.js';
 import { handleLibrary } from '../sql/handles/handle-executor.js';
+import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { explainOtherMysqlDatabase } from './mysql-app-transaction.js';
+import { checkTransactions, explainOtherMysqlDatabase } from './mysql-app-transaction.js';
 import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
@@ -39,6 +40,14 @@ export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
    * Default `{ minDelay: 5, maxDelay: 25 }`.
    */
   wakePoll?: WakePollInterval;
+  /**
+   * How `ctx.transaction()` opens its transactions, and so what its callbacks get as `tx`. Default:
+   * the executor's (with `fromMysql2()`, a mysql2 connection). An ORM's, to get its own handle:
+   * `typeormTransactions(dataSource)`, `prismaTransactions(prisma)`, `drizzleTransactions(db)`,
+   * `kyselyTransactions(db)` or `mikroOrmTransactions(em)` from this entry, over the store's
+   * database. Checked at startup: an ORM on a database without the store's tables fails `init()`.
+   */
+  transactions?: Pick<SqlExecutor, 'transaction'>;
 }
 
 /**
@@ -58,12 +67,21 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private poller: MySqlWakePoller;
   private readonly wakePoll: WakePollInterval | undefined;
   private readonly statementTimeout: MySqlStatementTimeout;
+  private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
 
   constructor(options: MySqlWorkflowStoreOptions) {
     super(options, STORE, "fromMysql2(pool) from '@nestjs/workflows/mysql'", 'It looks like a mysql2 pool: wrap it, `executor: fromMysql2(pool)`.', [
       'wakePoll',
+      'transactions',
     ]);
+    if (options.transactions !== undefined && typeof options.transactions?.transaction !== 'function') {
+      throw new TypeError(
+        `${STORE}: \`transactions\` must be what typeormTransactions(), prismaTransactions(), drizzleTransactions(), kyselyTransactions() ` +
+          "or mikroOrmTransactions() return.",
+      );
+    }
+    this.transactions = options.transactions ? transactionsFor(options.transactions, MYSQL_TRANSACTIONS) : null;
     this.tables = mysqlTables(this.schema);
     const locks = new MySqlLocks(this.tables.locks);
     this.signalsOf = new MySqlSignals(this.tables, locks);
@@ -86,8 +104,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   }
 
   /** Migrates (or, with `migrate: false`, checks the tables are current). Called once at startup. */
-  init(): Promise<void> {
-    return initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
+  async init(): Promise<void> {
+    await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
+    if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }
 
   protected migrationRunner(): MigrationRunner {
@@ -298,7 +317,7 @@ ORDER BY updated_at, id LIMIT ?`,
    * bound).
    */
   transaction<T>(id: string, token: string, body: (tx: Store.WorkflowStoreTransaction) => Promise<T>, options?: WorkflowStoreTransactionOptions): Promise<T> {
-    return this.executor.transaction((tx) =>
+    return (this.transactions ?? this.executor).transaction((tx) =>
       this.statementTimeout.around(tx, options?.timeout ?? null, () =>
         body({
           handle: tx.handle ?? tx,

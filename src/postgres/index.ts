@@ -16,6 +16,7 @@ export { typeormTransactions, type TypeOrmEntityManagerLike, type TypeOrmQueryRu
 export { drizzleTransactions, type DrizzleLike } from '../sql/handles/drizzle-handle.js';
 export { prismaTransactions, type PrismaLike, type PrismaTransactionsOptions } from '../sql/handles/prisma-handle.js';
 export { mikroOrmTransactions, type MikroOrmLike } from '../sql/handles/mikro-orm-handle.js';
+export type { OrmTransactions } from '../sql/handles/handle-kind.js';
 export { POSTGRES_JOURNAL_KEY_BYTES, POSTGRES_KEY_LIMITS } from './key-limits.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
 export type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';

@@ -1,19 +1,33 @@
-// start() and signal() inside the application's transaction on MariaDB, with Kysely, Drizzle and
-// TypeORM handles: commit makes the instance visible and runs it (the worker polls once an hour;
-// the store's wake-up poll finds it), nothing is visible before the commit, rollback leaves no
-// trace, a failure inside the store leaves the application's transaction usable, and a handle on
-// another database is refused, saying so.
+// start() and signal() inside the application's transaction on MariaDB, with a mysql2 connection
+// and Kysely, Drizzle, TypeORM, MikroORM (@mikro-orm/mariadb) and Prisma (@prisma/adapter-mariadb)
+// handles: commit makes the instance visible and runs it (the worker polls once an hour; the
+// store's wake-up poll finds it), nothing is visible before the commit, rollback leaves no trace, a
+// failure inside the store leaves the application's transaction usable, and a handle on another
+// database is refused, saying so. Then ctx.transaction() with the library's own handle (the
+// store's `transactions` option).
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
-import { Kysely, MysqlDialect, sql as kyselySql } from 'kysely';
+import { Kysely, MysqlDialect, Transaction as KyselyTransaction, sql as kyselySql } from 'kysely';
 import { drizzle } from 'drizzle-orm/mysql2';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { DataSource, EntityManager } from 'typeorm';
+import { MikroORM, EntityManager as MikroEntityManager } from '@mikro-orm/mariadb';
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import { execFileSync } from 'node:child_process';
 import mysqlCallbacks from 'mysql2';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Workflow, WorkflowSignal, systemClock, type WorkflowContext } from '../../src/index.js';
-import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
+import {
+  MySqlWorkflowStore,
+  drizzleTransactions,
+  fromMysql2,
+  kyselyTransactions,
+  mikroOrmTransactions,
+  prismaTransactions,
+  typeormTransactions,
+} from '../../src/mysql/index.js';
+import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql } from '../support/mysql.js';
 
@@ -25,7 +39,11 @@ interface Kit {
   begin<T>(fn: (handle: object) => Promise<T>): Promise<T>;
   insert(handle: object, id: string): Promise<void>;
   /** The same library connected to another database (one without the store's tables), for the refusal. */
-  elsewhere(): Promise<{ begin<T>(fn: (handle: object) => Promise<T>): Promise<T>; close(): Promise<void> }>;
+  elsewhere(): Promise<Kit>;
+  /** The store's `transactions` option for this library (`undefined`: the driver's, the default). */
+  transactions(): Pick<SqlExecutor, 'transaction'> | undefined;
+  /** Whether `tx` is the library's own transaction handle. */
+  isOwnHandle(tx: unknown): boolean;
   close(): Promise<void>;
 }
 
@@ -58,6 +76,8 @@ async function kyselyKit(database = mysqlConnection.database): Promise<Kit> {
       await kyselySql`INSERT INTO ${kyselySql.raw(orders)} (id) VALUES (${id})`.execute(handle as Kysely<unknown>);
     },
     elsewhere: () => kyselyKit(otherDatabase),
+    transactions: () => kyselyTransactions(db),
+    isOwnHandle: (tx) => tx instanceof KyselyTransaction,
     close: () => db.destroy(),
   };
 }
@@ -73,6 +93,8 @@ async function drizzleKit(database = mysqlConnection.database): Promise<Kit> {
       await (handle as typeof db).execute(drizzleSql`INSERT INTO ${drizzleSql.raw(orders)} (id) VALUES (${id})`);
     },
     elsewhere: () => drizzleKit(otherDatabase),
+    transactions: () => drizzleTransactions(db),
+    isOwnHandle: (tx) => typeof (tx as { rollback?: unknown }).rollback === 'function' && typeof (tx as { select?: unknown }).select === 'function',
     close: () => pool.end(),
   };
 }
@@ -96,6 +118,8 @@ async function typeormKit(database = mysqlConnection.database): Promise<Kit> {
       await (handle as EntityManager).query(`INSERT INTO ${orders} (id) VALUES (?)`, [id]);
     },
     elsewhere: () => typeormKit(otherDatabase),
+    transactions: () => typeormTransactions(source),
+    isOwnHandle: (tx) => tx instanceof EntityManager,
     close: () => source.destroy(),
   };
 }
@@ -124,8 +148,96 @@ async function mysql2Kit(database = mysqlConnection.database): Promise<Kit> {
       await (handle as mysql.PoolConnection).query(`INSERT INTO ${orders} (id) VALUES (?)`, [id]);
     },
     elsewhere: () => mysql2Kit(otherDatabase),
+    transactions: () => undefined,
+    isOwnHandle: (tx) => typeof (tx as mysql.PoolConnection).query === 'function' && typeof (tx as mysql.PoolConnection).release === 'function',
     close: () => pool.end(),
   };
+}
+
+async function mikroOrmKit(database = mysqlConnection.database): Promise<Kit> {
+  const orm = await MikroORM.init({
+    dbName: database,
+    host: mysqlConnection.host,
+    port: mysqlConnection.port,
+    user: mysqlConnection.user,
+    password: mysqlConnection.password,
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
+    pool: { min: 1, max: 1 },
+    allowGlobalContext: true,
+  });
+  await orm.em.getConnection().execute(READ_COMMITTED);
+  return {
+    name: 'MikroORM',
+    begin: (fn) => orm.em.fork().transactional((em) => fn(em)),
+    insert: async (handle, id) => {
+      const em = handle as MikroEntityManager;
+      await em.getConnection().execute(`INSERT INTO ${orders} (id) VALUES (?)`, [id], 'run', em.getTransactionContext());
+    },
+    elsewhere: () => mikroOrmKit(otherDatabase),
+    transactions: () => mikroOrmTransactions(orm.em.fork()),
+    isOwnHandle: (tx) => tx instanceof MikroEntityManager,
+    close: () => orm.close(true),
+  };
+}
+
+/**
+ * Prisma through its MariaDB driver adapter (the `mariadb` driver), with the client generated from
+ * prisma-mysql/schema.prisma by Prisma's Rust-free generator: no query engine binary. `prisma
+ * generate` wants the schema engine binary on disk, which only Prisma's own download server has
+ * (not the npm registry); generating a client does not run it, so any existing file stands in.
+ */
+async function prismaKit(database = mysqlConnection.database): Promise<Kit> {
+  prismaGenerated ??= (() => {
+    execFileSync(process.execPath, ['node_modules/prisma/build/index.js', 'generate', '--schema', 'test/transactions/prisma-mysql/schema.prisma'], {
+      env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      stdio: 'pipe',
+    });
+    return import('./prisma-mysql/generated/client.js' as string) as Promise<{ PrismaClient: new (options: object) => PrismaLikeClient }>;
+  })();
+  const { PrismaClient } = await prismaGenerated;
+  const { host, port, user, password } = mysqlConnection;
+  const adapter = new PrismaMariaDb({ host, port, user, password, database, connectionLimit: 1, initSql: READ_COMMITTED });
+  const prisma = new PrismaClient({ adapter });
+  return {
+    name: 'Prisma',
+    begin: (fn) => prisma.$transaction((tx) => fn(tx)),
+    insert: async (handle, id) => {
+      await (handle as PrismaLikeClient).$executeRawUnsafe(`INSERT INTO ${orders} (id) VALUES (?)`, id);
+    },
+    elsewhere: () => prismaKit(otherDatabase),
+    transactions: () => prismaTransactions(prisma),
+    isOwnHandle: (tx) => typeof (tx as PrismaLikeClient).$executeRawUnsafe === 'function' && !('$disconnect' in (tx as object)),
+    close: () => prisma.$disconnect(),
+  };
+}
+
+interface PrismaLikeClient {
+  $transaction<T>(fn: (tx: object) => Promise<T>): Promise<T>;
+  $executeRawUnsafe(sql: string, ...values: unknown[]): Promise<number>;
+  $disconnect(): Promise<void>;
+}
+let prismaGenerated: Promise<{ PrismaClient: new (options: object) => PrismaLikeClient }> | undefined;
+
+let ownHandle: (tx: unknown) => boolean = () => false;
+let currentKit: Kit | undefined;
+/** Run inside ReserveWorkflow's transaction after its insert (another worker taking the lease over). */
+let afterInsert: (id: string) => Promise<void> = async () => undefined;
+
+@Injectable()
+@Workflow('orm-mysql.reserve')
+class ReserveWorkflow {
+  async run(ctx: WorkflowContext) {
+    return ctx.transaction(
+      'reserve',
+      async (tx: object) => {
+        await currentKit!.insert(tx, `${ctx.id}:row`);
+        await afterInsert(ctx.id);
+        return { own: ownHandle(tx) };
+      },
+      { timeout: '10s' },
+    );
+  }
 }
 
 describe.skipIf(!available)('start() and signal() in the application transaction, per library (MariaDB)', () => {
@@ -154,13 +266,15 @@ describe.skipIf(!available)('start() and signal() in the application transaction
 
   const rowExists = async (id: string) => (await pool.query<mysql.RowDataPacket[]>(`SELECT 1 FROM ${orders} WHERE id = ?`, [id]))[0].length === 1;
 
-  for (const makeKit of [() => mysql2Kit(), () => kyselyKit(), () => drizzleKit(), () => typeormKit()]) {
+  for (const makeKit of [() => mysql2Kit(), () => kyselyKit(), () => drizzleKit(), () => typeormKit(), () => mikroOrmKit(), () => prismaKit()]) {
     describe.sequential('with a library handle', () => {
       let kit: Kit;
       let app: TestApp;
 
       beforeAll(async () => {
         kit = await makeKit();
+        currentKit = kit;
+        ownHandle = kit.isOwnHandle;
         // One store for every library's application: each app.close() stops its wake-up poll, the next app starts it again.
         app = await createTestApp([OrderWorkflow], { store: store as never, clock: systemClock, worker: { concurrency: 2, pollInterval: '1h' } });
       });
@@ -241,6 +355,53 @@ describe.skipIf(!available)('start() and signal() in the application transaction
           const [rows] = await pool.query<mysql.RowDataPacket[]>(`SELECT id FROM \`${otherDatabase}\`.${orders} WHERE id = ?`, [id]);
           expect(rows).toHaveLength(1);
           expect(await store.get(id)).toBeNull();
+        } finally {
+          await other.close();
+        }
+      });
+
+      it("ctx.transaction() with the library's handle (the store's `transactions` option)", async () => {
+        const ormStore = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: prefix, transactions: kit.transactions() });
+        const ormApp = await createTestApp([ReserveWorkflow], { store: ormStore as never, worker: false });
+        // The other application's worker, woken by the new instance, may hold its row for a moment
+        // while it looks for its own work: a drain then skips the locked row. Drain until it ran.
+        const run = async (instance: string) => {
+          for (let i = 0; (await store.get(instance))?.status === 'pending'; i++) {
+            if (i > 50) throw new Error(`${instance} never ran`);
+            if ((await ormApp.worker.drain()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        };
+        try {
+          const id = `${kit.name}-ctx`;
+          const handle = await ormApp.client.start(ReserveWorkflow, {}, { id });
+          await run(id);
+          expect(await handle.result()).toEqual({ own: true });
+          expect(await rowExists(`${id}:row`)).toBe(true);
+          // The lease lost during the callback: the library's transaction rolls back, rows and result alike.
+          afterInsert = async (instance) => {
+            await pool.query(`UPDATE ${prefix}_instances SET lease_token = 'someone-else' WHERE id = ?`, [instance]);
+          };
+          await ormApp.client.start(ReserveWorkflow, {}, { id: `${id}-lost` });
+          await run(`${id}-lost`);
+          expect(await rowExists(`${id}-lost:row`)).toBe(false);
+          const lost = await store.get(`${id}-lost`, { journal: true });
+          expect(lost!.journal!.some((entry) => entry.name === 'reserve')).toBe(false);
+          expect(lost!.leaseToken).toBe('someone-else');
+        } finally {
+          afterInsert = async () => undefined;
+          await ormApp.close();
+        }
+      });
+
+      it('the `transactions` option on another database fails init(), saying so', async () => {
+        const other = await kit.elsewhere();
+        try {
+          const transactions = other.transactions();
+          if (!transactions) return; // the driver's: the store's own pool, always the store's database
+          const wrong = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: prefix, transactions });
+          const error = await wrong.init().catch((e: unknown) => e as Error);
+          expect(error).toBeInstanceOf(TypeError);
+          expect(error!.message).toMatch(new RegExp(`the ORM \\(\`transactions\` option\\) transaction reaches a database without the store's tables "${prefix}_\\*" \\(.*${otherDatabase}`));
         } finally {
           await other.close();
         }

@@ -1,11 +1,11 @@
 import type { SqlExecutor } from '../sql-executor.js';
-import { queryResult, transactionExecutor, type TransactionHandleKind } from './handle-kind.js';
+import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
 import { splitStatement, type SqlPlaceholders } from './placeholders.js';
 
 /** What the store uses of a Drizzle database or transaction (structural). */
 export interface DrizzleLike {
   execute(query: unknown): PromiseLike<unknown>;
-  transaction<T>(fn: (tx: DrizzleLike) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: DrizzleLike) => Promise<T>, config?: { isolationLevel?: 'read committed' }): Promise<T>;
   rollback?(): never;
 }
 
@@ -66,8 +66,11 @@ function drizzleExecutor(tx: DrizzleLike, placeholders: SqlPlaceholders): SqlExe
  * `ctx.transaction()` through Drizzle: each transactional step runs in `db.transaction()`, and its
  * callback gets Drizzle's `tx`. Pass it as the store's `transactions` option.
  */
-export function drizzleTransactions(db: object, placeholders: SqlPlaceholders = 'dollar'): Pick<SqlExecutor, 'transaction'> {
+export function drizzleTransactions(db: object): OrmTransactions {
   if (!db || !isDrizzle(db)) throw new TypeError('drizzleTransactions() expects a Drizzle database (`drizzle(pool)`).');
   const drizzle = db as DrizzleLike;
-  return { transaction: (fn) => drizzle.transaction((tx) => fn(drizzleExecutor(tx, placeholders))) };
+  return ormTransactions((dialect) => {
+    const config = dialect.readCommitted ? { isolationLevel: 'read committed' as const } : undefined;
+    return { transaction: (fn) => drizzle.transaction((tx) => fn(drizzleExecutor(tx, dialect.placeholders)), config) };
+  });
 }

@@ -2,6 +2,38 @@ import type { SqlExecutor, SqlQueryResult } from '../sql-executor.js';
 import type { SqlPlaceholders } from './placeholders.js';
 
 /**
+ * How a store's `transactions` option opens `ctx.transaction()`'s transactions on its server: the
+ * store's placeholders, and on MySQL READ COMMITTED (as `fromMysql2()` opens them; the ORM's
+ * session default there is REPEATABLE READ).
+ */
+export interface TransactionsDialect {
+  readonly placeholders: SqlPlaceholders;
+  readonly readCommitted: boolean;
+}
+
+export const POSTGRES_TRANSACTIONS: TransactionsDialect = { placeholders: 'dollar', readCommitted: false };
+export const MYSQL_TRANSACTIONS: TransactionsDialect = { placeholders: 'question', readCommitted: true };
+
+/**
+ * What `typeormTransactions()` and the others return: the ORM's transactions for PostgreSQL's
+ * statements, and `forDialect()`, which the MySQL store calls for its own (`?` placeholders, READ
+ * COMMITTED). So one function serves both stores, from either entry.
+ */
+export interface OrmTransactions extends Pick<SqlExecutor, 'transaction'> {
+  forDialect(dialect: TransactionsDialect): Pick<SqlExecutor, 'transaction'>;
+}
+
+export function ormTransactions(make: (dialect: TransactionsDialect) => Pick<SqlExecutor, 'transaction'>): OrmTransactions {
+  return { ...make(POSTGRES_TRANSACTIONS), forDialect: make };
+}
+
+/** The `transactions` option as a store of `dialect` runs it. */
+export function transactionsFor(transactions: Pick<SqlExecutor, 'transaction'>, dialect: TransactionsDialect): Pick<SqlExecutor, 'transaction'> {
+  const orm = transactions as Partial<OrmTransactions>;
+  return typeof orm.forDialect === 'function' ? orm.forDialect(dialect) : transactions;
+}
+
+/**
  * An ORM's (or query builder's) transaction handle, seen by the store: how to tell it apart from
  * the others by its shape (no library is imported: the application passes an object that its own
  * copy of the library made) and how to run the store's statements on it.

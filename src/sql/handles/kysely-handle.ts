@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { SqlExecutor } from '../sql-executor.js';
-import { queryResult, transactionExecutor, type TransactionHandleKind } from './handle-kind.js';
+import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
 
 /** What the store uses of a Kysely `Transaction` (structural: `kysely` itself is never imported). */
 export interface KyselyLike {
   readonly isTransaction: boolean;
   executeQuery(query: { sql: string; parameters: readonly unknown[]; query: unknown; queryId: { queryId: string } }): Promise<{ rows: unknown[]; numAffectedRows?: bigint; insertId?: bigint }>;
-  transaction(): { execute<T>(fn: (trx: KyselyLike) => Promise<T>): Promise<T> };
+  transaction(): KyselyTransactionBuilderLike;
+}
+
+interface KyselyTransactionBuilderLike {
+  execute<T>(fn: (trx: KyselyLike) => Promise<T>): Promise<T>;
+  setIsolationLevel(level: 'read committed'): KyselyTransactionBuilderLike;
 }
 
 /**
@@ -43,10 +48,13 @@ function kyselyExecutor(trx: KyselyLike): SqlExecutor {
  *
  * @example new PostgresWorkflowStore({ executor: fromPg(pool), transactions: kyselyTransactions(db) })
  */
-export function kyselyTransactions(db: object): Pick<SqlExecutor, 'transaction'> {
+export function kyselyTransactions(db: object): OrmTransactions {
   const kysely = db as KyselyLike;
   if (typeof kysely?.transaction !== 'function' || !KYSELY_HANDLE.matches(kysely)) {
     throw new TypeError('kyselyTransactions() expects a Kysely instance (`new Kysely({ dialect })`).');
   }
-  return { transaction: (fn) => kysely.transaction().execute((trx) => fn(kyselyExecutor(trx))) };
+  return ormTransactions((dialect) => {
+    const begin = () => (dialect.readCommitted ? kysely.transaction().setIsolationLevel('read committed') : kysely.transaction());
+    return { transaction: (fn) => begin().execute((trx) => fn(kyselyExecutor(trx))) };
+  });
 }

@@ -1,11 +1,11 @@
 import type { SqlExecutor } from '../sql-executor.js';
-import { queryResult, transactionExecutor, type TransactionHandleKind } from './handle-kind.js';
+import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
 import { splitStatement, type SqlPlaceholders } from './placeholders.js';
 
 /** What the store uses of a MikroORM (SQL driver) `EntityManager` (structural). */
 export interface MikroOrmLike {
   getTransactionContext(): MikroOrmKnexTransaction | undefined;
-  transactional<T>(fn: (em: MikroOrmLike) => Promise<T>): Promise<T>;
+  transactional<T>(fn: (em: MikroOrmLike) => Promise<T>, options?: { isolationLevel?: 'read committed' }): Promise<T>;
   getConnection(): unknown;
 }
 
@@ -42,9 +42,11 @@ function mikroOrmExecutor(em: MikroOrmLike, placeholders: SqlPlaceholders): SqlE
     // knex reads `?` as a binding and `??` as an identifier; none of the store's statements has either.
     const result = (await trx.raw(texts.join('?'), values.map(binding))) as unknown;
     if (Array.isArray(result)) {
-      // mysql2 through knex: [rows or header, fields].
+      // mysql2 or mariadb through knex: [rows or header, fields].
       const [first] = result as unknown[];
-      return Array.isArray(first) ? queryResult(first) : queryResult([], (first as { affectedRows?: number } | undefined)?.affectedRows ?? 0);
+      if (Array.isArray(first)) return queryResult(first);
+      const header = first as { affectedRows?: number; insertId?: number | bigint } | undefined;
+      return queryResult([], header?.affectedRows ?? 0, header?.insertId);
     }
     const { rows, rowCount } = result as { rows?: unknown; rowCount?: number | null };
     return queryResult(rows, rowCount ?? undefined);
@@ -61,8 +63,11 @@ function binding(value: unknown): unknown {
  * its callback gets that transaction's `EntityManager` (a fork: it flushes before the commit).
  * Pass it as the store's `transactions` option.
  */
-export function mikroOrmTransactions(em: object, placeholders: SqlPlaceholders = 'dollar'): Pick<SqlExecutor, 'transaction'> {
+export function mikroOrmTransactions(em: object): OrmTransactions {
   if (!em || !isMikroOrm(em)) throw new TypeError('mikroOrmTransactions() expects a MikroORM EntityManager (`orm.em`).');
   const manager = em as MikroOrmLike;
-  return { transaction: (fn) => manager.transactional((tx) => fn(mikroOrmExecutor(tx, placeholders))) };
+  return ormTransactions((dialect) => {
+    const options = dialect.readCommitted ? { isolationLevel: 'read committed' as const } : undefined;
+    return { transaction: (fn) => manager.transactional((tx) => fn(mikroOrmExecutor(tx, dialect.placeholders)), options) };
+  });
 }

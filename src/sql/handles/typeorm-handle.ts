@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../sql-executor.js';
-import { queryResult, transactionExecutor, type TransactionHandleKind } from './handle-kind.js';
+import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
 
 /** What the store uses of a TypeORM `QueryRunner` (structural: `typeorm` is never imported). */
 export interface TypeOrmQueryRunnerLike {
@@ -13,6 +13,12 @@ export interface TypeOrmEntityManagerLike {
   readonly queryRunner?: TypeOrmQueryRunnerLike;
   readonly connection: unknown;
   transaction<T>(fn: (manager: TypeOrmEntityManagerLike) => Promise<T>): Promise<T>;
+}
+
+/** `dataSource.transaction(fn)`, or with an isolation level first. */
+interface TypeOrmDataSourceTransaction {
+  <T>(fn: (manager: TypeOrmEntityManagerLike) => Promise<T>): Promise<T>;
+  <T>(isolationLevel: 'READ COMMITTED', fn: (manager: TypeOrmEntityManagerLike) => Promise<T>): Promise<T>;
 }
 
 const isQueryRunner = (value: object): value is TypeOrmQueryRunnerLike =>
@@ -55,16 +61,18 @@ function typeormExecutor(handle: unknown, runner: TypeOrmQueryRunnerLike): SqlEx
  * and its callback gets that transaction's `EntityManager` (so `manager.getRepository(Order)`
  * works in it). Pass it as the store's `transactions` option.
  */
-export function typeormTransactions(dataSource: object): Pick<SqlExecutor, 'transaction'> {
-  const source = dataSource as { transaction?: TypeOrmEntityManagerLike['transaction']; manager?: unknown };
+export function typeormTransactions(dataSource: object): OrmTransactions {
+  const source = dataSource as { transaction?: TypeOrmDataSourceTransaction; manager?: unknown };
   if (typeof source?.transaction !== 'function' || !source.manager) {
     throw new TypeError('typeormTransactions() expects a TypeORM DataSource (`new DataSource({ type: ... })`).');
   }
-  return {
-    transaction: (fn) =>
-      source.transaction!((manager) => {
+  return ormTransactions((dialect) => ({
+    transaction: (fn) => {
+      const body = (manager: TypeOrmEntityManagerLike) => {
         if (!manager.queryRunner) throw new TypeError('TypeORM handed the transaction a manager without a query runner.');
         return fn(typeormExecutor(manager, manager.queryRunner));
-      }),
-  };
+      };
+      return dialect.readCommitted ? source.transaction!('READ COMMITTED', body) : source.transaction!(body);
+    },
+  }));
 }
