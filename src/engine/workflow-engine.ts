@@ -94,7 +94,12 @@ export class WorkflowEngine {
       rateLimits: registry.rateLimits(),
     });
     this.observer.claimed(instances, now);
-    return instances.map((instance) => ({ instance: { ...instance, leaseToken: lease.token }, signalCursor: lastSignalId, leaseUntil: lease.leaseUntil }));
+    return instances.map((instance) => ({
+      // The store returns each instance with the new lease on it: copied only if it doesn't say so.
+      instance: instance.leaseToken === lease.token ? instance : { ...instance, leaseToken: lease.token },
+      signalCursor: lastSignalId,
+      leaseUntil: lease.leaseUntil,
+    }));
   }
 
   /** Extends the lease; hands the execution any cancel or terminate it reads. `false`: the lease is gone. */
