@@ -118,7 +118,12 @@ export class OpenTelemetryObserver implements WorkflowObserver {
     const parent: Context = instance.traceContext ? api.propagation.extract(api.ROOT_CONTEXT, instance.traceContext) : api.ROOT_CONTEXT;
     const base: Attributes = { 'workflow.name': instance.workflow, 'workflow.version': instance.version, 'workflow.instance.id': instance.id };
     const span = tracer.startSpan(`workflow.execute ${instance.workflow}`, { kind: SPAN_KIND_CONSUMER, attributes: { ...base, 'workflow.run': instance.runs } }, parent);
-    const inside = api.trace.setSpan(parent, span);
+    // Nothing to trace into when no span of this execution records (no SDK, or one that sampled
+    // this trace out) and no context manager would carry a context into the step's code: the
+    // attempts then run without spans of their own (their duration is still measured), since a span
+    // and a context per attempt would only be thrown away unread.
+    const traced = span.isRecording() || this.contextCarried();
+    const inside = traced ? api.trace.setSpan(parent, span) : parent;
     let closed = false;
     const outcome = (ended: ObservedOutcome, error?: SerializedWorkflowError | null) => {
       span.setAttribute('workflow.outcome', ended);
@@ -126,23 +131,12 @@ export class OpenTelemetryObserver implements WorkflowObserver {
       if (error && ended !== 'compensating') span.setStatus({ code: STATUS_ERROR, message: `${error.name}: ${error.message}` });
     };
     return {
-      around: <T>(kind: ObservedOperation, name: string, attempt: number, fn: () => Promise<T>) =>
-        tracer.startActiveSpan(`workflow.${kind} ${name}`, { attributes: { ...base, [`workflow.${kind}.name`]: name, 'workflow.attempt': attempt } }, inside, async (child) => {
-          const started = performance.now();
-          let failed = false;
-          try {
-            return await fn();
-          } catch (error) {
-            failed = true;
-            fail(child, error);
-            throw error;
-          } finally {
-            child.end();
-            if (kind === 'step') {
-              this.stepDuration.record(performance.now() - started, { 'workflow.name': instance.workflow, 'workflow.step.name': name, 'workflow.step.outcome': failed ? 'error' : 'ok' });
-            }
-          }
-        }),
+      around: <T>(kind: ObservedOperation, name: string, attempt: number, fn: () => Promise<T>) => {
+        if (!traced) return kind === 'step' ? this.timed(instance.workflow, name, fn, null) : fn();
+        return tracer.startActiveSpan(`workflow.${kind} ${name}`, { attributes: { ...base, [`workflow.${kind}.name`]: name, 'workflow.attempt': attempt } }, inside, (child) =>
+          kind === 'step' ? this.timed(instance.workflow, name, fn, child) : this.spanned(fn, child),
+        );
+      },
       signalTaken: (signal, latency) => {
         this.signalLatency.record(Math.max(0, latency), { 'workflow.name': instance.workflow, 'workflow.signal.name': signal });
         span.addEvent('signal taken', { 'workflow.signal.name': signal, 'workflow.signal.latency_ms': latency });
@@ -160,7 +154,47 @@ export class OpenTelemetryObserver implements WorkflowObserver {
       },
     };
   }
+
+  /** A step attempt, its duration measured (and recorded in `child`, its span, when there is one). */
+  private async timed<T>(workflow: string, step: string, fn: () => Promise<T>, child: Span | null): Promise<T> {
+    const started = performance.now();
+    let failed = false;
+    try {
+      return await fn();
+    } catch (error) {
+      failed = true;
+      if (child) fail(child, error);
+      throw error;
+    } finally {
+      child?.end();
+      this.stepDuration.record(performance.now() - started, { 'workflow.name': workflow, 'workflow.step.name': step, 'workflow.step.outcome': failed ? 'error' : 'ok' });
+    }
+  }
+
+  /** A compensation attempt or a child's start, in its span `child`. */
+  private async spanned<T>(fn: () => Promise<T>, child: Span): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      fail(child, error);
+      throw error;
+    } finally {
+      child.end();
+    }
+  }
+
+  /**
+   * Whether a context manager is registered, that is whether a context made active would reach the
+   * code run inside it (the API's default manager keeps none): asked with the public API only.
+   */
+  private contextCarried(): boolean {
+    const { context, ROOT_CONTEXT } = this.api;
+    return context.with(ROOT_CONTEXT.setValue(PROBE, true), () => context.active().getValue(PROBE) === true);
+  }
 }
+
+/** The key `contextCarried()` probes with. */
+const PROBE = Symbol('@nestjs/workflows:context-probe');
 
 function fail(span: Span, error: unknown): void {
   if (error instanceof Error) span.recordException(error);
