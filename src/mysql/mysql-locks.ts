@@ -63,6 +63,29 @@ export class MySqlLocks {
   }
 
   /**
+   * Deletes up to `limit` lock rows that no transaction holds (their own transaction), and resolves
+   * to how many it deleted. Safe for every row, whether or not instances wait on its topic, because
+   * a row carries nothing from one transaction to the next: the protocol needs the row only while
+   * a signal, a suspension or a reader holds it, and a missing row behaves as a topic never used
+   * (the next signal or suspension inserts it, locked, and the unique key orders two that insert
+   * together). The rows it deletes it first locks `FOR UPDATE SKIP LOCKED`: it never deletes one a
+   * signal or a suspension holds, and never waits, so it holds up nobody for longer than its own
+   * short transaction and can't be part of a deadlock. A signal, suspension or reader that asks for
+   * a row meanwhile waits for that commit, then finds the row gone and proceeds as on first use.
+   */
+  async purge(executor: SqlExecutor, limit: number): Promise<number> {
+    return executor.transaction(async (tx) => {
+      const { rows } = await tx.query(`SELECT lock_hash FROM ${this.table} ORDER BY lock_hash LIMIT ? FOR UPDATE SKIP LOCKED`, [limit]);
+      if (rows.length === 0) return 0;
+      const { rowCount } = await tx.query(
+        `DELETE FROM ${this.table} WHERE lock_hash IN (${placeholders(rows.length)})`,
+        rows.map((row) => row.lock_hash),
+      );
+      return rowCount;
+    });
+  }
+
+  /**
    * Outside a transaction: waits until no transaction holds the lock exclusively (a signal of the
    * topic in flight), then lets go at once.
    */

@@ -68,6 +68,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly wakePoll: WakePollInterval | undefined;
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
+  private readonly locks: MySqlLocks;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
 
   constructor(options: MySqlWorkflowStoreOptions) {
@@ -83,7 +84,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     }
     this.transactions = options.transactions ? transactionsFor(options.transactions, MYSQL_TRANSACTIONS) : null;
     this.tables = mysqlTables(this.schema);
-    const locks = new MySqlLocks(this.tables.locks);
+    const locks = (this.locks = new MySqlLocks(this.tables.locks));
     this.signalsOf = new MySqlSignals(this.tables, locks);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);
@@ -275,6 +276,9 @@ ORDER BY updated_at, id LIMIT ?`,
         return rowCount;
       }),
     );
+    // Lock rows no transaction holds, up to `limit` a call (see MySqlLocks.purge): one per signal
+    // topic ever used would otherwise stay forever. Housekeeping, not reported.
+    await retryOnLockContention(() => this.locks.purge(this.executor, query.limit));
     return { instances: purged, signals: signalCount, rateLimits };
   }
 
