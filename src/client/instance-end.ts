@@ -11,8 +11,11 @@ export interface InstanceEndSources {
   read(id: string): Promise<WorkflowInstanceDetails>;
   /** This process's events: its own executions' ends arrive here at once. */
   events: Observable<WorkflowEvent>;
-  /** The store's notifications of ends in any process (`null` from the subscription: it has none). */
-  listenForEnds(listener: (id: string | null) => void): Promise<(() => Promise<void>) | null>;
+  /**
+   * The store's notifications of ends in any process, of every instance or of `id` alone (`null`
+   * from the subscription: it has none).
+   */
+  listenForEnds(listener: (id: string | null) => void, id: string): Promise<(() => Promise<void>) | null>;
   /** Aborted when the application closes: a wait still going then rejects. */
   closing: AbortSignal;
   /** `worker.pollInterval`, in ms. */
@@ -24,7 +27,7 @@ const ENDS = new Set(['workflow-completed', 'workflow-failed', 'workflow-cancell
 /**
  * Resolves to the instance's output once it `completed`, rejects with its error once it ended
  * otherwise. Woken at once by this process's events and by the store's notifications (an end in
- * another process, on PostgreSQL); polling stays the safety net: every `pollInterval` when
+ * another process: PostgreSQL's NOTIFY, MySQL's poll of the instances waited for); polling stays the safety net: every `pollInterval` when
  * notifications work, else at most every 500 ms. Rejects with `WorkflowTimeoutError` after `limit`
  * ms (real time), and with `WorkflowClientClosedError` when the application closes first, so no
  * waiting handle keeps a process (or a test runner) alive.
@@ -73,7 +76,7 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
     : sources
         .listenForEnds((ended) => {
           if (ended === null || ended === id) nudge();
-        })
+        }, id)
         .catch(() => null);
   let stopListening: (() => Promise<void>) | null = null;
   try {

@@ -356,7 +356,7 @@ export class WorkflowClient implements OnModuleDestroy {
       {
         read: (instanceId) => this.getStatus(instanceId),
         events: this.events,
-        listenForEnds: (listener) => this.storage.listenForEnds(listener),
+        listenForEnds: (listener, instanceId) => this.storage.listenForEnds(listener, instanceId),
         closing: this.closing.signal,
         pollInterval: this.options.worker.pollInterval,
       },

@@ -19,6 +19,7 @@ export { mikroOrmTransactions, type MikroOrmLike } from '../sql/handles/mikro-or
 export type { OrmTransactions } from '../sql/handles/handle-kind.js';
 export { MYSQL_KEY_LIMITS } from './key-limits.js';
 export type { WakePollInterval } from './mysql-wake-poller.js';
+export type { EndPollInterval } from './mysql-end-poller.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
 export type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';
 export type { SqlKeyLimits } from '../sql/key-limits.js';

@@ -18,7 +18,9 @@ import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
 import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
+import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
+import { checkDelayRange } from '../sql/delay-range.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -48,6 +50,14 @@ export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
    * database. Checked at startup: an ORM on a database without the store's tables fails `init()`.
    */
   transactions?: Pick<SqlExecutor, 'transaction'>;
+  /**
+   * How often a `handle.result()` waiting here asks whether the instances it waits for ended in
+   * another process (MySQL has no LISTEN/NOTIFY; ends in this process arrive at once): `minDelay`
+   * ms after a wait began or an instance ended, doubling to `maxDelay` ms while none does. One
+   * statement per poll for all the waits of the process; nothing while nobody waits. Default
+   * `{ minDelay: 5, maxDelay: 50 }`.
+   */
+  endPoll?: EndPollInterval;
 }
 
 /**
@@ -69,12 +79,15 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
   private readonly locks: MySqlLocks;
+  private endPoller: MySqlEndPoller;
+  private readonly endPoll: EndPollInterval | undefined;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
 
   constructor(options: MySqlWorkflowStoreOptions) {
     super(options, STORE, "fromMysql2(pool) from '@nestjs/workflows/mysql'", 'It looks like a mysql2 pool: wrap it, `executor: fromMysql2(pool)`.', [
       'wakePoll',
       'transactions',
+      'endPoll',
     ]);
     if (options.transactions !== undefined && typeof options.transactions?.transaction !== 'function') {
       throw new TypeError(
@@ -91,9 +104,11 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.writes = new MySqlWrites(this.executor, this.tables, locks, this.signalsOf);
     this.scheduleStore = new MySqlSchedules(this.executor, this.tables);
     this.payloadRewrites = new MySqlPayloadRewrite(this.executor, this.tables);
-    this.wakePoll = options.wakePoll;
+    this.wakePoll = checkDelayRange(options.wakePoll, 'wakePoll', STORE);
+    this.endPoll = checkDelayRange(options.endPoll, 'endPoll', STORE);
     this.statementTimeout = new MySqlStatementTimeout();
-    this.poller = new MySqlWakePoller(this.executor, this.tables.instances, options.wakePoll);
+    this.poller = new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll);
+    this.endPoller = new MySqlEndPoller(this.executor, this.tables.instances, this.endPoll);
   }
 
   /**
@@ -343,14 +358,26 @@ ORDER BY updated_at, id LIMIT ?`,
   }
 
   /**
-   * Stops the wake-up poll (every listener is dropped). The application's pool stays open: it owns
-   * it. The store can be used again, as `PostgresWorkflowStore` can: a later `listen()` (an
-   * application started again with the same store instance) starts a new poll.
+   * Calls `listener` with `id` once the instance `id` ended in any process, found by a short
+   * adaptive poll of the instances this process waits for (see `MySqlEndPoller`). Without `id` it
+   * never calls it: MySQL has no feed of every end.
+   */
+  listenForEnds(listener: (id: string | null) => void, id?: string): Promise<() => Promise<void>> {
+    return this.endPoller.add(listener, id);
+  }
+
+  /**
+   * Stops the wake-up and end polls (every listener is dropped). The application's pool stays
+   * open: it owns it. The store can be used again, as `PostgresWorkflowStore` can: a later
+   * `listen()` or `listenForEnds()` (an application started again with the same store instance)
+   * starts a new poll.
    */
   async close(): Promise<void> {
-    const poller = this.poller;
+    const [poller, endPoller] = [this.poller, this.endPoller];
     this.poller = new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll);
+    this.endPoller = new MySqlEndPoller(this.executor, this.tables.instances, this.endPoll);
     poller.close();
+    endPoller.close();
   }
 }
 

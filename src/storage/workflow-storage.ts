@@ -336,10 +336,11 @@ export class WorkflowStorage {
 
   /**
    * Calls `listener` with the id of each instance that ends in any process (`null`: some may have
-   * been missed); resolves to a function that stops it, or `null` when the store can't notify.
+   * been missed), or with `id`'s alone when the store only watches the instance waited for;
+   * resolves to a function that stops it, or `null` when the store can't notify.
    */
-  async listenForEnds(listener: (id: string | null) => void): Promise<(() => Promise<void>) | null> {
-    return this.store.listenForEnds ? this.store.listenForEnds(listener) : null;
+  async listenForEnds(listener: (id: string | null) => void, id?: string): Promise<(() => Promise<void>) | null> {
+    return this.store.listenForEnds ? this.store.listenForEnds(listener, id) : null;
   }
 
   /** A create's result: the new instance with the input as given, or the existing one decoded. */

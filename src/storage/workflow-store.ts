@@ -286,8 +286,12 @@ export interface WorkflowStore {
    * compensation_failed) in any process, and with `null` when ends may have been missed (after a
    * reconnection), so `handle.result()` reads at once instead of at its next poll. Polling stays
    * the safety net. Resolves to a function that stops it.
+   *
+   * `id`: the instance the caller waits for, when it waits for one (`handle.result()` does). A
+   * store that hears of every end may ignore it; one that must ask (MySQL polls) may watch just
+   * that instance and call `listener` only for it.
    */
-  listenForEnds?(listener: (id: string | null) => void): Promise<() => Promise<void>>;
+  listenForEnds?(listener: (id: string | null) => void, id?: string): Promise<() => Promise<void>>;
 
   /**
    * Optional: how many instances are due at `now` and held by no live lease (what `claim()` could
