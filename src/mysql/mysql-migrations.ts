@@ -159,7 +159,9 @@ export function mysqlMigrationSql(schema: string): string {
   const history = quoteMysqlIdentifier(`${schema}_migrations`);
   const parts = [
     `-- @nestjs/workflows: the MySQL / MariaDB tables ${schema}_* (${MYSQL_MIGRATIONS.length} migration(s)).`,
-    `-- The store records each migration in ${history}.`,
+    `-- The store records each migration in ${history}. Every statement may run again: a column or an\n` +
+      "-- index is added through a prepared statement only while information_schema doesn't list it\n" +
+      '-- (MySQL 8.0 has no ADD COLUMN / CREATE INDEX IF NOT EXISTS).',
     `${historyTable(schema)};`,
   ];
   for (const migration of MYSQL_MIGRATIONS) {
