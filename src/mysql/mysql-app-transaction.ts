@@ -29,6 +29,29 @@ export function explainOtherMysqlDatabase(error: unknown, store: string, schema:
   return null;
 }
 
+const SAVEPOINT = 'nest_workflows_store';
+
+/**
+ * `fn`'s statements in a savepoint of the application's transaction: when one fails, the ones
+ * before it are undone too (InnoDB undoes only the failed statement), so a start or signal that
+ * rejects leaves nothing of itself (a stored signal whose wake-ups failed, say) to commit with the
+ * application's rows, and the application's transaction stays usable. A deadlock rolled the whole
+ * transaction back already: then the savepoint is gone, and the rollback to it fails quietly.
+ */
+export async function inSavepoint<T>(executor: SqlExecutor, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
+  await executor.query(`SAVEPOINT ${SAVEPOINT}`);
+  let result: T;
+  try {
+    result = await fn(executor);
+  } catch (error) {
+    await executor.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`).catch(() => undefined);
+    await executor.query(`RELEASE SAVEPOINT ${SAVEPOINT}`).catch(() => undefined);
+    throw error;
+  }
+  await executor.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+  return result;
+}
+
 /**
  * Startup: the `transactions` option's transactions reach the store's tables (the same database),
  * else a `TypeError` that says so.

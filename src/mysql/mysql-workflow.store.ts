@@ -3,7 +3,7 @@ import { WorkflowError } from '../errors/workflow.error.js';
 import { handleLibrary } from '../sql/handles/handle-executor.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { checkTransactions, explainOtherMysqlDatabase } from './mysql-app-transaction.js';
+import { checkTransactions, explainOtherMysqlDatabase, inSavepoint } from './mysql-app-transaction.js';
 import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
@@ -144,10 +144,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     return this.inApplicationTransaction(transaction, async (executor) => this.creates.createWith(executor, instance));
   }
 
-  /** `fn` on the application's transaction; a failure that shows it is on another database says so. */
+  /** `fn` on the application's transaction, in a savepoint; a failure that shows it is on another database says so. */
   private async inApplicationTransaction<T>(transaction: unknown, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
     try {
-      return await fn(await mysqlTransactionExecutor(transaction, STORE));
+      return await inSavepoint(await mysqlTransactionExecutor(transaction, STORE), fn);
     } catch (error) {
       throw explainOtherMysqlDatabase(error, STORE, this.schema, handleLibrary(transaction, 'mysql2')) ?? error;
     }

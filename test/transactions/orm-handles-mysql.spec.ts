@@ -255,6 +255,10 @@ describe.skipIf(!available)('start() and signal() in the application transaction
     // A failure inside the store: creating an instance with this id raises in the database.
     await pool.query(`CREATE TRIGGER ${prefix}_refuse_poison BEFORE INSERT ON ${prefix}_instances FOR EACH ROW
       BEGIN IF NEW.id LIKE 'poison%' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'poisoned instance'; END IF; END`);
+    // A failure in a signal's last statement (its wake-ups), after it stored the signal.
+    await pool.query(`CREATE TRIGGER ${prefix}_refuse_wake BEFORE UPDATE ON ${prefix}_instances FOR EACH ROW
+      BEGIN IF NEW.id LIKE 'wakefail%' AND OLD.status = 'suspended' AND NEW.wake_at IS NOT NULL THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'wake-up refused'; END IF; END`);
   });
 
   afterAll(async () => {
@@ -322,6 +326,24 @@ describe.skipIf(!available)('start() and signal() in the application transaction
         });
         expect(await rowExists(id)).toBe(true);
         expect(await store.get(`poison-${kit.name}`)).toBeNull();
+      });
+
+      it("a signal that fails after storing itself leaves nothing of it in the application's transaction", async () => {
+        const id = `wakefail-${kit.name}`;
+        await app.client.start(OrderWorkflow, { wait: true }, { id });
+        for (let i = 0; (await store.get(id))?.status !== 'suspended'; i++) {
+          if (i > 100) throw new Error(`${id} never suspended`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await kit.begin(async (tx) => {
+          const error = (await app.client.signal(paid, { amount: 1 }, { key: id, transaction: tx }).catch((e: unknown) => e)) as Error;
+          expect(`${error.message} ${(error.cause as Error | undefined)?.message}`).toMatch(/wake-up refused/);
+          await kit.insert(tx, `${id}:row`);
+        });
+        expect(await rowExists(`${id}:row`)).toBe(true);
+        const [signals] = await pool.query<mysql.RowDataPacket[]>(`SELECT id FROM ${prefix}_signals WHERE \`key\` = ?`, [id]);
+        expect(signals).toEqual([]);
+        expect((await store.get(id))?.status).toBe('suspended');
       });
 
       it('signal: committed with the rows, it wakes the waiting instance', async () => {
