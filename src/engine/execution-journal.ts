@@ -85,7 +85,7 @@ export class ExecutionJournal {
 
   private remember(entry: WorkflowJournalEntry): void {
     // The same text the store sends (made once per entry): sizing it costs no extra serialization.
-    const size = journalEntryJson(entry).length;
+    const size = journalEntryJson(entry, true).length;
     this.bytes += size - (this.sizes.get(entry.name) ?? 0);
     this.sizes.set(entry.name, size);
     this.entries.set(entry.name, entry);

@@ -8,20 +8,23 @@ import type { WorkflowJournalEntry } from './workflow-instance.js';
 const TEXT = Symbol('@nestjs/workflows:json');
 
 /**
- * `JSON.stringify(entry)`, made once per entry object and handed out again after that: the engine
- * sizes each entry it records (the journal limits), and a SQL store sends the same text, so a
- * step's result is serialized once on its way to the database instead of at every layer.
+ * `JSON.stringify(entry)`, made once per entry object the engine records and handed out again
+ * after that: the engine sizes each entry it records (the journal limits), and a SQL store sends
+ * the same text, so a step's result is serialized once on its way to the database instead of at
+ * every layer.
  *
- * Journal entries are never changed once made (a new attempt, a compensation or a payload codec
- * makes a new entry object, and a spread copy leaves the text behind), which is what makes the
- * text safe to keep. Throws, as `JSON.stringify()` does, on a value JSON can't carry (a BigInt, a
- * cycle).
+ * Only `keep: true` (the engine, for the entries it makes) keeps the text on the entry. The engine
+ * never changes an entry once made (a new attempt, a compensation or a payload codec makes a new
+ * entry object, and a spread copy leaves the text behind), which is what makes the kept text safe.
+ * A store only reads what was kept: an entry handed to `write()` by other code, which may change
+ * it in place and write it again, is serialized as it is at each write. Throws, as
+ * `JSON.stringify()` does, on a value JSON can't carry (a BigInt, a cycle).
  */
-export function journalEntryJson(entry: WorkflowJournalEntry): string {
+export function journalEntryJson(entry: WorkflowJournalEntry, keep = false): string {
   const kept = (entry as { [TEXT]?: string })[TEXT];
   if (kept !== undefined) return kept;
   const text = JSON.stringify(entry);
-  if (Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
+  if (keep && Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
   return text;
 }
 

@@ -7,7 +7,7 @@ const entry = (value: unknown): WorkflowJournalEntry => ({ name: 's', kind: 'ste
 describe('journalEntryJson()', () => {
   it('is JSON.stringify() of the entry, and the kept text stays invisible to keys, spreads, JSON and equality', () => {
     const e = entry({ b: 1, a: ['x', null] });
-    const text = journalEntryJson(e);
+    const text = journalEntryJson(e, true);
     expect(text).toBe(JSON.stringify(entry({ b: 1, a: ['x', null] })));
     expect(journalEntryJson(e)).toBe(text);
     expect(Object.keys(e)).toEqual(['name', 'kind', 'state', 'value', 'attempts', 'createdAt', 'updatedAt']);
@@ -18,9 +18,17 @@ describe('journalEntryJson()', () => {
     expect(journalEntryJson(copy)).toBe(JSON.stringify(entry('encoded')));
   });
 
+  it('keeps the text only when asked (the engine): an entry serialized for a store alone is serialized again at each call', () => {
+    const e = entry({ n: 1 });
+    expect(journalEntryJson(e)).toBe(JSON.stringify(entry({ n: 1 })));
+    (e.value as { n: number }).n = 2;
+    expect(journalEntryJson(e)).toBe(JSON.stringify(entry({ n: 2 })));
+    expect(journalJson([e])).toBe(JSON.stringify([entry({ n: 2 })]));
+  });
+
   it('serializes a frozen entry without keeping anything on it, and throws on what JSON cannot carry', () => {
     const frozen = Object.freeze(entry([1, 2]));
-    expect(journalEntryJson(frozen)).toBe(JSON.stringify(frozen));
+    expect(journalEntryJson(frozen, true)).toBe(JSON.stringify(frozen));
     expect(() => journalEntryJson(entry(10n))).toThrow(TypeError);
   });
 

@@ -317,5 +317,21 @@ export function writeContract(suite: ContractSuite): void {
         journal: [{ value: { n: 1 } }],
       });
     });
+
+    it('write: an entry object changed in place and written again is stored as it is at that write', async () => {
+      const s = testScope();
+      const { token } = await lease(suite.store, newInstance(s.id('a'), s.workflow));
+      const entry = journalEntry('a', { value: { n: 1 } });
+      const other = journalEntry('b', { value: 'b1' });
+      expect(await suite.store.write(s.id('a'), token, { now: T + 1, entries: [entry, other] })).toBe(true);
+      (entry.value as { n: number }).n = 2;
+      other.value = 'b2';
+      // Alone, then with another entry (the paths that send one entry and several).
+      expect(await suite.store.write(s.id('a'), token, { now: T + 2, entries: [entry] })).toBe(true);
+      expect((await details(suite.store, s.id('a'))).journal).toMatchObject([{ name: 'a', value: { n: 2 } }, { name: 'b', value: 'b1' }]);
+      (entry.value as { n: number }).n = 3;
+      expect(await suite.store.write(s.id('a'), token, { now: T + 3, entries: [entry, other] })).toBe(true);
+      expect((await details(suite.store, s.id('a'))).journal).toMatchObject([{ name: 'a', value: { n: 3 } }, { name: 'b', value: 'b2' }]);
+    });
   });
 }
