@@ -1,6 +1,7 @@
 import { deserializeError, serializeError } from '../errors/serialize-error.js';
 import { WorkflowSignalTimeoutError } from '../errors/workflow-signal-timeout.error.js';
 import type { WorkflowWait } from '../signals/workflow-wait.js';
+import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowSignalQuery, WorkflowSignalRecord } from '../storage/workflow-store.js';
 import { parseDuration } from '../time/duration.js';
 import type { Duration } from '../time/duration.js';
@@ -28,7 +29,7 @@ export class SignalWaits {
     const entry = host.entry(name);
     if (entry?.state === 'completed') {
       this.take(signal, key, entry.signalId ?? 0);
-      return entry.value as T;
+      return plainCopy(entry.value) as T;
     }
     if (entry?.state === 'failed') throw deserializeError(entry.error!);
     if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
@@ -54,7 +55,8 @@ export class SignalWaits {
       const at = host.now();
       host.observe.signalTaken(signal, at - found.createdAt);
       host.record({ name, kind: 'signal', state: 'completed', value: found.payload, signal: wait, signalId: found.id, createdAt: entry?.createdAt ?? at, updatedAt: at });
-      return found.payload as T;
+      // A copy: the code may change it in place before the entry is written.
+      return plainCopy(found.payload) as T;
     }
     if (wakeAt !== null && wakeAt <= now) {
       const error = serializeError(

@@ -1,6 +1,7 @@
 import { deserializeError } from '../errors/serialize-error.js';
 import { WorkflowInterrupt, isWorkflowInterrupt } from '../errors/workflow-interrupt.js';
 import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
+import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { parsePositiveDuration } from '../time/duration.js';
 import type { ExecutionHost } from './execution-host.js';
@@ -63,7 +64,9 @@ export async function runStepWith<T>(
   }
   const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
   const entry = host.entry(name);
-  if (entry?.state === 'completed') return entry.value as T;
+  // The code gets a copy of the journaled value, on replay as on the first run: what it changes in
+  // place must not change the entry (written later, or again with a saga's flag).
+  if (entry?.state === 'completed') return plainCopy(entry.value) as T;
   if (entry?.state === 'failed') throw deserializeError(entry.error!);
   const now = host.now();
   if (host.replayOnly || (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now)) {
@@ -110,7 +113,7 @@ export async function runStepWith<T>(
   if (!outcome.written) host.record(finish.entry(outcome.value));
   host.emit({ type: 'step-completed', step: name, attempt });
   host.checkpoint();
-  return outcome.value as T;
+  return plainCopy(outcome.value) as T;
 }
 
 function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEntry | undefined, attempt: number, retry: RetryPolicy, error: unknown): Promise<never> {

@@ -2,7 +2,7 @@
 // a step result, a custom status, an output), naming the path, before anything is stored and
 // before any later side effect runs; a Date follows one rule on the first run and on replay.
 import { afterEach, describe, expect, it } from 'vitest';
-import { InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
+import { InMemoryWorkflowStore, Workflow, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
 import { MAX_OPERATION_NAME_LENGTH } from '../../src/engine/operation-names.js';
 import { SQL_KEY_LIMITS } from '../../src/sql/key-limits.js';
 import { createTestApp, type TestApp } from './helpers.js';
@@ -238,5 +238,45 @@ describe('operation names the stores could not keep', () => {
     expect(failed).toMatchObject({ status: 'failed', error: { name: 'RangeError' } });
     expect(failed.error?.message).toMatch(/is 513 characters long; step, sleep, wait and child names may have at most 512/);
     expect(failed.journal).toEqual([]);
+  });
+});
+
+const tally = new WorkflowSignal<{ votes: string[] }>('values.tally');
+
+@Workflow('values.changes-result', { retry: false })
+class ChangesResult {
+  async run(ctx: WorkflowContext) {
+    const list = await ctx.step('a', () => ['first']);
+    const status = await ctx.step('b', () => ({ seen: 0 }));
+    // The code changes what the steps returned before the journal is written (the next wait).
+    list.push('pushed');
+    status.seen++;
+    await ctx.sleep('nap', '1s');
+    const payload = await ctx.waitForSignal('tally', tally);
+    payload.votes.push('mine');
+    await ctx.sleep('nap-2', '1s');
+    return { list, status, payload };
+  }
+}
+
+describe('a step result the code changes in place', () => {
+  it('is journaled as the step returned it: the replay sees what the first run saw, and changes it the same way', async () => {
+    app = await createTestApp([ChangesResult]);
+    await app.client.start(ChangesResult, undefined, { id: 'changes-1' });
+    expect(await app.worker.drain()).toBe(1);
+    const suspended = await app.client.getStatus('changes-1', { journal: true });
+    expect(suspended.journal!.map((entry) => [entry.name, entry.value])).toEqual([
+      ['a', ['first']],
+      ['b', { seen: 0 }],
+      ['nap', undefined],
+    ]);
+    app.clock.advance('1s');
+    expect(await app.worker.drain()).toBe(1);
+    await app.client.signal(tally, { votes: ['theirs'] });
+    expect(await app.worker.drain()).toBe(1);
+    expect((await app.client.getStatus('changes-1', { journal: true })).journal!.find((entry) => entry.name === 'tally')!.value).toEqual({ votes: ['theirs'] });
+    app.clock.advance('1s');
+    expect(await app.worker.drain()).toBe(1);
+    expect((await app.client.getStatus('changes-1')).output).toEqual({ list: ['first', 'pushed'], status: { seen: 1 }, payload: { votes: ['theirs', 'mine'] } });
   });
 });
