@@ -80,8 +80,11 @@ export class WorkflowEngine {
 
   constructor(private readonly options: EngineOptions) { this.observer = options.observer ?? NO_OBSERVER; }
 
-  /** Leases up to `limit` due instances of the workflows this process runs, granted at `now`. */
-  async claim(lease: WorkflowLease, now: number, limit: number): Promise<ClaimedInstance[]> {
+  /**
+   * Leases up to `limit` due instances of the workflows this process runs, granted at `now`; with
+   * `ids` (named by a notification), the store may take just those (see `WorkflowClaimRequest.ids`).
+   */
+  async claim(lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<ClaimedInstance[]> {
     const { registry, storage } = this.options;
     const workflows = registry.versions();
     if (workflows.length === 0) return [];
@@ -92,6 +95,7 @@ export class WorkflowEngine {
       workflows,
       limits: registry.limits(),
       rateLimits: registry.rateLimits(),
+      ...(ids === undefined ? {} : { ids }),
     });
     this.observer.claimed(instances, now);
     return instances.map((instance) => ({

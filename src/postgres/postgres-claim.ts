@@ -6,10 +6,11 @@ import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowClaim, WorkflowClaimRequest } from '../storage/workflow-store.js';
 
 /**
- * `WorkflowStore.claim()` on PostgreSQL. Without limits on the requested workflows: one statement
- * (pick with `FOR UPDATE SKIP LOCKED`, lease, read the last signal id). With limits: the shared
- * `claimUnderLimits()` in one transaction, the workflows' concurrency locks being advisory locks
- * taken in hash order.
+ * `WorkflowStore.claim()` on PostgreSQL. With `ids` (a notification named them): one statement that
+ * takes those of them that are free, by key. Without limits on the requested workflows: one
+ * statement (pick with `FOR UPDATE SKIP LOCKED`, lease, read the last signal id). With limits: the
+ * shared `claimUnderLimits()` in one transaction, the workflows' concurrency locks being advisory
+ * locks taken in hash order.
  */
 export async function claimInstances(
   executor: SqlExecutor,
@@ -20,6 +21,18 @@ export async function claimInstances(
   const names = request.workflows.map(({ name }) => name);
   const versions = request.workflows.map(({ version }) => version);
   const { limits, rates } = claimRules(request);
+
+  if (request.ids !== undefined && request.ids.length > 0) {
+    // Named instances (a notification's start): by key, only of workflows no limit counts (a
+    // limited claim takes their locks first). The caller claims as usual for those not taken.
+    const limited = new Set([...limits, ...rates].map((rule) => rule.workflow));
+    const open = limited.size === 0 ? request.workflows : request.workflows.filter(({ name }) => !limited.has(name));
+    if (open.length > 0) {
+      const ids = request.ids.slice(0, request.limit);
+      const params = [now, open.map(({ name }) => name), open.map(({ version }) => version), ids, request.token, request.owner, request.leaseUntil];
+      return toClaim((await executor.query(statements.claimByIds, params)).rows);
+    }
+  }
 
   if (limits.length === 0 && rates.length === 0) {
     const { rows } = await executor.query(statements.claim, [now, names, versions, request.limit, request.token, request.owner, request.leaseUntil]);

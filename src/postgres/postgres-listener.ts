@@ -9,6 +9,9 @@ const DEFAULT_BACKOFF: ReconnectBackoff = { minDelay: 100, maxDelay: 30_000 };
 /** The payload prefix of an instance's end (`ended:<id>`); every other payload means work is due. */
 export const ENDED_PREFIX = 'ended:';
 
+/** The payload prefix of one instance made due without a lease (`due:<id>`, a start); `''` says only that work is due. */
+export const DUE_PREFIX = 'due:';
+
 /**
  * What a listener hears: a notification's payload, or `null` after a reconnection (notifications
  * sent while the connection was down are lost, so anything may have happened).
@@ -135,10 +138,15 @@ export class PostgresListener {
     this.retry.unref();
   }
 
-  /** Calls `listener` when work may be due (any notification but an end, and after a reconnection). */
-  addWakeUps(listener: () => void): Promise<() => Promise<void>> {
+  /**
+   * Calls `listener` when work may be due (any notification but an end, and after a reconnection),
+   * with the instance's id when the notification names the one instance it made due.
+   */
+  addWakeUps(listener: (id?: string) => void): Promise<() => Promise<void>> {
     return this.add((notice) => {
-      if (notice === null || !notice.startsWith(ENDED_PREFIX)) listener();
+      if (notice === null) listener();
+      else if (notice.startsWith(DUE_PREFIX)) listener(notice.slice(DUE_PREFIX.length));
+      else if (!notice.startsWith(ENDED_PREFIX)) listener();
     });
   }
 

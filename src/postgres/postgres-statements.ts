@@ -27,6 +27,14 @@ export function notify(channelParam: string): string {
 }
 
 /**
+ * Notifies `due:<id>` (`DUE_PREFIX`): the one instance in `idColumn` became due and holds no lease
+ * (a start), so a worker that hears it may claim that instance by its id (`claimByIds`).
+ */
+export function notifyDue(channelParam: string, idColumn: string): string {
+  return `(SELECT true FROM pg_notify(${channelParam}, 'due:' || ${idColumn}))`;
+}
+
+/**
  * The journal upsert of `reopen` and `write`, as a CTE after `target` (the instance row they
  * updated, its `journal_seq` already raised by the entry count): new names take the next `seq`s in
  * array order, so the journal keeps first-write order; an existing name keeps its `seq` and gets
@@ -83,7 +91,7 @@ RETURNING ${notify('$4')} AS notified`;
   ON CONFLICT (id) DO NOTHING
   RETURNING ${instanceColumns()}
 )
-SELECT true AS created, n.*, CASE WHEN n.wake_at <= $14 AND n.lease_token IS NULL THEN ${notify('$19')} END AS notified FROM inserted n
+SELECT true AS created, n.*, CASE WHEN n.wake_at <= $14 AND n.lease_token IS NULL THEN ${notifyDue('$19', 'n.id')} END AS notified FROM inserted n
 UNION ALL
 SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
 

@@ -292,12 +292,12 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   }
 
   /**
-   * Calls `listener` when another process (or this one) made work due: a start due now, a signal
-   * that woke an instance, a hand-back due now, a cancel, a retry. One LISTEN connection per store
-   * (shared with `listenForEnds()`), reconnected with backoff when it drops (then `listener` is
-   * called once, for what it missed).
+   * Calls `listener` when another process (or this one) made work due: a start due now (with its
+   * id, which `claim()` then takes by key), a signal that woke an instance, a hand-back due now, a
+   * cancel, a retry. One LISTEN connection per store (shared with `listenForEnds()`), reconnected
+   * with backoff when it drops (then `listener` is called once, for what it missed).
    */
-  async listen(listener: () => void): Promise<() => Promise<void>> {
+  async listen(listener: (id?: string) => void): Promise<() => Promise<void>> {
     return (this.listener ??= new PostgresListener(this.executor, this.sql.channel)).addWakeUps(listener);
   }
 

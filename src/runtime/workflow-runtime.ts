@@ -62,11 +62,12 @@ export class WorkflowRuntime {
       heartbeatInterval: worker.heartbeatInterval,
       shutdownTimeout: worker.shutdownTimeout,
       clock,
-      claim: async (lease, now, limit) => {
-        const claimed = await engine.claim(lease, now, limit);
+      claim: async (lease, now, limit, ids) => {
+        const claimed = await engine.claim(lease, now, limit, ids);
         outage.recovered();
         return claimed;
       },
+      idOf: (claimed) => claimed.instance.id,
       renew: (claimed, until) => engine.renew(claimed, until),
       execute: (claimed, shutdown) => engine.execute(claimed, shutdown),
       onError: (error, stage) => outage.failed(error, stage === 'claim' ? 'claiming instances' : 'renewing a lease'),
@@ -96,7 +97,7 @@ export class WorkflowRuntime {
     const { clock, storage, logger, worker } = this.options;
     if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => this.kick()));
     try {
-      const stopListening = await storage.listen(() => this.kick());
+      const stopListening = await storage.listen((id) => this.kick(id));
       if (stopListening) this.stops.push(() => stopListening().catch(() => undefined));
     } catch (error) {
       logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);
@@ -122,9 +123,12 @@ export class WorkflowRuntime {
     return this.stopped;
   }
 
-  /** Looks for work now instead of at the next poll (a local start, a signal, a cancel). */
-  kick(): void {
-    if (this.enabled) this.loop.kick();
+  /**
+   * Looks for work now instead of at the next poll (a local start, a signal, a cancel); `id` names
+   * the one instance a store's notification made due, which the loop may then claim by id.
+   */
+  kick(id?: string): void {
+    if (this.enabled) this.loop.kick(id);
   }
 
   /**

@@ -321,16 +321,17 @@ export class WorkflowStorage {
 
   // ---- wake-ups ----
 
-  /**
-   * Calls `listener` when another process may have made work due; resolves to a function that
-   * stops it, or `null` when the store can't notify (polling alone then finds the work).
-   */
   /** Due instances no live lease holds, up to `cap`; `null` when the store can't count them. */
   async countDue(now: number, cap: number): Promise<number | null> {
     return this.store.countDue ? this.store.countDue(now, cap) : null;
   }
 
-  async listen(listener: () => void): Promise<(() => Promise<void>) | null> {
+  /**
+   * Calls `listener` when another process may have made work due (with the instance's id when the
+   * store names the one it made due); resolves to a function that stops it, or `null` when the
+   * store can't notify (polling alone then finds the work).
+   */
+  async listen(listener: (id?: string) => void): Promise<(() => Promise<void>) | null> {
     return this.store.listen ? this.store.listen(listener) : null;
   }
 

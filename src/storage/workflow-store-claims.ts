@@ -29,6 +29,13 @@ export interface WorkflowClaimRequest extends WorkflowLease {
   workflows: Array<{ name: string; version: number }>;
   limits?: WorkflowConcurrencyLimit[];
   rateLimits?: WorkflowRateLimitRule[];
+  /**
+   * Optional: instances the caller was told are due (the store's `listen()` named them). A store
+   * may then claim just those of them it can take (due, without a live lease, of `workflows`, not
+   * of a workflow with limits), up to `limit`, by key instead of searching; or ignore `ids` and
+   * claim as without them. The caller claims again without `ids` unless it got every one.
+   */
+  ids?: string[];
 }
 
 export interface WorkflowClaim {

@@ -277,9 +277,11 @@ export interface WorkflowStore {
   /**
    * Optional: calls `listener` when another process may have made work due (a start, a signal, a
    * hand-back), so idle workers look at once instead of at their next poll. Polling stays the
-   * safety net, so a missed notification only costs latency. Resolves to a function that stops it.
+   * safety net, so a missed notification only costs latency. When the notification names the one
+   * instance it made due (a start), `listener` gets its id, which the worker may pass to `claim()`
+   * as `ids`. Resolves to a function that stops it.
    */
-  listen?(listener: () => void): Promise<() => Promise<void>>;
+  listen?(listener: (id?: string) => void): Promise<() => Promise<void>>;
 
   /**
    * Optional: calls `listener` with an instance's id when it ends (completed, failed, cancelled,

@@ -19,8 +19,13 @@ export interface LeasedWorkerTimings {
 export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
   owner?: string;
   clock: WorkflowClock;
-  /** Leases up to `limit` due items under `lease`, granted at `now`. */
-  claim(lease: WorkflowLease, now: number, limit: number): Promise<T[]>;
+  /**
+   * Leases up to `limit` due items under `lease`, granted at `now`. With `ids` (named by wake-ups),
+   * it may take just those of them it can, by key.
+   */
+  claim(lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<T[]>;
+  /** An item's id, as wake-ups name it. Without it, named wake-ups count as plain ones. */
+  idOf?(item: T): string;
   /** Extends an item's lease; `false` when it is gone. */
   renew(item: T, until: number): Promise<boolean>;
   /** Runs an item to its end; `shutdown` aborts when the worker stops. Must not throw. */
@@ -54,6 +59,12 @@ export class LeasedWorker<T> {
   /** Claims that failed in a row: the wait before the next poll doubles with each (see `pollDelay()`). */
   private claimFailures = 0;
   private lastClaim: number | null = null;
+  /** Items named by the wake-ups since the last claim (a start in another process). */
+  private readonly named = new Set<string>();
+  /** Since the last claim, something asked to look at all due work (a plain wake-up, a poll). */
+  private everything = true;
+  /** When the loop looks at all due work at the latest (`Date.now()`), whatever named claims come between. */
+  private nextPoll = 0;
 
   constructor(private readonly options: LeasedWorkerOptions<T>) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -105,7 +116,14 @@ export class LeasedWorker<T> {
     if (this.wanted) this.wake?.();
   }
 
-  kick(): void {
+  /**
+   * Looks for work now instead of at the next poll. `id` names the one item the wake-up made due:
+   * when only named wake-ups came, there is room for them all and no claimed work is known to wait,
+   * the loop claims just those, by id, as it runs a local start at once (`reserve()`).
+   */
+  kick(id?: string): void {
+    if (id === undefined || !this.options.idOf || this.named.size >= this.options.concurrency) this.everything = true;
+    else this.named.add(id);
     this.wanted = true;
     this.wake?.();
   }
@@ -163,28 +181,43 @@ export class LeasedWorker<T> {
       // Claim only when something may be due (a kick, a poll, a claim that came back full) and a slot is free.
       if (free > 0 && this.wanted) {
         this.wanted = false;
+        const ids = this.everything || this.backlog || this.named.size > free || Date.now() >= this.nextPoll ? undefined : [...this.named];
+        this.named.clear();
+        this.everything = false;
         try {
           const now = this.options.clock.now();
-          const items = await this.options.claim(this.lease(now), now, free);
+          const items = await this.options.claim(this.lease(now), now, free, ids);
           this.claimFailures = 0;
           this.lastClaim = this.options.clock.now();
-          // A full claim means more may be due: claim again as soon as a slot is free.
-          this.backlog = items.length === free;
-          if (this.backlog) this.wanted = true;
+          if (ids === undefined) {
+            // A full claim means more may be due: claim again as soon as a slot is free.
+            this.backlog = items.length === free;
+            if (this.backlog) this.wanted = true;
+            this.nextPoll = Date.now() + this.pollDelay();
+          } else if (!ids.every((id) => items.some((item) => this.options.idOf!(item) === id))) {
+            // One was not taken (another worker has it, or only a full claim may take it): look at everything now.
+            this.everything = true;
+            this.wanted = true;
+          }
           for (const item of items) void this.track(item);
         } catch (error) {
           // Tried again after a backoff (or at a kick), not at once: a database that is down isn't hammered.
           this.claimFailures++;
+          this.everything = true;
+          this.nextPoll = Date.now() + this.pollDelay();
           this.options.onError(error, 'claim');
         }
         if (signal.aborted) return;
         if (this.wanted && this.running.size + this.reserved < this.options.concurrency) continue;
       }
       await new Promise<void>((resolve) => {
+        // The poll keeps its time whatever claims by id came since the last full claim.
+        const delay = Math.min(Math.max(0, this.nextPoll - Date.now()), this.pollDelay());
         const timer = setTimeout(() => {
           this.wanted = true;
+          this.everything = true;
           done();
-        }, this.pollDelay());
+        }, delay);
         this.wake = done;
         function done() {
           clearTimeout(timer);

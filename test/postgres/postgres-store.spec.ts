@@ -428,6 +428,41 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       }
     });
 
+    it('names a start in its notification, and claim() with that id takes just it, by key, ahead of the claim order', async () => {
+      const listening = await migrated();
+      const other = new PostgresWorkflowStore({ executor: fromPg(pool), schema: listening.schema });
+      const named: Array<string | undefined> = [];
+      const heard = calls();
+      const stop = await listening.listen((id) => {
+        named.push(id);
+        heard.listener();
+      });
+      try {
+        await other.create(instance('ahead', { now: Date.now() - 1_000, priority: -1 }));
+        await heard.next();
+        let next = heard.next();
+        await other.create(instance('named', { now: Date.now() }));
+        await next;
+        expect(named).toEqual(['ahead', 'named']);
+        const now = Date.now();
+        const request = { owner: 'w', token: randomUUID(), now, leaseUntil: now + 60_000, limit: 10, workflows: [{ name: 'orders.fulfil', version: 1 }] };
+        const byId = await listening.claim({ ...request, ids: ['named'] });
+        expect(byId.instances.map((i) => i.id)).toEqual(['named']);
+        expect(byId.instances[0]).toMatchObject({ status: 'running', runs: 1, leaseToken: request.token });
+        // Taken already: by id again, nothing; the plain claim then takes the rest in claim order.
+        expect((await listening.claim({ ...request, token: randomUUID(), ids: ['named'] })).instances).toEqual([]);
+        expect((await listening.claim({ ...request, token: randomUUID() })).instances.map((i) => i.id)).toEqual(['ahead']);
+        // Starts created together (one statement) name no instance.
+        next = heard.next();
+        await Promise.all([other.create(instance('b1', { now: Date.now() })), other.create(instance('b2', { now: Date.now() }))]);
+        await next;
+        expect(named.slice(2)).toEqual([undefined]);
+      } finally {
+        await stop();
+        await listening.close();
+      }
+    });
+
     it('reconnects after its LISTEN connection is terminated, then hears notifications again', async () => {
       const application = `nwf-listen-${randomUUID().slice(0, 8)}`;
       const own = createPool({ max: 3, application_name: application });

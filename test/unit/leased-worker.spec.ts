@@ -60,6 +60,116 @@ describe('the leased loop', () => {
     expect(limits.length).toBeLessThanOrEqual(6);
   });
 
+  it('claims what named wake-ups name by id, and looks at everything after a plain one, a miss or a backlog', async () => {
+    const claims: Array<{ limit: number; ids?: string[] }> = [];
+    let answer: (limit: number, ids?: string[]) => string[] = () => [];
+    const loop = new LeasedWorker<string>({
+      concurrency: 3,
+      pollInterval: 10_000,
+      leaseDuration: 30_000,
+      heartbeatInterval: 10_000,
+      shutdownTimeout: 1_000,
+      clock: systemClock,
+      claim: async (_lease, _now, limit, ids) => {
+        claims.push(ids === undefined ? { limit } : { limit, ids });
+        return answer(limit, ids);
+      },
+      idOf: (item) => item,
+      renew: async () => true,
+      execute: async () => undefined,
+      onError: () => undefined,
+    });
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
+    loop.start();
+    await settled();
+    expect(claims).toEqual([{ limit: 3 }]);
+    // Named: just those, by id.
+    answer = (_limit, ids) => ids ?? [];
+    loop.kick('a');
+    loop.kick('b');
+    await settled();
+    expect(claims.slice(1)).toEqual([{ limit: 3, ids: ['a', 'b'] }]);
+    // A plain wake-up among named ones: everything.
+    loop.kick('c');
+    loop.kick();
+    await settled();
+    expect(claims.slice(2)).toEqual([{ limit: 3 }]);
+    // A named one not taken (another worker has it): everything, at once.
+    answer = () => [];
+    loop.kick('d');
+    await settled();
+    expect(claims.slice(3)).toEqual([{ limit: 3, ids: ['d'] }, { limit: 3 }]);
+    // More named than free slots: everything.
+    for (const id of ['e', 'f', 'g', 'h']) loop.kick(id);
+    await settled();
+    expect(claims.slice(5)).toEqual([{ limit: 3 }]);
+    // A full claim came back full (a backlog): a named wake-up while it lasts looks at everything too.
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    answer = (limit, ids) => (ids ? [] : ['x', 'y', 'z'].slice(0, limit));
+    const slow = new LeasedWorker<string>({
+      concurrency: 3,
+      pollInterval: 10_000,
+      leaseDuration: 30_000,
+      heartbeatInterval: 10_000,
+      shutdownTimeout: 1_000,
+      clock: systemClock,
+      claim: async (_lease, _now, limit, ids) => {
+        claims.push(ids === undefined ? { limit } : { limit, ids });
+        const items = answer(limit, ids);
+        answer = () => [];
+        return items;
+      },
+      idOf: (item) => item,
+      renew: async () => true,
+      execute: () => blocked,
+      onError: () => undefined,
+    });
+    claims.length = 0;
+    slow.start();
+    await settled();
+    slow.kick('n');
+    await settled();
+    release();
+    await settled();
+    expect(claims).toEqual([{ limit: 3 }, { limit: 3 }]);
+    await Promise.all([loop.shutdown(), slow.shutdown()]);
+  });
+
+  it('keeps its poll while named wake-ups come more often than the poll interval', async () => {
+    const full: number[] = [];
+    let named = 0;
+    const loop = new LeasedWorker<string>({
+      concurrency: 2,
+      pollInterval: 60,
+      leaseDuration: 30_000,
+      heartbeatInterval: 10_000,
+      shutdownTimeout: 1_000,
+      clock: systemClock,
+      claim: async (_lease, _now, _limit, ids) => {
+        if (ids === undefined) full.push(Date.now());
+        else named++;
+        return ids ?? [];
+      },
+      idOf: (item) => item,
+      renew: async () => true,
+      execute: async () => undefined,
+      onError: () => undefined,
+    });
+    loop.start();
+    const started = Date.now();
+    for (let i = 0; Date.now() - started < 600; i++) {
+      loop.kick(`s${i}`);
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    await loop.shutdown();
+    expect(named).toBeGreaterThan(10);
+    // A full claim about every poll interval (60 ms), with room for a loaded machine's timers.
+    const gaps = full.slice(1).map((t, i) => t - full[i]!);
+    expect(full.length).toBeGreaterThanOrEqual(4);
+    expect(Math.max(...gaps)).toBeLessThan(300);
+  });
+
   it('shuts down twice safely, and drain() runs what is due without the loop', async () => {
     const due = ['x', 'y', 'z'];
     const ran: string[] = [];

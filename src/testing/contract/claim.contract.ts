@@ -129,6 +129,30 @@ export function claimContract(suite: ContractSuite): void {
       expect(ids.sort()).toEqual(range(30).map((i) => s.id(pad(i))));
     });
 
+    it('claim with ids (named by a notification): takes nothing a claim without them would not, and leases what it takes alike', async () => {
+      const s = testScope();
+      await suite.store.create(newInstance(s.id('due'), s.workflow, { wakeAt: T + 100 }));
+      const { token: held } = await lease(suite.store, newInstance(s.id('leased'), s.workflow), { leaseUntil: T + 10_000 });
+      await suite.store.create(newInstance(s.id('later'), s.workflow, { wakeAt: T + 101 }));
+      await settle(suite.store, newInstance(s.id('done'), s.workflow), 'completed');
+      await suite.store.create(newInstance(s.id('v2'), s.workflow, { version: 2 }));
+      const leasedBefore = await suite.store.get(s.id('leased'));
+      const named = ['leased', 'later', 'done', 'v2', 'missing', 'due'].map(s.id);
+      const request = claimRequest(s.workflow, { now: T + 100, owner: 'worker-7', ids: named });
+      const claim = await suite.store.claim(request);
+      expect(idsOf(claim)).toEqual([s.id('due')]);
+      expect(claim.instances[0]).toMatchObject({ status: 'running', runs: 1, leaseToken: request.token, leaseOwner: 'worker-7', updatedAt: T + 100 });
+      expect(await suite.store.get(s.id('leased'))).toEqual(leasedBefore);
+      expect(await suite.store.renew(s.id('leased'), held, T + 20_000)).not.toBeNull();
+      // A named instance of a workflow whose concurrency slot is taken stays where it is.
+      const limited = `${s.workflow}-limited`;
+      await lease(suite.store, newInstance(s.id('slot'), limited));
+      await suite.store.create(newInstance(s.id('waits'), limited));
+      const rules = { limits: [{ workflow: limited, limit: 1, perKey: null }] };
+      const again = await suite.store.claim(claimRequest(limited, { now: T + 100, ids: [s.id('waits')], ...rules }));
+      expect(again.instances).toEqual([]);
+    });
+
     it('claim: taking over a lapsed lease fences the old holder: its write and renew change nothing', async () => {
       const s = testScope();
       const { token: old } = await lease(suite.store, newInstance(s.id('a'), s.workflow), { leaseUntil: T + 1_000 });
