@@ -1,0 +1,63 @@
+// Cross-process start-to-running latency of two checkouts, interleaved start by start so that both
+// see the same machine load: `node bench/latency-ab.mjs <before-dir> <after-dir> [reps]` (default
+// 100; FILL=n puts n instances in each table first, see bench/fixtures/latency-starter.ts). Each
+// checkout runs its own starter and worker processes on its own schema; the order alternates every
+// round, with 37-237 ms between starts as in bench/cross-process.bench.ts. Prints one JSON line.
+import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+
+const [before, after] = process.argv.slice(2, 4);
+const REPS = Number(process.argv[4] ?? 100);
+if (!before || !after) throw new Error('Usage: node bench/latency-ab.mjs <before-dir> <after-dir> [reps]');
+
+function starter(cwd) {
+  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/fixtures/latency-starter.ts'], {
+    cwd,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = [];
+  let waiting = null;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (waiting) {
+      const resolve = waiting;
+      waiting = null;
+      resolve(line);
+    } else lines.push(line);
+  });
+  const next = () => (lines.length > 0 ? Promise.resolve(lines.shift()) : new Promise((resolve) => (waiting = resolve)));
+  return { child, next };
+}
+
+const sides = { before: starter(before), after: starter(after) };
+for (const side of Object.values(sides)) {
+  const line = await side.next();
+  if (line !== 'ready') throw new Error(`A starter said ${line}`);
+}
+const latencies = { before: [], after: [] };
+const loads = [];
+for (let k = -3; k < REPS; k++) {
+  for (const name of k % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
+    await new Promise((resolve) => setTimeout(resolve, 37 + Math.random() * 200));
+    sides[name].child.stdin.write('go\n');
+    const ms = Number(await sides[name].next());
+    if (k >= 0) latencies[name].push(ms);
+  }
+  loads.push(loadavg()[0]);
+}
+for (const side of Object.values(sides)) side.child.stdin.end('quit\n');
+await Promise.all(Object.values(sides).map((side) => new Promise((resolve) => side.child.once('exit', resolve))));
+
+const at = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return +sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))].toFixed(2);
+};
+console.log(
+  JSON.stringify({
+    reps: REPS,
+    fill: Number(process.env.FILL ?? 0),
+    load: { min: +Math.min(...loads).toFixed(1), median: at(loads, 50), max: +Math.max(...loads).toFixed(1) },
+    before: { p50_ms: at(latencies.before, 50), p95_ms: at(latencies.before, 95) },
+    after: { p50_ms: at(latencies.after, 50), p95_ms: at(latencies.after, 95) },
+  }),
+);
