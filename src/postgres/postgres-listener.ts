@@ -9,7 +9,7 @@ const DEFAULT_BACKOFF: ReconnectBackoff = { minDelay: 100, maxDelay: 30_000 };
 /** The payload prefix of an instance's end (`ended:<id>`); every other payload means work is due. */
 export const ENDED_PREFIX = 'ended:';
 
-/** The payload prefix of one instance made due without a lease (`due:<id>`, a start); `''` says only that work is due. */
+/** The payload prefix of one instance made due without a lease (`due:<id>`: a start, a hand-back); `''` says only that work is due. */
 export const DUE_PREFIX = 'due:';
 
 /**

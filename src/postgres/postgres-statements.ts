@@ -28,7 +28,8 @@ export function notify(channelParam: string): string {
 
 /**
  * Notifies `due:<id>` (`DUE_PREFIX`): the one instance in `idColumn` became due and holds no lease
- * (a start), so a worker that hears it may claim that instance by its id (`claimByIds`).
+ * (a start, a hand-back due now), so a worker that hears it may claim that instance by its id
+ * (`claimByIds`).
  */
 export function notifyDue(channelParam: string, idColumn: string): string {
   return `(SELECT true FROM pg_notify(${channelParam}, 'due:' || ${idColumn}))`;

@@ -292,9 +292,9 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   }
 
   /**
-   * Calls `listener` when another process (or this one) made work due: a start due now (with its
-   * id, which `claim()` then takes by key), a signal that woke an instance, a hand-back due now, a
-   * cancel, a retry. One LISTEN connection per store (shared with `listenForEnds()`), reconnected
+   * Calls `listener` when another process (or this one) made work due: a start or a hand-back due
+   * now (with its id, which `claim()` then takes by key), a signal that woke an instance, a cancel,
+   * a retry. One LISTEN connection per store (shared with `listenForEnds()`), reconnected
    * with backoff when it drops (then `listener` is called once, for what it missed).
    */
   async listen(listener: (id?: string) => void): Promise<() => Promise<void>> {

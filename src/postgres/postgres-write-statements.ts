@@ -1,4 +1,4 @@
-import { FINISHED, journalUpsert, notify, notifyEnded, UNFINISHED } from './postgres-statements.js';
+import { FINISHED, journalUpsert, notifyDue, notifyEnded, UNFINISHED } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 
 /** Which optional parts a `write()` statement has: the SQL differs only by these. */
@@ -85,7 +85,8 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
         'lease_until = NULL',
         `wake_at = CASE WHEN (cancel_requested AND ${status} = 'suspended')${pending} THEN ${now} ELSE ${p('wakeAt')}::bigint END`,
       );
-      notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notify(p('channel'))} END`;
+      // Released due now (a hand-back, a signal already there): named, so a worker may claim it by key.
+      notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notifyDue(p('channel'), 't.id')} END`;
     }
     if (shape.status || shape.output || shape.error || shape.customStatus || shape.release) sets.push(`updated_at = ${p('now')}`);
     // An instance's end wakes the handles waiting for it in other processes (handle.result()).

@@ -428,7 +428,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       }
     });
 
-    it('names a start in its notification, and claim() with that id takes just it, by key, ahead of the claim order', async () => {
+    it('names a start (and a hand-back) in its notification, and claim() with that id takes just it, by key, ahead of the claim order', async () => {
       const listening = await migrated();
       const other = new PostgresWorkflowStore({ executor: fromPg(pool), schema: listening.schema });
       const named: Array<string | undefined> = [];
@@ -438,9 +438,10 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         heard.listener();
       });
       try {
-        await other.create(instance('ahead', { now: Date.now() - 1_000, priority: -1 }));
-        await heard.next();
         let next = heard.next();
+        await other.create(instance('ahead', { now: Date.now() - 1_000, priority: -1 }));
+        await next;
+        next = heard.next();
         await other.create(instance('named', { now: Date.now() }));
         await next;
         expect(named).toEqual(['ahead', 'named']);
@@ -451,12 +452,20 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         expect(byId.instances[0]).toMatchObject({ status: 'running', runs: 1, leaseToken: request.token });
         // Taken already: by id again, nothing; the plain claim then takes the rest in claim order.
         expect((await listening.claim({ ...request, token: randomUUID(), ids: ['named'] })).instances).toEqual([]);
+        // Handed back due now: named again, and taken by id again.
+        next = heard.next();
+        await other.write('named', request.token, { now: Date.now(), entries: [], release: { wakeAt: Date.now(), waits: [], signalCursor: 0 } });
+        await next;
+        expect(named).toEqual(['ahead', 'named', 'named']);
+        const later = Date.now();
+        const again = await listening.claim({ ...request, now: later, leaseUntil: later + 60_000, token: randomUUID(), ids: ['named'] });
+        expect(again.instances.map((i) => i.id)).toEqual(['named']);
         expect((await listening.claim({ ...request, token: randomUUID() })).instances.map((i) => i.id)).toEqual(['ahead']);
         // Starts created together (one statement) name no instance.
         next = heard.next();
         await Promise.all([other.create(instance('b1', { now: Date.now() })), other.create(instance('b2', { now: Date.now() }))]);
         await next;
-        expect(named.slice(2)).toEqual([undefined]);
+        expect(named.slice(3)).toEqual([undefined]);
       } finally {
         await stop();
         await listening.close();
