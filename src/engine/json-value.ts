@@ -11,7 +11,7 @@ import { invalidInput } from '../errors/workflow-input-error.js';
  *
  * What fails, with a `TypeError` that names `what` and the path of the first bad value from `root`
  * (`input.items`, `result[2].at`): a function, a symbol, a BigInt, a cycle, `NaN`, an infinite
- * number, and any other object (a `Map`, a `Set`, a class instance, a typed array...), which JSON
+ * number, a string or key that is not well-formed Unicode (a lone surrogate, which no store keeps), and any other object (a `Map`, a `Set`, a class instance, a typed array...), which JSON
  * would silently store as `{}`.
  */
 export function toJsonValue(value: unknown, what: string, root = 'value'): unknown {
@@ -20,6 +20,12 @@ export function toJsonValue(value: unknown, what: string, root = 'value'): unkno
 }
 
 const PLAIN_DATA = 'Return plain data (objects, arrays, strings, numbers, booleans, null).';
+const WELL_FORMED = "No store keeps one: make the string well-formed first (String.prototype.toWellFormed()), or don't cut strings in the middle of a character.";
+
+/** Whether `text` has no lone surrogate (`String.prototype.isWellFormed()`, Node 20). */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
 
 /**
  * One check's state. The path to the value being checked is kept as its keys (pushed and popped
@@ -43,6 +49,8 @@ interface Walk {
 function copy(value: unknown, walk: Walk, key: string): unknown {
   switch (typeof value) {
     case 'string':
+      if (!isWellFormed(value)) fail(walk, 'a string that is not well-formed Unicode (a lone surrogate)', WELL_FORMED);
+      return value;
     case 'boolean':
     case 'undefined':
       return value;
@@ -84,6 +92,7 @@ function copy(value: unknown, walk: Walk, key: string): unknown {
     for (const name in object) {
       if (!Object.prototype.hasOwnProperty.call(object, name)) continue;
       path.push(name);
+      if (!isWellFormed(name)) fail(walk, 'a key that is not well-formed Unicode (a lone surrogate)', WELL_FORMED);
       const item = copy(object[name], walk, name);
       path.pop();
       if (item === undefined) continue;

@@ -16,16 +16,26 @@ import { WorkflowError } from './workflow.error.js';
 
 const MAX_CAUSE_DEPTH = 5;
 
+/**
+ * `text` with each lone surrogate made U+FFFD (`String.prototype.toWellFormed()`, Node 20): a
+ * message cut in the middle of an emoji must still be storable, or the failure could never be
+ * recorded (no store keeps a lone surrogate).
+ */
+function wellFormed(text: string): string {
+  return (text as string & { toWellFormed(): string }).toWellFormed();
+}
+
 /** Turns anything thrown into the plain JSON the store keeps: `{ name, message, stack?, cause? }` plus own fields. */
 export function serializeError(error: unknown, depth = 0): SerializedWorkflowError {
   if (!(error instanceof Error)) {
-    return { name: 'Error', message: typeof error === 'string' ? error : safeString(error) };
+    return { name: 'Error', message: wellFormed(typeof error === 'string' ? error : safeString(error)) };
   }
-  const out: SerializedWorkflowError = { name: error.name, message: error.message };
-  if (error.stack) out.stack = error.stack;
+  const out: SerializedWorkflowError = { name: wellFormed(String(error.name)), message: wellFormed(String(error.message)) };
+  if (error.stack) out.stack = wellFormed(error.stack);
   for (const [field, value] of Object.entries(error)) {
     if (field === 'name' || field === 'message' || field === 'stack' || field === 'cause') continue;
-    if (isJsonSafe(value)) out[field] = value;
+    if (typeof value === 'string') out[field] = wellFormed(value);
+    else if (isJsonSafe(value)) out[field] = value;
   }
   if (error.cause !== undefined && depth < MAX_CAUSE_DEPTH) out.cause = serializeError(error.cause, depth + 1);
   return out;
@@ -76,7 +86,10 @@ export function deserializeError(stored: SerializedWorkflowError): Error {
 
 function isJsonSafe(value: unknown): boolean {
   try {
-    return value === null || ['string', 'number', 'boolean'].includes(typeof value) || JSON.stringify(value) !== undefined;
+    if (value === null || ['number', 'boolean'].includes(typeof value)) return true;
+    // Left out when it holds a lone surrogate (JSON.stringify() escapes only those as \\udXXX), which no store keeps.
+    const text = JSON.stringify(value) as string | undefined;
+    return text !== undefined && !/(?<!\\)(?:\\\\)*\\ud[89a-f]/.test(text);
   } catch {
     return false;
   }

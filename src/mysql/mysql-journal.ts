@@ -1,3 +1,4 @@
+import { journalEntryJson } from '../storage/journal-entry-json.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 
@@ -6,7 +7,7 @@ export type JournalRow = [instanceId: string, name: string, entry: string];
 
 /** `entries` as journal rows, serialized now: an entry JSON can't carry throws here, before any statement. */
 export function journalRows(id: string, entries: readonly WorkflowJournalEntry[]): JournalRow[] {
-  return entries.map((entry) => [id, entry.name, JSON.stringify(entry)]);
+  return entries.map((entry) => [id, entry.name, journalEntryJson(entry)]);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { wellFormedJson } from '../storage/well-formed-json.js';
 import { parseSignalTopic } from './signal-topic.js';
 import type {
   SerializedWorkflowError,
@@ -17,7 +18,9 @@ export type SqlRow = Record<string, unknown>;
  * can't carry) is stored as SQL `NULL`, read back as `null`.
  */
 export function toJson(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
+  if (value === undefined) return null;
+  const text = JSON.stringify(value) as string | undefined;
+  return text === undefined ? (text as unknown as null) : wellFormedJson(text);
 }
 
 /** The inverse of `toJson()`: SQL `NULL` is `null`. Accepts a driver's already-parsed value too. */

@@ -1,3 +1,4 @@
+import { wellFormedJson } from './well-formed-json.js';
 import type { WorkflowJournalEntry } from './workflow-instance.js';
 
 /**
@@ -18,12 +19,13 @@ const TEXT = Symbol('@nestjs/workflows:json');
  * entry object, and a spread copy leaves the text behind), which is what makes the kept text safe.
  * A store only reads what was kept: an entry handed to `write()` by other code, which may change
  * it in place and write it again, is serialized as it is at each write. Throws, as
- * `JSON.stringify()` does, on a value JSON can't carry (a BigInt, a cycle).
+ * `JSON.stringify()` does, on a value JSON can't carry (a BigInt, a cycle), and on a lone surrogate
+ * (`wellFormedJson()`).
  */
 export function journalEntryJson(entry: WorkflowJournalEntry, keep = false): string {
   const kept = (entry as { [TEXT]?: string })[TEXT];
   if (kept !== undefined) return kept;
-  const text = JSON.stringify(entry);
+  const text = wellFormedJson(JSON.stringify(entry), `journal entry ${JSON.stringify(entry.name)}`);
   if (keep && Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
   return text;
 }

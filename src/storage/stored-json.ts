@@ -1,3 +1,4 @@
+import { wellFormedJson } from './well-formed-json.js';
 import type { WorkflowJournalEntry } from './workflow-instance.js';
 import type { NewWorkflowSignal } from './workflow-store.js';
 
@@ -21,7 +22,7 @@ export function toStoredJson<T>(value: T, store: string, what: string): T {
     );
   }
   // A lone function or symbol: JSON has nothing for it, as SQL stores keep nothing for it.
-  return (text === undefined ? null : JSON.parse(text)) as T;
+  return (text === undefined ? null : JSON.parse(wellFormedJson(text, `${store}: ${what}`))) as T;
 }
 
 /** `entries` copied in as JSON; throws, naming the entry, when one can't be stored. */

@@ -18,7 +18,7 @@ describe('toJsonValue()', () => {
       list: [{ toJSON: (key: string) => `index ${key}` }, { toJSON: () => undefined }],
     })],
     ['Object.create(null) and JSON-made objects with a __proto__ key', () => ({ bare: Object.assign(Object.create(null) as object, { k: 1 }), parsed: JSON.parse('{"__proto__": {"p": 1}, "x": [1]}') as unknown })],
-    ['unicode and lone surrogates', () => ['é 日本 😀', '\u2028\u2029', '\ud800', '\udc00x', '"\\']],
+    ['unicode (pairs of surrogates, separators, quotes and backslashes)', () => ['é 日本 😀', '\u2028\u2029', '\ud83d\ude00', '"\\', '\\ud800']],
     ['deep nesting and shared (non-cyclic) references', () => {
       const shared = { s: [1, { t: true }] };
       return { one: shared, two: shared, deep: { a: { b: { c: { d: [[[shared]]] } } } } };
@@ -79,5 +79,8 @@ describe('toJsonValue()', () => {
     expect(() => toJsonValue({ at: { toJSON: () => new Set() } }, 'The result', 'result')).toThrow(/a Set at result\.at\./);
     const selfish = { toJSON: (): unknown => selfish };
     expect(() => toJsonValue(selfish, 'The result', 'result')).toThrow(/an object whose toJSON\(\) returns itself at result\./);
+    // A lone surrogate: PostgreSQL's json refuses it and utf8mb4 has no code for it, so no store keeps one.
+    expect(() => toJsonValue(['ok', 'x\ud800'], 'The result', 'result')).toThrow(/a string that is not well-formed Unicode \(a lone surrogate\) at result\[1\]\. .*toWellFormed/);
+    expect(() => toJsonValue({ a: { '\udc00': 1 } }, 'The result', 'result')).toThrow(/a key that is not well-formed Unicode \(a lone surrogate\) at result\.a\["\\udc00"\]\./);
   });
 });

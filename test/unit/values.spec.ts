@@ -280,3 +280,46 @@ describe('a step result the code changes in place', () => {
     expect((await app.client.getStatus('changes-1')).output).toEqual({ list: ['first', 'pushed'], status: { seen: 1 }, payload: { votes: ['theirs', 'mine'] } });
   });
 });
+
+describe('strings that are not well-formed Unicode (a lone surrogate, which no store keeps)', () => {
+  it('fail a step whose result holds one at once, naming the path, and the failure is recorded', async () => {
+    const ran: string[] = [];
+    @Workflow('values.lone-surrogate', { retry: 5 })
+    class LoneSurrogate {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('cut', () => {
+          ran.push('cut');
+          // Half of an emoji, as slice() leaves it.
+          return { text: 'done 😀'.slice(0, 6), tags: { ['k\udc00']: 1 } };
+        });
+      }
+    }
+    app = await createTestApp([LoneSurrogate]);
+    const handle = await app.client.start(LoneSurrogate, null);
+    await app.worker.drain();
+    const status = await handle.status({ journal: true });
+    expect(status.status).toBe('failed');
+    expect(status.error!.message).toMatch(/The result of step "cut" is not a JSON value: a string that is not well-formed Unicode \(a lone surrogate\) at result\.text\. .*toWellFormed/);
+    expect(ran).toEqual(['cut']);
+  });
+
+  it('in a thrown error are made U+FFFD, so the failure is stored and read back', async () => {
+    @Workflow('values.lone-surrogate-error', { retry: false })
+    class CutMessage {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('throws', () => {
+          const error = new Error(`bad input ${'😀'.slice(0, 1)}`);
+          Object.assign(error, { detail: 'x\ud800', context: { at: '\udfff' }, code: 7 });
+          throw error;
+        });
+      }
+    }
+    app = await createTestApp([CutMessage]);
+    const handle = await app.client.start(CutMessage, null);
+    await app.worker.drain();
+    const status = await handle.status({ journal: true });
+    expect(status.status).toBe('failed');
+    expect(status.error).toMatchObject({ message: 'bad input \ufffd', detail: 'x\ufffd', code: 7 });
+    expect(status.error).not.toHaveProperty('context');
+  });
+});

@@ -69,6 +69,35 @@ export function writeAtomicityContract(suite: ContractSuite): void {
       });
     }
 
+    for (const [what, bad] of [
+      ['a step result', { value: 'half a pair: \ud800' }],
+      ['an entry name', { name: 'step-\udc00' }],
+    ] as const) {
+      it(`write: a string that is not well-formed Unicode (a lone surrogate) in ${what} is refused whole, alone: writes of other instances made at the same time land`, async () => {
+        const s = testScope();
+        const ids = ['a', 'b', 'c'].map(s.id);
+        const leases: Array<{ token: string }> = [];
+        for (const [i, id] of ids.entries()) leases.push(await lease(suite.store, newInstance(id, `${s.workflow}-${i}`)));
+        // Journal entries alone: the writes every store sends together.
+        const results = await Promise.all(
+          ids.map((id, i) =>
+            suite.store
+              .write(id, leases[i]!.token, { now: T + 5, entries: [journalEntry('step', i === 1 ? bad : {})] })
+              .then(
+                (wrote) => wrote,
+                (error: unknown) => (error instanceof Error && /surrogate|well-formed|Unicode/i.test(error.message) ? 'rejected' : error),
+              ),
+          ),
+        );
+        expect(results).toEqual([true, 'rejected', true]);
+        for (const [i, id] of ids.entries()) {
+          expect((await details(suite.store, id)).journal!.map((entry) => entry.name), id).toEqual(i === 1 ? [] : ['step']);
+        }
+        // The lease is still held.
+        expect(await suite.store.write(ids[1]!, leases[1]!.token, { now: T + 6, entries: [journalEntry('step')] })).toBe(true);
+      });
+    }
+
     it("write: a write that can't be stored fails alone: writes of other instances made at the same time land", async () => {
       const s = testScope();
       const ids = ['a', 'b', 'c', 'd'].map(s.id);
