@@ -46,7 +46,8 @@ function changesRow({ fields, write }: PendingWrite): boolean {
  * still landing only under its own lease:
  *
  * - journal entries alone: one statement, `INSERT ... SELECT` from the instances still holding
- *   the writers' tokens, locked `FOR UPDATE` (see `fencedJournalInsert()`);
+ *   the writers' tokens, locked `FOR UPDATE` (see `fencedJournalInsert()`); in a transaction
+ *   when several writes share it (see `journalOnly()`);
  * - with changes to the instances: one transaction whose `UPDATE` sets them only where the token
  *   is the writer's, then the journal entries. When it matched fewer rows than writes (a lease
  *   lost), it is rolled back and run again reading the locked rows first. Either way it locks only
@@ -94,8 +95,24 @@ export class MySqlWrites {
     return retryOnLockContention(() => fenced().catch((error: unknown) => (error === SOME_LEASE_LOST ? locked() : Promise.reject(error))));
   }
 
-  /** Writes of journal entries alone, in one statement that commits on its own. */
-  private async journalOnly(writes: PendingWrite[]): Promise<boolean[]> {
+  /**
+   * Writes of journal entries alone. One write: one statement that commits on its own. Several:
+   * the statement in a transaction (at the session's level: it only locks rows by primary key), so
+   * that when some write found another token, the tokens read after it are, for every write that
+   * landed, the one it landed under (its instance row stays locked until the commit): a write
+   * whose lease was taken over right after the insert still answers that it landed.
+   */
+  private journalOnly(writes: PendingWrite[]): Promise<boolean[]> {
+    if (writes.length === 1 && writes[0]!.journal.length > 0) {
+      const [write] = writes as [PendingWrite];
+      const { sql, params } = fencedJournalInsert(this.tables.journal, this.tables.instances, [{ id: write.id, token: write.token, rows: write.journal }]);
+      // Its rows all went in (rowCount counts each at least once) or none did.
+      return this.executor.query(sql, params).then(({ rowCount }) => [rowCount > 0]);
+    }
+    return this.executor.transaction((tx) => this.journalBatch(tx, writes), { isolation: 'session' });
+  }
+
+  private async journalBatch(tx: SqlExecutor, writes: PendingWrite[]): Promise<boolean[]> {
     const withRows = writes.filter((write) => write.journal.length > 0);
     const expected = withRows.reduce((sum, write) => sum + write.journal.length, 0);
     if (withRows.length > 0) {
@@ -104,17 +121,15 @@ export class MySqlWrites {
         this.tables.instances,
         withRows.map((write) => ({ id: write.id, token: write.token, rows: write.journal })),
       );
-      const { rowCount, info } = await this.executor.query(sql, params);
-      // One instance: its rows all went in (rowCount counts each at least once) or none did.
-      if (writes.length === 1) return [rowCount > 0];
+      const { info } = await tx.query(sql, params);
       // The SELECT gave every row: every write matched its token and landed.
       if (insertedRecords(info) === expected && withRows.length === writes.length) return writes.map(() => true);
     }
-    // Some write found another token (or the answer doesn't say). A token never comes back once
-    // replaced, so one that is still the writer's was its token during the insert: that write
-    // landed. One that is not has lost its lease, whether before the insert or since.
-    const { rows } = await this.executor.query(
-      `SELECT id, lease_token FROM ${this.tables.instances} WHERE id IN (${placeholders(writes.length)})`,
+    // Some write found another token (or the answer doesn't say). The rows of the writes that
+    // landed are locked since the insert, so their tokens are still the writers'; a token never
+    // comes back once replaced, so one that is not the writer's was not during the insert either.
+    const { rows } = await tx.query(
+      `SELECT id, lease_token FROM ${this.tables.instances} WHERE id IN (${placeholders(writes.length)}) ORDER BY id FOR UPDATE`,
       writes.map((write) => write.id),
     );
     const tokens = new Map(rows.map((row) => [String(row.id), row.lease_token]));

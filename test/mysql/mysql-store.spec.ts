@@ -4,7 +4,7 @@ import { fromMysql2, MYSQL_KEY_LIMITS, MySqlWorkflowStore, WorkflowSchemaError, 
 import { isLockContention, retryOnLockContention } from '../../src/mysql/mysql-retry.js';
 import { MIGRATIONS } from '../../src/mysql/migrations.generated.js';
 import { migrationStatements } from '../../src/mysql/mysql-migrations.js';
-import { BASE_TIME as T, details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
+import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
 import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql, useMysqlStore } from '../support/mysql.js';
 
 const available = await requireMysql('MySqlWorkflowStore');
@@ -115,7 +115,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       return { store: new MySqlWorkflowStore({ executor: counting, schema: fixture.schema }), counts };
     }
 
-    it('journal entries alone: each write lands only under its own lease, in one statement, entries in order', async () => {
+    it('journal entries alone: each write lands only under its own lease, in one statement (in a transaction when several), entries in order', async () => {
       const { store, counts } = countingStore();
       const s = testScope();
       const ids = ['a', 'b', 'c', 'd'].map(s.id);
@@ -127,8 +127,9 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const entries = (i: number) => [journalEntry('x', { value: `new-${i}` }), journalEntry('z'), journalEntry('y')];
       const results = await Promise.all(ids.map((id, i) => store.write(id, i === 2 ? 'not-the-lease' : tokens[i]!, { now: T + 2, entries: entries(i) })));
       expect(results).toEqual([true, true, false, true]);
-      // One INSERT ... SELECT, and a read of the tokens since one write did not land.
-      expect(counts).toEqual({ statements: 2, transactions: 0 });
+      // One INSERT ... SELECT, and a read of the tokens since one write did not land, in one
+      // transaction (the rows of the writes that landed stay locked until they are read).
+      expect(counts).toEqual({ statements: 2, transactions: 1 });
       for (const [i, id] of ids.entries()) {
         const journal = (await details(store, id)).journal!;
         expect(journal.map((entry) => [entry.name, entry.value]), id).toEqual(i === 2 ? [] : [['x', `new-${i}`], ['z', { result: 'z' }], ['y', { result: 'y' }]]);
@@ -137,9 +138,50 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       Object.assign(counts, { statements: 0, transactions: 0 });
       const landed = await Promise.all([0, 1, 3].map((i) => store.write(ids[i]!, tokens[i]!, { now: T + 3, entries: [journalEntry('w')] })));
       expect(landed).toEqual([true, true, true]);
+      expect(counts).toEqual({ statements: 1, transactions: 1 });
+      // A lone write is the statement alone, committing on its own.
+      Object.assign(counts, { statements: 0, transactions: 0 });
+      expect(await store.write(ids[0]!, tokens[0]!, { now: T + 3, entries: [journalEntry('v')] })).toBe(true);
       expect(counts).toEqual({ statements: 1, transactions: 0 });
       expect(await store.write(ids[2]!, 'not-the-lease', { now: T + 4, entries: [journalEntry('w')] })).toBe(false);
       expect((await details(store, ids[2]!)).journal).toEqual([]);
+    });
+
+    it('journal entries alone: a write that landed answers true even when its lease is taken right after the statement', async () => {
+      const s = testScope();
+      const ids = ['a', 'b'].map(s.id);
+      // `a` leased until T + 30 s (then lapsed, so a claim at T + 60 s takes it over); `b` with a stale token.
+      const tokens = [];
+      for (const [i, id] of ids.entries()) tokens.push((await lease(fixture.store, newInstance(id, `${s.workflow}-${i}`))).token);
+      let takeover: Promise<unknown> | null = null;
+      const executor = fromMysql2(fixture.pool);
+      // Right after the batch's journal statement answered, another worker tries to take `a` over
+      // (its claim skips a row locked by a transaction still open).
+      const racingQuery =
+        (run: SqlExecutor['query']): SqlExecutor['query'] =>
+        async (sql, params) => {
+          const result = await run(sql, params);
+          if (takeover === null && sql.includes('STRAIGHT_JOIN')) {
+            takeover = fixture.store.claim(claimRequest(`${s.workflow}-0`, { now: T + 60_000, limit: 1 }));
+            await takeover;
+          }
+          return result;
+        };
+      const racing: SqlExecutor = {
+        query: racingQuery((sql, params) => executor.query(sql, params)),
+        transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: racingQuery((sql, params) => tx.query(sql, params)) }), options),
+      };
+      const store = new MySqlWorkflowStore({ executor: racing, schema: fixture.schema });
+      const results = await Promise.all([
+        store.write(ids[0]!, tokens[0]!, { now: T + 2, entries: [journalEntry('mine')] }),
+        store.write(ids[1]!, 'not-the-lease', { now: T + 2, entries: [journalEntry('mine')] }),
+      ]);
+      expect(takeover).not.toBeNull();
+      // `a`'s entry is in its journal: the write landed under its lease, so it must answer true
+      // (false says that nothing was written).
+      expect((await details(store, ids[0]!)).journal!.map((entry) => entry.name)).toEqual(['mine']);
+      expect((await details(store, ids[1]!)).journal).toEqual([]);
+      expect(results).toEqual([true, false]);
     });
 
     it('with changes to the instances: fenced by one UPDATE in one transaction; a lost lease changes nothing', async () => {
