@@ -80,6 +80,37 @@ export function createContract(suite: ContractSuite): void {
       expect(claimed.instances.map((i) => i.id)).toEqual([s.id('a')]);
     });
 
+    it('create: creates made together each answer exactly the instance stored (every field, leased or not, awkward payloads)', async () => {
+      const s = testScope();
+      const lastSignal = await suite.store.signal(newSignal(s.signal('before')));
+      const inits = [
+        newInstance(s.id('plain'), s.workflow),
+        newInstance(s.id('full'), s.workflow, {
+          version: 3,
+          input: { z: 1, a: [null, -0, 1e21, 2 ** 53, 'é😀\u2028"\\', { '': true }], nested: { deep: { b: 2, a: 1 } } },
+          parentId: s.id('parent'),
+          parentClose: 'abandon',
+          concurrencyKey: 'customer-1',
+          rateLimitKey: 'tenant-1',
+          priority: -7,
+          scheduleId: s.id('schedule'),
+          scheduledAt: T - 60_000,
+          deadline: T + 86_400_000,
+          wakeAt: T + 5_000,
+          traceContext: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'a=1' },
+        }),
+        newInstance(s.id('leased'), s.workflow, { input: 'text', lease: { token: 'token-1', owner: 'worker-1', leaseUntil: T + 30_000 } }),
+        newInstance(s.id('null-input'), s.workflow, { input: null }),
+      ];
+      const results = await Promise.all(inits.map((init) => suite.store.create(init)));
+      for (const [i, { instance, created }] of results.entries()) {
+        expect(created, inits[i]!.id).toBe(true);
+        expect(instance.signalCursor, inits[i]!.id).toBe(lastSignal.id);
+        const { waits: _waits, ...stored } = (await suite.store.get(inits[i]!.id))!;
+        expect(instance, inits[i]!.id).toStrictEqual(stored);
+      }
+    });
+
     it('create: an existing id returns the stored instance unchanged, with created false', async () => {
       const s = testScope();
       await lease(suite.store, newInstance(s.id('a'), s.workflow));
