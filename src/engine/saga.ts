@@ -1,6 +1,7 @@
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import { isWorkflowInterrupt, type WorkflowInterrupt } from '../errors/workflow-interrupt.js';
 import { serializeError } from '../errors/serialize-error.js';
+import { plainCopy } from '../storage/plain-copy.js';
 import type { SerializedWorkflowError, WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { backoffAfter, type RetryPolicy } from './retry-policy.js';
 
@@ -77,7 +78,8 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
     if (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now) return { state: 'suspended', wakeAt: entry.wakeAt };
     const attempt = (entry?.attempts ?? 0) + 1;
     try {
-      await host.sideEffect(async () => compensation.fn(step.value), step.name, attempt);
+      // A copy: the entry is recorded again (compensated) and must keep the result as journaled.
+      await host.sideEffect(async () => compensation.fn(plainCopy(step.value)), step.name, attempt);
     } catch (error) {
       if (isWorkflowInterrupt(error)) return { state: 'interrupted', reason: error.reason };
       const failed = failedAttempt(name, 'compensation', entry, attempt, compensation.retry, error, host.now());

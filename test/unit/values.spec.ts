@@ -323,3 +323,27 @@ describe('strings that are not well-formed Unicode (a lone surrogate, which no s
     expect(status.error).not.toHaveProperty('context');
   });
 });
+
+describe('a compensation that changes the result it is given in place', () => {
+  it('leaves the journaled result as the step returned it', async () => {
+    @Workflow('values.compensation-changes', { retry: false })
+    class CompensationChanges {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('book', () => ({ seats: ['1A'] }), {
+          compensate: (booked: { seats: string[] }) => {
+            booked.seats.length = 0;
+          },
+        });
+        await ctx.step('fail', () => {
+          throw new Error('no hotel');
+        });
+      }
+    }
+    app = await createTestApp([CompensationChanges]);
+    const handle = await app.client.start(CompensationChanges, null);
+    await app.worker.drain();
+    const status = await handle.status({ journal: true });
+    expect(status.status).toBe('failed');
+    expect(status.journal!.find((entry) => entry.name === 'book')).toMatchObject({ compensated: true, value: { seats: ['1A'] } });
+  });
+});
