@@ -2,7 +2,9 @@
 // see the same machine load: `node bench/latency-ab.mjs <before-dir> <after-dir> [reps]` (default
 // 100; FILL=n puts n instances in each table first, see bench/fixtures/latency-starter.ts). Each
 // checkout runs its own starter and worker processes on its own schema; the order alternates every
-// round, with 37-237 ms between starts as in bench/cross-process.bench.ts. Prints one JSON line.
+// round, with 37-237 ms between starts as in bench/cross-process.bench.ts. With AB=w2 it times W2
+// instead (bench/fixtures/w2-server.ts: one 3-step workflow started and awaited, 5 ms apart).
+// Both checkouts need the fixture files. Prints one JSON line.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -11,8 +13,12 @@ const [before, after] = process.argv.slice(2, 4);
 const REPS = Number(process.argv[4] ?? 100);
 if (!before || !after) throw new Error('Usage: node bench/latency-ab.mjs <before-dir> <after-dir> [reps]');
 
+const W2 = process.env.AB === 'w2';
+const server = W2 ? 'bench/fixtures/w2-server.ts' : 'bench/fixtures/latency-starter.ts';
+const gap = () => (W2 ? 5 : 37 + Math.random() * 200);
+
 function starter(cwd) {
-  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/fixtures/latency-starter.ts'], {
+  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', server], {
     cwd,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -38,7 +44,7 @@ const latencies = { before: [], after: [] };
 const loads = [];
 for (let k = -3; k < REPS; k++) {
   for (const name of k % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
-    await new Promise((resolve) => setTimeout(resolve, 37 + Math.random() * 200));
+    await new Promise((resolve) => setTimeout(resolve, gap()));
     sides[name].child.stdin.write('go\n');
     const ms = Number(await sides[name].next());
     if (k >= 0) latencies[name].push(ms);
@@ -54,6 +60,7 @@ const at = (values, p) => {
 };
 console.log(
   JSON.stringify({
+    bench: W2 ? 'W2' : 'cross-process start-to-running',
     reps: REPS,
     fill: Number(process.env.FILL ?? 0),
     load: { min: +Math.min(...loads).toFixed(1), median: at(loads, 50), max: +Math.max(...loads).toFixed(1) },
