@@ -5,6 +5,7 @@ import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
 import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
+import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql } from './mysql.js';
 import { createPool, dropSchema, freshSchemaName, pgConnection, requirePostgres } from './postgres.js';
 
@@ -18,6 +19,8 @@ export interface SqlTarget {
   schema: string;
   /** The store (not yet migrated: call `init()`). */
   store: PostgresWorkflowStore | MySqlWorkflowStore;
+  /** Another store on the same pool and schema, with the store's `transactions` option (not initialised). */
+  storeWith(options: { transactions?: Pick<SqlExecutor, 'transaction'> }): PostgresWorkflowStore | MySqlWorkflowStore;
   /** `name` as a table of the test's own beside the store's, quoted. */
   table(name: string): string;
   /** Runs `sql`, written with `?` placeholders, and returns its rows. */
@@ -49,6 +52,7 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
       kind,
       schema,
       store,
+      storeWith: ({ transactions }) => new PostgresWorkflowStore({ executor: fromPg(pool), schema, transactions }),
       table: (name) => `"${schema}"."${name}"`,
       async query<R>(sql: string, params: unknown[] = []) {
         let n = 0;
@@ -77,6 +81,7 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
     kind,
     schema,
     store,
+    storeWith: ({ transactions }) => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, transactions }),
     table: (name) => `\`${schema}_${name}\``,
     async query<R>(sql: string, params: unknown[] = []) {
       const [rows] = await pool.query(sql, params);
