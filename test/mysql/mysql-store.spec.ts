@@ -90,6 +90,40 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     expect(JSON.stringify((await store.get(s.id('p')))!.input)).toBe(JSON.stringify(input));
   });
 
+  it('a lone create answers the signal cursor it stored, with signals inserted meanwhile and sessions whose auto_increment steps by 7 from 3', async () => {
+    const s = testScope();
+    const pool = createMysqlPool({ connectionLimit: 4 });
+    // Every session of this pool allocates AUTO_INCREMENT ids 3, 10, 17...: the signals' ids
+    // (the cursor is the last of them) and nothing of the instances, which have none.
+    pool.on('connection', (connection) => {
+      connection.query('SET SESSION auto_increment_increment = 7, SESSION auto_increment_offset = 3');
+    });
+    try {
+      const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: fixture.schema });
+      let sending = true;
+      const sent: number[] = [];
+      const sender = (async () => {
+        let n = 0;
+        while (sending) sent.push((await store.signal(newSignal(s.signal('tick'), { dedupeId: `tick-${n++}` }))).id);
+        return n;
+      })();
+      const answers = [];
+      // One at a time: each is a batch of one (the INSERT IGNORE whose insert id is the cursor).
+      for (let i = 0; i < 30; i++) answers.push(await store.create(newInstance(s.id(`c${i}`), s.workflow)));
+      sending = false;
+      expect(await sender).toBeGreaterThan(0);
+      expect(sent.every((id) => id % 7 === 3)).toBe(true);
+      expect(new Set(answers.map(({ instance }) => instance.signalCursor)).size).toBeGreaterThan(1);
+      for (const { instance, created } of answers) {
+        expect(created).toBe(true);
+        const { waits: _waits, ...stored } = (await store.get(instance.id))!;
+        expect(instance).toStrictEqual(stored);
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('creates made together: new ids are created, existing ones returned as stored, repeats answered once', async () => {
     const { store } = fixture;
     const s = testScope();
