@@ -18,8 +18,9 @@ export const MAX_OPERATION_NAME_LENGTH = 512;
 
 /**
  * Throws a `TypeError` for a name no step, sleep, wait or child may have: an empty one, or one
- * starting with `$` (the engine's own entries) unless the engine itself (`engine`) names it; and a
- * `RangeError` for one longer than `MAX_OPERATION_NAME_LENGTH`.
+ * starting with `$` (the engine's own entries) unless the engine itself (`engine`) names it, or one
+ * holding a NUL character or a lone surrogate (no store keeps either); and a `RangeError` for one
+ * longer than `MAX_OPERATION_NAME_LENGTH`.
  */
 export function assertOperationName(name: unknown, engine: boolean): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
@@ -28,6 +29,12 @@ export function assertOperationName(name: unknown, engine: boolean): asserts nam
   if (engine) return;
   if (name.startsWith('$')) {
     throw new TypeError(`Invalid name "${name}": names starting with "$" are reserved for the engine's own journal entries.`);
+  }
+  if (name.includes('\u0000') || !(name as string & { isWellFormed(): boolean }).isWellFormed()) {
+    throw markInputError(new TypeError(
+      `The name ${JSON.stringify(name.slice(0, 40))} holds a NUL character or a lone surrogate, which no store keeps in a name. ` +
+        'Use a name of well-formed text without NUL characters.',
+    ));
   }
   // UTF-16 length bounds the code points from above, so only long names need counting.
   if (name.length > MAX_OPERATION_NAME_LENGTH) {

@@ -46,12 +46,18 @@ export const SQL_KEY_LIMITS = {
 } as const satisfies SqlKeyLimits;
 
 /**
- * Throws a `RangeError` naming `field` and the limit when `value` is longer than `max` characters.
- * `null` and `undefined` pass (absent keys are stored as SQL `NULL`).
+ * Throws a `RangeError` naming `field` and the limit when `value` is longer than `max` characters,
+ * or when it holds a NUL character. `null` and `undefined` pass (absent keys are stored as SQL `NULL`).
  */
 export function checkKey(store: string, field: string, value: string | null | undefined, max: number): void {
+  if (value === null || value === undefined) return;
+  if (value.includes('\u0000')) {
+    // PostgreSQL's text can't hold one (nor can a json value be read as text with one): the write
+    // would fail in the database, with every write batched with it.
+    throw markInputError(new RangeError(`${store}: ${field} ${JSON.stringify(value.slice(0, 40))} holds a NUL character (\\u0000), which no SQL store keeps in a key. Leave it out.`));
+  }
   // UTF-16 length is never below the code point count: only a long string needs counting.
-  if (value === null || value === undefined || value.length <= max) return;
+  if (value.length <= max) return;
   let length = 0;
   for (const _ of value) length++;
   if (length <= max) return;

@@ -239,6 +239,25 @@ describe('operation names the stores could not keep', () => {
     expect(failed.error?.message).toMatch(/is 513 characters long; step, sleep, wait and child names may have at most 512/);
     expect(failed.journal).toEqual([]);
   });
+
+  it('refuses a name holding a NUL character or a lone surrogate at the ctx call, failing the instance clearly', async () => {
+    @Workflow('values.odd-step-name', { retry: false })
+    class OddStepName {
+      async run(ctx: WorkflowContext, kind: string): Promise<string> {
+        // Made here: an input can't carry a lone surrogate.
+        return ctx.step(kind === 'nul' ? 'nul\u0000' : `half${'😀'.slice(0, 1)}`, () => 'done');
+      }
+    }
+    app = await createTestApp([OddStepName]);
+    const handles = await Promise.all(['nul', 'half'].map((kind) => app!.client.start(OddStepName, kind)));
+    await app.worker.drain();
+    for (const handle of handles) {
+      const failed = await handle.status({ journal: true });
+      expect(failed).toMatchObject({ status: 'failed', error: { name: 'TypeError' } });
+      expect(failed.error?.message).toMatch(/holds a NUL character or a lone surrogate, which no store keeps in a name/);
+      expect(failed.journal).toEqual([]);
+    }
+  });
 });
 
 const tally = new WorkflowSignal<{ votes: string[] }>('values.tally');

@@ -111,6 +111,22 @@ export function createContract(suite: ContractSuite): void {
       }
     });
 
+    it('create: a key holding a NUL character (which no SQL text column keeps) is refused, alone, before anything is stored', async () => {
+      const s = testScope();
+      const bad = [
+        newInstance(s.id('nul\u0000id'), s.workflow),
+        newInstance(s.id('nul-workflow'), `${s.workflow}\u0000`),
+        newInstance(s.id('nul-key'), s.workflow, { concurrencyKey: 'k\u0000' }),
+      ];
+      const good = newInstance(s.id('fine'), s.workflow);
+      const results = await Promise.all([...bad, good].map((init) => suite.store.create(init).then(
+        (result) => result.created,
+        (error: unknown) => (error instanceof RangeError && /NUL/.test(error.message) ? 'refused' : error),
+      )));
+      expect(results).toEqual(['refused', 'refused', 'refused', true]);
+      for (const init of bad) expect(await suite.store.get(init.id.replace('\u0000', ''))).toBeNull();
+    });
+
     it('create: an existing id returns the stored instance unchanged, with created false', async () => {
       const s = testScope();
       await lease(suite.store, newInstance(s.id('a'), s.workflow));

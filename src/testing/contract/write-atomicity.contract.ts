@@ -72,8 +72,9 @@ export function writeAtomicityContract(suite: ContractSuite): void {
     for (const [what, bad] of [
       ['a step result', { value: 'half a pair: \ud800' }],
       ['an entry name', { name: 'step-\udc00' }],
+      ['an entry name (a NUL character)', { name: 'step-\u0000' }],
     ] as const) {
-      it(`write: a string that is not well-formed Unicode (a lone surrogate) in ${what} is refused whole, alone: writes of other instances made at the same time land`, async () => {
+      it(`write: a string no store keeps (a lone surrogate, a NUL in a key) in ${what} is refused whole, alone: writes of other instances made at the same time land`, async () => {
         const s = testScope();
         const ids = ['a', 'b', 'c'].map(s.id);
         const leases: Array<{ token: string }> = [];
@@ -85,7 +86,7 @@ export function writeAtomicityContract(suite: ContractSuite): void {
               .write(id, leases[i]!.token, { now: T + 5, entries: [journalEntry('step', i === 1 ? bad : {})] })
               .then(
                 (wrote) => wrote,
-                (error: unknown) => (error instanceof Error && /surrogate|well-formed|Unicode/i.test(error.message) ? 'rejected' : error),
+                (error: unknown) => (error instanceof Error && /surrogate|well-formed|Unicode|NUL/i.test(error.message) ? 'rejected' : error),
               ),
           ),
         );
