@@ -2,6 +2,7 @@ import { mysqlTransactionExecutor, sessionIsolation } from './from-mysql2.js';
 import { WorkflowError } from '../errors/workflow.error.js';
 import { handleLibrary } from '../sql/handles/handle-executor.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
+import { oneAtATime } from '../sql/one-at-a-time.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { checkTransactions, explainOtherMysqlDatabase, inSavepoint } from './mysql-app-transaction.js';
 import { MYSQL_INPUT } from './key-limits.js';
@@ -147,7 +148,8 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   /** `fn` on the application's transaction, in a savepoint; a failure that shows it is on another database says so. */
   private async inApplicationTransaction<T>(transaction: unknown, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
     try {
-      return await inSavepoint(await mysqlTransactionExecutor(transaction, STORE), fn);
+      // One call at a time per transaction: their savepoints must not interleave (see oneAtATime()).
+      return await oneAtATime(transaction, async () => inSavepoint(await mysqlTransactionExecutor(transaction, STORE), fn));
     } catch (error) {
       throw explainOtherMysqlDatabase(error, STORE, this.schema, handleLibrary(transaction, 'mysql2')) ?? error;
     }

@@ -1,6 +1,7 @@
 import { findInErrorChain } from '../errors/driver-error-chain.js';
 import { WorkflowError } from '../errors/workflow.error.js';
 import { handleExecutor, handleLibrary } from '../sql/handles/handle-executor.js';
+import { oneAtATime } from '../sql/one-at-a-time.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { pgTransactionExecutor } from './from-pg.js';
 
@@ -14,12 +15,17 @@ const SAVEPOINT = 'nest_workflows_store';
  * its own rows still commit. A failure that shows the handle is on another database (no store
  * schema there, or not PostgreSQL at all) becomes a `TypeError` that says so.
  */
-export async function inApplicationTransaction<T>(
+export function inApplicationTransaction<T>(
   handle: unknown,
   store: string,
   schema: string,
   fn: (executor: SqlExecutor) => Promise<T>,
 ): Promise<T> {
+  // One call at a time per transaction: their savepoints must not interleave (see oneAtATime()).
+  return oneAtATime(handle, () => inSavepoint(handle, store, schema, fn));
+}
+
+async function inSavepoint<T>(handle: unknown, store: string, schema: string, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
   const executor = handleExecutor(handle, 'dollar', (driver) => pgTransactionExecutor(driver, store));
   const library = handleLibrary(handle, 'pg client');
   try {

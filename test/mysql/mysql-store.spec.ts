@@ -315,6 +315,47 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
   });
 
   describe('in the application transaction', () => {
+    it('calls made together on one transaction run one at a time: one that fails undoes all of itself and nothing of a start that already answered', async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      const connection = await pool.getConnection();
+      let released!: () => void;
+      const createReleased = new Promise<void>((resolve) => (released = resolve));
+      let held = false;
+      // The application's transaction as a SqlExecutor over its connection. The signal's wake-up
+      // (after its row went in) waits for the start to have answered (its RELEASE done), then fails
+      // (a lock wait timeout, say): the signal must roll back to its own savepoint, its row with it.
+      const handle: SqlExecutor = {
+        async query(sql, params) {
+          if (!held && sql.startsWith('UPDATE') && sql.includes('_waits')) {
+            held = true;
+            await createReleased;
+            throw new Error('the signal failed after its savepoint');
+          }
+          const [result] = await connection.query(sql, (params ?? []) as unknown[]);
+          if (sql.startsWith('RELEASE')) released();
+          return Array.isArray(result) ? { rows: result as Array<Record<string, unknown>>, rowCount: result.length } : { rows: [], rowCount: (result as { affectedRows: number }).affectedRows, insertId: (result as { insertId: number }).insertId };
+        },
+        transaction: (fn) => fn(handle),
+      };
+      try {
+        await connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await connection.beginTransaction();
+        const [started, sent] = await Promise.allSettled([
+          store.createInTransaction(handle, newInstance(s.id('together'), s.workflow)),
+          store.signalInTransaction(handle, newSignal(s.signal('fails-together'))),
+        ]);
+        expect(sent.status).toBe('rejected');
+        expect(started).toMatchObject({ status: 'fulfilled', value: { created: true } });
+        // The application goes on with its transaction and commits: the start it was told of is there.
+        await connection.commit();
+        expect(await store.get(s.id('together'))).toMatchObject({ status: 'pending' });
+        expect(await store.signals({ name: s.signal('fails-together'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+      } finally {
+        connection.destroy();
+      }
+    });
+
     it('commits and rolls back with it', async () => {
       const { store, pool } = fixture;
       const s = testScope();

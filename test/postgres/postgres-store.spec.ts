@@ -9,6 +9,7 @@ import {
   PostgresWorkflowStore,
   WorkflowSchemaError,
   type PgPoolLike,
+  type SqlExecutor,
 } from '../../src/postgres/index.js';
 import type { NewWorkflowInstance, NewWorkflowSignal } from '../../src/storage/workflow-store.js';
 import { createPool, dropSchema, freshSchemaName, pgConnection, PG_REQUIREMENT, requirePostgres } from '../support/postgres.js';
@@ -335,6 +336,44 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         expect((await store.createInTransaction(client, instance('kept'))).created).toBe(false);
         await client.query('ROLLBACK');
         expect(await store.get('dropped')).toBeNull();
+      } finally {
+        client.release();
+      }
+    });
+
+    it('calls made together on one transaction run one at a time: one that fails undoes all of itself and nothing of a start that already answered', async () => {
+      const store = await migrated();
+      const client = await pool.connect();
+      let released!: () => void;
+      const createReleased = new Promise<void>((resolve) => (released = resolve));
+      let held = false;
+      // The application's transaction as a SqlExecutor over its client. The signal's first
+      // statement waits for the start to have answered (its RELEASE done), then fails (a lock or
+      // statement timeout, say): the signal rolls back to its savepoint.
+      const handle: SqlExecutor = {
+        async query(sql, params) {
+          if (!held && sql.startsWith('SHOW transaction_isolation')) {
+            held = true;
+            await createReleased;
+            throw new Error('the signal failed after its savepoint');
+          }
+          const result = await client.query(sql, params as unknown[]);
+          if (sql.startsWith('RELEASE')) released();
+          return { rows: result.rows as Array<Record<string, unknown>>, rowCount: result.rowCount ?? 0 };
+        },
+        transaction: (fn) => fn(handle),
+      };
+      try {
+        await client.query('BEGIN');
+        const [started, sent] = await Promise.allSettled([
+          store.createInTransaction(handle, instance('started-together')),
+          store.signalInTransaction(handle, signal('fails-together')),
+        ]);
+        expect(sent.status).toBe('rejected');
+        expect(started).toMatchObject({ status: 'fulfilled', value: { created: true } });
+        // The application goes on with its transaction and commits: the start it was told of is there.
+        await client.query('COMMIT');
+        expect(await store.get('started-together')).toMatchObject({ id: 'started-together', status: 'pending' });
       } finally {
         client.release();
       }
