@@ -1,6 +1,7 @@
 import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
 import { runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
+import { HeldSession } from './held-session.js';
 
 /** What `mysql2/promise` resolves a query to: `[rows, fields]`, or `[ResultSetHeader, undefined]`. */
 export type Mysql2QueryResultLike = [unknown, unknown];
@@ -46,7 +47,8 @@ function resultOf([result]: Mysql2QueryResultLike): SqlQueryResult {
  * A `SqlExecutor` over a `mysql2/promise` pool (`mysql.createPool(...)` from `'mysql2/promise'`, or
  * `pool.promise()` of a callback pool): single statements on the pool, transactions on a
  * connection it checks out (READ COMMITTED, set for that transaction only, unless asked to keep the
- * session's level) and gives back. The
+ * session's level) and gives back; the store's own short transactions on one connection it keeps
+ * between them while it is busy (see `HeldSession`), given back when the store closes. The
  * application owns the pool and ends it; the store never does. Statements use `?` parameters,
  * which mysql2 escapes; the pool must keep mysql2's default `FOUND_ROWS` flag (the store reads
  * "rows matched" from its conditional updates).
@@ -55,11 +57,25 @@ function resultOf([result]: Mysql2QueryResultLike): SqlQueryResult {
  */
 export function fromMysql2(pool: Mysql2PoolLike): SqlExecutor {
   assertPool(pool);
+  const held = new HeldSession<Mysql2PoolConnectionLike>(poolSize(pool) >= HeldSession.MIN_POOL);
   return {
     async query(sql, params) {
       return resultOf(await pool.query(sql, params ?? []));
     },
     async transaction(fn, options) {
+      const lane = options?.held ? held.take() : null;
+      if (lane) {
+        // Autocommit is off on the held connection: its first statement begins the transaction.
+        return runTransaction(
+          {
+            begin: async () => undefined,
+            commit: async () => void (await lane.connection.query('COMMIT')),
+            rollback: async () => void (await lane.connection.query('ROLLBACK')),
+            end: (broken) => held.give(lane, broken !== undefined),
+          },
+          () => fn(fromMysql2Connection(lane.connection)),
+        );
+      }
       const connection = await pool.getConnection();
       return runTransaction(
         {
@@ -70,11 +86,15 @@ export function fromMysql2(pool: Mysql2PoolLike): SqlExecutor {
           },
           commit: async () => void (await connection.query('COMMIT')),
           rollback: async () => void (await connection.query('ROLLBACK')),
-          end: (broken) => (broken && connection.destroy ? connection.destroy() : connection.release()),
+          end: (broken) => {
+            if (broken && connection.destroy) connection.destroy();
+            else if (broken || !(options?.held && held.adopt(connection))) connection.release();
+          },
         },
         () => fn(fromMysql2Connection(connection)),
       );
     },
+    close: () => held.close(),
   };
 }
 
@@ -142,6 +162,12 @@ export async function sessionIsolation(executor: SqlExecutor): Promise<string> {
     const { rows } = await executor.query('SELECT @@SESSION.tx_isolation AS level');
     return String(rows[0]?.level ?? '');
   }
+}
+
+/** The pool's `connectionLimit` (mysql2 keeps it in `pool.pool.config`), or 0 when it doesn't say. */
+function poolSize(pool: Mysql2PoolLike): number {
+  const limit = (pool as { pool?: { config?: { connectionLimit?: unknown } } }).pool?.config?.connectionLimit;
+  return typeof limit === 'number' ? limit : 0;
 }
 
 function assertPool(pool: unknown): asserts pool is Mysql2PoolLike {

@@ -95,7 +95,7 @@ export class MySqlCreates {
         const { rowCount } = await tx.query(this.insertSql(inits.length), inits.flatMap((init) => this.values(init)));
         if (rowCount !== inits.length) throw SOME_EXISTED;
         return this.read(tx, ids, new Set(ids));
-      }),
+      }, { held: true }),
     ).catch(async (error: unknown) => {
       if (error !== SOME_EXISTED) throw error;
       return retryOnLockContention(() =>
@@ -103,7 +103,7 @@ export class MySqlCreates {
           const mine = new Set<string>();
           for (const init of inits) if (await this.insert(tx, init)) mine.add(init.id);
           return this.read(tx, ids, mine);
-        }),
+        }, { held: true }),
       );
     });
     const answered = new Set<string>();

@@ -222,7 +222,7 @@ WHERE id = ? AND ${condition}`,
 
   async signal(signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
     MYSQL_INPUT.signal(signal);
-    return retryOnLockContention(() => this.executor.transaction((tx) => this.signalsOf.insert(tx, signal)));
+    return retryOnLockContention(() => this.executor.transaction((tx) => this.signalsOf.insert(tx, signal), { held: true }));
   }
 
   /**
@@ -304,7 +304,7 @@ ORDER BY updated_at, id LIMIT ?`,
     // The last signal id may be read at any time around the claim (see MySqlSignals): on the pool,
     // beside the claim's transaction, it costs no round trip of its own.
     const [claimed, lastSignalId] = await Promise.all([
-      retryOnLockContention(() => this.executor.transaction((tx) => this.claims.claim(tx, request))),
+      retryOnLockContention(() => this.executor.transaction((tx) => this.claims.claim(tx, request), { held: true })),
       this.signalsOf.lastId(this.executor),
     ]);
     return { instances: claimed.instances, lastSignalId };
@@ -369,10 +369,11 @@ ORDER BY updated_at, id LIMIT ?`,
   }
 
   /**
-   * Stops the wake-up and end polls (every listener is dropped). The application's pool stays
-   * open: it owns it. The store can be used again, as `PostgresWorkflowStore` can: a later
-   * `listen()` or `listenForEnds()` (an application started again with the same store instance)
-   * starts a new poll.
+   * Stops the wake-up and end polls (every listener is dropped) and gives back the connection the
+   * executor keeps between the store's transactions. The application's pool stays open: it owns
+   * it. The store can be used again, as `PostgresWorkflowStore` can: a later `listen()` or
+   * `listenForEnds()` (an application started again with the same store instance) starts a new
+   * poll, and a later transaction holds a connection again.
    */
   async close(): Promise<void> {
     const [poller, endPoller] = [this.poller, this.endPoller];
@@ -380,6 +381,7 @@ ORDER BY updated_at, id LIMIT ?`,
     this.endPoller = new MySqlEndPoller(this.executor, this.tables.instances, this.endPoll);
     poller.close();
     endPoller.close();
+    this.executor.close?.();
   }
 }
 

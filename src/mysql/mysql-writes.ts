@@ -73,7 +73,7 @@ export class MySqlWrites {
     const pending = prepare(id, token, write);
     const alone = write.signal !== undefined || (write.release?.waits.length ?? 0) > 0;
     return this.queue.run(id, () =>
-      alone ? retryOnLockContention(() => this.executor.transaction((tx) => this.writeAlone(tx, pending))) : this.batcher.add(pending),
+      alone ? retryOnLockContention(() => this.executor.transaction((tx) => this.writeAlone(tx, pending), { held: true })) : this.batcher.add(pending),
     );
   }
 
@@ -88,10 +88,10 @@ export class MySqlWrites {
 
   private sendBatch(writes: PendingWrite[]): Promise<boolean[]> {
     if (!writes.some(changesRow)) return retryOnLockContention(() => this.journalOnly(writes));
-    const fenced = () => this.executor.transaction((tx) => this.fencedUpdate(tx, writes), { isolation: 'session' });
+    const fenced = () => this.executor.transaction((tx) => this.fencedUpdate(tx, writes), { isolation: 'session', held: true });
     // Rarely (a lease lost), the UPDATE matched fewer rows than writes: rolled back, and run again
     // reading the locked rows first, to know which writes land.
-    const locked = () => this.executor.transaction((tx) => this.lockedUpdate(tx, writes), { isolation: 'session' });
+    const locked = () => this.executor.transaction((tx) => this.lockedUpdate(tx, writes), { isolation: 'session', held: true });
     return retryOnLockContention(() => fenced().catch((error: unknown) => (error === SOME_LEASE_LOST ? locked() : Promise.reject(error))));
   }
 

@@ -21,6 +21,13 @@ export interface SqlTransactionOptions {
    * lock for long. Default `'read-committed'`.
    */
   isolation?: 'read-committed' | 'session';
+  /**
+   * `true` for the store's own short transactions, never for one whose connection other code
+   * gets: the executor may run it on a connection it keeps between such transactions, its
+   * session set once (`fromMysql2()`: READ COMMITTED and autocommit off, which saves `SET
+   * TRANSACTION` and `START TRANSACTION`). Default `false`.
+   */
+  held?: boolean;
 }
 
 /**
@@ -47,6 +54,12 @@ export interface SqlExecutor {
    * runs `fn` in the same transaction (no nesting).
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: SqlTransactionOptions): Promise<T>;
+
+  /**
+   * Optional: gives back what the executor keeps between transactions (`fromMysql2()`'s held
+   * connection). The store calls it when it closes; the executor can still be used after.
+   */
+  close?(): void;
 
   /**
    * Optional, on the executor a transaction hands `fn`: the driver's (or the ORM's) own handle on

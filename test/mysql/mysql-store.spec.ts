@@ -145,6 +145,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const counting: SqlExecutor = {
         query: (sql, params) => (counts.statements++, executor.query(sql, params)),
         transaction: (fn, options) => (counts.transactions++, executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (counts.statements++, tx.query(sql, params)) }), options)),
+        close: () => executor.close?.(),
       };
       return { store: new MySqlWorkflowStore({ executor: counting, schema: fixture.schema }), counts };
     }
@@ -179,6 +180,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       expect(counts).toEqual({ statements: 1, transactions: 0 });
       expect(await store.write(ids[2]!, 'not-the-lease', { now: T + 4, entries: [journalEntry('w')] })).toBe(false);
       expect((await details(store, ids[2]!)).journal).toEqual([]);
+      await store.close();
     });
 
     it('journal entries alone: a write that landed answers true even when its lease is taken right after the statement', async () => {
@@ -248,6 +250,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       expect(both).toEqual([true, true]);
       // The fenced UPDATE and the journal's INSERT, in one transaction.
       expect(counts).toEqual({ statements: 2, transactions: 1 });
+      await store.close();
     });
   });
 
