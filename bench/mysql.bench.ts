@@ -5,7 +5,8 @@
 //       database shows all N completed (workflows/s, steps/s).
 //   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
 // Write cost per workflow: commits counted at the store's executor (each transaction, each autocommit
-// INSERT/UPDATE/DELETE), and the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
+// INSERT/UPDATE/DELETE), statements counted at the pool (each a round trip, the wake-up poll's
+// included), and the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
 // them fewer than commits). Run: `npm run bench:mysql` (MariaDB/MySQL at MYSQL_HOST..., database test).
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
@@ -33,14 +34,33 @@ function counting(executor: SqlExecutor): SqlExecutor {
       if (/^\s*(INSERT|UPDATE|DELETE)\b/i.test(sql)) commits++;
       return result;
     },
-    transaction(fn) {
+    transaction(fn, options) {
       commits++;
-      return executor.transaction(fn);
+      return executor.transaction(fn, options);
     },
+    close: () => executor.close?.(),
   };
 }
 
-const pool = createMysqlPool({ connectionLimit: CONCURRENCY + 2 });
+/** Statements sent to the server (each one round trip: mysql2 sends the next when the last answered), counted at the pool. */
+let statements = 0;
+function countStatements<T extends { query: (...args: never[]) => unknown }>(target: T): T {
+  const query = target.query.bind(target) as (...args: unknown[]) => unknown;
+  (target as { query: unknown }).query = (...args: unknown[]) => {
+    statements++;
+    return query(...args);
+  };
+  return target;
+}
+
+const pool = countStatements(createMysqlPool({ connectionLimit: CONCURRENCY + 2 }));
+const counted = new WeakSet<object>();
+const getConnection = pool.getConnection.bind(pool);
+pool.getConnection = async () => {
+  const connection = await getConnection();
+  if (!counted.has(connection)) counted.add(countStatements(connection));
+  return connection;
+};
 const check = await mysql.createConnection(mysqlConnection);
 const status = async (name: string) => {
   const [rows] = await check.query('SHOW GLOBAL STATUS LIKE ?', [name]);
@@ -93,8 +113,8 @@ async function completedCount(prefix: string): Promise<number> {
   return Number((rows as Array<{ n: number }>)[0]!.n);
 }
 
-async function w1(prefix: string, n: number): Promise<number> {
-  return (await runW1(client, n, prefix, completedCount)).wallMs;
+function w1(prefix: string, n: number) {
+  return runW1(client, n, prefix, completedCount);
 }
 
 async function w2Once(id: string): Promise<number> {
@@ -123,20 +143,24 @@ const quiet = () => new Promise((resolve) => setTimeout(resolve, 500));
 await w1('warm-', W1_WARMUP);
 await quiet();
 let commits0 = commits;
+let statements0 = statements;
 let fsyncs0 = await status('Innodb_data_fsyncs');
-const w1Ms = await w1('w1-', N);
+const { wallMs: w1Ms, nodeCpuMs: w1CpuMs } = await w1('w1-', N);
 await quiet();
 const w1Commits = commits - commits0;
+const w1Statements = statements - statements0;
 const w1Fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
 
 for (let k = 0; k < W2_WARMUP; k++) await w2Once(`w2-warm-${k}`);
 await quiet();
 commits0 = commits;
+statements0 = statements;
 fsyncs0 = await status('Innodb_data_fsyncs');
 const latencies: number[] = [];
 for (let k = 0; k < W2_REPS; k++) latencies.push(await w2Once(`w2-${k}`));
 await quiet();
 const w2Commits = commits - commits0;
+const w2Statements = statements - statements0;
 const w2Fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
 
 const [version] = await check.query('SELECT VERSION() AS v');
@@ -151,10 +175,13 @@ console.log(
     w1_steps_per_s_vs_10_client_limit: +((wfPerS * STEPS) / limit10).toFixed(2),
     w1_wall_ms: Math.round(w1Ms),
     w1_commits_per_wf: +(w1Commits / N).toFixed(2),
+    w1_statements_per_wf: +(w1Statements / N).toFixed(2),
+    w1_node_cpu_ms_per_wf: +(w1CpuMs / N).toFixed(3),
     w1_innodb_fsyncs_per_wf: +(w1Fsyncs / N).toFixed(2),
     w2_p50_ms: +percentile(latencies, 50).toFixed(1),
     w2_p95_ms: +percentile(latencies, 95).toFixed(1),
     w2_commits_per_wf: +(w2Commits / W2_REPS).toFixed(2),
+    w2_statements_per_wf: +(w2Statements / W2_REPS).toFixed(2),
     w2_innodb_fsyncs_per_wf: +(w2Fsyncs / W2_REPS).toFixed(2),
   }),
 );
