@@ -109,7 +109,7 @@ export class MySqlWrites {
       // Its rows all went in (rowCount counts each at least once) or none did.
       return this.executor.query(sql, params).then(({ rowCount }) => [rowCount > 0]);
     }
-    return this.executor.transaction((tx) => this.journalBatch(tx, writes), { isolation: 'session' });
+    return this.executor.transaction((tx) => this.journalBatch(tx, writes), { isolation: 'session', held: true });
   }
 
   private async journalBatch(tx: SqlExecutor, writes: PendingWrite[]): Promise<boolean[]> {
