@@ -15,7 +15,7 @@ import mysql from 'mysql2/promise';
 import { WorkflowClient, WorkflowEvents, WorkflowsModule } from '../src/index.js';
 import { MySqlWorkflowStore, fromMysql2, type SqlExecutor } from '../src/mysql/index.js';
 import { createMysqlPool, dropTables, mysqlConnection } from '../test/support/mysql.js';
-import { runW1, STEPS, ThreeSteps } from './fixtures/w1.js';
+import { runW1, runW2Once, STEPS, ThreeSteps } from './fixtures/w1.js';
 
 const N = Number(process.env.N ?? 1000);
 const W2_REPS = Number(process.env.W2_REPS ?? 50);
@@ -117,19 +117,8 @@ function w1(prefix: string, n: number) {
   return runW1(client, n, prefix, completedCount);
 }
 
-async function w2Once(id: string): Promise<number> {
-  const completed = new Promise<void>((resolve) => {
-    const subscription = events.subscribe((event) => {
-      if (event.id === id && event.type === 'workflow-completed') {
-        subscription.unsubscribe();
-        resolve();
-      }
-    });
-  });
-  const started = performance.now();
-  await client.start(ThreeSteps, 0, { id });
-  await completed;
-  return performance.now() - started;
+function w2Once(id: string): Promise<number> {
+  return runW2Once(client, events, id);
 }
 
 function percentile(values: number[], p: number): number {
