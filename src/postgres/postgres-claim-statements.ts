@@ -1,47 +1,76 @@
 import { instanceColumns, UNFINISHED } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 
+/** What puts an instance in `instances_due`: its predicate, literally, so the planner matches it. */
+const inDueIndex = (alias: string) => `${alias}.status IN ${UNFINISHED} AND ${alias}.wake_at IS NOT NULL AND ${alias}.lease_token IS NULL`;
+
+const MIN_BIGINT = `'-9223372036854775808'::bigint`;
+
 /**
  * The due instances a claim may take, as two sets: `free` ones (no lease: the `instances_due`
- * index, whose predicate this repeats literally so the planner walks it in claim order) and
- * `lapsed` ones (a lease that ran out: the small `instances_leased_until` index). Running
- * instances are in neither index path, so a claim never wades through them. $1 now, $2 workflow
- * names, $3 their versions (pairwise). The ranges of names and versions are index conditions on
- * `instances_due`'s trailing columns, so due instances of workflows this worker doesn't run are
- * passed over in the index; the exact pairs are checked after.
+ * index, walked one priority at a time, see `pickDue()`) and `lapsed` ones (a lease that ran out:
+ * the small `instances_leased_until` index, bounded by `lease_until < now`). Running instances are
+ * in neither index path, so a claim never wades through them. $1 now, $2 workflow names, $3 their
+ * versions (pairwise); the exact pairs are checked on the row.
+ *
+ * For `free`, the ranges of names and versions are index conditions on `instances_due`'s trailing
+ * columns, so due instances of workflows this worker doesn't run are passed over in the index. Those
+ * bounds come from InitPlans, unknown when planning, so the planner estimates the name range at
+ * 0.5% of the table and would rather read `instances_workflow_created` (every instance of the
+ * workflow, sleeping ones too) whenever `wake_at <= now` looks less selective; the unknown lower
+ * bound on `wake_at` (it holds for every row) makes the planner estimate that range the same way,
+ * whatever the statistics, so `instances_due`, which also gives the claim order, wins in custom and
+ * generic plans alike.
  */
 function dueConditions(alias: string): { free: string; lapsed: string } {
   const a = `${alias}.`;
-  const common =
+  const pairs = `(${a}workflow || '@' || ${a}version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`;
+  const ranges =
     `${a}workflow >= (SELECT min(n COLLATE "C") FROM unnest($2::text[]) AS n) ` +
     `AND ${a}workflow <= (SELECT max(n COLLATE "C") FROM unnest($2::text[]) AS n)\n` +
     `    AND ${a}version >= (SELECT min(v) FROM unnest($3::integer[]) AS v) ` +
-    `AND ${a}version <= (SELECT max(v) FROM unnest($3::integer[]) AS v)\n` +
-    `    AND (${a}workflow || '@' || ${a}version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`;
+    `AND ${a}version <= (SELECT max(v) FROM unnest($3::integer[]) AS v)`;
   return {
-    free:
-      `${a}status IN ${UNFINISHED} AND ${a}wake_at IS NOT NULL AND ${a}lease_token IS NULL AND ${a}wake_at <= $1\n` +
-      `    AND ${common}`,
-    lapsed:
-      `${a}lease_token IS NOT NULL AND ${a}lease_until < $1 AND ${a}status IN ${UNFINISHED} AND ${a}wake_at <= $1\n` +
-      `    AND ${common}`,
+    free: `${inDueIndex(alias)}\n    AND ${a}wake_at >= (SELECT ${MIN_BIGINT}) AND ${a}wake_at <= $1\n    AND ${ranges}\n    AND ${pairs}`,
+    lapsed: `${a}lease_token IS NOT NULL AND ${a}lease_until < $1 AND ${a}status IN ${UNFINISHED} AND ${a}wake_at <= $1\n    AND ${pairs}`,
   };
 }
 
 const CLAIM_ORDER = 'priority, wake_at, created_at, id';
 
 /**
- * CTEs `free` and `lapsed` (each locked with SKIP LOCKED, up to `limit` rows, `columns` plus the
- * claim order's), and `picked`: the first `limit` of both in claim order.
+ * CTEs `priorities`, `free` and `lapsed` (each of the last two locked with SKIP LOCKED, up to
+ * `limit` rows, `columns` plus the claim order's), and `picked`: the first `limit` of both in claim
+ * order. The statement must start `WITH RECURSIVE`.
+ *
+ * `instances_due` leads with `priority`, so `wake_at <= now` bounds a walk of it only within one
+ * priority: walked across priorities, it would read every sleeping instance (suspended with a
+ * later `wake_at`) of a priority before reaching the next. So `priorities` lists the distinct
+ * priorities in it, lowest first, one index descent each (a loose index scan), and `free` takes
+ * each priority's due instances in claim order from a scan bounded by `priority = p AND wake_at <=
+ * now`, stopping (its outer `LIMIT`) once it has `limit`: a claim reads what it takes plus one
+ * probe per priority, however many instances sleep. `free`'s outer `LIMIT` has no `ORDER BY` on
+ * purpose: the nested loop runs the priorities in the order `priorities` made them (ascending, one
+ * per recursion step), and a sort there would run every priority's scan, locking up to `limit`
+ * rows each.
  */
 function pickDue(s: string, columns: string, limit: string, extra = ''): string {
   const { free, lapsed } = dueConditions('c');
   const cols = `c.id, c.priority, c.wake_at, c.created_at${columns ? `, ${columns}` : ''}`;
-  return `free AS (
-  SELECT ${cols} FROM ${s}.instances c
-  WHERE ${free}${extra}
-  ORDER BY c.priority, c.wake_at, c.created_at, c.id LIMIT ${limit}
-  FOR UPDATE OF c SKIP LOCKED
+  return `priorities AS (
+  (SELECT c.priority FROM ${s}.instances c WHERE ${inDueIndex('c')} ORDER BY c.priority LIMIT 1)
+  UNION ALL
+  SELECT (SELECT c.priority FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.priority > p.priority ORDER BY c.priority LIMIT 1)
+  FROM priorities p WHERE p.priority IS NOT NULL
+), free AS (
+  SELECT f.* FROM priorities p CROSS JOIN LATERAL (
+    SELECT ${cols} FROM ${s}.instances c
+    WHERE c.priority = p.priority AND ${free}${extra}
+    ORDER BY c.wake_at, c.created_at, c.id LIMIT ${limit}
+    FOR UPDATE OF c SKIP LOCKED
+  ) AS f
+  WHERE p.priority IS NOT NULL
+  LIMIT ${limit}
 ), lapsed AS (
   SELECT ${cols} FROM ${s}.instances c
   WHERE ${lapsed}${extra}
@@ -79,7 +108,7 @@ ORDER BY c.priority, c.wake_at, c.created_at, c.id`;
      * one row of NULLs, each with the last signal id read in the claim's snapshot (so every signal
      * up to it is visible to the execution: ids become visible in order).
      */
-    claim: `WITH ${pickDue(s, '', '$4')}, ${leaseAndReturn('$1', '$5', '$6', '$7')}`,
+    claim: `WITH RECURSIVE ${pickDue(s, '', '$4')}, ${leaseAndReturn('$1', '$5', '$6', '$7')}`,
 
     /**
      * A claim of named instances, in one statement and by key (no search): $1 now, $2 workflow
@@ -119,7 +148,7 @@ WHERE r.window_end > $2 AND r.count >= CASE WHEN r.has_key THEN rule.key_max ELS
      * with none, $8 workflows whose own window is full, $9/$10 (workflow, rate-limit key)s whose
      * window is full. Those are passed over here, so a busy key never holds back the others.
      */
-    claimCandidates: `WITH ${pickDue(
+    claimCandidates: `WITH RECURSIVE ${pickDue(
       s,
       'c.workflow, c.concurrency_key, c.rate_limit_key',
       '$4',

@@ -45,6 +45,27 @@ export function claimContract(suite: ContractSuite): void {
       expect(taken).toEqual(order.map(s.id));
     });
 
+    it('claim: a limit spanning priorities takes their due instances in priority order, past priorities where all sleep', async () => {
+      const s = testScope();
+      const specs: Record<string, { priority: number; wakeAt: number }> = {
+        'sleeps-5': { priority: -5, wakeAt: T + 1_000 },
+        'sleeps-5b': { priority: -5, wakeAt: T + 2_000 },
+        'due-0a': { priority: 0, wakeAt: T + 50 },
+        'sleeps-0': { priority: 0, wakeAt: T + 1_000 },
+        'due-0b': { priority: 0, wakeAt: T + 60 },
+        'sleeps-1': { priority: 1, wakeAt: T + 1_000 },
+        'due-2b': { priority: 2, wakeAt: T + 20 },
+        'due-2a': { priority: 2, wakeAt: T + 10 },
+        'due-3': { priority: 3, wakeAt: T },
+      };
+      for (const [name, spec] of Object.entries(specs)) await suite.store.create(newInstance(s.id(name), s.workflow, spec));
+      await suite.store.create(newInstance(s.id('other-workflow'), `${s.workflow}-other`, { priority: -3, wakeAt: T }));
+      const request = () => claimRequest(s.workflow, { now: T + 100, limit: 4 });
+      expect(idsOf(await suite.store.claim(request()))).toEqual(['due-0a', 'due-0b', 'due-2a', 'due-2b'].map(s.id).sort());
+      expect(idsOf(await suite.store.claim(request()))).toEqual([s.id('due-3')]);
+      expect(idsOf(await suite.store.claim(request()))).toEqual([]);
+    });
+
     it('claim: takes only unfinished instances whose wakeAt is not null and <= now', async () => {
       const s = testScope();
       await settle(suite.store, newInstance(s.id('suspended'), s.workflow), 'suspended', { wakeAt: null });
