@@ -6,8 +6,9 @@
 //   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
 // Write cost per workflow: commits counted at the store's executor (each transaction, each autocommit
 // INSERT/UPDATE/DELETE), statements counted at the pool (each a round trip, the wake-up poll's
-// included), and the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
-// them fewer than commits). Run: `npm run bench:mysql` (MariaDB/MySQL at MYSQL_HOST..., database test).
+// included), the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
+// them fewer than commits), and the server's CPU (all its threads, from /proc when it runs on this machine;
+// other clients' work included). Run: `npm run bench:mysql` (MariaDB/MySQL at MYSQL_HOST..., database test).
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -15,6 +16,7 @@ import mysql from 'mysql2/promise';
 import { WorkflowClient, WorkflowEvents, WorkflowsModule } from '../src/index.js';
 import { MySqlWorkflowStore, fromMysql2, type SqlExecutor } from '../src/mysql/index.js';
 import { createMysqlPool, dropTables, mysqlConnection } from '../test/support/mysql.js';
+import { mysqlServerPid, procCpuMs } from './fixtures/server-cpu.js';
 import { runW1, runW2Once, STEPS, ThreeSteps } from './fixtures/w1.js';
 
 const N = Number(process.env.N ?? 1000);
@@ -66,6 +68,10 @@ const status = async (name: string) => {
   const [rows] = await check.query('SHOW GLOBAL STATUS LIKE ?', [name]);
   return Number((rows as Array<{ Value: string }>)[0]!.Value);
 };
+
+const serverPid = await mysqlServerPid((sql) => check.query(sql));
+/** The server process's CPU ms so far (all its threads), or `null` when it runs elsewhere. */
+const serverCpuMs = () => (serverPid === null ? null : procCpuMs(`/proc/${serverPid}/stat`));
 
 /** Single-row UPDATE commits per second at `clients` clients, each on its own connection and row. */
 async function commitLimit(clients: number): Promise<number> {
@@ -134,11 +140,13 @@ await quiet();
 let commits0 = commits;
 let statements0 = statements;
 let fsyncs0 = await status('Innodb_data_fsyncs');
-const { wallMs: w1Ms, nodeCpuMs: w1CpuMs } = await w1('w1-', N);
+const serverCpu0 = serverCpuMs();
+const { wallMs: w1Ms, nodeCpuMs: w1CpuMs, startsMs: w1StartsMs } = await w1('w1-', N);
 await quiet();
 const w1Commits = commits - commits0;
 const w1Statements = statements - statements0;
 const w1Fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
+const serverCpu1 = serverCpuMs();
 
 for (let k = 0; k < W2_WARMUP; k++) await w2Once(`w2-warm-${k}`);
 await quiet();
@@ -163,10 +171,14 @@ console.log(
     w1_steps_per_s: +(wfPerS * STEPS).toFixed(1),
     w1_steps_per_s_vs_10_client_limit: +((wfPerS * STEPS) / limit10).toFixed(2),
     w1_wall_ms: Math.round(w1Ms),
+    // Until every start() of the run returned (its creates committed; the worker runs meanwhile).
+    w1_starts_ms: w1StartsMs,
     w1_commits_per_wf: +(w1Commits / N).toFixed(2),
     w1_statements_per_wf: +(w1Statements / N).toFixed(2),
     w1_node_cpu_ms_per_wf: +(w1CpuMs / N).toFixed(3),
     w1_innodb_fsyncs_per_wf: +(w1Fsyncs / N).toFixed(2),
+    // Everything the server did meanwhile (other clients' work included), over the W1 run and the 0.5 s after it.
+    w1_server_cpu_ms_per_wf: serverCpu0 === null || serverCpu1 === null ? null : +((serverCpu1 - serverCpu0) / N).toFixed(3),
     w2_p50_ms: +percentile(latencies, 50).toFixed(1),
     w2_p95_ms: +percentile(latencies, 95).toFixed(1),
     w2_commits_per_wf: +(w2Commits / W2_REPS).toFixed(2),
