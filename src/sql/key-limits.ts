@@ -47,7 +47,8 @@ export const SQL_KEY_LIMITS = {
 
 /**
  * Throws a `RangeError` naming `field` and the limit when `value` is longer than `max` characters,
- * or when it holds a NUL character. `null` and `undefined` pass (absent keys are stored as SQL `NULL`).
+ * or when it holds a NUL character or a lone surrogate. `null` and `undefined` pass (absent keys
+ * are stored as SQL `NULL`).
  */
 export function checkKey(store: string, field: string, value: string | null | undefined, max: number): void {
   if (value === null || value === undefined) return;
@@ -55,6 +56,14 @@ export function checkKey(store: string, field: string, value: string | null | un
     // PostgreSQL's text can't hold one (nor can a json value be read as text with one): the write
     // would fail in the database, with every write batched with it.
     throw markInputError(new RangeError(`${store}: ${field} ${JSON.stringify(value.slice(0, 40))} holds a NUL character (\\u0000), which no SQL store keeps in a key. Leave it out.`));
+  }
+  if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) {
+    // Both drivers send it as U+FFFD (UTF-8 has no code for it): two keys that differ only there
+    // would be one instance, or one signal topic.
+    throw markInputError(new RangeError(
+      `${store}: ${field} ${JSON.stringify(value.slice(0, 40))} holds a lone surrogate (half of a UTF-16 pair), which no SQL store keeps in a key. ` +
+        'Make it well-formed first (String.prototype.toWellFormed()).',
+    ));
   }
   // UTF-16 length is never below the code point count: only a long string needs counting.
   if (value.length <= max) return;

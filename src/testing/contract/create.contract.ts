@@ -127,6 +127,27 @@ export function createContract(suite: ContractSuite): void {
       for (const init of bad) expect(await suite.store.get(init.id.replace('\u0000', ''))).toBeNull();
     });
 
+    it('create: a key holding a lone surrogate (which no SQL store keeps: it would be stored as U+FFFD, so two keys would be one) is refused, alone, before anything is stored', async () => {
+      const s = testScope();
+      const bad = [
+        newInstance(s.id('half-\ud800'), s.workflow, { input: 'a' }),
+        newInstance(s.id('half-\udc00'), s.workflow, { input: 'b' }),
+        newInstance(s.id('surrogate-workflow'), `${s.workflow}\ud83d`),
+        newInstance(s.id('surrogate-key'), s.workflow, { concurrencyKey: 'k\udfff', rateLimitKey: 'r\ud800' }),
+        newInstance(s.id('surrogate-parent'), s.workflow, { parentId: s.id('p\udc00') }),
+      ];
+      const good = newInstance(s.id('pair-\ud83d\ude00'), s.workflow);
+      const results = await Promise.all([...bad, good].map((init) => suite.store.create(init).then(
+        (result) => result.created,
+        (error: unknown) => (error instanceof RangeError && /surrogate/.test(error.message) ? 'refused' : error),
+      )));
+      expect(results).toEqual(['refused', 'refused', 'refused', 'refused', 'refused', true]);
+      expect((await suite.store.get(good.id))?.id).toBe(good.id);
+      for (const id of [s.id('half-\ufffd'), s.id('surrogate-workflow'), s.id('surrogate-key'), s.id('surrogate-parent')]) {
+        expect(await suite.store.get(id)).toBeNull();
+      }
+    });
+
     it('create: an existing id returns the stored instance unchanged, with created false', async () => {
       const s = testScope();
       await lease(suite.store, newInstance(s.id('a'), s.workflow));

@@ -79,6 +79,21 @@ export function signalsContract(suite: ContractSuite): void {
       expect(await Promise.all([snapshot(suite.store, s.id('a')), snapshot(suite.store, s.id('done'))])).toEqual(before);
     });
 
+    it('signal: a name, key or id holding a lone surrogate (which no SQL store keeps: two keys would be one) is refused before anything is stored', async () => {
+      const s = testScope();
+      const n = s.signal('n');
+      const before = await lastSignalId(suite.store);
+      for (const signal of [
+        newSignal(`${n}\ud800`, { payload: 1 }),
+        newSignal(n, { key: 'k\udc00' }),
+        newSignal(n, { key: 'k', dedupeId: 'd\ud83d' }),
+      ]) {
+        await expect(suite.store.signal(signal)).rejects.toThrow(/surrogate/);
+      }
+      expect(await lastSignalId(suite.store)).toBe(before);
+      expect(await suite.store.signals({ name: n, key: 'k\ufffd', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+    });
+
     it('signal: a repeated (name, dedupeId) returns the earlier id and key, created false, and stores and wakes nothing', async () => {
       const s = testScope();
       const n = s.signal('n');
