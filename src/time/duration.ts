@@ -10,13 +10,21 @@ const WHOLE = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+$/;
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g;
 
 /**
- * Parses a duration to milliseconds. Throws a `TypeError` that names `what` (the option or
- * argument it came from) and shows the accepted forms, for anything else: negative numbers,
- * `NaN`, `'5 parsecs'`, `''`.
+ * The longest duration, in milliseconds: 100,000,000 days, a `Date`'s range. Every time the engine
+ * stores (now plus a duration) stays a whole number a SQL store's `bigint` keeps exactly.
+ */
+const MAX_MS = 8.64e15;
+
+/**
+ * Parses a duration to whole milliseconds (a number with a fraction is rounded up, a string's
+ * total rounded): the times made from it are stored in `bigint` columns, which refuse a fraction.
+ * Throws a `TypeError` that names `what` (the option or argument it came from) and shows the
+ * accepted forms, for anything else: negative numbers, `NaN`, `'5 parsecs'`, `''`, more than
+ * 100,000,000 days.
  */
 export function parseDuration(value: Duration, what = 'duration'): number {
   if (typeof value === 'number') {
-    if (Number.isFinite(value) && value >= 0) return value;
+    if (Number.isFinite(value) && value >= 0 && value <= MAX_MS) return Math.ceil(value);
     throw invalid(value, what);
   }
   if (typeof value !== 'string') throw invalid(value, what);
@@ -24,6 +32,7 @@ export function parseDuration(value: Duration, what = 'duration'): number {
   if (!WHOLE.test(text)) throw invalid(value, what);
   let total = 0;
   for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit!]!;
+  if (total > MAX_MS) throw invalid(value, what);
   return Math.round(total);
 }
 
@@ -47,6 +56,7 @@ export function durationOr(value: Duration | undefined, fallback: number, what: 
 function invalid(value: unknown, what: string): TypeError {
   const shown = typeof value === 'string' ? `"${value}"` : String(value);
   return invalidInput(
-    `Invalid ${what}: ${shown}. A duration is a non-negative number of milliseconds, or a string such as '250ms', '5s', '10m', '1h30m' or '7d'.`,
+    `Invalid ${what}: ${shown}. A duration is a non-negative number of milliseconds, or a string such as '250ms', '5s', '10m', '1h30m' or '7d', ` +
+      'and at most 100,000,000 days.',
   );
 }

@@ -190,7 +190,7 @@ describe('timeouts', () => {
     const handle = await app.client.start(BadSleep, null);
     await app.worker.drain();
     expect((await handle.status()).error!.message).toBe(
-      `Invalid duration of sleep "nap": "5 parsecs". A duration is a non-negative number of milliseconds, or a string such as '250ms', '5s', '10m', '1h30m' or '7d'.`,
+      `Invalid duration of sleep "nap": "5 parsecs". A duration is a non-negative number of milliseconds, or a string such as '250ms', '5s', '10m', '1h30m' or '7d', and at most 100,000,000 days.`,
     );
   });
 });
