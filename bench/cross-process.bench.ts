@@ -7,8 +7,14 @@
 // must find the end by reading its instance averages half of its 500 ms poll.
 // Run: `npm run bench:latency` (PostgreSQL), `BENCH_STORE=mysql npm run bench:latency` (MariaDB/MySQL);
 // with SAME_PROCESS=1 this process's own worker runs them instead (the local wake-ups and end events).
+// With HOPS=1 (PostgreSQL, two processes) it also prints where a start-to-running goes, hop by hop
+// (bench/fixtures/pg-hops.ts): medians of the create's round trip, the notification's delivery, the
+// worker's reaction, the claim's round trip and the start of the step.
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { WorkflowClient, WorkflowsModule } from '../src/index.js';
@@ -19,6 +25,9 @@ const REPS = Number(process.env.REPS ?? 50);
 const schema = `bench_latency_${Date.now().toString(36)}`;
 const { store, end } = benchStore(schema);
 const SAME_PROCESS = process.env.SAME_PROCESS === '1';
+const hopsDir = process.env.HOPS === '1' && !SAME_PROCESS && BENCH_STORE === 'postgres' ? mkdtempSync(join(tmpdir(), 'hops-')) : null;
+if (hopsDir) process.env.HOPS_FILE = join(hopsDir, 'hops.txt');
+const hops = hopsDir ? await import('./fixtures/pg-hops.js') : null;
 
 @Module({
   imports: [WorkflowsModule.forRoot({ store, worker: SAME_PROCESS ? {} : false })],
@@ -49,8 +58,10 @@ for (let k = -3; k < REPS; k++) {
   // Spread the starts over the poll cycle, so polling alone would average half its interval.
   await new Promise((resolve) => setTimeout(resolve, 37 + Math.random() * 200));
   const startedAt = performance.timeOrigin + performance.now();
+  hops?.hop('start', startedAt);
   const handle = await client.start(LatencyProbe, null, { id: `latency-${k}` });
   const ranAt = (await handle.result({ timeout: '10s' })) as number;
+  hops?.hop('ran', ranAt);
   const resolvedAt = performance.timeOrigin + performance.now();
   if (k >= 0) {
     latencies.push(ranAt - startedAt);
@@ -71,6 +82,7 @@ console.log(
     ...percentiles(latencies),
     // From the step in the other process to result() resolving here: the end write, then its notification.
     step_to_result: percentiles(endLatencies),
+    ...(hops ? { hops_median_ms: hops.hopsOf(process.env.HOPS_FILE!, 3) } : {}),
   }),
 );
 
@@ -80,3 +92,4 @@ if (worker) {
 }
 await app.close();
 await end({ drop: true });
+if (hopsDir) rmSync(hopsDir, { recursive: true });
