@@ -5,19 +5,30 @@ import type { SqlExecutor } from '../sql/sql-executor.js';
 export type WakePollInterval = DelayRange;
 
 /**
+ * For this long (ms) after the marker last moved, the poll backs off only to twice `minDelay`, not
+ * to `maxDelay`: work that keeps becoming due (starts a fraction of a second apart) is found after
+ * half that on average, and a process idle for longer polls as rarely as before.
+ */
+export const WAKE_POLL_ACTIVE_WINDOW = 1_000;
+
+/**
  * Cross-process wake-ups without LISTEN/NOTIFY: one small indexed read, repeated, of a marker that
  * changes whenever an instance becomes due (a start, a signal's wake-up, a hand-back due now, a
  * cancel, a retry all set `wake_at` to now): the newest due instance without a lease (its
  * `wake_at` and id, from the end of `instances_wake`). When the marker moves, every listener is
- * called. The interval adapts: short right after a change, backing off while the store is idle,
- * so an idle process costs about forty tiny index reads a second. Each process's own starts and signals
- * wake its workers directly; the workers' poll stays the safety net for anything this misses.
+ * called. The interval adapts: short right after a change, backing off to twice `minDelay` while
+ * changes keep coming (within `WAKE_POLL_ACTIVE_WINDOW`), then to `maxDelay` while the store is
+ * idle, so an idle process costs about forty tiny index reads a second (a hundred a second while
+ * work keeps becoming due). Each process's own starts and signals wake its workers directly; the
+ * workers' poll stays the safety net for anything this misses.
  */
 export class MySqlWakePoller {
   private readonly listeners = new Set<() => void>();
   private timer: NodeJS.Timeout | null = null;
   private marker: string | null = null;
   private delay: number;
+  /** When the marker last moved (`Date.now()`). */
+  private movedAt = -Infinity;
   private stopped = false;
 
   constructor(
@@ -80,7 +91,11 @@ export class MySqlWakePoller {
     }
     const moved = marker !== this.marker;
     this.marker = marker;
-    this.delay = moved ? this.interval.minDelay : doubledDelay(this.delay, this.interval);
+    const now = Date.now();
+    if (moved) this.movedAt = now;
+    const { minDelay, maxDelay } = this.interval;
+    const cap = now - this.movedAt < WAKE_POLL_ACTIVE_WINDOW ? Math.min(maxDelay, 2 * minDelay) : maxDelay;
+    this.delay = moved ? minDelay : Math.min(cap, doubledDelay(this.delay, this.interval));
     if (!moved || marker === '') return;
     for (const listener of [...this.listeners]) {
       try {

@@ -39,8 +39,9 @@ const STORE = 'MySqlWorkflowStore';
 export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
   /**
    * How often `listen()` polls for work made due by other processes (MySQL has no LISTEN/NOTIFY):
-   * `minDelay` ms after something became due, doubling to `maxDelay` ms while nothing does.
-   * Default `{ minDelay: 5, maxDelay: 25 }`.
+   * `minDelay` ms after something became due, doubling to at most `2 * minDelay` ms while things
+   * keep becoming due (within the last second), and to `maxDelay` ms once a second passes with
+   * nothing. Default `{ minDelay: 5, maxDelay: 25 }`.
    */
   wakePoll?: WakePollInterval;
   /**

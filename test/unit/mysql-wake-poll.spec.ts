@@ -1,0 +1,75 @@
+// The MySQL store's cross-process wake-up poll (MySqlWakePoller), on a fake executor and fake
+// timers: how often it reads the due marker as work becomes due and as the store goes idle.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MySqlWakePoller, WAKE_POLL_ACTIVE_WINDOW } from '../../src/mysql/mysql-wake-poller.js';
+import type { SqlExecutor } from '../../src/sql/sql-executor.js';
+
+/** An executor whose due marker is `marker.id`, recording when each read came (fake `Date.now()`). */
+function markerExecutor(marker: { id: string | null }, reads: number[]): SqlExecutor {
+  return {
+    query: async () => {
+      reads.push(Date.now());
+      return { rows: marker.id === null ? [] : [{ id: marker.id, wake_at: 1 }], rowCount: marker.id === null ? 0 : 1 };
+    },
+    transaction: () => Promise.reject(new Error('The wake-up poll runs no transaction.')),
+  };
+}
+
+const gapsOf = (reads: number[]) => reads.slice(1).map((t, i) => t - reads[i]!);
+
+describe('MySQL wake-up poll', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('backs off to twice minDelay while work keeps becoming due, and to maxDelay once a window passes without any', async () => {
+    vi.useFakeTimers();
+    const marker: { id: string | null } = { id: null };
+    const reads: number[] = [];
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', { minDelay: 5, maxDelay: 25 });
+    let woken = 0;
+    const stop = await poller.add(() => woken++);
+
+    // Idle from the start: 5, 10, 20, then every 25 ms.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(gapsOf(reads).slice(0, 5)).toEqual([5, 10, 20, 25, 25]);
+
+    // Work becomes due: heard at the next read, then the poll stays at 10 ms (2 x minDelay).
+    marker.id = 'a';
+    reads.length = 0;
+    await vi.advanceTimersByTimeAsync(WAKE_POLL_ACTIVE_WINDOW / 2);
+    expect(woken).toBe(1);
+    const active = gapsOf(reads);
+    expect(active[0]).toBe(5);
+    expect(new Set(active.slice(1))).toEqual(new Set([10]));
+
+    // Another start within the window: heard, and the window starts again.
+    marker.id = 'b';
+    reads.length = 0;
+    await vi.advanceTimersByTimeAsync(WAKE_POLL_ACTIVE_WINDOW - 50);
+    expect(woken).toBe(2);
+    expect(Math.max(...gapsOf(reads))).toBe(10);
+
+    // A window without a change: back to every 25 ms, as an idle process polls.
+    reads.length = 0;
+    await vi.advanceTimersByTimeAsync(WAKE_POLL_ACTIVE_WINDOW);
+    expect(gapsOf(reads).slice(-3)).toEqual([25, 25, 25]);
+    expect(woken).toBe(2);
+    await stop();
+  });
+
+  it('never polls more often than maxDelay allows when maxDelay is below twice minDelay', async () => {
+    vi.useFakeTimers();
+    const marker: { id: string | null } = { id: 'a' };
+    const reads: number[] = [];
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', { minDelay: 8, maxDelay: 12 });
+    const stop = await poller.add(() => undefined);
+    await vi.advanceTimersByTimeAsync(20);
+    marker.id = 'b';
+    reads.length = 0;
+    await vi.advanceTimersByTimeAsync(200);
+    expect(gapsOf(reads)[0]).toBe(8);
+    expect(new Set(gapsOf(reads).slice(1))).toEqual(new Set([12]));
+    await stop();
+  });
+});
