@@ -6,6 +6,14 @@ import type { WorkflowClock } from '../time/workflow-clock.js';
 /** The longest wait between claims while they fail (a database that is down). */
 export const MAX_BACKOFF = 15_000;
 
+/**
+ * While a backlog lasts, the loop claims the next items before slots free up only when the items it
+ * ran lately took at most this long (ms, a moving average): an item claimed ahead waits about one
+ * such run for its slot, holding its lease, and a worker whose items run long would keep due work
+ * from other processes that have room.
+ */
+export const CLAIM_AHEAD_MAX_RUN = 250;
+
 /** How a leased worker paces itself (milliseconds, but `concurrency`). */
 export interface LeasedWorkerTimings {
   /** Items executed at once. */
@@ -33,6 +41,8 @@ export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
   onError(error: unknown, stage: 'claim' | 'renew'): void;
   /** Shutdown stopped waiting for these items (`shutdownTimeout` passed): report and release them. */
   abandon?(items: T[]): Promise<void>;
+  /** Claims ahead only while items run at most this long (ms, a moving average). Default `CLAIM_AHEAD_MAX_RUN`. */
+  claimAheadMaxRun?: number;
 }
 
 /**
@@ -65,6 +75,13 @@ export class LeasedWorker<T> {
   private everything = true;
   /** When the loop looks at all due work at the latest (`Date.now()`), whatever named claims come between. */
   private nextPoll = 0;
+  /**
+   * Items claimed ahead while a backlog lasts, leased and waiting for a slot: a slot that frees up
+   * starts the next of them at once, without waiting for a claim's round trip (see `run()`).
+   */
+  private readonly waiting: T[] = [];
+  /** How long the items run lately (ms, a moving average): whether claiming ahead pays (`CLAIM_AHEAD_MAX_RUN`). */
+  private runMs = Infinity;
 
   constructor(private readonly options: LeasedWorkerOptions<T>) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -73,6 +90,11 @@ export class LeasedWorker<T> {
   /** Items running now. */
   get active(): ReadonlySet<T> {
     return this.running;
+  }
+
+  /** Items claimed ahead, leased and waiting for a slot. */
+  get queued(): readonly T[] {
+    return this.waiting;
   }
 
   /** Whether the background loop runs (started and not shut down). */
@@ -160,6 +182,8 @@ export class LeasedWorker<T> {
       this.shutdownController.abort();
       this.wake?.();
       await this.loop;
+      // Claimed ahead, never started: each runs with the aborted signal, so it hands its lease back at once.
+      for (const item of this.waiting.splice(0)) void this.track(item);
       if (this.tasks.size > 0) {
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([
@@ -177,21 +201,23 @@ export class LeasedWorker<T> {
   private async run(): Promise<void> {
     const signal = this.shutdownController.signal;
     while (!signal.aborted) {
-      const free = this.options.concurrency - this.running.size - this.reserved;
-      // Claim only when something may be due (a kick, a poll, a claim that came back full) and a slot is free.
-      if (free > 0 && this.wanted) {
+      const room = this.room();
+      // Claim only when something may be due (a kick, a poll, a claim that came back full) and there is room.
+      if (room > 0 && this.wanted) {
+        const free = this.options.concurrency - this.running.size - this.reserved;
         this.wanted = false;
         const ids = this.everything || this.backlog || this.named.size > free || Date.now() >= this.nextPoll ? undefined : [...this.named];
         this.named.clear();
         this.everything = false;
+        const limit = ids === undefined ? room : free;
         try {
           const now = this.options.clock.now();
-          const items = await this.options.claim(this.lease(now), now, free, ids);
+          const items = await this.options.claim(this.lease(now), now, limit, ids);
           this.claimFailures = 0;
           this.lastClaim = this.options.clock.now();
           if (ids === undefined) {
-            // A full claim means more may be due: claim again as soon as a slot is free.
-            this.backlog = items.length === free;
+            // A full claim means more may be due: claim again as soon as there is room.
+            this.backlog = items.length === limit;
             if (this.backlog) this.wanted = true;
             this.nextPoll = Date.now() + this.pollDelay();
           } else if (!ids.every((id) => items.some((item) => this.options.idOf!(item) === id))) {
@@ -199,7 +225,11 @@ export class LeasedWorker<T> {
             this.everything = true;
             this.wanted = true;
           }
-          for (const item of items) void this.track(item);
+          // Slots that freed up while the claim was out took waiting items first (see `track()`).
+          for (const item of items) {
+            if (this.running.size + this.reserved < this.options.concurrency && !signal.aborted) void this.track(item);
+            else this.waiting.push(item);
+          }
         } catch (error) {
           // Tried again after a backoff (or at a kick), not at once: a database that is down isn't hammered.
           this.claimFailures++;
@@ -208,7 +238,7 @@ export class LeasedWorker<T> {
           this.options.onError(error, 'claim');
         }
         if (signal.aborted) return;
-        if (this.wanted && this.running.size + this.reserved < this.options.concurrency) continue;
+        if (this.wanted && this.room() > 0) continue;
       }
       await new Promise<void>((resolve) => {
         // The poll keeps its time whatever claims by id came since the last full claim.
@@ -229,6 +259,18 @@ export class LeasedWorker<T> {
   }
 
   /**
+   * How many items the next claim may take: the free slots, and while a backlog lasts and items run
+   * briefly, as many again to wait for slots, less those already waiting. Claimed ahead, the next
+   * items are leased while the slots still run (the claim's round trip overlaps their work) and a
+   * slot that frees up starts one at once. The claims take no more items in all, only sooner.
+   */
+  private room(): number {
+    const { concurrency } = this.options;
+    const ahead = this.backlog && this.runMs <= (this.options.claimAheadMaxRun ?? CLAIM_AHEAD_MAX_RUN) ? concurrency : 0;
+    return concurrency + ahead - this.running.size - this.reserved - this.waiting.length;
+  }
+
+  /**
    * The poll interval, or after failed claims a backoff: doubling from it with each failure in a
    * row, up to `MAX_BACKOFF` (or the poll interval, if longer).
    */
@@ -240,13 +282,19 @@ export class LeasedWorker<T> {
 
   private track(item: T): Promise<void> {
     this.running.add(item);
+    const started = performance.now();
     const task = this.options
       .execute(item, this.shutdownController.signal)
       .catch(() => undefined)
       .finally(() => {
         this.running.delete(item);
         this.tasks.delete(task);
-        // A slot is free: the loop may be waiting for one to claim what is due.
+        const ran = performance.now() - started;
+        this.runMs = this.runMs === Infinity ? ran : this.runMs * 0.8 + ran * 0.2;
+        // The slot goes to an item claimed ahead, if one waits (after shutdown they all ran already).
+        const next = this.waiting.shift();
+        if (next !== undefined) void this.track(next);
+        // There is room: the loop may be waiting for it to claim what is due.
         if (this.wanted) this.wake?.();
       });
     this.tasks.add(task);
@@ -270,8 +318,18 @@ export class LeasedWorker<T> {
 
   private async beat(): Promise<void> {
     const until = this.options.clock.now() + this.options.leaseDuration;
-    await Promise.all(
-      [...this.running].map((item) => this.options.renew(item, until).catch((error) => this.options.onError(error, 'renew'))),
-    );
+    await Promise.all([
+      ...[...this.running].map((item) => this.options.renew(item, until).catch((error) => this.options.onError(error, 'renew'))),
+      ...this.waiting.map(async (item) => {
+        try {
+          // An item claimed ahead whose lease is gone (taken over after a stall) is not started.
+          if (await this.options.renew(item, until)) return;
+          const index = this.waiting.indexOf(item);
+          if (index >= 0) this.waiting.splice(index, 1);
+        } catch (error) {
+          this.options.onError(error, 'renew');
+        }
+      }),
+    ]);
   }
 }

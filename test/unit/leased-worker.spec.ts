@@ -34,13 +34,50 @@ describe('the leased loop', () => {
     expect(errors.length).toBe(claims);
   });
 
-  it('claims again at once after a full claim, and only when a slot is free', async () => {
+  it('claims again at once after a full claim, and never runs more than its slots', async () => {
     const due = ['a', 'b', 'c', 'd', 'e'];
     const limits: number[] = [];
     const ran: string[] = [];
+    let running = 0;
+    let most = 0;
     const { loop } = worker(
       async (limit) => {
         limits.push(limit);
+        return due.splice(0, limit);
+      },
+      async (item) => {
+        ran.push(item);
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+      },
+      10_000,
+    );
+    loop.start();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await loop.shutdown();
+    expect(ran).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(most).toBe(2);
+    // The free slots first; then, while the backlog lasts, at most one claim's worth ahead besides
+    // the free slots; then one that finds it empty; no poll came in between (its interval is 10 s).
+    expect(limits[0]).toBe(2);
+    expect(limits.every((limit) => limit >= 1 && limit <= 4)).toBe(true);
+    expect(limits.length).toBeLessThanOrEqual(5);
+  });
+
+  it('while a backlog lasts and items run briefly, claims the next ones ahead: a freed slot starts one without waiting for a claim', async () => {
+    const due = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    const ran: string[] = [];
+    let claims = 0;
+    let ranWhenHeld = -1;
+    let hold: (() => void) | null = null;
+    const { loop } = worker(
+      async (limit) => {
+        // The third claim hangs until let go: meanwhile only items claimed before it can start.
+        if (++claims === 3) {
+          ranWhenHeld = ran.length;
+          await new Promise<void>((resolve) => (hold = resolve));
+        }
         return due.splice(0, limit);
       },
       async (item) => {
@@ -50,14 +87,78 @@ describe('the leased loop', () => {
       10_000,
     );
     loop.start();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(hold).not.toBeNull();
+    // Items claimed ahead took the slots that freed up while the third claim was out.
+    expect(ran.length).toBeGreaterThan(ranWhenHeld);
+    expect(loop.active.size).toBe(0);
+    hold!();
+    await new Promise((resolve) => setTimeout(resolve, 50));
     await loop.shutdown();
-    expect(ran).toEqual(['a', 'b', 'c', 'd', 'e']);
-    // Never more than the free slots; about one claim per freed slot while the backlog lasts, then
-    // one that finds it empty; no poll came in between (its interval is 10 s).
-    expect(limits[0]).toBe(2);
-    expect(limits.every((limit) => limit >= 1 && limit <= 2)).toBe(true);
-    expect(limits.length).toBeLessThanOrEqual(6);
+    expect(ran).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+  });
+
+  it('claims nothing ahead while its items run long', async () => {
+    const due = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const limits: number[] = [];
+    const loop = new LeasedWorker<string>({
+      concurrency: 2,
+      pollInterval: 10_000,
+      leaseDuration: 30_000,
+      heartbeatInterval: 10_000,
+      shutdownTimeout: 1_000,
+      clock: systemClock,
+      claimAheadMaxRun: 1,
+      claim: async (_lease, _now, limit) => {
+        limits.push(limit);
+        return due.splice(0, limit);
+      },
+      renew: async () => true,
+      execute: () => new Promise((resolve) => setTimeout(resolve, 10)),
+      onError: () => undefined,
+    });
+    loop.start();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    await loop.shutdown();
+    expect(due).toEqual([]);
+    expect(limits.every((limit) => limit <= 2)).toBe(true);
+  });
+
+  it('hands back items claimed ahead at shutdown (they run with the aborted signal), and renews them while they wait', async () => {
+    const due = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const ran: Array<[string, boolean]> = [];
+    const renewed = new Set<string>();
+    const loop = new LeasedWorker<string>({
+      concurrency: 2,
+      pollInterval: 10_000,
+      leaseDuration: 30_000,
+      heartbeatInterval: 15,
+      shutdownTimeout: 1_000,
+      clock: systemClock,
+      claim: async (_lease, _now, limit) => due.splice(0, limit),
+      // e's lease is gone (taken over after a stall): it is never started.
+      renew: async (item) => (renewed.add(item), item !== 'e'),
+      execute: async (item, shutdown) => {
+        ran.push([item, shutdown.aborted]);
+        // a and b end at once (items run briefly); c and d then hold the slots until shutdown.
+        if (item === 'a' || item === 'b' || shutdown.aborted) return;
+        await new Promise((resolve) => shutdown.addEventListener('abort', resolve));
+      },
+      onError: () => undefined,
+    });
+    loop.start();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect([...loop.active]).toEqual(['c', 'd']);
+    expect(loop.queued).toEqual(['f']);
+    expect([...renewed].sort()).toEqual(['c', 'd', 'e', 'f']);
+    await loop.shutdown();
+    expect(ran).toEqual([
+      ['a', false],
+      ['b', false],
+      ['c', false],
+      ['d', false],
+      ['f', true],
+    ]);
   });
 
   it('claims what named wake-ups name by id, and looks at everything after a plain one, a miss or a backlog', async () => {
@@ -132,7 +233,8 @@ describe('the leased loop', () => {
     await settled();
     release();
     await settled();
-    expect(claims).toEqual([{ limit: 3 }, { limit: 3 }]);
+    // The free slots and, the items having run briefly, as many ahead.
+    expect(claims).toEqual([{ limit: 3 }, { limit: 6 }]);
     await Promise.all([loop.shutdown(), slow.shutdown()]);
   });
 

@@ -1,0 +1,74 @@
+// W1 throughput of two checkouts (or one), round by round in alternation so that both see the same
+// machine load: `node bench/w1-ab.mjs <before-dir> [after-dir] [rounds]` (default 6). Each checkout
+// runs bench/fixtures/w1-server.ts (its own process, pool and schema; N, CONCURRENCY from the
+// environment); the order alternates every round. Prints each round's figures per side (steps/s,
+// Node and PostgreSQL backend CPU ms per workflow, statements per workflow by kind), then the
+// medians and the after/before ratios. Both checkouts need the fixture files.
+import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+
+const args = process.argv.slice(2);
+const dirs = args.filter((arg) => !/^\d+$/.test(arg));
+const ROUNDS = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 6);
+const N = Number(process.env.N ?? 1000);
+if (dirs.length === 0) throw new Error('Usage: node bench/w1-ab.mjs <before-dir> [after-dir] [rounds]');
+const names = dirs.length === 1 ? ['only'] : ['before', 'after'];
+
+function server(cwd) {
+  const child = spawn(process.execPath, [...(process.env.NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', './scripts/register-ts.mjs', 'bench/fixtures/w1-server.ts'], {
+    cwd,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = [];
+  let waiting = null;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (waiting) {
+      const resolve = waiting;
+      waiting = null;
+      resolve(line);
+    } else lines.push(line);
+  });
+  const next = () => (lines.length > 0 ? Promise.resolve(lines.shift()) : new Promise((resolve) => (waiting = resolve)));
+  return { child, next };
+}
+
+const sides = Object.fromEntries(names.map((name, k) => [name, server(dirs[k])]));
+for (const side of Object.values(sides)) {
+  const line = await side.next();
+  if (line !== 'ready') throw new Error(`A server said ${line}`);
+}
+const results = Object.fromEntries(names.map((name) => [name, []]));
+const per = (value) => +(value / N).toFixed(3);
+for (let k = 0; k < ROUNDS; k++) {
+  for (const name of k % 2 === 0 ? names : [...names].reverse()) {
+    sides[name].child.stdin.write('go\n');
+    const run = JSON.parse(await sides[name].next());
+    const row = {
+      side: name,
+      load: +loadavg()[0].toFixed(1),
+      steps_per_s: Math.round((N * 3) / (run.wallMs / 1000)),
+      node_cpu_ms_per_wf: per(run.nodeCpuMs),
+      pg_cpu_ms_per_wf: per(run.pgCpuMs),
+      statements_per_wf: Object.fromEntries(Object.entries(run.statements).map(([kind, s]) => [kind, `${per(s.statements)} (${(s.rows / s.statements).toFixed(1)} rows)`])),
+    };
+    results[name].push(row);
+    console.log(JSON.stringify(row));
+  }
+}
+for (const side of Object.values(sides)) side.child.stdin.end('quit\n');
+await Promise.all(Object.values(sides).map((side) => new Promise((resolve) => side.child.once('exit', resolve))));
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+const summary = {};
+for (const name of names) {
+  summary[name] = {
+    steps_per_s: median(results[name].map((r) => r.steps_per_s)),
+    node_cpu_ms_per_wf: median(results[name].map((r) => r.node_cpu_ms_per_wf)),
+    pg_cpu_ms_per_wf: median(results[name].map((r) => r.pg_cpu_ms_per_wf)),
+  };
+}
+if (names.length === 2) {
+  summary.ratio = Object.fromEntries(Object.keys(summary.after).map((key) => [key, +(summary.after[key] / summary.before[key]).toFixed(3)]));
+}
+console.log(JSON.stringify(summary));
