@@ -1,3 +1,4 @@
+import { plainCopy } from './plain-copy.js';
 import { FINISHED_STATUSES, type WorkflowInstance } from './workflow-instance.js';
 import type { WorkflowListPosition, WorkflowListQuery } from './workflow-store.js';
 
@@ -56,4 +57,42 @@ export function countLeased(instances: Iterable<WorkflowInstance>, workflow: str
     if (concurrencyKey === null || instance.concurrencyKey === concurrencyKey) count += 1;
   }
   return count;
+}
+
+/**
+ * A stored instance copied out: `plainCopy()` of it, field by field. Every stored instance is made
+ * by `create()` with exactly these fields, in this order, so the copy has the same keys; written
+ * out, it costs a fraction of the generic walk (a claim copies every instance it leases).
+ */
+export function copyInstance(instance: WorkflowInstance): WorkflowInstance {
+  return {
+    id: instance.id,
+    workflow: instance.workflow,
+    version: instance.version,
+    status: instance.status,
+    input: plainCopy(instance.input),
+    output: plainCopy(instance.output),
+    error: plainCopy(instance.error),
+    customStatus: plainCopy(instance.customStatus),
+    parentId: instance.parentId,
+    parentClose: instance.parentClose,
+    concurrencyKey: instance.concurrencyKey,
+    rateLimitKey: instance.rateLimitKey,
+    priority: instance.priority,
+    scheduleId: instance.scheduleId,
+    scheduledAt: instance.scheduledAt,
+    deadline: instance.deadline,
+    wakeAt: instance.wakeAt,
+    runs: instance.runs,
+    signalCursor: instance.signalCursor,
+    leaseToken: instance.leaseToken,
+    leaseOwner: instance.leaseOwner,
+    leaseUntil: instance.leaseUntil,
+    cancelRequested: instance.cancelRequested,
+    terminateRequested: instance.terminateRequested,
+    cancelReason: instance.cancelReason,
+    traceContext: instance.traceContext === null ? null : { ...instance.traceContext },
+    createdAt: instance.createdAt,
+    updatedAt: instance.updatedAt,
+  };
 }

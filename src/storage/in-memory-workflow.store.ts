@@ -13,7 +13,7 @@ import {
   type WorkflowStatus,
   type WorkflowWait,
 } from './workflow-instance.js';
-import { compareIds, countDue, countLeased, hasLiveLease, listPage } from './in-memory-list.js';
+import { compareIds, copyInstance, countDue, countLeased, hasLiveLease, listPage } from './in-memory-list.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from './plain-copy.js';
 import type {
@@ -86,7 +86,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     INPUT.newInstance(init);
     const input = toStoredJson(init.input, STORE, `the input of instance "${init.id}"`);
     const existing = this.instances.get(init.id);
-    if (existing) return { instance: copy(existing.instance), created: false };
+    if (existing) return { instance: copyInstance(existing.instance), created: false };
     const instance: WorkflowInstance = {
       id: init.id,
       workflow: init.workflow,
@@ -119,19 +119,19 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     };
     this.instances.set(instance.id, { instance, waits: [], journal: new Map() });
     this.claimable.update(instance);
-    return { instance: copy(instance), created: true };
+    return { instance: copyInstance(instance), created: true };
   }
 
   async get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
     const stored = this.instances.get(id);
     if (!stored) return null;
-    const details: WorkflowInstanceDetails = { ...copy(stored.instance), waits: copy(stored.waits) };
+    const details: WorkflowInstanceDetails = { ...copyInstance(stored.instance), waits: copy(stored.waits) };
     if (options?.journal) details.journal = copy([...stored.journal.values()]);
     return details;
   }
 
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    return copy(listPage([...this.instances.values()].map((stored) => stored.instance), query));
+    return listPage([...this.instances.values()].map((stored) => stored.instance), query).map(copyInstance);
   }
 
   async countDue(now: number, cap: number): Promise<number> {
@@ -266,7 +266,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       if (instance.status !== 'compensating') instance.status = 'running';
     }
     this.claimable.leased(selected);
-    return { instances: copy(selected), lastSignalId: this.signalLog.last };
+    return { instances: selected.map(copyInstance), lastSignalId: this.signalLog.last };
   }
 
   async renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {

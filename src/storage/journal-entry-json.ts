@@ -23,11 +23,16 @@ const TEXT = Symbol('@nestjs/workflows:json');
  * (`wellFormedJson()`).
  */
 export function journalEntryJson(entry: WorkflowJournalEntry, keep = false): string {
-  const kept = (entry as { [TEXT]?: string })[TEXT];
+  const kept = keptJournalEntryJson(entry);
   if (kept !== undefined) return kept;
   const text = wellFormedJson(JSON.stringify(entry), `journal entry ${JSON.stringify(entry.name)}`);
   if (keep && Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
   return text;
+}
+
+/** The text `journalEntryJson(entry, true)` kept on `entry` (an entry the engine made), or `undefined`. */
+export function keptJournalEntryJson(entry: WorkflowJournalEntry): string | undefined {
+  return (entry as { [TEXT]?: string })[TEXT];
 }
 
 /** `entries` as one JSON array text (`JSON.stringify(entries)`), from each entry's `journalEntryJson()`. */

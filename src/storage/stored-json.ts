@@ -1,3 +1,4 @@
+import { keptJournalEntryJson } from './journal-entry-json.js';
 import { wellFormedJson } from './well-formed-json.js';
 import type { WorkflowJournalEntry } from './workflow-instance.js';
 import type { NewWorkflowSignal } from './workflow-store.js';
@@ -10,7 +11,9 @@ import type { NewWorkflowSignal } from './workflow-store.js';
  * before changing anything, so a refused value leaves nothing half written.
  */
 export function toStoredJson<T>(value: T, store: string, what: string): T {
-  if (value === undefined) return value;
+  // The values most writes carry (no error, no waits) come back as they are, without a round trip.
+  if (value === undefined || value === null) return value;
+  if (Array.isArray(value) && value.length === 0) return [] as T;
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -25,9 +28,19 @@ export function toStoredJson<T>(value: T, store: string, what: string): T {
   return (text === undefined ? null : JSON.parse(wellFormedJson(text, `${store}: ${what}`))) as T;
 }
 
-/** `entries` copied in as JSON; throws, naming the entry, when one can't be stored. */
+/**
+ * `entries` copied in as JSON; throws, naming the entry, when one can't be stored. An entry the
+ * engine made carries the text it was checked and sized by (`keptJournalEntryJson()`, the text a
+ * SQL store sends): that text is read back, not made again.
+ */
 export function storedEntries(store: string, id: string, entries: readonly WorkflowJournalEntry[]): WorkflowJournalEntry[] {
-  return entries.map((entry) => toStoredJson(entry, store, `journal entry "${entry.name}" of instance "${id}"`));
+  const stored: WorkflowJournalEntry[] = new Array(entries.length);
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index]!;
+    const kept = keptJournalEntryJson(entry);
+    stored[index] = kept === undefined ? toStoredJson(entry, store, `journal entry "${entry.name}" of instance "${id}"`) : (JSON.parse(kept) as WorkflowJournalEntry);
+  }
+  return stored;
 }
 
 /** `signal` with its payload copied in as JSON (`undefined` as `null`); throws when the payload can't be stored. */

@@ -50,6 +50,12 @@ export class OpenTelemetryObserver implements WorkflowObserver {
   private readonly stepDuration: Histogram;
   private readonly claimLatency: Histogram;
   private readonly signalLatency: Histogram;
+  /**
+   * Whether step durations go anywhere: not when no meter provider was registered before this
+   * observer was made, since the metrics API (unlike the tracing API) hands out no proxy, and its
+   * no-op histogram stays one. Then a step attempt is not timed at all.
+   */
+  private readonly stepsMeasured: boolean;
 
   constructor(
     private readonly api: OpenTelemetryApiModule,
@@ -67,6 +73,7 @@ export class OpenTelemetryObserver implements WorkflowObserver {
     };
     this.stepDuration = meter.createHistogram('workflows.step.duration', { description: 'One attempt of a step, from its start to its result or error.', unit: 'ms' });
     this.claimLatency = meter.createHistogram('workflows.claim.latency', { description: 'From when an instance became due to when a worker claimed it.', unit: 'ms' });
+    this.stepsMeasured = this.stepDuration !== api.createNoopMeter().createHistogram('workflows.step.duration');
     this.signalLatency = meter.createHistogram('workflows.signal.delivery_latency', { description: 'From when a signal was sent to when a wait took it.', unit: 'ms' });
     meter
       .createObservableGauge('workflows.backlog.due', { description: 'Instances due now that no worker holds (counted up to 10,000).', unit: '{instance}' })
@@ -132,7 +139,7 @@ export class OpenTelemetryObserver implements WorkflowObserver {
     };
     return {
       around: <T>(kind: ObservedOperation, name: string, attempt: number, fn: () => Promise<T>) => {
-        if (!traced) return kind === 'step' ? this.timed(instance.workflow, name, fn, null) : fn();
+        if (!traced) return kind === 'step' && this.stepsMeasured ? this.timed(instance.workflow, name, fn, null) : fn();
         return tracer.startActiveSpan(`workflow.${kind} ${name}`, { attributes: { ...base, [`workflow.${kind}.name`]: name, 'workflow.attempt': attempt } }, inside, (child) =>
           kind === 'step' ? this.timed(instance.workflow, name, fn, child) : this.spanned(fn, child),
         );
