@@ -33,6 +33,8 @@ export interface ChildDeps {
   createChild(child: NewWorkflowInstance): Promise<void>;
 }
 
+const SETTLED = Promise.resolve();
+
 const PARENT_CLOSE: readonly WorkflowParentClose[] = ['cancel', 'terminate', 'abandon'];
 
 /** `ctx.startChild()` and child handles, for one execution. */
@@ -105,8 +107,10 @@ export class ChildSupport {
    * Resolves once no child creation is in flight. An execution ended at once (terminate) closes
    * its children after this, so a child whose creation was under way is closed too.
    */
-  async settled(): Promise<void> {
-    await Promise.allSettled([...this.creating]);
+  settled(): Promise<void> {
+    // Most executions start no child: nothing to wait for, and no promise of their own to make.
+    if (this.creating.size === 0) return SETTLED;
+    return Promise.allSettled([...this.creating]).then(() => undefined);
   }
 
   private handle<O>(name: string, id: string): WorkflowChildHandle<O> {

@@ -13,13 +13,20 @@ class LeaseGone extends Error {
   }
 }
 
+const LANDED = Promise.resolve(true);
+
 /**
  * One execution's writes under its lease, in the order they were made: each waits for the one
  * before and is skipped once one failed. A write that finds the lease gone (fencing) or that the
  * store refuses ends the chain and is reported once through `onFailure`.
  */
 export class FencedWrites {
-  private chain: Promise<boolean> = Promise.resolve(true);
+  private chain: Promise<boolean> = LANDED;
+  /** Writes (and transactions) queued, and how many of them settled: equal when none is in flight. */
+  private queued = 0;
+  private done = 0;
+  /** Whether every write that settled landed (after one did not, none is sent). */
+  private ok = true;
 
   constructor(
     private readonly storage: WorkflowStorage,
@@ -30,18 +37,34 @@ export class FencedWrites {
 
   /** Queues `write`; resolves to whether it landed. */
   push(write: WorkflowWrite): Promise<boolean> {
-    this.chain = this.chain.then(async (ok) => {
-      if (!ok) return false;
-      try {
-        const landed = await this.storage.write(this.id, this.token, write);
-        if (!landed) this.onFailure({ leaseLost: true });
-        return landed;
-      } catch (error) {
-        this.onFailure({ leaseLost: false, error });
-        return false;
-      }
-    });
+    // With nothing in flight, the write is sent now: there is no earlier one to wait for.
+    const idle = this.idle;
+    this.queued++;
+    this.chain = idle ? this.send(write) : this.chain.then((ok) => (ok ? this.send(write) : false));
     return this.chain;
+  }
+
+  /** Whether every write queued so far landed and none is in flight (`settled()` would resolve to true). */
+  get idle(): boolean {
+    return this.ok && this.done === this.queued;
+  }
+
+  private async send(write: WorkflowWrite): Promise<boolean> {
+    try {
+      const landed = await this.storage.write(this.id, this.token, write);
+      if (!landed) this.failed({ leaseLost: true });
+      return landed;
+    } catch (error) {
+      this.failed({ leaseLost: false, error });
+      return false;
+    } finally {
+      this.done++;
+    }
+  }
+
+  private failed(failure: { leaseLost: true } | { leaseLost: false; error: unknown }): void {
+    this.ok = false;
+    this.onFailure(failure);
   }
 
   /**
@@ -55,6 +78,7 @@ export class FencedWrites {
     body: (tx: WorkflowStoreTransaction) => Promise<T>,
     timeout: number | null,
   ): Promise<{ landed: true; value: T } | { landed: false }> {
+    this.queued++;
     const result = this.chain.then(async (ok): Promise<{ landed: true; value: T } | { landed: false }> => {
       if (!ok) return { landed: false };
       try {
@@ -74,13 +98,19 @@ export class FencedWrites {
         return { landed: true, value };
       } catch (error) {
         if (!(error instanceof LeaseGone) && !((error as { cause?: unknown } | null)?.cause instanceof LeaseGone)) throw error;
-        this.onFailure({ leaseLost: true });
+        this.failed({ leaseLost: true });
         return { landed: false };
       }
     });
     this.chain = result.then(
-      (outcome) => outcome.landed,
-      () => true,
+      (outcome) => {
+        this.done++;
+        return outcome.landed;
+      },
+      () => {
+        this.done++;
+        return true;
+      },
     );
     return result;
   }

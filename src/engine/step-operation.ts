@@ -42,11 +42,45 @@ export function runStep<T>(
   fn: StepFn<T>,
   options: WorkflowStepOptions<T> = {},
 ): Promise<T> {
-  return runStepWith<T>(host, compensations, name, options, async (attempt, timeout, finish) => ({
-    value: finish.json(await runAttempt(host, name, fn, attempt, timeout)),
-    written: null,
-  }));
+  return runStepWith<T>(host, compensations, name, options, (attempt, timeout, finish) => stepAttempt(host, name, fn, attempt, timeout, finish));
 }
+
+/** One attempt of `ctx.step()`: the function's result, checked as JSON. */
+async function stepAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null, finish: AttemptFinish): Promise<AttemptOutcome> {
+  return { value: finish.json(await runAttempt(host, name, fn, attempt, timeout)), written: null };
+}
+
+/**
+ * An attempt's `AttemptFinish`, and the retry policy its failure is judged by: a result JSON can't
+ * carry fails the step at once, since another attempt would repeat the side effect only to return
+ * the same kind of value. One object per attempt (a class: no closures to make).
+ */
+class StepFinish implements AttemptFinish {
+  policy: RetryPolicy;
+
+  constructor(
+    private readonly host: ExecutionHost,
+    private readonly name: string,
+    private readonly previous: WorkflowJournalEntry | undefined,
+    private readonly attempt: number,
+    private readonly retry: RetryPolicy,
+  ) {
+    this.policy = retry;
+  }
+
+  json(value: unknown): unknown {
+    this.policy = { ...this.retry, attempts: this.attempt };
+    const json = toJsonValue(value, `The result of step "${this.name}"`, 'result');
+    this.policy = this.retry;
+    return json;
+  }
+
+  entry(value: unknown): WorkflowJournalEntry {
+    const at = this.host.now();
+    return { name: this.name, kind: 'step', state: 'completed', value, attempts: this.attempt, createdAt: this.previous?.createdAt ?? at, updatedAt: at };
+  }
+}
+
 
 /** A step whose attempts `perform` runs (`ctx.step()`, `ctx.transaction()`): replay, retries, compensation. */
 export async function runStepWith<T>(
@@ -77,21 +111,7 @@ export async function runStepWith<T>(
   const attempt = entry ? (entry.attempts ?? 0) + 1 : host.rerun() ? 2 : 1;
   host.begin();
   let outcome: AttemptOutcome;
-  let policy = retry;
-  const finish: AttemptFinish = {
-    json(value) {
-      // A result JSON can't carry fails the step at once: another attempt would repeat the side
-      // effect only to return the same kind of value.
-      policy = { ...retry, attempts: attempt };
-      const json = toJsonValue(value, `The result of step "${name}"`, 'result');
-      policy = retry;
-      return json;
-    },
-    entry(value) {
-      const at = host.now();
-      return { name, kind: 'step', state: 'completed', value, attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at };
-    },
-  };
+  const finish = new StepFinish(host, name, entry, attempt, retry);
   try {
     await host.flush();
     host.checkpoint();
@@ -101,7 +121,7 @@ export async function runStepWith<T>(
     if (isWorkflowInterrupt(error)) throw error;
     const reason = host.interruption();
     if (reason !== null) throw new WorkflowInterrupt(reason);
-    return stepFailed(host, name, entry, attempt, policy, error);
+    return stepFailed(host, name, entry, attempt, finish.policy, error);
   } finally {
     host.running.delete(name);
     host.leave();
@@ -127,8 +147,11 @@ function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEnt
   throw deserializeError(failed.error);
 }
 
-/** One attempt of a step's function, aborted (and failed) after `timeout` ms. */
-export async function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): Promise<T> {
+/**
+ * One attempt of a step's function, aborted (and failed) after `timeout` ms. Without a timeout,
+ * what the function returns or throws, as it does (the callers await it): no promise of its own.
+ */
+export function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): T | Promise<T> {
   // The signal is read only when the step reads it: most never do, and making one costs.
   if (timeout === null) {
     return fn({
@@ -138,6 +161,10 @@ export async function runAttempt<T>(host: ExecutionHost, name: string, fn: StepF
       },
     });
   }
+  return attemptWithin(host, name, fn, attempt, timeout);
+}
+
+async function attemptWithin<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number): Promise<T> {
   const signal = host.abortSignal;
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);

@@ -114,8 +114,8 @@ export class WorkflowEngine {
     if (!exec) return flags !== null;
     if (flags === null) exec.interrupt('lease-lost');
     else if (flags.terminateRequested) exec.interrupt('terminate');
-    else if (flags.cancelRequested && !exec.isReplayOnly) exec.interrupt('cancel');
-    else if (!exec.isReplayOnly && claimed.instance.deadline !== null && this.options.clock.now() >= claimed.instance.deadline) {
+    else if (flags.cancelRequested && !exec.replayOnly) exec.interrupt('cancel');
+    else if (!exec.replayOnly && claimed.instance.deadline !== null && this.options.clock.now() >= claimed.instance.deadline) {
       // The run deadline passed while something runs (a long step): like a cancel, the step sees
       // ctx.signal, and the instance compensates and fails with WorkflowTimeoutError.
       exec.interrupt('timeout');
@@ -131,7 +131,7 @@ export class WorkflowEngine {
   /** A cancel or terminate accepted in this process: an execution running here stops at once. */
   noticeCancel(id: string, terminate: boolean): void {
     const exec = this.running.get(id);
-    if (exec && (terminate || !exec.isReplayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
+    if (exec && (terminate || !exec.replayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
     this.options.kick();
   }
 
@@ -192,7 +192,7 @@ export class WorkflowEngine {
     }
     if (reason === 'shutdown' && run.kind !== 'completed') {
       // Handed back due now, for another worker (or this one after a restart) to carry on.
-      this.running.get(instance.id)?.observer.outcome('handed-back');
+      this.running.get(instance.id)?.observe.outcome('handed-back');
       await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
       return;
     }
@@ -382,13 +382,13 @@ export class WorkflowEngine {
   }
 
   private leaseLost(instance: WorkflowInstance): Promise<void> {
-    this.running.get(instance.id)?.observer.outcome('lease-lost');
+    this.running.get(instance.id)?.observe.outcome('lease-lost');
     this.observer.leaseLost(instance);
     return reportLostLease(this.options, instance);
   }
 
   private emit(instance: WorkflowInstance, body: WorkflowEventBody): void {
-    this.running.get(instance.id)?.observer.event(body);
+    this.running.get(instance.id)?.observe.event(body);
     if (this.options.observed?.() === false) return;
     // `Object.assign` copies the bodies' several shapes faster than a spread does.
     const where = { id: instance.id, workflow: instance.workflow, version: instance.version, at: this.options.clock.now() };

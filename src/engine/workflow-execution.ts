@@ -22,6 +22,7 @@ import { RecordedValues } from './recorded-values.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { compensate, type Compensation, type CompensationOutcome } from './saga.js';
 import { SignalWaits } from './signal-waits.js';
+import { atTurnEnd, type TurnEndListener } from './turn-end.js';
 import type { WorkflowContext } from './workflow-context.js';
 
 /** What an execution needs from the engine around it. */
@@ -47,7 +48,7 @@ export interface ExecutionDeps extends ChildDeps {
  * step, sleep or wait the journal does not hold parks forever, so `run()` only re-registers the
  * compensations of the steps that completed.
  */
-export class WorkflowExecution {
+export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   readonly context: WorkflowContext;
   private readonly stop: ExecutionStop;
   private fatal: WorkflowNonDeterminismError | null = null;
@@ -78,30 +79,30 @@ export class WorkflowExecution {
     /** The last signal id read at the claim: this execution sees signals up to it. */
     readonly signalCursor: number,
     private readonly deps: ExecutionDeps,
-    private readonly replayOnly: boolean,
+    readonly replayOnly: boolean,
   ) {
     this.journal = new ExecutionJournal(journal, deps.journalLimits);
     this.stop = new ExecutionStop(instance);
     this.writes = new FencedWrites(deps.storage, instance.id, instance.leaseToken!, (failure) =>
       failure.leaseLost ? this.interrupt('lease-lost') : this.storeFailed(failure.error),
     );
-    const host = this.host();
     // A store failure (or a payload no configured codec can read) is not the workflow's: stop the
     // execution as a failed write does, instead of throwing into run().
     const failed = (error: unknown): never => {
       this.storeFailed(error);
       throw new WorkflowInterrupt('store-error');
     };
-    const waits = new SignalWaits(host, (query) => deps.storage.signals(query).catch(failed));
+    // The execution is the operations' host itself (no object of closures per execution).
+    const waits = new SignalWaits(this, (query) => deps.storage.signals(query).catch(failed));
     // An existing child whose input can't be decoded, likewise (other creation errors are the workflow's).
     const createChild = (child: NewWorkflowInstance) =>
       deps.createChild(child).catch((error: unknown) => (error instanceof WorkflowPayloadError ? failed(error) : Promise.reject(error)));
-    this.children = new ChildSupport(host, { ...deps, createChild }, (name, childId) => waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true));
-    this.context = createWorkflowContext(host, {
+    this.children = new ChildSupport(this, { resolveChild: deps.resolveChild, createChild }, (name, childId) => waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true));
+    this.context = createWorkflowContext(this, {
       compensations: this.compensations,
       waits,
       children: this.children,
-      values: new RecordedValues(host),
+      values: new RecordedValues(this),
       setStatus: (value) => {
         this.pendingStatus = { value: toJsonValue(value, 'ctx.setStatus() value', 'status') ?? null };
       },
@@ -142,10 +143,6 @@ export class WorkflowExecution {
 
   /** The error of a store call that threw and stopped the execution (not a lost lease), or `null`. */
   get storeFailure(): unknown { return this.storeError; }
-
-  get isReplayOnly(): boolean {
-    return this.replayOnly;
-  }
 
   /** No more writes from this execution (it concluded, or gave up). */
   close(): void {
@@ -223,51 +220,53 @@ export class WorkflowExecution {
     });
   }
 
+  // ---- what the operations see (ExecutionHost: see there for each member) ----
+
+  /** A getter: the signal is made only when a step or the workflow reads it (see ExecutionStop). */
+  get abortSignal(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  get retry(): RetryPolicy {
+    return this.deps.retry;
+  }
+
   /** This execution's telemetry hooks. */
-  get observer(): ExecutionObserver {
+  get observe(): ExecutionObserver {
     return this.deps.observe;
   }
 
-  // ---- what the operations see (ExecutionHost) ----
+  now(): number { return this.deps.clock.now(); }
 
-  private host(): ExecutionHost {
-    const { stop } = this;
-    return {
-      instance: this.instance,
-      signalCursor: this.signalCursor,
-      replayOnly: this.replayOnly,
-      // A getter: the signal is made only when a step or the workflow reads it (see ExecutionStop).
-      get abortSignal() {
-        return stop.signal;
-      },
-      retry: this.deps.retry,
-      running: this.running,
-      observe: this.deps.observe,
-      now: () => this.deps.clock.now(),
-      emit: (body) => this.deps.emit(body),
-      enter: (name, kind, engine) => this.enter(name, kind, engine),
-      entry: (name) => this.journal.get(name),
-      checkpoint: () => this.checkpoint(),
-      ensureRoom: (name) => this.ensureRoom(name),
-      record: (entry) => this.record(entry),
-      flush: () => this.flush(),
-      rerun: () => this.instance.runs > 1 && !this.recorded,
-      park: (parked) => this.park(parked),
-      begin: () => {
-        this.active++;
-      },
-      leave: () => this.leave(),
-      interruption: () => this.stop.reason,
-      endedAtOnce: () => this.stop.atOnce,
-      transactionsUnsupported: () => (this.deps.storage.runsTransactions ? null : this.deps.storage.storeName),
-      transact: async (body, timeout) => {
-        const now = () => this.deps.clock.now();
-        const outcome = await this.writes.transact((tx) => body(tx.handle, async (entry) => void (await tx.write({ now: now(), entries: [entry] }))), timeout);
-        if (!outcome.landed) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
-        return outcome.value;
-      },
-      written: (entry) => this.journal.written(entry),
-    };
+  emit(body: WorkflowEventBody): void { this.deps.emit(body); }
+
+  entry(name: string): WorkflowJournalEntry | undefined {
+    return this.journal.get(name);
+  }
+
+  rerun(): boolean {
+    return this.instance.runs > 1 && !this.recorded;
+  }
+
+  begin(): void { this.active++; }
+
+  interruption(): WorkflowInterrupt['reason'] | null { return this.stop.reason; }
+
+  endedAtOnce(): boolean { return this.stop.atOnce; }
+
+  transactionsUnsupported(): string | null {
+    return this.deps.storage.runsTransactions ? null : this.deps.storage.storeName;
+  }
+
+  async transact<T>(body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>, timeout: number | null): Promise<T> {
+    const now = () => this.deps.clock.now();
+    const outcome = await this.writes.transact((tx) => body(tx.handle, async (entry) => void (await tx.write({ now: now(), entries: [entry] }))), timeout);
+    if (!outcome.landed) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
+    return outcome.value;
+  }
+
+  written(entry: WorkflowJournalEntry): void {
+    this.journal.written(entry);
   }
 
   /**
@@ -275,16 +274,16 @@ export class WorkflowExecution {
    * it depends on; then checks the lease is still live by the local clock, so a worker that was
    * stalled (SIGSTOP, a long pause) never starts one for an instance another worker may now run.
    */
-  private async flush(): Promise<void> {
+  async flush(): Promise<void> {
     if (this.closed) return;
     const pending = this.journal.pending || this.pendingStatus !== null;
-    if (!(await (pending ? this.write({}) : this.writes.settled()))) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
+    const landed = pending ? await this.write({}) : this.writes.idle || (await this.writes.settled());
+    if (!landed) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
     if (this.deps.leaseExpired?.()) {
       this.interrupt('lease-lost');
       throw new WorkflowInterrupt('lease-lost');
     }
   }
-
 
   /** The store failed (a write, a read of signals): the execution stops; the lease lapses and another runs it. */
   private storeFailed(error: unknown): void {
@@ -292,7 +291,7 @@ export class WorkflowExecution {
     this.interrupt('store-error');
   }
 
-  private enter(name: string, kind: WorkflowJournalKind, engine = false): void {
+  enter(name: string, kind: WorkflowJournalKind, engine = false): void {
     assertOperationName(name, engine);
     this.checkpoint();
     if (this.visited.has(name)) throw this.fail(reusedNameError(this.instance, name));
@@ -301,7 +300,7 @@ export class WorkflowExecution {
     if (existing && existing.kind !== kind) throw this.fail(changedKindError(this.instance, name, existing.kind, kind));
   }
 
-  private checkpoint(): void {
+  checkpoint(): void {
     // A branch still going after the run ended (the loser of a Promise.race, code after a suspension)
     // must start nothing new: its side effects would never be recorded.
     if (this.ended) throw new WorkflowInterrupt('ended');
@@ -319,13 +318,13 @@ export class WorkflowExecution {
    * Called before a side effect (a step, a child), which would otherwise run and then be neither
    * recorded nor compensated.
    */
-  private ensureRoom(name: string): void {
+  ensureRoom(name: string): void {
     if (this.journal.hasRoom(name, (event) => this.journalLimit(event))) return;
     this.stop.reason ??= 'journal-limit';
     throw new WorkflowInterrupt('journal-limit');
   }
 
-  private record(entry: WorkflowJournalEntry): void {
+  record(entry: WorkflowJournalEntry): void {
     if (this.closed) return;
     this.recorded = true;
     if (!this.journal.record(entry, (event) => this.journalLimit(event))) {
@@ -352,13 +351,16 @@ export class WorkflowExecution {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      if (!this.closed && this.settle !== null && this.journal.pending) void this.write({});
-    });
+    atTurnEnd(this);
   }
 
-  private park(parked: Parked): Promise<never> {
+  /** The turn in which `scheduleFlush()` was called ended (see `atTurnEnd()`). */
+  turnEnded(): void {
+    this.flushScheduled = false;
+    if (!this.closed && this.settle !== null && this.journal.pending) void this.write({});
+  }
+
+  park(parked: Parked): Promise<never> {
     this.parked.push(parked);
     this.checkStalled();
     return new Promise<never>(() => undefined);
@@ -380,7 +382,7 @@ export class WorkflowExecution {
     settle(end);
   }
 
-  private leave(): void {
+  leave(): void {
     this.active--;
     if (this.active > 0) return;
     if (this.stop.reason !== null) this.end({ kind: 'interrupted', reason: this.stop.reason });
