@@ -5,7 +5,8 @@ import type { WorkflowInstance, WorkflowJournalEntry } from './workflow-instance
 /** What `InMemoryWorkflowStore` keeps of an instance that a rewrite touches. */
 interface RewritableInstance {
   instance: WorkflowInstance;
-  journal: Map<string, WorkflowJournalEntry>;
+  /** Each entry's JSON text, by name. */
+  journal: Map<string, string>;
 }
 
 const INSTANCE_FIELDS = ['input', 'output', 'error', 'customStatus', 'cancelReason'] as const;
@@ -27,8 +28,8 @@ export function rewriteInstancePayloads(stored: RewritableInstance | undefined, 
   }
   for (const change of rewrite.entries ?? []) {
     const current = stored.journal.get(change.name);
-    if (current && isDeepStrictEqual(current, change.from)) {
-      stored.journal.set(change.name, structuredClone({ ...change.to, name: change.name }));
+    if (current !== undefined && isDeepStrictEqual(JSON.parse(current), change.from)) {
+      stored.journal.set(change.name, JSON.stringify({ ...change.to, name: change.name } satisfies WorkflowJournalEntry));
       replaced++;
     }
   }

@@ -4,7 +4,7 @@ import { ClaimableInstances } from './in-memory-claimable.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
-import { storedEntries, storedSignal, toStoredJson } from './stored-json.js';
+import { storedEntryTexts, storedSignal, toStoredJson } from './stored-json.js';
 import {
   FINISHED_STATUSES,
   UNFINISHED_STATUSES,
@@ -46,8 +46,8 @@ import type {
 interface StoredInstance {
   instance: WorkflowInstance;
   waits: WorkflowWait[];
-  /** By name; a `Map` keeps first-insertion order when an entry is replaced, which is the journal's order. */
-  journal: Map<string, WorkflowJournalEntry>;
+  /** Each entry's JSON text, as a SQL store keeps it, by name; a `Map` keeps first-insertion order when an entry is replaced, which is the journal's order. */
+  journal: Map<string, string>;
 }
 
 interface RateWindow {
@@ -126,7 +126,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const stored = this.instances.get(id);
     if (!stored) return null;
     const details: WorkflowInstanceDetails = { ...copyInstance(stored.instance), waits: copy(stored.waits) };
-    if (options?.journal) details.journal = copy([...stored.journal.values()]);
+    if (options?.journal) details.journal = Array.from(stored.journal.values(), (text) => JSON.parse(text) as WorkflowJournalEntry);
     return details;
   }
 
@@ -156,14 +156,14 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
     INPUT.entries(id, reopen.entries);
-    const entries = storedEntries(STORE, id, reopen.entries);
+    const entries = storedEntryTexts(STORE, id, reopen.entries);
     const error = toStoredJson(reopen.error, STORE, `the error of instance "${id}"`);
     const stored = this.instances.get(id);
     if (!stored) return false;
     const { instance } = stored;
     if (hasLiveLease(instance, reopen.now)) return false;
     if (instance.status !== reopen.expect.status || instance.runs !== reopen.expect.runs) return false;
-    upsertEntries(stored, entries);
+    upsertEntries(stored, reopen.entries, entries);
     instance.status = reopen.status;
     instance.error = error;
     if (reopen.deadline !== undefined) instance.deadline = reopen.deadline;
@@ -285,7 +285,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     // the signal unsent.
     INPUT.write(id, write);
     const what = (part: string) => `${part} of instance "${id}"`;
-    const entries = storedEntries(STORE, id, write.entries);
+    const entries = storedEntryTexts(STORE, id, write.entries);
     const output = toStoredJson(write.output, STORE, what('the output'));
     const error = toStoredJson(write.error, STORE, what('the error'));
     const customStatus = toStoredJson(write.customStatus, STORE, what('the custom status'));
@@ -296,7 +296,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     // Fencing: a worker whose lease was taken over (or ended) writes nothing, signal included.
     if (!stored || stored.instance.leaseToken !== token) return false;
     const { instance } = stored;
-    upsertEntries(stored, entries);
+    upsertEntries(stored, write.entries, entries);
 
     let changed = false;
     if (write.status !== undefined) {
@@ -380,12 +380,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 }
 
-/**
- * Upserts by name: a replaced entry keeps its place, a new one goes last (first-write order). Takes
- * entries as `storedEntries()` prepared them.
- */
-function upsertEntries(stored: StoredInstance, entries: readonly WorkflowJournalEntry[]): void {
-  for (const entry of entries) stored.journal.set(entry.name, entry);
+/** Upserts by name (a replaced entry keeps its place, a new one goes last): `entries` with the texts `storedEntryTexts()` made. */
+function upsertEntries(stored: StoredInstance, entries: readonly WorkflowJournalEntry[], texts: readonly string[]): void {
+  for (let index = 0; index < entries.length; index++) stored.journal.set(entries[index]!.name, texts[index]!);
 }
 
 /** Due now, unless it already is (an earlier `wakeAt` stays: it is the more overdue one). */

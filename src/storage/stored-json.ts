@@ -14,6 +14,13 @@ export function toStoredJson<T>(value: T, store: string, what: string): T {
   // The values most writes carry (no error, no waits) come back as they are, without a round trip.
   if (value === undefined || value === null) return value;
   if (Array.isArray(value) && value.length === 0) return [] as T;
+  const text = storedJsonText(value, store, what);
+  // A lone function or symbol: JSON has nothing for it, as SQL stores keep nothing for it.
+  return (text === undefined ? null : JSON.parse(text)) as T;
+}
+
+/** `JSON.stringify(value)`, checked as `toStoredJson()` checks it (and failing as it fails). */
+function storedJsonText(value: unknown, store: string, what: string): string | undefined {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -24,23 +31,21 @@ export function toStoredJson<T>(value: T, store: string, what: string): T {
       { cause: error },
     );
   }
-  // A lone function or symbol: JSON has nothing for it, as SQL stores keep nothing for it.
-  return (text === undefined ? null : JSON.parse(wellFormedJson(text, `${store}: ${what}`))) as T;
+  return text === undefined ? undefined : wellFormedJson(text, `${store}: ${what}`);
 }
 
 /**
- * `entries` copied in as JSON; throws, naming the entry, when one can't be stored. An entry the
- * engine made carries the text it was checked and sized by (`keptJournalEntryJson()`, the text a
- * SQL store sends): that text is read back, not made again.
+ * `entries` as the JSON texts a store keeps (what a SQL store writes), by position; throws, naming
+ * the entry, when one can't be stored. An entry the engine made carries the text it was checked
+ * and sized by (`keptJournalEntryJson()`): that text is taken, not made again.
  */
-export function storedEntries(store: string, id: string, entries: readonly WorkflowJournalEntry[]): WorkflowJournalEntry[] {
-  const stored: WorkflowJournalEntry[] = new Array(entries.length);
+export function storedEntryTexts(store: string, id: string, entries: readonly WorkflowJournalEntry[]): string[] {
+  const texts: string[] = new Array(entries.length);
   for (let index = 0; index < entries.length; index++) {
     const entry = entries[index]!;
-    const kept = keptJournalEntryJson(entry);
-    stored[index] = kept === undefined ? toStoredJson(entry, store, `journal entry "${entry.name}" of instance "${id}"`) : (JSON.parse(kept) as WorkflowJournalEntry);
+    texts[index] = keptJournalEntryJson(entry) ?? storedJsonText(entry, store, `journal entry "${entry.name}" of instance "${id}"`)!;
   }
-  return stored;
+  return texts;
 }
 
 /** `signal` with its payload copied in as JSON (`undefined` as `null`); throws when the payload can't be stored. */

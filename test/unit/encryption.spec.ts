@@ -18,9 +18,14 @@ async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, op
   return app;
 }
 
-/** The in-memory store's record of one instance, to change what is stored behind the engine's back. */
+/** The in-memory store's record of one instance (its journal entries as JSON text), to change what is stored behind the engine's back. */
 function storedRecord(store: InMemoryWorkflowStore, id: string) {
-  return (store as unknown as { instances: Map<string, { instance: Record<string, unknown>; journal: Map<string, Record<string, unknown>> }> }).instances.get(id)!;
+  return (store as unknown as { instances: Map<string, { instance: Record<string, unknown>; journal: Map<string, string> }> }).instances.get(id)!;
+}
+
+/** One journal entry as the in-memory store holds it. */
+function storedEntry(store: InMemoryWorkflowStore, id: string, name: string): Record<string, unknown> {
+  return JSON.parse(storedRecord(store, id).journal.get(name)!) as Record<string, unknown>;
 }
 
 describe('payload encryption on the in-memory store', () => {
@@ -57,7 +62,7 @@ describe('payload encryption on the in-memory store', () => {
     expect(status).toMatchObject({ status: 'completed', input: { secret: 'x' }, output: { first: `${MARK}-first:x`, done: `${MARK}-done` } });
     expect(String(record.instance.input)).toMatch(/^\$wfc1:k1:/); // untouched until re-encryption
     expect(String(storedRecord(store, 'rot').instance.output)).toMatch(/^\$wfc1:k2:/);
-    expect(String(storedRecord(store, 'rot').journal.get('first')!.value)).toMatch(/^\$wfc1:k1:/);
+    expect(String(storedEntry(store, 'rot', 'first').value)).toMatch(/^\$wfc1:k1:/);
   });
 
   it('reads payloads stored before any codec as they are, and refuses them with requireEncodedPayloads', async () => {
@@ -123,11 +128,12 @@ describe('payload encryption on the in-memory store', () => {
     const app = await open(store, clock, { codec: k1 });
     await app.client.start(EncSleep, { secret: 's' }, { id: 'tampered' });
     await app.worker.drain();
-    const entry = storedRecord(store, 'tampered').journal.get('first')!;
+    const entry = storedEntry(store, 'tampered', 'first');
     const original = String(entry.value);
     const body = Buffer.from(original.slice('$wfc1:k1:'.length), 'base64');
     body[14]! ^= 0x01;
     entry.value = `$wfc1:k1:${body.toString('base64')}`;
+    storedRecord(store, 'tampered').journal.set('first', JSON.stringify(entry));
 
     clock.advance('1h');
     expect(await app.worker.drain()).toBe(1); // claimed (its input reads), then handed back at the journal
@@ -136,7 +142,7 @@ describe('payload encryption on the in-memory store', () => {
     expect(status.unreadable).toMatchObject({ codecIds: ['k1'], fields: ['journal.first.value'], reason: expect.stringMatching(/failed authentication/) });
     expect(status.journal!.find((e) => e.name === 'first')!.value).toBeUndefined();
 
-    entry.value = original;
+    storedRecord(store, 'tampered').journal.set('first', JSON.stringify({ ...entry, value: original }));
     clock.advance('1m');
     expect(await app.worker.drain()).toBe(1);
     expect(await app.client.getStatus('tampered')).toMatchObject({ status: 'completed', output: { first: `${MARK}-first:s` } });
