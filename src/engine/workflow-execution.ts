@@ -188,12 +188,11 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     const entries = this.journal.take();
     const status = this.pendingStatus;
     this.pendingStatus = null;
-    const full: WorkflowWrite = {
-      ...write,
-      ...(status ? { customStatus: status.value } : {}),
-      entries: write.entries ? [...entries, ...write.entries] : entries,
-      now: this.deps.clock.now(),
-    };
+    // `Object.assign` copies the writes' several shapes faster than a spread does.
+    const full = Object.assign({}, write) as WorkflowWrite;
+    if (status) full.customStatus = status.value;
+    full.entries = write.entries ? [...entries, ...write.entries] : entries;
+    full.now = this.deps.clock.now();
     return this.writes.push(full);
   }
 

@@ -69,7 +69,9 @@ export class ClaimableInstances {
 
   /** Places `instance` again after its status or `wakeAt` changed (or it was created). */
   update(instance: WorkflowInstance): void {
+    // A released lease leaves the set here, so it never holds every instance that ever ran.
     if (instance.leaseToken !== null) this.holders.add(instance);
+    else this.holders.delete(instance);
     if (instance.status === 'suspended') this.suspendedSet.add(instance);
     const { wakeAt } = instance;
     if (!UNFINISHED.has(instance.status) || wakeAt === null) {
