@@ -22,7 +22,7 @@ import { RecordedValues } from './recorded-values.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { compensate, type Compensation, type CompensationOutcome } from './saga.js';
 import { SignalWaits } from './signal-waits.js';
-import { atTurnEnd, type TurnEndListener } from './turn-end.js';
+import { atTurnEnd, leaveTurnEnd, type TurnEndListener } from './turn-end.js';
 import type { WorkflowContext } from './workflow-context.js';
 
 /** What an execution needs from the engine around it. */
@@ -147,6 +147,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   /** No more writes from this execution (it concluded, or gave up). */
   close(): void {
     this.closed = true;
+    leaveTurnEnd(this);
   }
 
   /** The parked operations' earliest wake-up (`null`: none has a time) and their waits. */
