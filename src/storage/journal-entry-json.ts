@@ -25,7 +25,9 @@ const TEXT = Symbol('@nestjs/workflows:json');
 export function journalEntryJson(entry: WorkflowJournalEntry, keep = false): string {
   const kept = keptJournalEntryJson(entry);
   if (kept !== undefined) return kept;
-  const text = wellFormedJson(JSON.stringify(entry), `journal entry ${JSON.stringify(entry.name)}`);
+  const text = JSON.stringify(entry);
+  // The message is made only for a text that may hold a lone surrogate (see `wellFormedJson()`).
+  if (text.includes('\\ud')) wellFormedJson(text, `journal entry ${JSON.stringify(entry.name)}`);
   if (keep && Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
   return text;
 }
