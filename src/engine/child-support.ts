@@ -39,9 +39,10 @@ const PARENT_CLOSE: readonly WorkflowParentClose[] = ['cancel', 'terminate', 'ab
 
 /** `ctx.startChild()` and child handles, for one execution. */
 export class ChildSupport {
-  private readonly results = new Map<string, Promise<unknown>>();
+  /** Made at the first child (most executions start none). */
+  private results: Map<string, Promise<unknown>> | null = null;
   /** Child creations this execution asked the store for and that have not settled. */
-  private readonly creating = new Set<Promise<void>>();
+  private creating: Set<Promise<void>> | null = null;
   /** Whether this execution asked for a child: one may exist that the journal doesn't name yet. */
   attempted = false;
 
@@ -88,11 +89,12 @@ export class ChildSupport {
           now,
         }),
       );
-      this.creating.add(creation);
+      const creating = (this.creating ??= new Set());
+      creating.add(creation);
       try {
         await creation;
       } finally {
-        this.creating.delete(creation);
+        creating.delete(creation);
       }
     } finally {
       host.leave();
@@ -109,7 +111,7 @@ export class ChildSupport {
    */
   settled(): Promise<void> {
     // Most executions start no child: nothing to wait for, and no promise of their own to make.
-    if (this.creating.size === 0) return SETTLED;
+    if (this.creating === null || this.creating.size === 0) return SETTLED;
     return Promise.allSettled([...this.creating]).then(() => undefined);
   }
 
@@ -117,7 +119,8 @@ export class ChildSupport {
     return {
       id,
       result: () => {
-        let result = this.results.get(name);
+        const results = (this.results ??= new Map());
+        let result = results.get(name);
         if (!result) {
           result = this.waitForEnd(`$child:${name}`, id).then((ended) => {
               if (ended.status === 'completed') return ended.output;
@@ -128,7 +131,7 @@ export class ChildSupport {
                 error,
               );
             });
-          this.results.set(name, result);
+          results.set(name, result);
         }
         return result as Promise<O>;
       },

@@ -2,6 +2,8 @@ import { journalEntryJson } from '../storage/journal-entry-json.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { JournalLimits } from './journal-limits.js';
 
+const NOTHING_LOADED: ReadonlySet<string> = new Set();
+
 /** What a journal reports when it passes a limit. */
 export type JournalLimitEvent = { kind: 'warn' | 'max'; entries: number; bytes: number };
 
@@ -11,7 +13,6 @@ export type JournalLimitEvent = { kind: 'warn' | 'max'; entries: number; bytes: 
  */
 export class ExecutionJournal {
   private readonly entries = new Map<string, WorkflowJournalEntry>();
-  private readonly sizes = new Map<string, number>();
   private readonly buffer = new Map<string, WorkflowJournalEntry>();
   /** The names an earlier execution recorded. */
   readonly loaded: ReadonlySet<string>;
@@ -23,7 +24,7 @@ export class ExecutionJournal {
     private readonly limits: JournalLimits,
   ) {
     for (const entry of journal) this.remember(entry);
-    this.loaded = new Set(this.entries.keys());
+    this.loaded = journal.length === 0 ? NOTHING_LOADED : new Set(this.entries.keys());
   }
 
   get(name: string): WorkflowJournalEntry | undefined {
@@ -84,10 +85,10 @@ export class ExecutionJournal {
   }
 
   private remember(entry: WorkflowJournalEntry): void {
-    // The same text the store sends (made once per entry): sizing it costs no extra serialization.
-    const size = journalEntryJson(entry, true).length;
-    this.bytes += size - (this.sizes.get(entry.name) ?? 0);
-    this.sizes.set(entry.name, size);
+    // The same text the store sends (made once per entry, and kept on it): sizing it, and the
+    // entry it replaces, costs no extra serialization.
+    const replaced = this.entries.get(entry.name);
+    this.bytes += journalEntryJson(entry, true).length - (replaced === undefined ? 0 : journalEntryJson(replaced, true).length);
     this.entries.set(entry.name, entry);
   }
 }

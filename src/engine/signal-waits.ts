@@ -15,7 +15,7 @@ import type { ExecutionHost } from './execution-host.js';
  */
 export class SignalWaits {
   /** Per name and key, the highest signal id a wait of this execution took. */
-  private readonly taken = new Map<string, number>();
+  private taken: Map<string, number> | null = null; // made at the first signal taken
 
   constructor(
     private readonly host: ExecutionHost,
@@ -36,7 +36,7 @@ export class SignalWaits {
     const now = host.now();
     const wakeAt = entry ? (entry.wakeAt ?? null) : timeout === undefined ? null : now + parseDuration(timeout, `timeout of wait "${name}"`);
     const wait = { name: signal, key };
-    const afterId = Math.max(host.instance.signalCursor, this.taken.get(waitKey(wait)) ?? 0);
+    const afterId = Math.max(host.instance.signalCursor, this.taken?.get(waitKey(wait)) ?? 0);
     host.begin();
     let found;
     try {
@@ -44,7 +44,7 @@ export class SignalWaits {
       // A parallel wait of the same name and key may have taken a signal while this one read: take
       // the oldest still free. Parking on a signal that was already read would never be woken,
       // since the suspension's check only looks above the cursor.
-      const taken = this.taken.get(waitKey(wait)) ?? 0;
+      const taken = this.taken?.get(waitKey(wait)) ?? 0;
       found = records.find((record) => record.id > taken);
     } finally {
       host.leave();
@@ -71,7 +71,8 @@ export class SignalWaits {
 
   private take(name: string, key: string | null, id: number): void {
     const k = waitKey({ name, key });
-    this.taken.set(k, Math.max(this.taken.get(k) ?? 0, id));
+    const taken = (this.taken ??= new Map());
+    taken.set(k, Math.max(taken.get(k) ?? 0, id));
   }
 }
 
