@@ -1,50 +1,10 @@
 import { createHash } from 'node:crypto';
 import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
 import { runTransaction } from '../sql/sql-transaction.js';
+import { pgListen } from './pg-listen-connection.js';
+import type { PgClientLike, PgPoolLike, PgQueryConfigLike, PgResultLike } from './pg-like.js';
 
-/** What the store reads of a `pg` result (structural: `pg` itself is never imported). */
-export interface PgResultLike {
-  rows: Record<string, unknown>[];
-  rowCount: number | null;
-}
-
-/** A `pg` notification. */
-export interface PgNotificationLike {
-  channel: string;
-  payload?: string;
-}
-
-/** A query as `pg` takes it: with a `name`, `pg` prepares it once per connection and reuses the plan. */
-export interface PgQueryConfigLike {
-  name?: string;
-  text: string;
-  values?: unknown[];
-}
-
-/** The `pg` client methods the store uses: `PoolClient` (and `Client`) have them. */
-export interface PgClientLike {
-  query(text: string | PgQueryConfigLike, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
-}
-
-/** A client checked out of a pool. */
-export interface PgPoolClientLike extends PgClientLike {
-  /** Gives the client back; with an error (or `true`), the pool destroys it instead. */
-  release(destroy?: Error | boolean): void;
-  on(event: 'notification', listener: (message: PgNotificationLike) => void): unknown;
-  on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'end', listener: () => void): unknown;
-  removeListener(event: 'notification', listener: (message: PgNotificationLike) => void): unknown;
-  removeListener(event: 'error', listener: (error: Error) => void): unknown;
-  removeListener(event: 'end', listener: () => void): unknown;
-}
-
-/** The `pg` `Pool` methods the store uses. */
-export interface PgPoolLike {
-  query(text: string | PgQueryConfigLike, values?: unknown[]): Promise<PgResultLike | PgResultLike[]>;
-  connect(): Promise<PgPoolClientLike>;
-  /** What the pool was created with (read for messages only: which server it connects to). */
-  options?: { host?: unknown; port?: unknown; database?: unknown; connectionString?: unknown };
-}
+export type { PgClientLike, PgNotificationLike, PgPoolClientLike, PgPoolLike, PgQueryConfigLike, PgResultLike } from './pg-like.js';
 
 const resultOf = (result: PgResultLike | PgResultLike[]): SqlQueryResult => {
   // A parameterless text with several statements resolves to one result per statement.
@@ -77,8 +37,9 @@ function prepared(sql: string, params: readonly unknown[] | undefined): string |
 
 /**
  * A `SqlExecutor` over a `pg` Pool: single statements on the pool, transactions on a client it
- * checks out (and gives back), and `listen()` on a client it holds for as long as the subscription
- * lasts. The application owns the pool and ends it; the store never does.
+ * checks out (and gives back), and `listen()` on one client it holds while any subscription lasts,
+ * shared by all of them (`pgListen()`). The application owns the pool and ends it; the store never
+ * does.
  *
  * @example new PostgresWorkflowStore({ executor: fromPg(new Pool({ connectionString })) })
  */
@@ -114,55 +75,7 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
         () => fn(fromPgClient(guard(client, ended))),
       );
     },
-    async listen(channel, onNotify, onError) {
-      const client = await pool.connect();
-      let ended = false;
-      const onNotification = (message: PgNotificationLike) => {
-        if (message.channel === channel) onNotify(message.payload ?? '');
-      };
-      const fail = (error: Error) => {
-        if (ended) return;
-        ended = true;
-        detach(true);
-        client.release(error);
-        onError?.(error);
-      };
-      const onClientError = (error: Error) => fail(error);
-      const onEnd = () => fail(new Error(`The LISTEN connection for "${channel}" ended.`));
-      // A destroyed client keeps `onClientError` (a no-op once ended): an error it emits later must
-      // not crash the process. A client given back to the pool gets the pool's own listener again.
-      const detach = (keepErrorListener: boolean) => {
-        client.removeListener('notification', onNotification);
-        client.removeListener('end', onEnd);
-        if (!keepErrorListener) client.removeListener('error', onClientError);
-      };
-      client.on('notification', onNotification);
-      client.on('error', onClientError);
-      client.on('end', onEnd);
-      try {
-        await client.query(`LISTEN ${quoteChannel(channel)}`);
-      } catch (error) {
-        const failure = error instanceof Error ? error : new Error(String(error));
-        if (!ended) {
-          ended = true;
-          detach(true);
-          client.release(failure);
-        }
-        throw failure;
-      }
-      return async () => {
-        if (ended) return;
-        ended = true;
-        try {
-          await client.query(`UNLISTEN ${quoteChannel(channel)}`);
-          detach(false);
-          client.release();
-        } catch (error) {
-          detach(true);
-          client.release(error instanceof Error ? error : true);
-        }
-      };
-    },
+    listen: pgListen(pool),
   };
   return executor;
 }
@@ -275,11 +188,6 @@ export function poolTarget(pool: PgPoolLike): string {
   port ??= process.env.PGPORT || '5432';
   database ??= process.env.PGDATABASE;
   return `${host}:${port}${database ? ` database ${database}` : ''}`;
-}
-
-function quoteChannel(channel: string): string {
-  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new TypeError(`Invalid LISTEN channel ${JSON.stringify(channel)}.`);
-  return `"${channel}"`;
 }
 
 function describe(value: unknown): string {

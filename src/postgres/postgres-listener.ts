@@ -6,7 +6,11 @@ export type ReconnectBackoff = DelayRange;
 
 const DEFAULT_BACKOFF: ReconnectBackoff = { minDelay: 100, maxDelay: 30_000 };
 
-/** The payload prefix of an instance's end (`ended:<id>`); every other payload means work is due. */
+/**
+ * The payload prefix of an instance's end as earlier versions of this package sent it on the
+ * wake-up channel (`ended:<id>`): a wake-up listener passes over it. Ends now go to a channel of
+ * their own (`ENDS_CHANNEL_SUFFIX`), with the id as the payload.
+ */
 export const ENDED_PREFIX = 'ended:';
 
 /** The payload prefix of one instance made due without a lease (`due:<id>`: a start, a hand-back); `''` says only that work is due. */
@@ -19,10 +23,11 @@ export const DUE_PREFIX = 'due:';
 export type PostgresNotice = string | null;
 
 /**
- * One held LISTEN connection shared by every listener of a store. When the connection fails or
- * ends (a restart, a failover, `pg_terminate_backend`), it reconnects with exponential backoff and
- * then calls every listener once, since notifications sent while it was away are lost. Polling
- * stays the safety net: a missed notification only costs latency.
+ * A LISTEN subscription to one channel, shared by every listener of it in a store, held while any
+ * listener is there (and `linger` ms past the last one). When the connection fails or ends (a
+ * restart, a failover, `pg_terminate_backend`), it reconnects with exponential backoff and then
+ * calls every listener once, since notifications sent while it was away are lost. Polling stays the
+ * safety net: a missed notification only costs latency.
  */
 export class PostgresListener {
   private readonly listeners = new Set<(notice: PostgresNotice) => void>();
@@ -30,6 +35,8 @@ export class PostgresListener {
   private unsubscribe: (() => Promise<void>) | null = null;
   private connecting: Promise<void> | null = null;
   private retry: NodeJS.Timeout | null = null;
+  /** Pending while the subscription outlives its last listener by `linger`. */
+  private lingering: NodeJS.Timeout | null = null;
   private failures = 0;
   private closed = false;
 
@@ -37,6 +44,7 @@ export class PostgresListener {
     private readonly executor: SqlExecutor,
     private readonly channel: string,
     private readonly backoff: ReconnectBackoff = DEFAULT_BACKOFF,
+    private readonly linger = 0,
   ) {}
 
   /** Whether the LISTEN connection is up. */
@@ -47,11 +55,13 @@ export class PostgresListener {
   /**
    * Adds `listener`. The first one opens the connection and rejects when it can't (while a
    * reconnection is pending, a new listener just joins). Resolves to a function that removes it;
-   * the last removal closes the connection.
+   * the last removal closes the connection (`linger` ms later, unless a listener came meanwhile).
    */
   async add(listener: (notice: PostgresNotice) => void): Promise<() => Promise<void>> {
     if (this.closed) throw new Error('The store is closed: it no longer listens for notifications.');
     this.listeners.add(listener);
+    if (this.lingering) clearTimeout(this.lingering);
+    this.lingering = null;
     if (!this.unsubscribe && !this.retry) {
       try {
         await (this.connecting ??= this.connect());
@@ -65,7 +75,14 @@ export class PostgresListener {
       if (removed) return;
       removed = true;
       this.listeners.delete(listener);
-      if (this.listeners.size === 0) await this.stop();
+      if (this.listeners.size > 0 || this.closed) return;
+      if (this.linger <= 0) return this.stop();
+      if (this.lingering) clearTimeout(this.lingering);
+      this.lingering = setTimeout(() => {
+        this.lingering = null;
+        void this.stop().catch(() => undefined);
+      }, this.linger);
+      this.lingering.unref();
     };
   }
 
@@ -75,6 +92,8 @@ export class PostgresListener {
     this.listeners.clear();
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
+    if (this.lingering) clearTimeout(this.lingering);
+    this.lingering = null;
     // A connection still being made is not waited for: it may never come (pg's pool drops a
     // checkout that races its end()), and connect() gives it back itself once it sees `closed`.
     const unsubscribe = this.unsubscribe;
@@ -139,8 +158,9 @@ export class PostgresListener {
   }
 
   /**
-   * Calls `listener` when work may be due (any notification but an end, and after a reconnection),
-   * with the instance's id when the notification names the one instance it made due.
+   * On the wake-up channel: calls `listener` when work may be due (any notification but an older
+   * version's end, and after a reconnection), with the instance's id when the notification names
+   * the one instance it made due.
    */
   addWakeUps(listener: (id?: string) => void): Promise<() => Promise<void>> {
     return this.add((notice) => {
@@ -150,12 +170,9 @@ export class PostgresListener {
     });
   }
 
-  /** Calls `listener` with the id of each instance that ended, and with `null` after a reconnection. */
+  /** On the ends' channel: calls `listener` with the id of each instance that ended, and with `null` after a reconnection. */
   addEnds(listener: (id: string | null) => void): Promise<() => Promise<void>> {
-    return this.add((notice) => {
-      if (notice === null) listener(null);
-      else if (notice.startsWith(ENDED_PREFIX)) listener(notice.slice(ENDED_PREFIX.length));
-    });
+    return this.add(listener);
   }
 
   private notifyAll(notice: PostgresNotice): void {

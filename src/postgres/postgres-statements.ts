@@ -16,9 +16,20 @@ export function instanceColumns(alias?: string): string {
   );
 }
 
-/** Notifies `ended:<id>` (`ENDED_PREFIX`): the instance in `idColumn` ended, for `listenForEnds()`. */
+/**
+ * The suffix that makes a schema's wake-up channel its ends' channel (`<schema>_wake_ended`). Ends
+ * have a channel of their own so that only processes where a `handle.result()` waits hear them:
+ * every worker LISTENs to the wake-up channel, and would otherwise receive one notification per
+ * finished instance of the schema.
+ */
+export const ENDS_CHANNEL_SUFFIX = '_ended';
+
+/**
+ * Notifies the id of the instance in `idColumn`, which ended, on the ends' channel of the wake-up
+ * channel in `channelParam` (`ENDS_CHANNEL_SUFFIX`), for `listenForEnds()`.
+ */
 export function notifyEnded(channelParam: string, idColumn: string): string {
-  return `(SELECT true FROM pg_notify(${channelParam}, 'ended:' || ${idColumn}))`;
+  return `(SELECT true FROM pg_notify(${channelParam} || '${ENDS_CHANNEL_SUFFIX}', ${idColumn}))`;
 }
 
 /** `(SELECT true FROM pg_notify(...))` as a value: inside a CASE it notifies only when the case holds. */
@@ -64,8 +75,10 @@ WHERE id = $1 AND ${condition}
 RETURNING ${notify('$4')} AS notified`;
 
   return {
-    /** The LISTEN/NOTIFY channel: one per schema. */
+    /** The wake-ups' LISTEN/NOTIFY channel: one per schema. */
     channel: `${schemaName}_wake`,
+    /** The ends' channel (`notifyEnded()`): one per schema. */
+    endsChannel: `${schemaName}_wake${ENDS_CHANNEL_SUFFIX}`,
     /** $1 topic: takes the topic's signal lock exclusively until the transaction ends (see migration 0003). */
     lockTopic: `SELECT true AS locked FROM pg_advisory_xact_lock(${s}.topic_lock($1))`,
     /**

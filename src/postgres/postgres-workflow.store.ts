@@ -49,6 +49,8 @@ import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from '
 const STORE = 'PostgresWorkflowStore';
 /** How much longer than a `ctx.transaction()` step's timeout its statements may run (ms). */
 const STATEMENT_TIMEOUT_MARGIN = 1_000;
+/** How long the ends' channel stays LISTENed to after the last `listenForEnds()` listener left (ms). */
+const ENDS_LINGER = 1_000;
 
 
 
@@ -67,7 +69,8 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   protected readonly scheduleStore: PostgresSchedules;
   private readonly signalLock: PostgresSignals;
   private readonly startupTimeout: number;
-  private listener: PostgresListener | null = null;
+  private wakeUps: PostgresListener | null = null;
+  private ends: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresInstanceWrites;
   protected readonly payloadRewrites: PostgresPayloadRewrite;
@@ -294,22 +297,29 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   /**
    * Calls `listener` when another process (or this one) made work due: a start or a hand-back due
    * now (with its id, which `claim()` then takes by key), a signal that woke an instance, a cancel,
-   * a retry. One LISTEN connection per store (shared with `listenForEnds()`), reconnected
-   * with backoff when it drops (then `listener` is called once, for what it missed).
+   * a retry. LISTENs on the schema's wake-up channel, on the executor's LISTEN connection (one per
+   * `fromPg()` executor, shared with `listenForEnds()`), reconnected with backoff when it drops
+   * (then `listener` is called once, for what it missed).
    */
   async listen(listener: (id?: string) => void): Promise<() => Promise<void>> {
-    return (this.listener ??= new PostgresListener(this.executor, this.sql.channel)).addWakeUps(listener);
+    return (this.wakeUps ??= new PostgresListener(this.executor, this.sql.channel)).addWakeUps(listener);
   }
 
-  /** Calls `listener` with the id of each instance that ends, in any process (`null`: maybe missed some). */
+  /**
+   * Calls `listener` with the id of each instance that ends, in any process (`null`: maybe missed
+   * some). LISTENs on the schema's ends' channel only while some listener is there, and a second
+   * past the last one (so a process without a waiting `handle.result()` hears no ends, and one that
+   * awaits results one after another does not LISTEN and UNLISTEN for each).
+   */
   async listenForEnds(listener: (id: string | null) => void): Promise<() => Promise<void>> {
-    return (this.listener ??= new PostgresListener(this.executor, this.sql.channel)).addEnds(listener);
+    return (this.ends ??= new PostgresListener(this.executor, this.sql.endsChannel, undefined, ENDS_LINGER)).addEnds(listener);
   }
 
-  /** Releases the LISTEN connection. The application's pool stays open: it owns it. */
+  /** Releases the LISTEN connection (its wake-up and ends' subscriptions). The application's pool stays open: it owns it. */
   async close(): Promise<void> {
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.close();
+    const listeners = [this.wakeUps, this.ends];
+    this.wakeUps = null;
+    this.ends = null;
+    await Promise.all(listeners.map((listener) => listener?.close()));
   }
 }

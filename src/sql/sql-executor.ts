@@ -69,10 +69,12 @@ export interface SqlExecutor {
   readonly handle?: unknown;
 
   /**
-   * Optional (PostgreSQL): holds a connection of its own that `LISTEN`s on `channel` and calls
-   * `onNotify` with each notification's payload. `onError` is called once when that connection fails
-   * or ends; the subscription is then over (the caller subscribes again). Resolves, once listening,
-   * to a function that stops and gives the connection back.
+   * Optional (PostgreSQL): holds a connection that `LISTEN`s on `channel` and calls `onNotify` with
+   * each notification's payload of that channel. `onError` is called once when that connection
+   * fails or ends; the subscription is then over (the caller subscribes again). Resolves, once
+   * listening, to a function that stops (`UNLISTEN`) and gives the connection back. Subscriptions
+   * may share one connection (`fromPg()`'s do): the store subscribes to its ends' channel only while
+   * a `handle.result()` waits.
    */
   listen?(
     channel: string,

@@ -55,4 +55,38 @@ describe('PostgresListener', () => {
     await listener.close();
     expect(open).toBe(0);
   });
+
+  it('with a linger, keeps the subscription that long past the last listener, and a listener coming meanwhile keeps it on', async () => {
+    vi.useFakeTimers();
+    try {
+      let subscribed = 0;
+      let unsubscribed = 0;
+      const executor = {
+        query: () => Promise.reject(new Error('unused')),
+        transaction: () => Promise.reject(new Error('unused')),
+        listen: async () => {
+          subscribed++;
+          return async () => {
+            unsubscribed++;
+          };
+        },
+      } as unknown as SqlExecutor;
+      const listener = new PostgresListener(executor, 'ch', undefined, 1_000);
+      const remove = await listener.add(() => undefined);
+      // The removal returns without waiting for an UNLISTEN.
+      await remove();
+      expect(listener.connected).toBe(true);
+      await vi.advanceTimersByTimeAsync(999);
+      const again = await listener.add(() => undefined);
+      expect(subscribed).toBe(1);
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect([listener.connected, unsubscribed]).toEqual([true, 0]);
+      await again();
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect([listener.connected, subscribed, unsubscribed]).toEqual([false, 1, 1]);
+      await listener.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

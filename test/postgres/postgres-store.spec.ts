@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main as cli } from '../../src/cli/index.js';
 import { WorkflowError } from '../../src/errors/workflow.error.js';
 import {
@@ -12,7 +12,7 @@ import {
   type SqlExecutor,
 } from '../../src/postgres/index.js';
 import type { NewWorkflowInstance, NewWorkflowSignal } from '../../src/storage/workflow-store.js';
-import { createPool, dropSchema, freshSchemaName, pgConnection, PG_REQUIREMENT, requirePostgres } from '../support/postgres.js';
+import { createPool, dropSchema, freshSchemaName, pgConnection, PG_REQUIREMENT, recordingPool, requirePostgres } from '../support/postgres.js';
 
 const T = 1_700_000_000_000;
 const available = await requirePostgres('PostgresWorkflowStore');
@@ -258,6 +258,8 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       try {
         const store = await migrated({ pool: own });
         await store.listen(() => undefined);
+        // Wake-ups and ends share the connection.
+        await store.listenForEnds(() => undefined);
         expect(own.totalCount - own.idleCount).toBe(1);
         await store.close();
         expect(own.totalCount - own.idleCount).toBe(0);
@@ -508,6 +510,49 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       } finally {
         await stop();
         await listening.close();
+      }
+    });
+
+    it('sends ends on a channel of their own, which a store LISTENs to only while listenForEnds() has a listener', async () => {
+      const other = await migrated();
+      const { pool: own, recording, sent, received } = recordingPool();
+      const listening = new PostgresWorkflowStore({ executor: fromPg(recording), schema: other.schema });
+      const endsChannel = `${other.schema}_wake_ended`;
+      const finish = async (id: string) => {
+        await other.create(instance(id));
+        const { token, cursor } = await lease(other, id);
+        await other.write(id, token, { now: T + 1, entries: [], status: 'completed', output: id, release: { wakeAt: null, waits: [], signalCursor: cursor } });
+      };
+      const wakeUps = calls();
+      /** A wake-up sent after everything before it: once heard, any earlier notification has arrived too. */
+      const sync = async (id: string) => {
+        const next = wakeUps.next();
+        await other.create(instance(id, { now: Date.now() }));
+        await next;
+      };
+      try {
+        await listening.listen(wakeUps.listener);
+        await finish('unawaited');
+        await sync('sync-1');
+        // Nobody waits for an end: the connection that listens for wake-ups received none, on any channel.
+        const ends = () => received.filter((r) => r.payload.endsWith('awaited') && !r.payload.startsWith('due:'));
+        expect(ends()).toEqual([]);
+
+        const ended: Array<string | null> = [];
+        const stopEnds = await listening.listenForEnds((id) => ended.push(id));
+        await finish('awaited');
+        await vi.waitFor(() => expect(ended).toEqual(['awaited']));
+        await stopEnds();
+        // Unlistened a moment after the last listener left; the wake-ups go on on the same connection.
+        await vi.waitFor(() => expect(sent).toContain(`UNLISTEN "${endsChannel}"`), { timeout: 5_000 });
+        await finish('unawaited-again');
+        await sync('sync-2');
+        expect(ends()).toEqual([{ channel: endsChannel, payload: 'awaited' }]);
+        expect(ended).toEqual(['awaited']);
+        expect(own.totalCount - own.idleCount).toBe(1);
+      } finally {
+        await listening.close();
+        await own.end();
       }
     });
 

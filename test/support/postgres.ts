@@ -1,9 +1,10 @@
 // The PostgreSQL the tests run against, and what they need of it: a pool, a fresh schema per test
 // file (or test), and a decision whether to run at all. Unreachable locally: the PostgreSQL tests
 // skip, saying what they need. Unreachable on CI (CI=true): they fail.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
+import { fromPg, PostgresWorkflowStore, type PgPoolClientLike, type PgPoolLike } from '../../src/postgres/index.js';
+import type { PgQueryConfigLike } from '../../src/postgres/from-pg.js';
 
 export const pgConnection = {
   host: process.env.PGHOST ?? '127.0.0.1',
@@ -98,4 +99,29 @@ export function usePostgresStore(
       return store!;
     },
   };
+}
+
+/**
+ * A pool whose connect() hands out real clients, with every statement they are sent and every
+ * notification they receive recorded (whatever the executor does with it).
+ */
+export function recordingPool(max = 3) {
+  const pool = createPool({ max, application_name: `nwf-listen-${randomUUID().slice(0, 8)}` });
+  const sent: string[] = [];
+  const received: Array<{ channel: string; payload: string }> = [];
+  const recording: PgPoolLike = {
+    query: (text, values) => pool.query(text as string, values),
+    async connect() {
+      const client = await pool.connect();
+      const query = client.query.bind(client) as PgPoolClientLike['query'];
+      client.on('notification', (message) => received.push({ channel: message.channel, payload: message.payload ?? '' }));
+      return Object.assign(client, {
+        query: (text: string | PgQueryConfigLike, values?: unknown[]) => {
+          sent.push(typeof text === 'string' ? text : text.text);
+          return query(text, values);
+        },
+      }) as unknown as PgPoolClientLike;
+    },
+  };
+  return { pool, recording, sent, received, held: () => pool.totalCount - pool.idleCount };
 }
