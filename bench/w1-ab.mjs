@@ -3,8 +3,13 @@
 // runs bench/fixtures/w1-server.ts (its own process, pool and schema; N, CONCURRENCY from the
 // environment); the order alternates every round. Prints each round's figures per side (steps/s,
 // Node and PostgreSQL backend CPU ms per workflow, statements per workflow by kind), then the
-// medians and the after/before ratios. Both checkouts need the fixture files.
-import { spawn } from 'node:child_process';
+// medians and the after/before ratios. Both checkouts need the fixture files. The same checkout may
+// be given twice, with AFTER_ALTER (SQL, see W1_ALTER in bench/fixtures/w1-server.ts) run on the
+// after side's schema only: what a constraint or an index costs. PGBENCH_SECONDS=n runs pgbench's
+// 10-client one-statement transactions (bench/pgbench-update1.sql, in the `workflows_pgbench`
+// database that `npm run bench:all` initializes) for n seconds before each round, and gives each
+// round's steps/s as a ratio to that TPS.
+import { spawn, spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 
@@ -14,10 +19,25 @@ const ROUNDS = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 6);
 const N = Number(process.env.N ?? 1000);
 if (dirs.length === 0) throw new Error('Usage: node bench/w1-ab.mjs <before-dir> [after-dir] [rounds]');
 const names = dirs.length === 1 ? ['only'] : ['before', 'after'];
+const PGBENCH_SECONDS = Number(process.env.PGBENCH_SECONDS ?? 0);
 
-function server(cwd) {
+/** pgbench's 10-client one-statement TPS over PGBENCH_SECONDS (never initializes: bench:all does). */
+function pgbench10() {
+  const bin = `${process.env.PG_BINDIR ?? '/usr/lib/postgresql/15/bin'}/pgbench`;
+  const env = { ...process.env, PGHOST: process.env.PGHOST ?? '127.0.0.1', PGPORT: process.env.PGPORT ?? '5432', PGUSER: process.env.PGUSER ?? 'postgres' };
+  const args = ['-n', '-f', 'bench/pgbench-update1.sql', '-c', '10', '-j', '2', '-T', String(PGBENCH_SECONDS), 'workflows_pgbench'];
+  const result = spawnSync(bin, args, { cwd: dirs[dirs.length - 1], env, encoding: 'utf8' });
+  const tps = Number(/tps = ([\d.]+)/.exec(result.stdout ?? '')?.[1]);
+  if (!Number.isFinite(tps)) throw new Error(`pgbench printed no tps (run npm run bench:all once to initialize workflows_pgbench):\n${result.stdout}${result.stderr}`);
+  return Math.round(tps);
+}
+
+function server(cwd, name) {
+  const env = { ...process.env };
+  if (name === 'after' && process.env.AFTER_ALTER) env.W1_ALTER = process.env.AFTER_ALTER;
   const child = spawn(process.execPath, [...(process.env.NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', './scripts/register-ts.mjs', 'bench/fixtures/w1-server.ts'], {
     cwd,
+    env,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = [];
@@ -33,7 +53,7 @@ function server(cwd) {
   return { child, next };
 }
 
-const sides = Object.fromEntries(names.map((name, k) => [name, server(dirs[k])]));
+const sides = Object.fromEntries(names.map((name, k) => [name, server(dirs[k], name)]));
 for (const side of Object.values(sides)) {
   const line = await side.next();
   if (line !== 'ready') throw new Error(`A server said ${line}`);
@@ -41,6 +61,7 @@ for (const side of Object.values(sides)) {
 const results = Object.fromEntries(names.map((name) => [name, []]));
 const per = (value) => +(value / N).toFixed(3);
 for (let k = 0; k < ROUNDS; k++) {
+  const tps = PGBENCH_SECONDS > 0 ? pgbench10() : null;
   for (const name of k % 2 === 0 ? names : [...names].reverse()) {
     sides[name].child.stdin.write('go\n');
     const run = JSON.parse(await sides[name].next());
@@ -48,6 +69,7 @@ for (let k = 0; k < ROUNDS; k++) {
       side: name,
       load: +loadavg()[0].toFixed(1),
       steps_per_s: Math.round((N * 3) / (run.wallMs / 1000)),
+      ...(tps === null ? {} : { pgbench_10_tps: tps, x_pgbench: +((N * 3) / (run.wallMs / 1000) / tps).toFixed(3) }),
       node_cpu_ms_per_wf: per(run.nodeCpuMs),
       pg_cpu_ms_per_wf: per(run.pgCpuMs),
       statements_per_wf: Object.fromEntries(Object.entries(run.statements).map(([kind, s]) => [kind, `${per(s.statements)} (${(s.rows / s.statements).toFixed(1)} rows)`])),
@@ -64,6 +86,7 @@ const summary = {};
 for (const name of names) {
   summary[name] = {
     steps_per_s: median(results[name].map((r) => r.steps_per_s)),
+    ...(PGBENCH_SECONDS > 0 ? { x_pgbench: median(results[name].map((r) => r.x_pgbench)) } : {}),
     node_cpu_ms_per_wf: median(results[name].map((r) => r.node_cpu_ms_per_wf)),
     pg_cpu_ms_per_wf: median(results[name].map((r) => r.pg_cpu_ms_per_wf)),
   };
