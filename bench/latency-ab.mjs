@@ -5,9 +5,8 @@
 // round, with 37-237 ms between starts as in bench/cross-process.bench.ts. With AB=w2 it times W2
 // instead (bench/fixtures/w2-server.ts: one 3-step workflow started and awaited, 5 ms apart).
 // Both checkouts need the fixture files. Prints one JSON line.
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
+import { lineProcess } from './fixtures/line-process.mjs';
 
 const [before, after] = process.argv.slice(2, 4);
 const REPS = Number(process.argv[4] ?? 100);
@@ -17,23 +16,7 @@ const W2 = process.env.AB === 'w2';
 const server = W2 ? 'bench/fixtures/w2-server.ts' : 'bench/fixtures/latency-starter.ts';
 const gap = () => (W2 ? 5 : 37 + Math.random() * 200);
 
-function starter(cwd) {
-  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', server], {
-    cwd,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines = [];
-  let waiting = null;
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    if (waiting) {
-      const resolve = waiting;
-      waiting = null;
-      resolve(line);
-    } else lines.push(line);
-  });
-  const next = () => (lines.length > 0 ? Promise.resolve(lines.shift()) : new Promise((resolve) => (waiting = resolve)));
-  return { child, next };
-}
+const starter = (cwd) => lineProcess(cwd, server);
 
 const sides = { before: starter(before), after: starter(after) };
 for (const side of Object.values(sides)) {

@@ -9,9 +9,9 @@
 // 10-client one-statement transactions (bench/pgbench-update1.sql, in the `workflows_pgbench`
 // database that `npm run bench:all` initializes) for n seconds before each round, and gives each
 // round's steps/s as a ratio to that TPS.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
+import { lineProcess } from './fixtures/line-process.mjs';
 
 const args = process.argv.slice(2);
 const dirs = args.filter((arg) => !/^\d+$/.test(arg));
@@ -35,22 +35,7 @@ function pgbench10() {
 function server(cwd, name) {
   const env = { ...process.env };
   if (name === 'after' && process.env.AFTER_ALTER) env.W1_ALTER = process.env.AFTER_ALTER;
-  const child = spawn(process.execPath, [...(process.env.NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', './scripts/register-ts.mjs', 'bench/fixtures/w1-server.ts'], {
-    cwd,
-    env,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines = [];
-  let waiting = null;
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    if (waiting) {
-      const resolve = waiting;
-      waiting = null;
-      resolve(line);
-    } else lines.push(line);
-  });
-  const next = () => (lines.length > 0 ? Promise.resolve(lines.shift()) : new Promise((resolve) => (waiting = resolve)));
-  return { child, next };
+  return lineProcess(cwd, 'bench/fixtures/w1-server.ts', { env, nodeArgs: (process.env.NODE_ARGS ?? '').split(' ').filter(Boolean) });
 }
 
 const sides = Object.fromEntries(names.map((name, k) => [name, server(dirs[k], name)]));
