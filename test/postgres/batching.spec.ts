@@ -53,6 +53,33 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     }
   });
 
+  it('lands a batch of journal-only writes under the lease alone, numbering each entry after those before and leaving the rest of the row as it was', async () => {
+    await Promise.all(Array.from({ length: 12 }, (_, i) => fixture.store.create({ ...instance(`jo-${i}`), workflow: 'batch.journal' })));
+    const token = randomUUID();
+    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 12, workflows: [{ name: 'batch.journal', version: 1 }] });
+    expect(claim.instances).toHaveLength(12);
+    const entry = (name: string) => ({ name, kind: 'step' as const, state: 'completed' as const, value: name, attempts: 1, createdAt: T, updatedAt: T });
+    const tokenOf = (i: number) => (i % 3 === 0 ? 'stale' : token);
+    // Two batches made together: one entry each, then two each (and one repeated name, which replaces).
+    const first = await Promise.all(claim.instances.map((inst, i) => fixture.store.write(inst.id, tokenOf(i), { now: T + 5, entries: [entry('a')] })));
+    const second = await Promise.all(
+      claim.instances.map((inst, i) => fixture.store.write(inst.id, tokenOf(i), { now: T + 9, entries: [entry('b'), { ...entry('a'), value: 'a again' }] })),
+    );
+    for (const [i, inst] of claim.instances.entries()) {
+      expect(first[i]).toBe(i % 3 !== 0);
+      expect(second[i]).toBe(i % 3 !== 0);
+      const stored = await fixture.store.get(inst.id, { journal: true });
+      expect(stored!.journal!.map((e) => [e.name, e.value])).toEqual(i % 3 === 0 ? [] : [['a', 'a again'], ['b', 'b']]);
+      expect(stored!.status).toBe('running');
+      expect(stored!.leaseToken).toBe(token);
+      expect(stored!.updatedAt).toBe(inst.updatedAt);
+    }
+    // A later write continues the numbering: its entry comes after those of the batches.
+    const last = claim.instances[1]!;
+    expect(await fixture.store.write(last.id, token, { now: T + 20, entries: [entry('c')] })).toBe(true);
+    expect((await fixture.store.get(last.id, { journal: true }))!.journal!.map((e) => e.name)).toEqual(['a', 'b', 'c']);
+  });
+
   it('stores every journal value of a batch exactly as written, awkward JSON text included', async () => {
     const awkward = [
       { b: 1, a: [true, null, -0.5e-7], 'k"ey': 'q"uote\\back\nnew' },
