@@ -1,5 +1,5 @@
 import { retryOnLockContention } from './mysql-retry.js';
-import { INSTANCE_COLUMNS, placeholders, type MySqlTables } from './mysql-tables.js';
+import { INSTANCE_COLUMNS, MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
 import { NEW_INSTANCE_COLUMNS, newInstanceParams, newInstanceRow } from '../sql/instance-params.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
@@ -9,6 +9,19 @@ import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
 type Created = { instance: WorkflowInstance; created: boolean };
 
+/** A create with its row's values (payloads as JSON text), made once. */
+interface PendingCreate {
+  init: NewWorkflowInstance;
+  values: unknown[];
+}
+
+/** The text a create sends (what `MAX_BATCH_TEXT` bounds). */
+function createText({ values }: PendingCreate): number {
+  let length = 0;
+  for (const value of values) if (typeof value === 'string') length += value.length;
+  return length;
+}
+
 /**
  * `create()` on MySQL: insert-or-ignore on the primary key (`INSERT IGNORE`: of two creates of one
  * id exactly one inserts, the other's insert waits for it and then inserts nothing), then a
@@ -17,7 +30,8 @@ type Created = { instance: WorkflowInstance; created: boolean };
  * order (as every batch inserts), so two batches with ids in common never wait in a cycle.
  */
 export class MySqlCreates {
-  private readonly batcher = new StatementBatcher<NewWorkflowInstance, Created>((batch) => this.sendBatch(batch));
+  // Bounded in text too: a statement larger than the server takes would fail every create of it.
+  private readonly batcher = new StatementBatcher<PendingCreate, Created>((batch) => this.sendBatch(batch), 500, 1, { weight: createText, max: MAX_BATCH_TEXT });
   private readonly insertSql: (rows: number) => string;
   private readonly selectSql: (count: number) => string;
 
@@ -36,23 +50,23 @@ export class MySqlCreates {
 
   /** Batched with the creates made at the same time. */
   create(init: NewWorkflowInstance): Promise<Created> {
-    return this.batcher.add(init);
+    return this.batcher.add({ init, values: this.values(init) });
   }
 
   /**
    * One create through `executor` (the application's transaction, or the pool): a new row is
    * the values it was inserted with, and the cursor the answer carries; an existing one is read.
    */
-  async createWith(executor: SqlExecutor, init: NewWorkflowInstance): Promise<Created> {
-    const { rowCount, insertId } = await executor.query(this.insertSql(1), this.values(init));
+  async createWith(executor: SqlExecutor, init: NewWorkflowInstance, values = this.values(init)): Promise<Created> {
+    const { rowCount, insertId } = await executor.query(this.insertSql(1), values);
     if (rowCount === 1 && typeof insertId === 'number') return { instance: this.inserted(init, insertId), created: true };
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
     if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: rowCount === 1 };
   }
 
-  private async insert(executor: SqlExecutor, init: NewWorkflowInstance): Promise<boolean> {
-    const { rowCount } = await executor.query(this.insertSql(1), this.values(init));
+  private async insert(executor: SqlExecutor, values: unknown[]): Promise<boolean> {
+    const { rowCount } = await executor.query(this.insertSql(1), values);
     return rowCount === 1;
   }
 
@@ -81,18 +95,21 @@ export class MySqlCreates {
     return [...newInstanceParams(init), init.now, leased ? 'running' : 'pending', leased ? 1 : 0];
   }
 
-  private async sendBatch(batch: NewWorkflowInstance[]): Promise<Created[]> {
-    if (batch.length === 1) return [await retryOnLockContention(() => this.createWith(this.executor, batch[0]!))];
+  private async sendBatch(batch: PendingCreate[]): Promise<Created[]> {
+    if (batch.length === 1) {
+      const [{ init, values }] = batch as [PendingCreate];
+      return [await retryOnLockContention(() => this.createWith(this.executor, init, values))];
+    }
     // One insert per id, the first call's; a repeat (even of the same object) sees it stored.
-    const first = new Map<string, NewWorkflowInstance>();
-    for (const init of batch) if (!first.has(init.id)) first.set(init.id, init);
+    const first = new Map<string, PendingCreate>();
+    for (const pending of batch) if (!first.has(pending.init.id)) first.set(pending.init.id, pending);
     const ids = [...first.keys()].sort();
     const inits = ids.map((id) => first.get(id)!);
     const created = await retryOnLockContention(() =>
       this.executor.transaction(async (tx) => {
         // Most batches are all new ids: one statement. When some existed, which did is not in the
         // answer, so that batch is rolled back and inserted row by row.
-        const { rowCount } = await tx.query(this.insertSql(inits.length), inits.flatMap((init) => this.values(init)));
+        const { rowCount } = await tx.query(this.insertSql(inits.length), inits.flatMap((pending) => pending.values));
         if (rowCount !== inits.length) throw SOME_EXISTED;
         return this.read(tx, ids, new Set(ids));
       }, { held: true }),
@@ -101,13 +118,13 @@ export class MySqlCreates {
       return retryOnLockContention(() =>
         this.executor.transaction(async (tx) => {
           const mine = new Set<string>();
-          for (const init of inits) if (await this.insert(tx, init)) mine.add(init.id);
+          for (const { init, values } of inits) if (await this.insert(tx, values)) mine.add(init.id);
           return this.read(tx, ids, mine);
         }, { held: true }),
       );
     });
     const answered = new Set<string>();
-    return batch.map((init) => {
+    return batch.map(({ init }) => {
       const { instance, mine } = created.get(init.id)!;
       const first = mine && !answered.has(init.id);
       answered.add(init.id);

@@ -30,6 +30,15 @@ export const SCHEDULE_COLUMNS =
 export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
 export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
 
+/**
+ * The most payload text (UTF-16 code units, summed over a batch's JSON values) one batched
+ * statement carries. The server refuses a statement longer than `max_allowed_packet` (16 MB by
+ * default on MariaDB, 64 MB on MySQL), failing every call of the batch; a unit is at most 3 bytes
+ * as sent (UTF-8, or a character mysql2 escapes), so a batch stays under 12 MB. A call heavier
+ * than this alone goes in a batch of its own.
+ */
+export const MAX_BATCH_TEXT = 4_000_000;
+
 /** `?, ?, ?`: one placeholder per value. */
 export function placeholders(count: number): string {
   return Array.from({ length: count }, () => '?').join(', ');

@@ -2,7 +2,7 @@ import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, type 
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
-import { placeholders, type MySqlTables } from './mysql-tables.js';
+import { MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
 import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -34,6 +34,14 @@ function prepare(id: string, token: string, write: WorkflowWrite): PendingWrite 
   return { id, token, journal: journalRows(id, distinctEntries(write.entries)), fields, write };
 }
 
+/** The text a write sends: its journal entries' and its fields' JSON (what `MAX_BATCH_TEXT` bounds). */
+function pendingText({ journal, fields }: PendingWrite): number {
+  let length = 0;
+  for (const row of journal) length += row[2].length;
+  for (const [, value] of fields) if (typeof value === 'string') length += value.length;
+  return length;
+}
+
 /** Whether the write changes the instance row, not only its journal. */
 function changesRow({ fields, write }: PendingWrite): boolean {
   return fields.length > 0 || write.release !== undefined;
@@ -60,7 +68,11 @@ function changesRow({ fields, write }: PendingWrite): boolean {
  */
 export class MySqlWrites {
   private readonly queue = new InstanceWriteQueue();
-  private readonly batcher = new StatementBatcher<PendingWrite, boolean>((writes) => this.sendBatch(writes), 200, 2);
+  // Bounded in text too: a statement larger than the server takes would fail every write of it.
+  private readonly batcher = new StatementBatcher<PendingWrite, boolean>((writes) => this.sendBatch(writes), 200, 2, {
+    weight: pendingText,
+    max: MAX_BATCH_TEXT,
+  });
 
   constructor(
     private readonly executor: SqlExecutor,

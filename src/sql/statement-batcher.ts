@@ -1,3 +1,12 @@
+/**
+ * A bound on a batch's size besides its count: `weight` of each item (its payloads' text length,
+ * say), at most `max` in all. An item heavier than `max` goes in a batch of its own.
+ */
+export interface BatchWeight<In> {
+  weight(item: In): number;
+  max: number;
+}
+
 interface Waiting<In, Out> {
   item: In;
   resolve(result: Out): void;
@@ -22,6 +31,8 @@ export class StatementBatcher<In, Out> {
     private readonly max = 500,
     /** Batches in flight at once (on as many connections). */
     private readonly parallel = 1,
+    /** Optional: a bound on each batch's weight (a server that refuses too large a statement). */
+    private readonly bound?: BatchWeight<In>,
   ) {}
 
   add(item: In): Promise<Out> {
@@ -39,7 +50,20 @@ export class StatementBatcher<In, Out> {
   }
 
   private pump(): void {
-    while (this.queue.length > 0 && this.inFlight < this.parallel) void this.run(this.queue.splice(0, this.max));
+    while (this.queue.length > 0 && this.inFlight < this.parallel) void this.run(this.queue.splice(0, this.next()));
+  }
+
+  /** How many of the queue's first items the next batch takes: up to `max`, and within the bound's weight. */
+  private next(): number {
+    const { bound, queue } = this;
+    const count = Math.min(queue.length, this.max);
+    if (!bound) return count;
+    let total = bound.weight(queue[0]!.item);
+    for (let index = 1; index < count; index++) {
+      total += bound.weight(queue[index]!.item);
+      if (total > bound.max) return index;
+    }
+    return count;
   }
 
   private async run(batch: Array<Waiting<In, Out>>): Promise<void> {

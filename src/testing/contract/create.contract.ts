@@ -148,6 +148,15 @@ export function createContract(suite: ContractSuite): void {
       }
     });
 
+    it('create: large creates made together each land (no statement too large for the server)', async () => {
+      const s = testScope();
+      // 6 MB of input each, 30 MB together.
+      const inits = range(5).map((i) => newInstance(s.id(`big-${i}`), s.workflow, { input: { i, text: `${i}`.repeat(6_000_000) } }));
+      const results = await Promise.all(inits.map((init) => suite.store.create(init)));
+      expect(results.map((result) => result.created)).toEqual(inits.map(() => true));
+      for (const init of inits) expect((await suite.store.get(init.id))?.input, init.id).toEqual(init.input);
+    });
+
     it('create: an existing id returns the stored instance unchanged, with created false', async () => {
       const s = testScope();
       await lease(suite.store, newInstance(s.id('a'), s.workflow));

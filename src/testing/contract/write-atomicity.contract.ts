@@ -99,6 +99,30 @@ export function writeAtomicityContract(suite: ContractSuite): void {
       });
     }
 
+    it('write: large writes made together each land, journal-only and ending ones alike (no statement too large for the server)', async () => {
+      const s = testScope();
+      const ids = ['a', 'b', 'c', 'd', 'e', 'f'].map(s.id);
+      const leases: Array<{ token: string }> = [];
+      for (const [i, id] of ids.entries()) leases.push(await lease(suite.store, newInstance(id, `${s.workflow}-${i}`)));
+      // 6 MB each, 36 MB together: each alone is well under a journal's limit (10 MB) and a server's packet.
+      const big = (i: number) => `${i}`.repeat(6_000_000);
+      const results = await Promise.all(
+        ids.map((id, i) =>
+          suite.store.write(id, leases[i]!.token, {
+            now: T + 5,
+            entries: [journalEntry('big', { value: big(i) })],
+            ...(i >= 3 ? { status: 'completed' as const, output: { i }, release: { wakeAt: null, waits: [], signalCursor: 0 } } : {}),
+          }),
+        ),
+      );
+      expect(results).toEqual(ids.map(() => true));
+      for (const [i, id] of ids.entries()) {
+        const found = await details(suite.store, id);
+        expect(found.journal!.map((entry) => [entry.name, entry.value === big(i)]), id).toEqual([['big', true]]);
+        expect(found.status, id).toBe(i >= 3 ? 'completed' : 'running');
+      }
+    });
+
     it("write: a write that can't be stored fails alone: writes of other instances made at the same time land", async () => {
       const s = testScope();
       const ids = ['a', 'b', 'c', 'd'].map(s.id);
