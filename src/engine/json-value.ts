@@ -11,7 +11,8 @@ import { invalidInput } from '../errors/workflow-input-error.js';
  *
  * What fails, with a `TypeError` that names `what` and the path of the first bad value from `root`
  * (`input.items`, `result[2].at`): a function, a symbol, a BigInt, a cycle, `NaN`, an infinite
- * number, a string or key that is not well-formed Unicode (a lone surrogate, which no store keeps), and any other object (a `Map`, a `Set`, a class instance, a typed array...), which JSON
+ * number, a string or key that is not well-formed Unicode (a lone surrogate, which no store keeps) or
+ * that holds a NUL character (which PostgreSQL can't read out of JSON), and any other object (a `Map`, a `Set`, a class instance, a typed array...), which JSON
  * would silently store as `{}`.
  */
 export function toJsonValue(value: unknown, what: string, root = 'value'): unknown {
@@ -21,6 +22,7 @@ export function toJsonValue(value: unknown, what: string, root = 'value'): unkno
 
 const PLAIN_DATA = 'Return plain data (objects, arrays, strings, numbers, booleans, null).';
 const WELL_FORMED = "No store keeps one: make the string well-formed first (String.prototype.toWellFormed()), or don't cut strings in the middle of a character.";
+const NO_NUL = 'No store keeps one (PostgreSQL reads none out of JSON): leave it out, or carry binary data encoded (base64).';
 
 /** Whether `text` has no lone surrogate (`String.prototype.isWellFormed()`, Node 20). */
 function isWellFormed(text: string): boolean {
@@ -50,6 +52,7 @@ function copy(value: unknown, walk: Walk, key: string): unknown {
   switch (typeof value) {
     case 'string':
       if (!isWellFormed(value)) fail(walk, 'a string that is not well-formed Unicode (a lone surrogate)', WELL_FORMED);
+      if (value.includes('\u0000')) fail(walk, 'a string holding a NUL character (\\u0000)', NO_NUL);
       return value;
     case 'boolean':
     case 'undefined':
@@ -93,6 +96,7 @@ function copy(value: unknown, walk: Walk, key: string): unknown {
       if (!Object.prototype.hasOwnProperty.call(object, name)) continue;
       path.push(name);
       if (!isWellFormed(name)) fail(walk, 'a key that is not well-formed Unicode (a lone surrogate)', WELL_FORMED);
+      if (name.includes('\u0000')) fail(walk, 'a key holding a NUL character (\\u0000)', NO_NUL);
       const item = copy(object[name], walk, name);
       path.pop();
       if (item === undefined) continue;

@@ -17,12 +17,13 @@ import { WorkflowError } from './workflow.error.js';
 const MAX_CAUSE_DEPTH = 5;
 
 /**
- * `text` with each lone surrogate made U+FFFD (`String.prototype.toWellFormed()`, Node 20): a
- * message cut in the middle of an emoji must still be storable, or the failure could never be
- * recorded (no store keeps a lone surrogate).
+ * `text` with each lone surrogate and each NUL character made U+FFFD (`String.prototype.toWellFormed()`,
+ * Node 20): a message cut in the middle of an emoji, or quoting bytes with a NUL, must still be
+ * storable, or the failure could never be recorded (no store keeps either).
  */
 function wellFormed(text: string): string {
-  return (text as string & { toWellFormed(): string }).toWellFormed();
+  const wellFormedText = (text as string & { toWellFormed(): string }).toWellFormed();
+  return wellFormedText.includes('\u0000') ? wellFormedText.replaceAll('\u0000', '\ufffd') : wellFormedText;
 }
 
 /** Turns anything thrown into the plain JSON the store keeps: `{ name, message, stack?, cause? }` plus own fields. */
@@ -87,9 +88,9 @@ export function deserializeError(stored: SerializedWorkflowError): Error {
 function isJsonSafe(value: unknown): boolean {
   try {
     if (value === null || ['number', 'boolean'].includes(typeof value)) return true;
-    // Left out when it holds a lone surrogate (JSON.stringify() escapes only those as \\udXXX), which no store keeps.
+    // Left out when it holds a lone surrogate (JSON.stringify() escapes only those as \\udXXX) or a NUL, which no store keeps.
     const text = JSON.stringify(value) as string | undefined;
-    return text !== undefined && !/(?<!\\)(?:\\\\)*\\ud[89a-f]/.test(text);
+    return text !== undefined && !/(?<!\\)(?:\\\\)*\\u(?:d[89a-f]|0000)/.test(text);
   } catch {
     return false;
   }

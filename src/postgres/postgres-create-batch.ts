@@ -9,6 +9,12 @@ import { StatementBatcher } from '../sql/statement-batcher.js';
 
 type Created = { instance: WorkflowInstance; created: boolean };
 
+/** A create with its row made (payloads as JSON text) before it joins a batch: one JSON can't carry fails alone. */
+interface PendingCreate {
+  init: NewWorkflowInstance;
+  row: NewInstanceRow;
+}
+
 /**
  * `create()` calls made together (an application starting many instances at once) go to the
  * database as one insert-or-ignore statement per batch (see `StatementBatcher`). Each caller still
@@ -16,7 +22,7 @@ type Created = { instance: WorkflowInstance; created: boolean };
  * others get the stored instance.
  */
 export class PostgresCreateBatch {
-  private readonly batcher = new StatementBatcher<NewWorkflowInstance, Created>((items) => this.send(items));
+  private readonly batcher = new StatementBatcher<PendingCreate, Created>((items) => this.send(items));
   private readonly sql: string;
 
   constructor(
@@ -26,7 +32,7 @@ export class PostgresCreateBatch {
     /** Reads an instance whose insert lost to a create that committed after the statement's snapshot. */
     private readonly reread: (id: string) => Promise<WorkflowInstance | null>,
     /** A batch of one goes as the plain single-instance statement: it is cheaper for the server. */
-    private readonly single: (init: NewWorkflowInstance) => Promise<Created>,
+    private readonly single: (init: NewWorkflowInstance, row: NewInstanceRow) => Promise<Created>,
   ) {
     const s = quoteIdentifier(schema);
     // A new row is what was sent plus its signal cursor (`insertedInstance()`): only those two
@@ -63,14 +69,15 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
   }
 
   create(init: NewWorkflowInstance): Promise<Created> {
-    return this.batcher.add(init);
+    // Made here, so an input no store keeps (a NUL, a lone surrogate) fails this call alone.
+    return this.batcher.add({ init, row: newInstanceRow(init) });
   }
 
-  private async send(batch: NewWorkflowInstance[]): Promise<Created[]> {
-    if (batch.length === 1) return [await this.single(batch[0]!)];
+  private async send(batch: PendingCreate[]): Promise<Created[]> {
+    if (batch.length === 1) return [await this.single(batch[0]!.init, batch[0]!.row)];
     // One row per id: a repeated id in the batch gets the stored instance, as a concurrent create would.
     const first = new Map<string, NewInstanceRow>();
-    for (const init of batch) if (!first.has(init.id)) first.set(init.id, newInstanceRow(init));
+    for (const { init, row } of batch) if (!first.has(init.id)) first.set(init.id, row);
     const { rows: result } = await this.executor.query(this.sql, [JSON.stringify([...first.values()]), this.channel]);
     const found = new Map<string, Created>();
     for (const row of result) {
@@ -81,7 +88,7 @@ WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
     // The first call of each id gets the statement's answer; a repeat (even of the same object) sees it stored.
     const answered = new Set<string>();
     return Promise.all(
-      batch.map(async (init) => {
+      batch.map(async ({ init }) => {
         const stored = found.get(init.id);
         if (stored) return answered.has(init.id) ? { instance: stored.instance, created: false } : (answered.add(init.id), stored);
         // A concurrent create of the id committed after this statement's snapshot.

@@ -14,7 +14,7 @@ import { PostgresPayloadRewrite } from './postgres-payload-rewrite.js';
 import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
-import { newInstanceParams } from '../sql/instance-params.js';
+import { newInstanceParams, newInstanceRowParams } from '../sql/instance-params.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -99,7 +99,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
         const { rows } = await this.executor.query(this.sql.getInstance, [id]);
         return rows[0] ? toInstance(rows[0]) : null;
       },
-      (init) => this.createWith(this.executor, init),
+      (init, row) => this.createWith(this.executor, init, newInstanceRowParams(row)),
     );
   }
 
@@ -169,9 +169,10 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private async createWith(
     executor: SqlExecutor,
     init: NewWorkflowInstance,
+    params = newInstanceParams(init),
   ): Promise<{ instance: WorkflowInstance; created: boolean }> {
     POSTGRES_INPUT.newInstance(init);
-    const { rows } = await executor.query(this.sql.create, [...newInstanceParams(init), this.sql.channel]);
+    const { rows } = await executor.query(this.sql.create, [...params, this.sql.channel]);
     if (rows[0]) return { instance: toInstance(rows[0]), created: toBoolean(rows[0].created) };
     // A concurrent create of the same id committed after this statement's snapshot: read it now.
     const again = await executor.query(this.sql.getInstance, [init.id]);

@@ -78,6 +78,11 @@ export function newInstanceRow(init: NewWorkflowInstance) {
 /** What `newInstanceRow()` makes. */
 export type NewInstanceRow = ReturnType<typeof newInstanceRow>;
 
+/** `newInstanceParams()` of the instance `row` was made from: its values in `NEW_INSTANCE_COLUMNS` order. */
+export function newInstanceRowParams(row: NewInstanceRow): unknown[] {
+  return NEW_INSTANCE_COLUMNS.map((column) => row[column]);
+}
+
 /**
  * The instance a create inserted from `row`, as reading it back would give it (`toInstance()` of
  * the new row), built from what was sent: the database adds only the signal cursor. A pending

@@ -20,14 +20,15 @@ const TEXT = Symbol('@nestjs/workflows:json');
  * A store only reads what was kept: an entry handed to `write()` by other code, which may change
  * it in place and write it again, is serialized as it is at each write. Throws, as
  * `JSON.stringify()` does, on a value JSON can't carry (a BigInt, a cycle), and on a lone surrogate
- * (`wellFormedJson()`).
+ * or a NUL character (`wellFormedJson()`).
  */
 export function journalEntryJson(entry: WorkflowJournalEntry, keep = false): string {
   const kept = keptJournalEntryJson(entry);
   if (kept !== undefined) return kept;
   const text = JSON.stringify(entry);
-  // The message is made only for a text that may hold a lone surrogate (see `wellFormedJson()`).
-  if (text.includes('\\ud')) wellFormedJson(text, `journal entry ${JSON.stringify(entry.name)}`);
+  // Checked (a lone surrogate, a NUL: see `wellFormedJson()`) before any store sends it: a SQL store
+  // takes this text as it is. The message is made only for a text that may hold either.
+  if (text.includes('\\ud') || text.includes('\\u0000')) wellFormedJson(text, `journal entry ${JSON.stringify(entry.name)}`);
   if (keep && Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
   return text;
 }

@@ -82,5 +82,10 @@ describe('toJsonValue()', () => {
     // A lone surrogate: PostgreSQL's json refuses it and utf8mb4 has no code for it, so no store keeps one.
     expect(() => toJsonValue(['ok', 'x\ud800'], 'The result', 'result')).toThrow(/a string that is not well-formed Unicode \(a lone surrogate\) at result\[1\]\. .*toWellFormed/);
     expect(() => toJsonValue({ a: { '\udc00': 1 } }, 'The result', 'result')).toThrow(/a key that is not well-formed Unicode \(a lone surrogate\) at result\.a\["\\udc00"\]\./);
+    // A NUL character: PostgreSQL can't read one out of JSON, so no store keeps one either.
+    expect(() => toJsonValue({ bytes: 'a\u0000b' }, 'The result', 'result')).toThrow(/a string holding a NUL character \(\\u0000\) at result\.bytes\. .*base64/);
+    expect(() => toJsonValue([{ 'k\u0000': 1 }], 'The result', 'result')).toThrow(/a key holding a NUL character \(\\u0000\) at result\[0\]/);
+    // A backslash followed by "u0000" is text, not a NUL.
+    expect(toJsonValue('\\u0000', 'The result', 'result')).toBe('\\u0000');
   });
 });

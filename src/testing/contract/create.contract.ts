@@ -148,6 +148,22 @@ export function createContract(suite: ContractSuite): void {
       }
     });
 
+    it('create: an input holding a NUL character (which PostgreSQL can\'t read as text) is refused, alone, before anything is stored', async () => {
+      const s = testScope();
+      const inits = [
+        newInstance(s.id('nul-value'), s.workflow, { input: { text: 'a\u0000b' } }),
+        newInstance(s.id('nul-key'), s.workflow, { input: { 'k\u0000': 1 } }),
+        newInstance(s.id('fine'), s.workflow),
+      ];
+      const results = await Promise.all(inits.map((init) => suite.store.create(init).then(
+        (result) => result.created,
+        (error: unknown) => (error instanceof Error && /NUL/.test(error.message) ? 'refused' : error),
+      )));
+      expect(results).toEqual(['refused', 'refused', true]);
+      expect(await suite.store.get(s.id('nul-value'))).toBeNull();
+      expect(await suite.store.get(s.id('nul-key'))).toBeNull();
+    });
+
     it('create: large creates made together each land (no statement too large for the server)', async () => {
       const s = testScope();
       // 6 MB of input each, 30 MB together.

@@ -94,6 +94,13 @@ export function signalsContract(suite: ContractSuite): void {
       expect(await suite.store.signals({ name: n, key: 'k\ufffd', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
     });
 
+    it('signal: a payload holding a NUL character (which PostgreSQL can\'t read as text) is refused before anything is stored', async () => {
+      const s = testScope();
+      const before = await lastSignalId(suite.store);
+      await expect(suite.store.signal(newSignal(s.signal('n'), { payload: { text: 'a\u0000b' } }))).rejects.toThrow(/NUL/);
+      expect(await lastSignalId(suite.store)).toBe(before);
+    });
+
     it('signal: a repeated (name, dedupeId) returns the earlier id and key, created false, and stores and wakes nothing', async () => {
       const s = testScope();
       const n = s.signal('n');

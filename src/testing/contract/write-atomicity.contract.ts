@@ -73,6 +73,8 @@ export function writeAtomicityContract(suite: ContractSuite): void {
       ['a step result', { value: 'half a pair: \ud800' }],
       ['an entry name', { name: 'step-\udc00' }],
       ['an entry name (a NUL character)', { name: 'step-\u0000' }],
+      ['a step result (a NUL character)', { value: { text: 'nul: \u0000' } }],
+      ['a key of a step result (a NUL character)', { value: { 'k\u0000': 1 } }],
     ] as const) {
       it(`write: a string no store keeps (a lone surrogate, a NUL in a key) in ${what} is refused whole, alone: writes of other instances made at the same time land`, async () => {
         const s = testScope();
@@ -120,6 +122,34 @@ export function writeAtomicityContract(suite: ContractSuite): void {
         const found = await details(suite.store, id);
         expect(found.journal!.map((entry) => [entry.name, entry.value === big(i)]), id).toEqual([['big', true]]);
         expect(found.status, id).toBe(i >= 3 ? 'completed' : 'running');
+      }
+    });
+
+    it('write: an output, error or custom status holding a NUL character is refused whole, alone: ending writes of other instances made at the same time land', async () => {
+      const s = testScope();
+      const ids = ['a', 'b', 'c', 'd'].map(s.id);
+      const leases: Array<{ token: string }> = [];
+      for (const [i, id] of ids.entries()) leases.push(await lease(suite.store, newInstance(id, `${s.workflow}-${i}`)));
+      const ending = (i: number): WorkflowWrite => ({
+        now: T + 5,
+        entries: [journalEntry('step')],
+        status: i === 2 ? 'failed' : 'completed',
+        ...(i === 1 ? { output: { text: 'a\u0000b' } } : i === 2 ? { error: { name: 'Error', message: 'nul \u0000' } } : { output: { i } }),
+        ...(i === 3 ? { customStatus: { stage: '\u0000' } } : {}),
+        release: { wakeAt: null, waits: [], signalCursor: 0 },
+      });
+      const results = await Promise.all(
+        ids.map((id, i) =>
+          suite.store.write(id, leases[i]!.token, ending(i)).then(
+            (wrote) => wrote,
+            (error: unknown) => (error instanceof Error && /NUL/.test(error.message) ? 'rejected' : error),
+          ),
+        ),
+      );
+      expect(results).toEqual([true, 'rejected', 'rejected', 'rejected']);
+      for (const [i, id] of ids.entries()) {
+        const found = await details(suite.store, id);
+        expect([found.status, found.journal!.length], id).toEqual(i === 0 ? ['completed', 1] : ['running', 0]);
       }
     });
 

@@ -9,15 +9,16 @@ import { WorkflowStorage } from '../../src/storage/workflow-storage.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 
-// Durations given as numbers of milliseconds with a fraction (a computed 1.5 ms, a backoff of
-// 2.5): every time the engine stores is whole milliseconds, which a bigint column can keep.
-const available = await requirePostgres('fractional durations on PostgreSQL');
+// What the engine stores on PostgreSQL from values a workflow gives it: durations as numbers with
+// a fraction (a computed 1.5 ms, a backoff of 2.5) become whole milliseconds, which a bigint
+// column keeps; a NUL character, which PostgreSQL can't read out of JSON, never reaches a write.
+const available = await requirePostgres('engine values on PostgreSQL');
 const T0 = Date.UTC(2026, 0, 1);
 
 type Body = (ctx: WorkflowContext, input: unknown) => Promise<unknown>;
 
-describe.skipIf(!available)('durations with a fraction of a millisecond, on PostgreSQL', () => {
-  const fixture = usePostgresStore('fraction', { beforeAll, afterAll });
+describe.skipIf(!available)('values the engine stores, on PostgreSQL', () => {
+  const fixture = usePostgresStore('values', { beforeAll, afterAll });
 
   function core(clock: ManualWorkflowClock, workflows: Record<string, Body>) {
     const storage = new WorkflowStorage(fixture.store);
@@ -70,5 +71,32 @@ describe.skipIf(!available)('durations with a fraction of a millisecond, on Post
     const done = await storage.get('f-1');
     expect(done?.status).toBe('completed');
     expect(done?.output).toEqual({ signal: 'timed out', step: 'ok' });
+  });
+
+  it('a step failing with a NUL character in its message, or returning one, fails as it should (and the instance ends)', async () => {
+    const clock = new ManualWorkflowClock(T0);
+    const { runtime, storage, start, logs } = core(clock, {
+      throws: async (ctx) => {
+        const caught = await ctx
+          .step('read', () => {
+            throw new Error('bad byte \u0000 in input');
+          }, { retry: false })
+          .catch((error: Error) => error.message);
+        return { caught };
+      },
+      returns: async (ctx) => ctx.step('binary', () => 'a\u0000b', { retry: false }),
+    });
+    await start('n-1', 'throws');
+    await start('n-2', 'returns');
+    for (let round = 0; round < 3; round++) {
+      await runtime.drain();
+      clock.advance(10);
+    }
+    // The failure is reported; no write failed in the store.
+    expect(logs.filter((line) => /store failed/.test(line))).toEqual([]);
+    expect((await storage.get('n-1'))?.output).toEqual({ caught: 'bad byte \ufffd in input' });
+    const failed = await storage.get('n-2');
+    expect(failed?.status).toBe('failed');
+    expect(failed?.error?.message).toMatch(/The result of step "binary".*NUL character/);
   });
 });
