@@ -3,7 +3,7 @@ import { INSTANCE_COLUMNS, MAX_BATCH_TEXT, placeholders, type MySqlTables } from
 import { NEW_INSTANCE_COLUMNS, newInstanceParams, newInstanceRow } from '../sql/instance-params.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
-import { toInstance } from '../sql/workflow-rows.js';
+import { toInstance, toNumber } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
@@ -33,6 +33,9 @@ export class MySqlCreates {
   // Bounded in text too: a statement larger than the server takes would fail every create of it.
   private readonly batcher = new StatementBatcher<PendingCreate, Created>((batch) => this.sendBatch(batch), 500, 1, { weight: createText, max: MAX_BATCH_TEXT });
   private readonly insertSql: (rows: number) => string;
+  /** One row, its cursor a parameter. */
+  private readonly insertWithCursorSql: string;
+  private readonly lastSignalSql: string;
   private readonly selectSql: (count: number) => string;
 
   constructor(
@@ -42,9 +45,12 @@ export class MySqlCreates {
     const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
     // Each row takes the last signal id as its cursor, which the answer's insert id carries back
     // (LAST_INSERT_ID(expr) sets it), so a lone create needs no read of what it inserted.
-    const row = `(${placeholders(columns.length + 3)}, LAST_INSERT_ID((SELECT COALESCE(MAX(id), 0) FROM ${tables.signals})), '[]')`;
-    this.insertSql = (rows) =>
-      `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics) VALUES ${Array.from({ length: rows }, () => row).join(', ')}`;
+    const lastSignal = `SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}`;
+    const row = `(${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]')`;
+    const insert = `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics) VALUES`;
+    this.insertSql = (rows) => `${insert} ${Array.from({ length: rows }, () => row).join(', ')}`;
+    this.insertWithCursorSql = `${insert} (${placeholders(columns.length + 4)}, '[]')`;
+    this.lastSignalSql = `${lastSignal} AS last`;
     this.selectSql = (count) => `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
   }
 
@@ -54,8 +60,8 @@ export class MySqlCreates {
   }
 
   /**
-   * One create through `executor` (the application's transaction, or the pool): a new row is
-   * the values it was inserted with, and the cursor the answer carries; an existing one is read.
+   * One create on the pool: a new row is the values it was inserted with, and the cursor the
+   * answer carries; an existing one is read.
    */
   async createWith(executor: SqlExecutor, init: NewWorkflowInstance, values = this.values(init)): Promise<Created> {
     const { rowCount, insertId } = await executor.query(this.insertSql(1), values);
@@ -63,6 +69,22 @@ export class MySqlCreates {
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
     if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: rowCount === 1 };
+  }
+
+  /**
+   * One create in the application's transaction. The last signal id is read first, by a plain
+   * read (a snapshot, which locks nothing): read inside the `INSERT`, under REPEATABLE READ (the
+   * default) it would take a shared lock on the signals' last row and the gap after it, so every
+   * signal of every process would wait until the application's transaction ends.
+   */
+  async createInApplication(executor: SqlExecutor, init: NewWorkflowInstance): Promise<Created> {
+    const { rows: last } = await executor.query(this.lastSignalSql);
+    const cursor = toNumber(last[0]?.last ?? 0);
+    const { rowCount } = await executor.query(this.insertWithCursorSql, [...this.values(init), cursor]);
+    if (rowCount === 1) return { instance: this.inserted(init, cursor), created: true };
+    const { rows } = await executor.query(this.selectSql(1), [init.id]);
+    if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+    return { instance: toInstance(rows[0]), created: false };
   }
 
   private async insert(executor: SqlExecutor, values: unknown[]): Promise<boolean> {

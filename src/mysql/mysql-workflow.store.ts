@@ -143,7 +143,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    */
   async createInTransaction(transaction: unknown, instance: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     MYSQL_INPUT.newInstance(instance);
-    return this.inApplicationTransaction(transaction, async (executor) => this.creates.createWith(executor, instance));
+    return this.inApplicationTransaction(transaction, async (executor) => this.creates.createInApplication(executor, instance));
   }
 
   /** `fn` on the application's transaction, in a savepoint; a failure that shows it is on another database says so. */

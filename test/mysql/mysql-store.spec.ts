@@ -386,6 +386,34 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       }
     });
 
+    it('a start in a REPEATABLE READ transaction (the default) holds up no signal while that transaction stays open', async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      const connection = await pool.getConnection();
+      const other = await pool.getConnection();
+      try {
+        await connection.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+        await connection.beginTransaction();
+        const started = await store.createInTransaction(connection, newInstance(s.id('open'), s.workflow));
+        // Another session stores a signal as signal() does, while the application's transaction is
+        // open: reading the last signal id must have locked nothing it needs (it would wait for the commit).
+        await other.query('SET SESSION innodb_lock_wait_timeout = 1');
+        const [inserted] = await other.query(
+          `INSERT IGNORE INTO \`${fixture.schema}_signals\` (name, \`key\`, topic_hash, dedupe_id, payload, created_at) VALUES (?, NULL, ?, NULL, 'null', ?)`,
+          [s.signal('meanwhile'), Buffer.alloc(32), T],
+        );
+        const signalId = (inserted as { insertId: number }).insertId;
+        await connection.commit();
+        // Sent after the start answered, the signal is above the instance's cursor: its execution sees it.
+        expect(started.instance.signalCursor).toBeLessThan(signalId);
+        const { waits: _waits, ...stored } = (await store.get(s.id('open')))!;
+        expect(started.instance).toStrictEqual(stored);
+      } finally {
+        connection.destroy();
+        other.destroy();
+      }
+    });
+
     it('refuses a pool, or a connection outside a transaction, before writing anything', async () => {
       const { store, pool } = fixture;
       const s = testScope();
