@@ -20,11 +20,14 @@ export async function sleepUntil(host: ExecutionHost, name: string, target: () =
   return host.park({ wakeAt, wait: null });
 }
 
-/** A `sleepUntil()` date as epoch ms; a `TypeError` naming the sleep for anything else. */
+/**
+ * A `sleepUntil()` date as whole epoch ms (a fraction rounded up: the SQL stores keep times as
+ * bigints); a `TypeError` naming the sleep for anything else, or for a time past a `Date`'s range.
+ */
 export function sleepTarget(date: Date | number, name: string): number {
   const ms = date instanceof Date ? date.getTime() : date;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-    throw new TypeError(`Invalid date for sleepUntil "${name}": ${String(date)}. Pass a Date or epoch milliseconds.`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
+    throw new TypeError(`Invalid date for sleepUntil "${name}": ${String(date)}. Pass a Date or epoch milliseconds (within a Date's range).`);
   }
-  return ms;
+  return Math.ceil(ms);
 }

@@ -44,12 +44,13 @@ describe.skipIf(!available)('values the engine stores, on PostgreSQL', () => {
     return { storage, runtime, logs, start };
   }
 
-  it('a sleep, a signal wait timeout and a step retry of 1.5 ms suspend and resume', async () => {
+  it('a sleep, a sleepUntil, a signal wait timeout and a step retry with a fraction of a millisecond suspend and resume', async () => {
     const clock = new ManualWorkflowClock(T0);
     let failures = 0;
     const { runtime, storage, start, logs } = core(clock, {
       fractions: async (ctx) => {
         await ctx.sleep('nap', 1.5);
+        await ctx.sleepUntil('until', T0 + 20.5);
         const signal = await ctx.waitForSignal('wait', 'never', { timeout: 0.5 }).catch(() => 'timed out');
         const step = await ctx.step(
           'flaky',

@@ -209,6 +209,15 @@ describe('startAt', () => {
     expect(await app.worker.drain()).toBe(1);
     expect((await handle.status()).status).toBe('completed');
   });
+
+  it('is stored in whole milliseconds (a fraction rounded up: the SQL stores keep bigints), and refused past a Date\'s range', async () => {
+    app = await createTestApp([Effects, Retrying]);
+    const handle = await app.client.start(Retrying, null, { startAt: app.clock.now() + 1_000.25 });
+    expect((await handle.status()).wakeAt).toBe(app.clock.now() + 1_001);
+    await expect(app.client.start(Retrying, null, { startAt: 1e300 })).rejects.toThrow(/Invalid start\(\) option "startAt": 1e\+300/);
+    await expect(app.client.list({ createdFrom: 1e300 })).rejects.toThrow(/Invalid list\(\) option "createdFrom"/);
+    expect(await app.client.list({ createdFrom: app.clock.now() - 0.5, createdBefore: app.clock.now() + 0.5 })).toHaveLength(1);
+  });
 });
 
 describe('shutdown', () => {
