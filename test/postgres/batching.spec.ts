@@ -13,6 +13,16 @@ const instance = (id: string, input: unknown = { id }): NewWorkflowInstance => (
 
 describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
   const fixture = usePostgresStore('batch', { beforeAll, afterAll }, 4);
+  const stepEntry = (name: string) => ({ name, kind: 'step' as const, state: 'completed' as const, value: name, attempts: 1, createdAt: T, updatedAt: T });
+
+  /** `count` new instances of `workflow` (ids `${prefix}0`...), all claimed under one new token. */
+  async function claimed(workflow: string, prefix: string, count: number) {
+    await Promise.all(Array.from({ length: count }, (_, i) => fixture.store.create({ ...instance(`${prefix}${i}`), workflow })));
+    const token = randomUUID();
+    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: count, workflows: [{ name: workflow, version: 1 }] });
+    expect(claim.instances).toHaveLength(count);
+    return { token, instances: claim.instances };
+  }
 
   it('creates each id once when creates of repeated ids arrive together, answering every caller', async () => {
     const ids = Array.from({ length: 300 }, (_, i) => `c-${i % 100}`);
@@ -29,11 +39,9 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
   });
 
   it('lands only the writes whose token holds the lease, when fenced and stale writes share a batch', async () => {
-    await Promise.all(Array.from({ length: 40 }, (_, i) => fixture.store.create({ ...instance(`w-${i}`), workflow: 'batch.write' })));
-    const token = randomUUID();
-    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 40, workflows: [{ name: 'batch.write', version: 1 }] });
-    expect(claim.instances).toHaveLength(40);
-    const entry = (name: string) => ({ name, kind: 'step' as const, state: 'completed' as const, value: name, attempts: 1, createdAt: T, updatedAt: T });
+    const claim = await claimed('batch.write', 'w-', 40);
+    const { token } = claim;
+    const entry = stepEntry;
     const outcomes = await Promise.all(
       claim.instances.map((inst, i) =>
         fixture.store.write(inst.id, i % 2 === 0 ? token : 'stale', {
@@ -54,11 +62,9 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
   });
 
   it('lands a batch of journal-only writes under the lease alone, numbering each entry after those before and leaving the rest of the row as it was', async () => {
-    await Promise.all(Array.from({ length: 12 }, (_, i) => fixture.store.create({ ...instance(`jo-${i}`), workflow: 'batch.journal' })));
-    const token = randomUUID();
-    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 12, workflows: [{ name: 'batch.journal', version: 1 }] });
-    expect(claim.instances).toHaveLength(12);
-    const entry = (name: string) => ({ name, kind: 'step' as const, state: 'completed' as const, value: name, attempts: 1, createdAt: T, updatedAt: T });
+    const claim = await claimed('batch.journal', 'jo-', 12);
+    const { token } = claim;
+    const entry = stepEntry;
     const tokenOf = (i: number) => (i % 3 === 0 ? 'stale' : token);
     // Two batches made together: one entry each, then two each (and one repeated name, which replaces).
     const first = await Promise.all(claim.instances.map((inst, i) => fixture.store.write(inst.id, tokenOf(i), { now: T + 5, entries: [entry('a')] })));
