@@ -4,6 +4,8 @@
 //   W1: N instances of a 3-step workflow started at once, one worker process, concurrency 10, until the
 //       database shows all N completed (workflows/s, steps/s).
 //   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
+//   W1 steady (w1_steady_*): W1 again at the end, after W1_STEADY_WARMUP more workflows, once Node's
+//       CPU per workflow has settled (the first W1 runs in a process still warming up).
 // Write cost per workflow: commits counted at the store's executor (each transaction, each autocommit
 // INSERT/UPDATE/DELETE), statements counted at the pool (each a round trip, the wake-up poll's
 // included), the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
@@ -22,6 +24,7 @@ import { runW1, runW2Once, STEPS, ThreeSteps } from './fixtures/w1.js';
 const N = Number(process.env.N ?? 1000);
 const W2_REPS = Number(process.env.W2_REPS ?? 50);
 const W1_WARMUP = Number(process.env.W1_WARMUP ?? 20);
+const W1_STEADY_WARMUP = Number(process.env.W1_STEADY_WARMUP ?? 3000);
 const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
 const LIMIT_SECONDS = Number(process.env.LIMIT_SECONDS ?? 5);
@@ -135,24 +138,44 @@ function percentile(values: number[], p: number): number {
 // The worker's writes land just after the instances complete: wait for them before reading counters.
 const quiet = () => new Promise((resolve) => setTimeout(resolve, 500));
 
+/** One measured W1 run of `N`: throughput and its cost per workflow. */
+async function measuredW1(prefix: string) {
+  const commits0 = commits;
+  const statements0 = statements;
+  const fsyncs0 = await status('Innodb_data_fsyncs');
+  const server0 = serverCpuMs();
+  const { wallMs, nodeCpuMs, startsMs } = await w1(prefix, N);
+  await quiet();
+  const server1 = serverCpuMs();
+  const fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
+  const wfPerS = N / (wallMs / 1000);
+  return {
+    workflows_per_s: +wfPerS.toFixed(1),
+    steps_per_s: +(wfPerS * STEPS).toFixed(1),
+    steps_per_s_vs_10_client_limit: +((wfPerS * STEPS) / limit10).toFixed(2),
+    wall_ms: Math.round(wallMs),
+    // Until every start() of the run returned (its creates committed; the worker runs meanwhile).
+    starts_ms: startsMs,
+    commits_per_wf: +((commits - commits0) / N).toFixed(2),
+    statements_per_wf: +((statements - statements0) / N).toFixed(2),
+    node_cpu_ms_per_wf: +(nodeCpuMs / N).toFixed(3),
+    innodb_fsyncs_per_wf: +(fsyncs / N).toFixed(2),
+    // Everything the server did meanwhile (other clients' work included), over the W1 run and the 0.5 s after it.
+    server_cpu_ms_per_wf: server0 === null || server1 === null ? null : +((server1 - server0) / N).toFixed(3),
+  };
+}
+const prefixed = (prefix: string, figures: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(figures).map(([name, value]) => [`${prefix}${name}`, value]));
+
 await w1('warm-', W1_WARMUP);
 await quiet();
-let commits0 = commits;
-let statements0 = statements;
-let fsyncs0 = await status('Innodb_data_fsyncs');
-const serverCpu0 = serverCpuMs();
-const { wallMs: w1Ms, nodeCpuMs: w1CpuMs, startsMs: w1StartsMs } = await w1('w1-', N);
-await quiet();
-const w1Commits = commits - commits0;
-const w1Statements = statements - statements0;
-const w1Fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
-const serverCpu1 = serverCpuMs();
+const firstW1 = await measuredW1('w1-');
 
 for (let k = 0; k < W2_WARMUP; k++) await w2Once(`w2-warm-${k}`);
 await quiet();
-commits0 = commits;
-statements0 = statements;
-fsyncs0 = await status('Innodb_data_fsyncs');
+const commits0 = commits;
+const statements0 = statements;
+const fsyncs0 = await status('Innodb_data_fsyncs');
 const latencies: number[] = [];
 for (let k = 0; k < W2_REPS; k++) latencies.push(await w2Once(`w2-${k}`));
 await quiet();
@@ -160,30 +183,25 @@ const w2Commits = commits - commits0;
 const w2Statements = statements - statements0;
 const w2Fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
 
+// W1 once more after W1_STEADY_WARMUP more workflows: the run above is mostly the process's warm-up
+// (the JIT's, the heap's), with Node's CPU per workflow about twice what it settles at.
+await w1('steady-warm-', W1_STEADY_WARMUP);
+await quiet();
+const steadyW1 = await measuredW1('w1-steady-');
+
 const [version] = await check.query('SELECT VERSION() AS v');
-const wfPerS = N / (w1Ms / 1000);
 console.log(
   JSON.stringify({
     system: `@nestjs/workflows (MySQL store on ${(version as Array<{ v: string }>)[0]!.v})`,
     limit_update_commits_per_s_1_client: Math.round(limit1),
     limit_update_commits_per_s_10_clients: Math.round(limit10),
-    w1_workflows_per_s: +wfPerS.toFixed(1),
-    w1_steps_per_s: +(wfPerS * STEPS).toFixed(1),
-    w1_steps_per_s_vs_10_client_limit: +((wfPerS * STEPS) / limit10).toFixed(2),
-    w1_wall_ms: Math.round(w1Ms),
-    // Until every start() of the run returned (its creates committed; the worker runs meanwhile).
-    w1_starts_ms: w1StartsMs,
-    w1_commits_per_wf: +(w1Commits / N).toFixed(2),
-    w1_statements_per_wf: +(w1Statements / N).toFixed(2),
-    w1_node_cpu_ms_per_wf: +(w1CpuMs / N).toFixed(3),
-    w1_innodb_fsyncs_per_wf: +(w1Fsyncs / N).toFixed(2),
-    // Everything the server did meanwhile (other clients' work included), over the W1 run and the 0.5 s after it.
-    w1_server_cpu_ms_per_wf: serverCpu0 === null || serverCpu1 === null ? null : +((serverCpu1 - serverCpu0) / N).toFixed(3),
+    ...prefixed('w1_', firstW1),
     w2_p50_ms: +percentile(latencies, 50).toFixed(1),
     w2_p95_ms: +percentile(latencies, 95).toFixed(1),
     w2_commits_per_wf: +(w2Commits / W2_REPS).toFixed(2),
     w2_statements_per_wf: +(w2Statements / W2_REPS).toFixed(2),
     w2_innodb_fsyncs_per_wf: +(w2Fsyncs / W2_REPS).toFixed(2),
+    ...prefixed('w1_steady_', steadyW1),
   }),
 );
 
