@@ -45,7 +45,13 @@ export class MySqlWakePoller {
     this.listeners.add(listener);
     if (this.listeners.size === 1) {
       // The first read only sets the marker: what is due already is the workers' first claim's business.
-      this.marker = await this.read();
+      // With the database away, the poll starts all the same and keeps looking at `maxDelay`; its
+      // first answer sets the marker and wakes the listeners once (what became due meanwhile).
+      try {
+        this.marker = await this.read();
+      } catch {
+        this.delay = this.interval.maxDelay;
+      }
       this.schedule();
     }
     let removed = false;

@@ -72,4 +72,33 @@ describe('MySQL wake-up poll', () => {
     expect(new Set(gapsOf(reads).slice(1))).toEqual(new Set([12]));
     await stop();
   });
+
+  it('starts polling even when the database is away at the first listen, and wakes the listener once it answers', async () => {
+    vi.useFakeTimers();
+    const marker: { id: string | null } = { id: null };
+    const reads: number[] = [];
+    const working = markerExecutor(marker, reads);
+    let away = true;
+    const executor: SqlExecutor = {
+      ...working,
+      query: (...args: Parameters<SqlExecutor['query']>) => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : working.query(...args)),
+    };
+    const poller = new MySqlWakePoller(executor, 'instances', { minDelay: 5, maxDelay: 25 });
+    let woken = 0;
+    const stop = await poller.add(() => woken++);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(reads).toEqual([]);
+
+    // The database answers again, with an instance that became due meanwhile: the listener hears of it.
+    away = false;
+    marker.id = 'a';
+    await vi.advanceTimersByTimeAsync(30);
+    expect(woken).toBe(1);
+
+    // And the poll goes on as usual: the next change is heard too.
+    marker.id = 'b';
+    await vi.advanceTimersByTimeAsync(30);
+    expect(woken).toBe(2);
+    await stop();
+  });
 });
