@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeasedWorker } from '../../src/worker/leased-worker.js';
+import { LeasedWorker, type LeasedWorkerOptions } from '../../src/worker/leased-worker.js';
 import { systemClock } from '../../src/time/workflow-clock.js';
 
 function worker(claim: (limit: number) => Promise<string[]>, execute: (item: string) => Promise<void> = async () => undefined, pollInterval = 40) {
@@ -17,6 +17,22 @@ function worker(claim: (limit: number) => Promise<string[]>, execute: (item: str
     onError: (error) => errors.push(error),
   });
   return { loop, errors };
+}
+
+/** A loop over string items with the tests' defaults (two slots, no poll or heartbeat in the way), `options` over them. */
+function loopWith(options: Partial<LeasedWorkerOptions<string>> & Pick<LeasedWorkerOptions<string>, 'claim'>): LeasedWorker<string> {
+  return new LeasedWorker<string>({
+    concurrency: 2,
+    pollInterval: 10_000,
+    leaseDuration: 30_000,
+    heartbeatInterval: 10_000,
+    shutdownTimeout: 1_000,
+    clock: systemClock,
+    renew: async () => true,
+    execute: async () => undefined,
+    onError: () => undefined,
+    ...options,
+  });
 }
 
 describe('the leased loop', () => {
@@ -101,21 +117,13 @@ describe('the leased loop', () => {
   it('claims nothing ahead while its items run long', async () => {
     const due = ['a', 'b', 'c', 'd', 'e', 'f'];
     const limits: number[] = [];
-    const loop = new LeasedWorker<string>({
-      concurrency: 2,
-      pollInterval: 10_000,
-      leaseDuration: 30_000,
-      heartbeatInterval: 10_000,
-      shutdownTimeout: 1_000,
-      clock: systemClock,
+    const loop = loopWith({
       claimAheadMaxRun: 1,
       claim: async (_lease, _now, limit) => {
         limits.push(limit);
         return due.splice(0, limit);
       },
-      renew: async () => true,
       execute: () => new Promise((resolve) => setTimeout(resolve, 10)),
-      onError: () => undefined,
     });
     loop.start();
     await new Promise((resolve) => setTimeout(resolve, 80));
@@ -128,13 +136,8 @@ describe('the leased loop', () => {
     const due = ['a', 'b', 'c', 'd', 'e', 'f'];
     const ran: Array<[string, boolean]> = [];
     const renewed = new Set<string>();
-    const loop = new LeasedWorker<string>({
-      concurrency: 2,
-      pollInterval: 10_000,
-      leaseDuration: 30_000,
+    const loop = loopWith({
       heartbeatInterval: 15,
-      shutdownTimeout: 1_000,
-      clock: systemClock,
       claim: async (_lease, _now, limit) => due.splice(0, limit),
       // e's lease is gone (taken over after a stall): it is never started.
       renew: async (item) => (renewed.add(item), item !== 'e'),
@@ -144,7 +147,6 @@ describe('the leased loop', () => {
         if (item === 'a' || item === 'b' || shutdown.aborted) return;
         await new Promise((resolve) => shutdown.addEventListener('abort', resolve));
       },
-      onError: () => undefined,
     });
     loop.start();
     await new Promise((resolve) => setTimeout(resolve, 80));
@@ -164,21 +166,13 @@ describe('the leased loop', () => {
   it('claims what named wake-ups name by id, and looks at everything after a plain one, a miss or a backlog', async () => {
     const claims: Array<{ limit: number; ids?: string[] }> = [];
     let answer: (limit: number, ids?: string[]) => string[] = () => [];
-    const loop = new LeasedWorker<string>({
+    const loop = loopWith({
       concurrency: 3,
-      pollInterval: 10_000,
-      leaseDuration: 30_000,
-      heartbeatInterval: 10_000,
-      shutdownTimeout: 1_000,
-      clock: systemClock,
       claim: async (_lease, _now, limit, ids) => {
         claims.push(ids === undefined ? { limit } : { limit, ids });
         return answer(limit, ids);
       },
       idOf: (item) => item,
-      renew: async () => true,
-      execute: async () => undefined,
-      onError: () => undefined,
     });
     const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
     loop.start();
@@ -208,13 +202,8 @@ describe('the leased loop', () => {
     let release!: () => void;
     const blocked = new Promise<void>((resolve) => (release = resolve));
     answer = (limit, ids) => (ids ? [] : ['x', 'y', 'z'].slice(0, limit));
-    const slow = new LeasedWorker<string>({
+    const slow = loopWith({
       concurrency: 3,
-      pollInterval: 10_000,
-      leaseDuration: 30_000,
-      heartbeatInterval: 10_000,
-      shutdownTimeout: 1_000,
-      clock: systemClock,
       claim: async (_lease, _now, limit, ids) => {
         claims.push(ids === undefined ? { limit } : { limit, ids });
         const items = answer(limit, ids);
@@ -222,9 +211,7 @@ describe('the leased loop', () => {
         return items;
       },
       idOf: (item) => item,
-      renew: async () => true,
       execute: () => blocked,
-      onError: () => undefined,
     });
     claims.length = 0;
     slow.start();
@@ -241,22 +228,14 @@ describe('the leased loop', () => {
   it('keeps its poll while named wake-ups come more often than the poll interval', async () => {
     const full: number[] = [];
     let named = 0;
-    const loop = new LeasedWorker<string>({
-      concurrency: 2,
+    const loop = loopWith({
       pollInterval: 60,
-      leaseDuration: 30_000,
-      heartbeatInterval: 10_000,
-      shutdownTimeout: 1_000,
-      clock: systemClock,
       claim: async (_lease, _now, _limit, ids) => {
         if (ids === undefined) full.push(Date.now());
         else named++;
         return ids ?? [];
       },
       idOf: (item) => item,
-      renew: async () => true,
-      execute: async () => undefined,
-      onError: () => undefined,
     });
     loop.start();
     const started = Date.now();
