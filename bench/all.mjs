@@ -110,7 +110,13 @@ const rows = [
   ['W2 p50 ms (one 3-step workflow, start to end)', fixed(pg.w2_p50_ms), `${fixed(fsyncFloor, 2)} (4 x 1-client latency)`, ratio(pg.w2_p50_ms / fsyncFloor), `<= 2.00x: ${met(pg.w2_p50_ms <= 2 * fsyncFloor)}`],
   ['W2 p95 ms', fixed(pg.w2_p95_ms), '', ratio(pg.w2_p95_ms / fsyncFloor), ''],
   ['W2 commits per workflow (WAL)', fixed(pg.w2_wal_commits_per_wf, 2), '', '', 'not above 4 (2026-11-29)'],
-  ['cross-process start-to-running p50 ms (NOTIFY)', fixed(latency.p50_ms), '', '', `<= 3 ms: ${met(latency.p50_ms <= 3)}`],
+  [
+    'cross-process start-to-running p50 ms (NOTIFY)',
+    fixed(latency.p50_ms),
+    `${fixed(latency.floor_two_commits.p50_ms, 2)} (2 one-row commits after the same idle gap)`,
+    ratio(latency.p50_x_floor),
+    `<= 3 ms: ${met(latency.p50_ms <= 3)}`,
+  ],
   ['cross-process start-to-running p95 ms', fixed(latency.p95_ms), '', '', ''],
 ];
 if (scale) {

@@ -19,6 +19,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { WorkflowClient, WorkflowsModule } from '../src/index.js';
 import { BENCH_STORE, benchStore } from './fixtures/bench-store.js';
+import { commitFloor } from './fixtures/commit-floor.js';
 import { LatencyProbe } from './fixtures/latency-workflow.js';
 
 const REPS = Number(process.env.REPS ?? 50);
@@ -52,11 +53,18 @@ if (worker) {
   });
 }
 
+const floor = await commitFloor(BENCH_STORE, schema);
+const gap = () => new Promise((resolve) => setTimeout(resolve, 37 + Math.random() * 200));
 const latencies: number[] = [];
 const endLatencies: number[] = [];
+const floors: number[] = [];
 for (let k = -3; k < REPS; k++) {
+  // The floor's two commits after a gap of the same kind, alternating with the starts.
+  await gap();
+  const twoCommits = await floor.probe();
+  if (k >= 0) floors.push(twoCommits);
   // Spread the starts over the poll cycle, so polling alone would average half its interval.
-  await new Promise((resolve) => setTimeout(resolve, 37 + Math.random() * 200));
+  await gap();
   const startedAt = performance.timeOrigin + performance.now();
   hops?.hop('start', startedAt);
   const handle = await client.start(LatencyProbe, null, { id: `latency-${k}` });
@@ -80,6 +88,9 @@ console.log(
     reps: REPS,
     poll_interval_ms: 1000,
     ...percentiles(latencies),
+    // Two one-row commits, one after the other, after the same kind of gap: what a start can't go under.
+    floor_two_commits: percentiles(floors),
+    p50_x_floor: +(percentiles(latencies).p50_ms / percentiles(floors).p50_ms).toFixed(2),
     // From the step in the other process to result() resolving here: the end write, then its notification.
     step_to_result: percentiles(endLatencies),
     ...(hops ? { hops_median_ms: hops.hopsOf(process.env.HOPS_FILE!, 3) } : {}),
@@ -91,5 +102,6 @@ if (worker) {
   await new Promise((resolve) => worker.once('exit', resolve));
 }
 await app.close();
+await floor.end();
 await end({ drop: true });
 if (hopsDir) rmSync(hopsDir, { recursive: true });
