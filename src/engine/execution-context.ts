@@ -3,6 +3,7 @@ import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
 import { parseDuration } from '../time/duration.js';
 import type { ChildSupport } from './child-support.js';
 import type { ExecutionHost } from './execution-host.js';
+import { withHostSignal } from './host-signal.js';
 import type { RecordedValues } from './recorded-values.js';
 import type { Compensation } from './saga.js';
 import type { SignalWaits } from './signal-waits.js';
@@ -26,13 +27,9 @@ export interface ContextParts {
 export function createWorkflowContext(host: ExecutionHost, parts: ContextParts): WorkflowContext {
   const { instance } = host;
   const { compensations, waits, children, values } = parts;
-  return {
-    id: instance.id,
-    workflow: instance.workflow,
-    version: instance.version,
-    get signal() {
-      return host.abortSignal;
-    },
+  // `signal` after the id, workflow and version, where an object literal's getter had it.
+  const ctx = withHostSignal({ id: instance.id, workflow: instance.workflow, version: instance.version }, host);
+  return Object.assign(ctx, {
     step: (name, fn, options) => runStep(host, compensations, name, fn, options),
     transaction: (name, fn, options) => runTransaction(host, compensations, name, fn, options),
     sleep: (name, duration) => sleepUntil(host, name, () => host.now() + parseDuration(duration, `duration of sleep "${name}"`)),
@@ -50,6 +47,6 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     now: () => new Date(values.value('now', () => host.now()) as number),
     random: () => values.value('random', () => Math.random()) as number,
     uuid: () => values.value('uuid', () => randomUUID()) as string,
-    setStatus: (value) => parts.setStatus(value),
-  };
+    setStatus: (value: unknown) => parts.setStatus(value),
+  } satisfies Omit<WorkflowContext, 'id' | 'workflow' | 'version' | 'signal'>);
 }

@@ -5,6 +5,7 @@ import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { parsePositiveDuration } from '../time/duration.js';
 import type { ExecutionHost } from './execution-host.js';
+import { withHostSignal } from './host-signal.js';
 import { toJsonValue } from './json-value.js';
 import { resolveRetry, type RetryPolicy } from './retry-policy.js';
 import { failedAttempt, type Compensation } from './saga.js';
@@ -152,15 +153,8 @@ function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEnt
  * what the function returns or throws, as it does (the callers await it): no promise of its own.
  */
 export function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): T | Promise<T> {
-  // The signal is read only when the step reads it: most never do, and making one costs.
-  if (timeout === null) {
-    return fn({
-      attempt,
-      get signal() {
-        return host.abortSignal;
-      },
-    });
-  }
+  // The signal is made only when the step reads it: most never do, and making one costs.
+  if (timeout === null) return fn(withHostSignal({ attempt }, host));
   return attemptWithin(host, name, fn, attempt, timeout);
 }
 
