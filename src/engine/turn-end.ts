@@ -1,10 +1,12 @@
+import { InFlight } from './in-flight.js';
+
 /** Something that wants to hear when the current turn of the event loop ended. */
 export interface TurnEndListener {
   turnEnded(): void;
 }
 
 /** The listeners waiting for this turn's end, in the order they asked. */
-const waiting = new Set<TurnEndListener>();
+const waiting = new InFlight<TurnEndListener>();
 let scheduled = false;
 
 /**
@@ -28,7 +30,5 @@ export function leaveTurnEnd(listener: TurnEndListener): void {
 
 function endTurn(): void {
   scheduled = false;
-  const listeners = [...waiting];
-  waiting.clear();
-  for (const listener of listeners) listener.turnEnded();
+  for (const listener of waiting.takeAll()) listener.turnEnded();
 }

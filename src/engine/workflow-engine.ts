@@ -19,6 +19,7 @@ import type { ExecutionOutcome } from './execution-outcome.js';
 import { abandonClaimed, leaseMargin, type ClaimedInstance } from './claimed-instance.js';
 import { looksLikeStoreError, reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
+import { InFlight } from './in-flight.js';
 import { cancelled, terminated, timedOutError } from './end-errors.js';
 import { NO_OBSERVER, type ExecutionObserver, type WorkflowObserver } from './workflow-observer.js';
 
@@ -75,7 +76,7 @@ export interface EngineOptions {
  * parent its child ended. Framework-free; `WorkflowWorker` drives it from the leased loop.
  */
 export class WorkflowEngine {
-  private readonly running = new Map<string, WorkflowExecution>();
+  private readonly running = new InFlight<WorkflowExecution>();
   private readonly observer: WorkflowObserver;
 
   constructor(private readonly options: EngineOptions) { this.observer = options.observer ?? NO_OBSERVER; }
@@ -130,14 +131,9 @@ export class WorkflowEngine {
 
   /** A cancel or terminate accepted in this process: an execution running here stops at once. */
   noticeCancel(id: string, terminate: boolean): void {
-    const exec = this.running.get(id);
+    const exec = this.running.findLast((running) => running.instance.id === id);
     if (exec && (terminate || !exec.replayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
     this.options.kick();
-  }
-
-  /** Executions running in this process, by instance id. */
-  get executions(): ReadonlyMap<string, WorkflowExecution> {
-    return this.running;
   }
 
   async execute(claimed: ClaimedInstance, shutdown: AbortSignal): Promise<void> {
@@ -155,13 +151,13 @@ export class WorkflowEngine {
       const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;
       exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry, claimed, observed), replayOnly);
       claimed.exec = exec;
-      this.running.set(instance.id, exec);
+      this.running.add(exec);
       const onShutdown = () => exec!.interrupt('shutdown');
       if (shutdown.aborted) onShutdown();
       shutdown.addEventListener('abort', onShutdown, { once: true });
       try {
         if (instance.terminateRequested) return await this.finish(exec, 'cancelled', { error: terminated(instance.cancelReason) });
-        this.emit(instance, instance.runs === 1 ? { type: 'workflow-started' } : { type: 'workflow-resumed', run: instance.runs });
+        this.emit(exec, instance.runs === 1 ? { type: 'workflow-started' } : { type: 'workflow-resumed', run: instance.runs });
         const outcome = await exec.run(() => definition.instance.run(exec!.context, instance.input));
         if (!claimed.released) await this.conclude(exec, outcome, timedOut);
       } finally {
@@ -177,14 +173,14 @@ export class WorkflowEngine {
     } finally {
       observed.close();
       exec?.close();
-      if (exec && this.running.get(instance.id) === exec) this.running.delete(instance.id);
+      if (exec) this.running.delete(exec);
     }
   }
 
   private async conclude(exec: WorkflowExecution, outcome: ExecutionOutcome, timedOut: boolean): Promise<void> {
     const { instance } = exec;
     const { run, interrupt: reason } = outcome;
-    if (reason === 'lease-lost') return this.leaseLost(instance);
+    if (reason === 'lease-lost') return this.leaseLost(exec);
     if (reason === 'store-error') {
       if (outcome.storeError instanceof WorkflowPayloadError) return this.handBackUnreadable(instance, exec.signalCursor, outcome.storeError);
       this.storeFailed(outcome.storeError, `executing "${instance.id}"`);
@@ -192,7 +188,7 @@ export class WorkflowEngine {
     }
     if (reason === 'shutdown' && run.kind !== 'completed') {
       // Handed back due now, for another worker (or this one after a restart) to carry on.
-      this.running.get(instance.id)?.observe.outcome('handed-back');
+      exec.observe.outcome('handed-back');
       await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
       return;
     }
@@ -241,7 +237,7 @@ export class WorkflowEngine {
       status: 'suspended',
       release: { wakeAt, waits: suspension.waits, signalCursor: exec.signalCursor },
     });
-    if (ok) this.emit(instance, { type: 'workflow-suspended', wakeAt, waits: suspension.waits });
+    if (ok) this.emit(exec, { type: 'workflow-suspended', wakeAt, waits: suspension.waits });
     else await this.writeRefused(exec);
   }
 
@@ -252,7 +248,7 @@ export class WorkflowEngine {
     }
     if (!alreadyCompensating) {
       if (!(await exec.write({ status: 'compensating', error: reason }))) return this.writeRefused(exec);
-      this.emit(instance, { type: 'workflow-compensating', error: reason });
+      this.emit(exec, { type: 'workflow-compensating', error: reason });
     }
     // Every execution that compensates closes the children again: a crash can't leave one running.
     await this.closeChildren(exec, `its parent "${instance.id}" is compensating (${reason.name}: ${reason.message})`);
@@ -264,7 +260,7 @@ export class WorkflowEngine {
         return this.finish(exec, 'compensation_failed', { error: { ...reason, compensation: result.error } });
       case 'suspended': {
         const ok = await exec.write({ status: 'compensating', release: { wakeAt: result.wakeAt, waits: [], signalCursor: exec.signalCursor } });
-        if (ok) this.emit(instance, { type: 'workflow-suspended', wakeAt: result.wakeAt, waits: [] });
+        if (ok) this.emit(exec, { type: 'workflow-suspended', wakeAt: result.wakeAt, waits: [] });
         return;
       }
       case 'interrupted':
@@ -299,10 +295,10 @@ export class WorkflowEngine {
     if (!(await exec.write(write))) return this.writeRefused(exec);
     if (instance.parentId !== null) this.options.kick();
     if ((status === 'failed' || status === 'compensation_failed') && this.options.logFailures !== false) reportFailure(this.options.logger, instance, status, error!);
-    if (status === 'completed') this.emit(instance, { type: 'workflow-completed', output: write.output });
-    else if (status === 'cancelled') this.emit(instance, { type: 'workflow-cancelled', error: error! });
-    else if (status === 'failed') this.emit(instance, { type: 'workflow-failed', error: error! });
-    else this.emit(instance, { type: 'workflow-compensation-failed', error: error! });
+    if (status === 'completed') this.emit(exec, { type: 'workflow-completed', output: write.output });
+    else if (status === 'cancelled') this.emit(exec, { type: 'workflow-cancelled', error: error! });
+    else if (status === 'failed') this.emit(exec, { type: 'workflow-failed', error: error! });
+    else this.emit(exec, { type: 'workflow-compensation-failed', error: error! });
   }
 
   /** Applies `parentClose` to the unfinished children. At least once: a repeated request changes nothing. */
@@ -331,13 +327,14 @@ export class WorkflowEngine {
   private executionDeps(instance: WorkflowInstance, retry: RetryPolicy, claimed: ClaimedInstance, observe: ExecutionObserver) {
     const { storage, clock, journalLimits, logger, registry } = this.options;
     const margin = claimed.leaseUntil === undefined ? 0 : leaseMargin(claimed.leaseUntil, clock.now());
+    const source = { instance, observe };
     return {
       leaseExpired: () => claimed.leaseUntil !== undefined && clock.now() + margin >= claimed.leaseUntil,
       storage,
       clock,
       journalLimits,
       retry,
-      emit: (body: WorkflowEventBody) => this.emit(instance, body),
+      emit: (body: WorkflowEventBody) => this.emit(source, body),
       warn: (message: string) => logger.warn(message),
       resolveChild: registry.resolveChild.bind(registry),
       // Inside the child's start (its span, with telemetry): the child's executions join that trace.
@@ -374,21 +371,22 @@ export class WorkflowEngine {
   /** A write under the lease did not land: the store failed, or the lease is gone. */
   private async writeRefused(exec: WorkflowExecution): Promise<void> {
     if (exec.storeFailure !== null) this.storeFailed(exec.storeFailure, `executing "${exec.instance.id}"`);
-    else await this.leaseLost(exec.instance);
+    else await this.leaseLost(exec);
   }
 
   private storeFailed(error: unknown, during: string): void {
     reportStoreError(this.options, error, during);
   }
 
-  private leaseLost(instance: WorkflowInstance): Promise<void> {
-    this.running.get(instance.id)?.observe.outcome('lease-lost');
+  private leaseLost({ instance, observe }: WorkflowExecution): Promise<void> {
+    observe.outcome('lease-lost');
     this.observer.leaseLost(instance);
     return reportLostLease(this.options, instance);
   }
 
-  private emit(instance: WorkflowInstance, body: WorkflowEventBody): void {
-    this.running.get(instance.id)?.observe.event(body);
+  /** An event of `exec`: its telemetry hears it, and the application's listeners (when any listen). */
+  private emit({ instance, observe }: Pick<WorkflowExecution, 'instance' | 'observe'>, body: WorkflowEventBody): void {
+    observe.event(body);
     if (this.options.observed?.() === false) return;
     // `Object.assign` copies the bodies' several shapes faster than a spread does.
     const where = { id: instance.id, workflow: instance.workflow, version: instance.version, at: this.options.clock.now() };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { InFlight } from '../engine/in-flight.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 
@@ -52,7 +53,7 @@ export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
  */
 export class LeasedWorker<T> {
   readonly owner: string;
-  private readonly running = new Set<T>();
+  private readonly running = new InFlight<T>();
   private readonly shutdownController = new AbortController();
   private started = false;
   private stopping: Promise<void> | null = null;
@@ -61,7 +62,7 @@ export class LeasedWorker<T> {
   /** Something may be due: a kick, a poll, or a claim that came back full. The loop claims when a slot is free. */
   private wanted = true;
   private heartbeat: NodeJS.Timeout | null = null;
-  private readonly tasks = new Set<Promise<void>>();
+  private readonly tasks = new InFlight<Promise<void>>();
   /** Slots taken by items this process is creating itself (`reserve()`), not yet running. */
   private reserved = 0;
   /** The last claim filled every slot it asked for: more may be due, and claims go first. */
@@ -88,7 +89,7 @@ export class LeasedWorker<T> {
   }
 
   /** Items running now. */
-  get active(): ReadonlySet<T> {
+  get active(): Iterable<T> & { readonly size: number } {
     return this.running;
   }
 
