@@ -29,18 +29,43 @@ interface ResultHeader {
   info?: string;
 }
 
+const NO_PARAMS: readonly unknown[] = [];
+
 /** The server's "in a transaction" status bit (SERVER_STATUS_IN_TRANS), sent with every OK packet. */
 const IN_TRANSACTION = 0x0001;
 
-function resultOf([result]: Mysql2QueryResultLike): SqlQueryResult {
+function resultOf(result: unknown): SqlQueryResult {
   if (Array.isArray(result)) {
     // A text with several statements (a pool with `multipleStatements`) answers one result each.
     const last = result.length > 0 && Array.isArray(result[0]) ? (result[result.length - 1] as unknown) : result;
     if (Array.isArray(last)) return { rows: last as Record<string, unknown>[], rowCount: last.length };
-    return resultOf([last, undefined]);
+    return resultOf(last);
   }
   const header = (result ?? {}) as ResultHeader;
   return { rows: [], rowCount: header.affectedRows ?? 0, insertId: header.insertId ?? 0, info: header.info ?? '' };
+}
+
+/** mysql2's callback API, which its promise API wraps (a `Pool` or a `Connection`). */
+interface Mysql2CallbackLike {
+  query(sql: string, values: unknown, callback: (error: Error | null, result?: unknown) => void): unknown;
+}
+
+/**
+ * How the executor sends a statement through `target`: through the mysql2 callback object the
+ * promise wrapper holds (`pool.pool`, `connection.connection`) when it has one, the same statement
+ * on the same pool or connection without the wrapper's per-call work (a stack trace captured for
+ * every statement, unless the pool was created with `trace: false`, and the `[rows, fields]`
+ * array); otherwise through `target.query()`.
+ */
+function sender(target: Mysql2ConnectionLike, core: unknown): (sql: string, params: readonly unknown[]) => Promise<SqlQueryResult> {
+  if (typeof core === 'object' && core !== null && typeof (core as Mysql2CallbackLike).query === 'function') {
+    const callbacks = core as Mysql2CallbackLike;
+    return (sql, params) =>
+      new Promise<SqlQueryResult>((resolve, reject) => {
+        callbacks.query(sql, params, (error, result) => (error ? reject(error) : resolve(resultOf(result))));
+      });
+  }
+  return async (sql, params) => resultOf((await target.query(sql, params))[0]);
 }
 
 /**
@@ -58,40 +83,41 @@ function resultOf([result]: Mysql2QueryResultLike): SqlQueryResult {
 export function fromMysql2(pool: Mysql2PoolLike): SqlExecutor {
   assertPool(pool);
   const held = new HeldSession<Mysql2PoolConnectionLike>(poolSize(pool) >= HeldSession.MIN_POOL);
+  const send = sender(pool, (pool as { pool?: unknown }).pool);
   return {
-    async query(sql, params) {
-      return resultOf(await pool.query(sql, params ?? []));
-    },
+    query: (sql, params) => send(sql, params ?? NO_PARAMS),
     async transaction(fn, options) {
       const lane = options?.held ? held.take() : null;
       if (lane) {
+        const tx = fromMysql2Connection(lane.connection);
         // Autocommit is off on the held connection: its first statement begins the transaction.
         return runTransaction(
           {
             begin: async () => undefined,
-            commit: async () => void (await lane.connection.query('COMMIT')),
-            rollback: async () => void (await lane.connection.query('ROLLBACK')),
+            commit: async () => void (await tx.query('COMMIT')),
+            rollback: async () => void (await tx.query('ROLLBACK')),
             end: (broken) => held.give(lane, broken !== undefined),
           },
-          () => fn(fromMysql2Connection(lane.connection)),
+          () => fn(tx),
         );
       }
       const connection = await pool.getConnection();
+      const tx = fromMysql2Connection(connection);
       return runTransaction(
         {
           // For this transaction only: the application's sessions keep their own level.
           begin: async () => {
-            if (options?.isolation !== 'session') await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-            await connection.query('START TRANSACTION');
+            if (options?.isolation !== 'session') await tx.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+            await tx.query('START TRANSACTION');
           },
-          commit: async () => void (await connection.query('COMMIT')),
-          rollback: async () => void (await connection.query('ROLLBACK')),
+          commit: async () => void (await tx.query('COMMIT')),
+          rollback: async () => void (await tx.query('ROLLBACK')),
           end: (broken) => {
             if (broken && connection.destroy) connection.destroy();
             else if (broken || !(options?.held && held.adopt(connection))) connection.release();
           },
         },
-        () => fn(fromMysql2Connection(connection)),
+        () => fn(tx),
       );
     },
     close: () => held.close(),
@@ -110,10 +136,9 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
       `Expected a mysql2/promise connection in a transaction (\`await pool.getConnection()\` after \`beginTransaction()\`), got ${describe(connection)}.`,
     );
   }
+  const send = sender(connection, (connection as { connection?: unknown }).connection);
   const executor: SqlExecutor = {
-    async query(sql, params) {
-      return resultOf(await connection.query(sql, params ?? []));
-    },
+    query: (sql, params) => send(sql, params ?? NO_PARAMS),
     transaction: (fn) => fn(executor),
     handle: connection,
   };
