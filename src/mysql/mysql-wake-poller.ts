@@ -21,9 +21,15 @@ export const WAKE_POLL_ACTIVE_WINDOW = 1_000;
  * idle, so an idle process costs about forty tiny index reads a second (a hundred a second while
  * work keeps becoming due). Each process's own starts and signals wake its workers directly; the
  * workers' poll stays the safety net for anything this misses.
+ *
+ * While every listener says it needs no wake-ups (`needsWakeUps()`: its worker has a backlog and
+ * claims all due work on its own), the poll reads nothing, keeping its pace; the first read after
+ * compares with the last one made, as if the poll had only been slower, so what became due in
+ * between and is still unclaimed moves the marker and wakes the listeners.
  */
 export class MySqlWakePoller {
-  private readonly listeners = new Set<() => void>();
+  /** Each listener, with what says whether it needs wake-ups now (none: always). */
+  private readonly listeners = new Map<() => void, (() => boolean) | undefined>();
   private timer: NodeJS.Timeout | null = null;
   private marker: string | null = null;
   private delay: number;
@@ -39,10 +45,13 @@ export class MySqlWakePoller {
     this.delay = interval.minDelay;
   }
 
-  /** Adds `listener`; the first starts the poll. Resolves to a function that removes it (the last stops the poll). */
-  async add(listener: () => void): Promise<() => Promise<void>> {
+  /**
+   * Adds `listener` (with `needsWakeUps`, when it can do without for a while); the first starts the
+   * poll. Resolves to a function that removes it (the last stops the poll).
+   */
+  async add(listener: () => void, needsWakeUps?: () => boolean): Promise<() => Promise<void>> {
     if (this.stopped) throw new Error('The store is closed: it no longer polls for wake-ups.');
-    this.listeners.add(listener);
+    this.listeners.set(listener, needsWakeUps);
     if (this.listeners.size === 1) {
       // The first read only sets the marker: what is due already is the workers' first claim's business.
       // With the database away, the poll starts all the same and keeps looking at `maxDelay`; its
@@ -87,6 +96,7 @@ export class MySqlWakePoller {
   }
 
   private async tick(): Promise<void> {
+    if (!this.needed()) return;
     let marker: string;
     try {
       marker = await this.read();
@@ -103,13 +113,25 @@ export class MySqlWakePoller {
     const cap = now - this.movedAt < WAKE_POLL_ACTIVE_WINDOW ? Math.min(maxDelay, 2 * minDelay) : maxDelay;
     this.delay = moved ? minDelay : Math.min(cap, doubledDelay(this.delay, this.interval));
     if (!moved || marker === '') return;
-    for (const listener of [...this.listeners]) {
+    for (const listener of [...this.listeners.keys()]) {
       try {
         listener();
       } catch {
         // A listener's own failure is its business; the others still hear about it.
       }
     }
+  }
+
+  /** Whether some listener needs wake-ups now (a `needsWakeUps()` that throws counts as needing them). */
+  private needed(): boolean {
+    for (const needsWakeUps of this.listeners.values()) {
+      try {
+        if (!needsWakeUps || needsWakeUps()) return true;
+      } catch {
+        return true;
+      }
+    }
+    return false;
   }
 
   private async read(): Promise<string> {

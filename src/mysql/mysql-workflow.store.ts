@@ -354,10 +354,11 @@ ORDER BY updated_at, id LIMIT ?`,
 
   /**
    * Calls `listener` when another process (or this one) made work due, found by a short adaptive
-   * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY.
+   * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY. The poll reads nothing while every
+   * listener's `needsWakeUps()` answers `false` (a worker with a backlog claims on its own).
    */
-  listen(listener: () => void): Promise<() => Promise<void>> {
-    return this.poller.add(listener);
+  listen(listener: () => void, options?: Store.WorkflowListenOptions): Promise<() => Promise<void>> {
+    return this.poller.add(listener, options?.needsWakeUps);
   }
 
   /**

@@ -97,7 +97,8 @@ export class WorkflowRuntime {
     const { clock, storage, logger, worker } = this.options;
     if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => this.kick()));
     try {
-      const stopListening = await storage.listen((id) => this.kick(id));
+      // While a backlog keeps the loop claiming on its own, a store that polls for wake-ups may rest.
+      const stopListening = await storage.listen((id) => this.kick(id), { needsWakeUps: () => !this.loop.claimsUnprompted });
       if (stopListening) this.stops.push(() => stopListening().catch(() => undefined));
     } catch (error) {
       logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);

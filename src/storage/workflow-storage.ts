@@ -12,6 +12,7 @@ import type {
   WorkflowClaimRequest,
   WorkflowInstanceDetails,
   WorkflowLeaseFlags,
+  WorkflowListenOptions,
   WorkflowListQuery,
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
@@ -329,10 +330,10 @@ export class WorkflowStorage {
   /**
    * Calls `listener` when another process may have made work due (with the instance's id when the
    * store names the one it made due); resolves to a function that stops it, or `null` when the
-   * store can't notify (polling alone then finds the work).
+   * store can't notify (polling alone then finds the work). `options`: see `WorkflowListenOptions`.
    */
-  async listen(listener: (id?: string) => void): Promise<(() => Promise<void>) | null> {
-    return this.store.listen ? this.store.listen(listener) : null;
+  async listen(listener: (id?: string) => void, options?: WorkflowListenOptions): Promise<(() => Promise<void>) | null> {
+    return this.store.listen ? this.store.listen(listener, options) : null;
   }
 
   /**

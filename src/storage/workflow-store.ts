@@ -29,6 +29,19 @@ import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from '
 
 export type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 
+/** What `WorkflowStore.listen()` may be told about its listener. */
+export interface WorkflowListenOptions {
+  /**
+   * Answers `false` while the listener's worker will look at all due work on its own, without a
+   * wake-up (its last claim filled every slot it asked for, and it claims again as soon as one
+   * frees). A store that must poll the database for wake-ups (MySQL) may skip its polls while
+   * every listener answers `false`; its next poll compares with the last one it made, so what
+   * became due in between still calls the listener. A store the database tells (PostgreSQL's
+   * LISTEN) may ignore it. Without it, the listener always needs them.
+   */
+  needsWakeUps?(): boolean;
+}
+
 /**
  * Where instances, their journals and waits, signals and schedules live. `InMemoryWorkflowStore`
  * ships for development and tests; `PostgresWorkflowStore` and `MySqlWorkflowStore` for
@@ -279,9 +292,10 @@ export interface WorkflowStore {
    * hand-back), so idle workers look at once instead of at their next poll. Polling stays the
    * safety net, so a missed notification only costs latency. When the notification names the one
    * instance it made due (a start), `listener` gets its id, which the worker may pass to `claim()`
-   * as `ids`. Resolves to a function that stops it.
+   * as `ids`. Resolves to a function that stops it. `options.needsWakeUps` (see
+   * `WorkflowListenOptions`) says when the listener can do without.
    */
-  listen?(listener: (id?: string) => void): Promise<() => Promise<void>>;
+  listen?(listener: (id?: string) => void, options?: WorkflowListenOptions): Promise<() => Promise<void>>;
 
   /**
    * Optional: calls `listener` with an instance's id when it ends (completed, failed, cancelled,

@@ -83,6 +83,8 @@ export class LeasedWorker<T> {
   private readonly waiting: T[] = [];
   /** How long the items run lately (ms, a moving average): whether claiming ahead pays (`CLAIM_AHEAD_MAX_RUN`). */
   private runMs = Infinity;
+  /** A claim of all due work (no `ids`) is out. */
+  private claimingAll = false;
 
   constructor(private readonly options: LeasedWorkerOptions<T>) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -101,6 +103,17 @@ export class LeasedWorker<T> {
   /** Whether the background loop runs (started and not shut down). */
   get looping(): boolean {
     return this.started && this.stopping === null;
+  }
+
+  /**
+   * Whether the loop will look at all due work again without a wake-up: a backlog lasts (the last
+   * claim filled every slot it asked for) and either a claim of all due work is out or the next
+   * one is wanted, made as soon as a slot frees. A wake-up would change nothing meanwhile: what
+   * became due is found by that claim, or, if it comes back short (the backlog over), by the
+   * wake-ups from then on. A failed claim ends it (the next one waits for a poll or a kick).
+   */
+  get claimsUnprompted(): boolean {
+    return this.looping && this.backlog && (this.claimingAll || this.wanted);
   }
 
   /** When the last claim answered (the clock's epoch ms; the loop claims at least every poll), or `null`. */
@@ -211,9 +224,11 @@ export class LeasedWorker<T> {
         this.named.clear();
         this.everything = false;
         const limit = ids === undefined ? room : free;
+        this.claimingAll = ids === undefined;
         try {
           const now = this.options.clock.now();
           const items = await this.options.claim(this.lease(now), now, limit, ids);
+          this.claimingAll = false;
           this.claimFailures = 0;
           this.lastClaim = this.options.clock.now();
           if (ids === undefined) {
@@ -233,6 +248,7 @@ export class LeasedWorker<T> {
           }
         } catch (error) {
           // Tried again after a backoff (or at a kick), not at once: a database that is down isn't hammered.
+          this.claimingAll = false;
           this.claimFailures++;
           this.everything = true;
           this.nextPoll = Date.now() + this.pollDelay();

@@ -251,6 +251,55 @@ describe('the leased loop', () => {
     expect(Math.max(...gaps)).toBeLessThan(300);
   });
 
+  it('claims unprompted only while a backlog lasts: through its claims, until one comes back short or fails', async () => {
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+    for (const last of ['short', 'failed'] as const) {
+      // Claims that wait for `answer()`; items that end at once.
+      const limits: number[] = [];
+      const answers: Array<(items: string[] | Error) => void> = [];
+      const loop = loopWith({
+        claim: (_lease, _now, limit) =>
+          new Promise<string[]>((resolve, reject) => {
+            limits.push(limit);
+            answers.push((items) => (items instanceof Error ? reject(items) : resolve(items)));
+          }),
+      });
+      const answer = async (items: string[] | Error) => {
+        answers.shift()!(items);
+        await settle();
+      };
+      const full = () => Array.from({ length: limits.at(-1)! }, (_, index) => `item-${limits.length}-${index}`);
+      expect(loop.claimsUnprompted).toBe(false);
+      loop.start();
+      await settle();
+      // The first claim: no backlog known, so wake-ups are needed.
+      expect(limits).toEqual([2]);
+      expect(loop.claimsUnprompted).toBe(false);
+      // Full: the next claim, over all due work, is out at once; and again.
+      await answer(full());
+      expect(limits.length).toBe(2);
+      expect(loop.claimsUnprompted).toBe(true);
+      await answer(full());
+      expect(limits.length).toBe(3);
+      expect(loop.claimsUnprompted).toBe(true);
+      // One that comes back short, or fails, ends it: no claim follows without a poll or a kick.
+      await answer(last === 'short' ? ['x'] : new Error('database down'));
+      expect(limits.length).toBe(3);
+      expect(loop.claimsUnprompted).toBe(false);
+      await loop.shutdown();
+    }
+  });
+
+  it('does not claim unprompted while a full claim waits for a slot after shutdown', async () => {
+    const loop = loopWith({ claim: async (_lease, _now, limit) => Array.from({ length: limit }, (_, index) => `i${index}`), execute: () => new Promise<void>(() => undefined), shutdownTimeout: 0 });
+    loop.start();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // Both slots taken by items that never end: the backlog's next claim waits for one to free.
+    expect(loop.claimsUnprompted).toBe(true);
+    await loop.shutdown();
+    expect(loop.claimsUnprompted).toBe(false);
+  });
+
   it('shuts down twice safely, and drain() runs what is due without the loop', async () => {
     const due = ['x', 'y', 'z'];
     const ran: string[] = [];

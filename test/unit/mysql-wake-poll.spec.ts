@@ -101,4 +101,63 @@ describe('MySQL wake-up poll', () => {
     expect(woken).toBe(2);
     await stop();
   });
+
+  it('reads nothing while no listener needs wake-ups, and wakes them for what became due meanwhile once one does', async () => {
+    vi.useFakeTimers();
+    const marker: { id: string | null } = { id: 'a' };
+    const reads: number[] = [];
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', { minDelay: 5, maxDelay: 25 });
+    let busy = false;
+    let woken = 0;
+    const stop = await poller.add(() => woken++, () => !busy);
+    let other = 0;
+    const stopOther = await poller.add(() => other++, () => false);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(woken).toBe(0);
+
+    // One listener still needs them: the poll goes on, and wakes both.
+    marker.id = 'b';
+    await vi.advanceTimersByTimeAsync(30);
+    expect([woken, other]).toEqual([1, 1]);
+
+    // Neither does: not a read, however long, while the marker moves twice.
+    busy = true;
+    reads.length = 0;
+    marker.id = 'c';
+    await vi.advanceTimersByTimeAsync(500);
+    marker.id = 'd';
+    await vi.advanceTimersByTimeAsync(500);
+    expect(reads).toEqual([]);
+    expect([woken, other]).toEqual([1, 1]);
+
+    // One needs them again: the next read (within the poll's pace) finds the marker moved since the
+    // last read before, and wakes them.
+    busy = false;
+    await vi.advanceTimersByTimeAsync(10);
+    expect(reads.length).toBeGreaterThan(0);
+    expect([woken, other]).toEqual([2, 2]);
+
+    // What the backlog's claims took meanwhile (the marker back where it was at the last read)
+    // wakes nobody.
+    busy = true;
+    await vi.advanceTimersByTimeAsync(100);
+    marker.id = 'e';
+    await vi.advanceTimersByTimeAsync(100);
+    marker.id = 'd';
+    busy = false;
+    await vi.advanceTimersByTimeAsync(30);
+    expect([woken, other]).toEqual([2, 2]);
+
+    // A needsWakeUps() that throws counts as needing them.
+    busy = true;
+    await stopOther();
+    const stopThrowing = await poller.add(() => other++, () => {
+      throw new Error('broken');
+    });
+    marker.id = 'f';
+    await vi.advanceTimersByTimeAsync(30);
+    expect([woken, other]).toEqual([3, 3]);
+    await stopThrowing();
+    await stop();
+  });
 });
