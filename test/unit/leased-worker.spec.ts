@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LeasedWorker, type LeasedWorkerOptions } from '../../src/worker/leased-worker.js';
 import { systemClock } from '../../src/time/workflow-clock.js';
 
@@ -70,7 +70,7 @@ describe('the leased loop', () => {
       10_000,
     );
     loop.start();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await vi.waitFor(() => expect(ran.length).toBe(5), { timeout: 5_000 });
     await loop.shutdown();
     expect(ran).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(most).toBe(2);
@@ -103,13 +103,18 @@ describe('the leased loop', () => {
       10_000,
     );
     loop.start();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(hold).not.toBeNull();
+    // Conditions, not a fixed sleep: on a loaded machine the items' 5 ms timers may fire late.
+    await vi.waitFor(() => expect(hold).not.toBeNull(), { timeout: 5_000 });
     // Items claimed ahead took the slots that freed up while the third claim was out.
-    expect(ran.length).toBeGreaterThan(ranWhenHeld);
-    expect(loop.active.size).toBe(0);
+    await vi.waitFor(
+      () => {
+        expect(ran.length).toBeGreaterThan(ranWhenHeld);
+        expect(loop.active.size).toBe(0);
+      },
+      { timeout: 5_000 },
+    );
     hold!();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await vi.waitFor(() => expect(ran.length).toBe(8), { timeout: 5_000 });
     await loop.shutdown();
     expect(ran).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
   });
@@ -126,9 +131,8 @@ describe('the leased loop', () => {
       execute: () => new Promise((resolve) => setTimeout(resolve, 10)),
     });
     loop.start();
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await vi.waitFor(() => expect(due).toEqual([]), { timeout: 5_000 });
     await loop.shutdown();
-    expect(due).toEqual([]);
     expect(limits.every((limit) => limit <= 2)).toBe(true);
   });
 
@@ -149,10 +153,14 @@ describe('the leased loop', () => {
       },
     });
     loop.start();
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect([...loop.active]).toEqual(['c', 'd']);
-    expect(loop.queued).toEqual(['f']);
-    expect([...renewed].sort()).toEqual(['c', 'd', 'e', 'f']);
+    await vi.waitFor(
+      () => {
+        expect([...loop.active]).toEqual(['c', 'd']);
+        expect(loop.queued).toEqual(['f']);
+        expect([...renewed].sort()).toEqual(['c', 'd', 'e', 'f']);
+      },
+      { timeout: 5_000 },
+    );
     await loop.shutdown();
     expect(ran).toEqual([
       ['a', false],
