@@ -1,5 +1,6 @@
 import type { WorkflowReencryptOptions, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
@@ -17,6 +18,7 @@ import { parseDuration, parsePositiveDuration, type Duration } from '../time/dur
 import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
+import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
@@ -86,7 +88,10 @@ export class WorkflowClient implements OnModuleDestroy {
     private readonly events: WorkflowEvents,
     @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly options: ResolvedWorkflowsOptions,
     @Inject(WORKFLOWS_OBSERVER) private readonly observer: WorkflowObserver,
-  ) {}
+  ) {
+    // Each waiting result() listens for the close: any number may wait at once without a leak warning.
+    setMaxListeners(0, this.closing.signal);
+  }
 
   /** The module is closing: every `handle.result()` still waiting rejects with `WorkflowClientClosedError`. */
   onModuleDestroy(): void {
@@ -104,7 +109,7 @@ export class WorkflowClient implements OnModuleDestroy {
     if (typeof id !== 'string' || id.trim() === '') throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
     const json = toJsonValue(input, `The input of workflow "${definition.name}"`, 'input') ?? null;
     const now = this.options.clock.now();
-    const startAt = options.startAt === undefined ? now : toEpoch(options.startAt, 'startAt');
+    const startAt = options.startAt === undefined ? now : toEpochOption(options.startAt, 'start', 'startAt');
     const wakeAt = Math.max(startAt, now);
     const timeout = options.timeout === undefined ? definition.timeout : parsePositiveDuration(options.timeout, 'start() option "timeout"');
     const priority = options.priority ?? definition.priority;
@@ -380,21 +385,4 @@ const PURGE_BATCH = 1000;
 /** Instances as the client shows them: the lease token is the workers' secret. */
 function stripLease<T extends WorkflowInstance>(instance: T): T {
   return { ...instance, leaseToken: null };
-}
-
-function toEpoch(value: Date | number, what: string): number {
-  return toEpochOption(value, 'start', what);
-}
-
-/**
- * A time option as epoch milliseconds, whole (a fraction rounded up: the SQL stores keep times as
- * bigints, and created times are whole, so a bound rounded up selects the same instances), within
- * a `Date`'s range.
- */
-function toEpochOption(value: Date | number, method: string, what: string): number {
-  const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
-    throw invalidInput(`Invalid ${method}() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds (within a Date's range).`);
-  }
-  return Math.ceil(ms);
 }

@@ -46,4 +46,23 @@ describe('handle.result() and closing', () => {
       await app.close();
     }
   });
+
+  it('lets any number of result() calls wait at once without a listener-leak warning', async () => {
+    const app = await createTestApp([Sleeper], { worker: { enabled: false, pollInterval: '1h' } });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const handle = await app.client.start(Sleeper, null, { id: 'many' });
+      await app.worker.drain();
+      const waiting = Array.from({ length: 25 }, () => handle.result().catch((error: unknown) => error));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await app.close();
+      for (const error of await Promise.all(waiting)) expect(error).toBeInstanceOf(WorkflowClientClosedError);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
