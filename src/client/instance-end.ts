@@ -16,6 +16,16 @@ export interface InstanceEndSources {
    * from the subscription: it has none).
    */
   listenForEnds(listener: (id: string | null) => void, id: string): Promise<(() => Promise<void>) | null>;
+  /**
+   * Asks the store that `id`'s end reach `listenForEnds()` in every process (a store may notify only
+   * the ends asked for): `false` when it is finished or unknown already.
+   */
+  requestEndNotice(id: string): Promise<boolean>;
+  /**
+   * While this process runs `id` itself (its events then tell the end): resolves once that
+   * execution no longer stands for the instance here; `null` when none does.
+   */
+  whileRunningHere(id: string): Promise<void> | null;
   /** Aborted when the application closes: a wait still going then rejects. */
   closing: AbortSignal;
   /** `worker.pollInterval`, in ms. */
@@ -27,10 +37,15 @@ const ENDS = new Set(['workflow-completed', 'workflow-failed', 'workflow-cancell
 /**
  * Resolves to the instance's output once it `completed`, rejects with its error once it ended
  * otherwise. Woken at once by this process's events and by the store's notifications (an end in
- * another process: PostgreSQL's NOTIFY, MySQL's poll of the instances waited for); polling stays the safety net: every `pollInterval` when
- * notifications work, else at most every 500 ms. Rejects with `WorkflowTimeoutError` after `limit`
- * ms (real time), and with `WorkflowClientClosedError` when the application closes first, so no
- * waiting handle keeps a process (or a test runner) alive.
+ * another process: PostgreSQL's NOTIFY, MySQL's poll of the instances waited for); polling stays
+ * the safety net: every `pollInterval` when notifications work, else at most every 500 ms. Rejects
+ * with `WorkflowTimeoutError` after `limit` ms (real time), and with `WorkflowClientClosedError`
+ * when the application closes first, so no waiting handle keeps a process (or a test runner) alive.
+ *
+ * The store is asked for the end's notification (`requestEndNotice`) once listening, after a read
+ * found the instance unfinished, unless this process's own execution of it runs: its events tell
+ * the end, and the store is asked only when that execution stops without one (it suspended, handed
+ * back, lost its lease). So a start awaited where it runs costs the store nothing more.
  */
 export async function waitForEnd<O>(sources: InstanceEndSources, id: string, limit: number | null): Promise<O> {
   const { closing } = sources;
@@ -66,8 +81,13 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
     nudged = true;
     wake?.();
   };
+  /** This process's events told the end. */
+  let endedHere = false;
   const local = sources.events.subscribe((event) => {
-    if ('id' in event && event.id === id && ENDS.has(event.type)) nudge();
+    if ('id' in event && event.id === id && ENDS.has(event.type)) {
+      endedHere = true;
+      nudge();
+    }
   });
   closing.addEventListener('abort', nudge);
   // Listening before the first read, so an end between that read and the wait is not missed.
@@ -83,7 +103,21 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
     const subscribed = await untilClosed(listening);
     if (subscribed === CLOSED) throw closed(null);
     stopListening = subscribed;
-    const poll = stopListening ? sources.pollInterval : Math.min(sources.pollInterval, 500);
+    // Whether the store must still be asked to notify the end (only worth it while listening).
+    let ask = stopListening !== null;
+    if (ask) {
+      const here = sources.whileRunningHere(id);
+      if (here !== null) {
+        ask = false;
+        void here.then(() => {
+          if (endedHere) return;
+          ask = true;
+          nudge();
+        });
+      }
+    }
+    /** The last ask found the instance finished while a read found it unfinished: asked again at once, once. */
+    let askedAgain = false;
     const started = Date.now();
     for (;;) {
       nudged = false;
@@ -94,6 +128,21 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
         throw deserializeError(instance.error ?? { name: 'Error', message: `Instance "${id}" ended as ${instance.status}.` });
       }
       if (closing.aborted) throw closed(instance.status);
+      if (ask) {
+        ask = false;
+        // After the read: an instance already finished costs no ask. An end between the two makes
+        // the ask answer `false` (the store orders them), and the instance is read again at once.
+        const asked = await untilClosed(sources.requestEndNotice(id).catch(() => null));
+        if (asked === CLOSED) throw closed(instance.status);
+        if (asked !== true) ask = true;
+        if (asked === false && !askedAgain) {
+          askedAgain = true;
+          continue;
+        }
+        if (asked === true) askedAgain = false;
+      }
+      // Until an ask was answered, an end elsewhere may go unheard: poll as a store that doesn't notify.
+      const poll = stopListening !== null && !ask ? sources.pollInterval : Math.min(sources.pollInterval, 500);
       const left = limit === null ? poll : limit - (Date.now() - started);
       if (left <= 0) throw new WorkflowTimeoutError(`Instance "${id}" did not end within ${limit} ms (it is ${instance.status}).`);
       if (!nudged) {

@@ -19,7 +19,7 @@ import type { ExecutionOutcome } from './execution-outcome.js';
 import { abandonClaimed, leaseMargin, type ClaimedInstance } from './claimed-instance.js';
 import { looksLikeStoreError, reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
-import { InFlight } from './in-flight.js';
+import { LocalExecutions } from './local-executions.js';
 import { cancelled, terminated, timedOutError } from './end-errors.js';
 import { NO_OBSERVER, type ExecutionObserver, type WorkflowObserver } from './workflow-observer.js';
 
@@ -76,7 +76,7 @@ export interface EngineOptions {
  * parent its child ended. Framework-free; `WorkflowWorker` drives it from the leased loop.
  */
 export class WorkflowEngine {
-  private readonly running = new InFlight<WorkflowExecution>();
+  private readonly running = new LocalExecutions();
   private readonly observer: WorkflowObserver;
 
   constructor(private readonly options: EngineOptions) { this.observer = options.observer ?? NO_OBSERVER; }
@@ -124,14 +124,15 @@ export class WorkflowEngine {
     return flags !== null;
   }
 
-  /** Shutdown stopped waiting for `claimed`: see `abandonClaimed()`. */
-  abandon(claimed: ClaimedInstance): Promise<void> {
-    return abandonClaimed(this.options, claimed);
-  }
+  /** Shutdown stopped waiting for `claimed` (see `abandonClaimed()`): its code may still run, but another process may now end it. */
+  abandon(claimed: ClaimedInstance): Promise<void> { this.running.release(claimed.instance.id); return abandonClaimed(this.options, claimed); }
+
+  /** While an execution of `id` runs here under its lease: resolves once it stops standing for it (`LocalExecutions.whileRunning()`). */
+  whileRunningHere(id: string): Promise<void> | null { return this.running.whileRunning(id); }
 
   /** A cancel or terminate accepted in this process: an execution running here stops at once. */
   noticeCancel(id: string, terminate: boolean): void {
-    const exec = this.running.findLast((running) => running.instance.id === id);
+    const exec = this.running.get(id);
     if (exec && (terminate || !exec.replayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
     this.options.kick();
   }

@@ -141,6 +141,11 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     if (this.stop.request(reason) || this.active === 0) this.end({ kind: 'interrupted', reason });
   }
 
+  /** Whether this execution writes no more, or its lease ran out (or is about to) by the local clock. */
+  get leaseLapsed(): boolean {
+    return this.closed || (this.deps.leaseExpired?.() ?? false);
+  }
+
   /** The error of a store call that threw and stopped the execution (not a lost lease), or `null`. */
   get storeFailure(): unknown { return this.storeError; }
 

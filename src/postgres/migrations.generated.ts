@@ -24,4 +24,9 @@ export const MIGRATIONS: readonly SqlMigration[] = [
     name: "trace_context",
     sql: "-- @nestjs/workflows, PostgreSQL, migration 0004: the trace context an instance's creator passed on.\n--\n-- The telemetry layer stores the W3C trace context headers of whoever started an instance (the\n-- start() caller, or the parent starting a child) with the new instance, as a JSON object\n-- ({\"traceparent\": \"00-...\", \"tracestate\": \"...\"}); every execution's spans join that trace,\n-- whichever process runs it and however long the instance sleeps. NULL: none (telemetry off, or\n-- instances created before this migration). Adding a nullable column without a default rewrites\n-- nothing.\n\nALTER TABLE {{schema}}.instances ADD COLUMN trace_context json;\n",
   },
+  {
+    version: 5,
+    name: "end_notice",
+    sql: "-- @nestjs/workflows, PostgreSQL, migration 0005: an instance's end is notified only when awaited.\n--\n-- An end used to pg_notify() its id on `<schema>_wake_ended` whether or not any process waited for\n-- it. PostgreSQL queues a transaction's notifications under one lock for the whole server, held\n-- until the commit is flushed, so notifying commits of the whole cluster go one after another.\n-- `notify_end` is set by a `handle.result()` that must hear of the end from another process (after\n-- it LISTENs), while the instance is unfinished; the write that ends the instance notifies only\n-- when it finds the flag set on the row it locks. The flag is never cleared while the instance is\n-- unfinished; `reopen` (retry) clears it, since nobody can still be waiting for an end that came.\n-- Adding a column with a constant default rewrites nothing (PostgreSQL 11+).\n\nALTER TABLE {{schema}}.instances ADD COLUMN notify_end boolean NOT NULL DEFAULT false;\n",
+  },
 ];

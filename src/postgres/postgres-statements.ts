@@ -27,6 +27,21 @@ export const ENDS_CHANNEL_SUFFIX = '_ended';
 /**
  * Notifies the id of the instance in `idColumn`, which ended, on the ends' channel of the wake-up
  * channel in `channelParam` (`ENDS_CHANNEL_SUFFIX`), for `listenForEnds()`.
+ *
+ * Used only where the row's `notify_end` (migration 0005), read from the row version the end's
+ * UPDATE locked and wrote, is set: an end that nobody asked for notifies nothing, and so does not
+ * take PostgreSQL's notification lock, which is one for the whole server and held through the
+ * commit. Why an end and the `requestEndNotice` of a waiting `handle.result()` cannot miss each
+ * other: both are UPDATEs of the one instance row, so they take its row lock one after the other,
+ * and an UPDATE that waited for the lock re-reads the newest committed version of the row and checks
+ * its conditions again on it (READ COMMITTED's re-check).
+ * - The request locks first: it commits `notify_end = true` while the instance is unfinished; the
+ *   end then updates that version, finds the flag set and notifies at its commit, which comes after
+ *   the request's, itself after the waiter's LISTEN: the waiter hears it.
+ * - The end locks first: the request waits for the end's commit, then finds the row finished, no
+ *   longer matching `status IN (unfinished)`, updates nothing and says so; the waiter reads the
+ *   instance (its read comes after that commit) and finds it ended.
+ * No third order exists, whichever statement's snapshot came first.
  */
 export function notifyEnded(channelParam: string, idColumn: string): string {
   return `(SELECT true FROM pg_notify(${channelParam} || '${ENDS_CHANNEL_SUFFIX}', ${idColumn}))`;
@@ -146,12 +161,19 @@ FROM ${s}.instances i WHERE i.id = $1`,
      */
     reopen: `WITH target AS (
   UPDATE ${s}.instances SET status = $4, error = $5, deadline = CASE WHEN $6 THEN $7::bigint ELSE deadline END,
+    notify_end = CASE WHEN status IN ${FINISHED} THEN false ELSE notify_end END,
     cancel_requested = false, terminate_requested = false, cancel_reason = NULL, lease_token = NULL, lease_until = NULL,
     wake_at = $8, updated_at = $8, journal_seq = journal_seq + $10
   WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $8)
   RETURNING id, journal_seq
 ), ${journalUpsert(s, '$9', '$10')}
 SELECT ${notify('$11')} AS notified FROM target`,
+
+    /**
+     * $1 id: asks that the instance's end be notified (`notifyEnded()`), while it is unfinished. One
+     * row when it is; none when it is finished or unknown (then no notification will come).
+     */
+    requestEndNotice: `UPDATE ${s}.instances SET notify_end = true WHERE id = $1 AND status IN ${UNFINISHED} RETURNING true AS requested`,
 
     /** $1 id, $2 statuses. */
     deleteInstance: `DELETE FROM ${s}.instances WHERE id = $1 AND status = ANY($2::text[])`,

@@ -307,13 +307,23 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   }
 
   /**
-   * Calls `listener` with the id of each instance that ends, in any process (`null`: maybe missed
-   * some). LISTENs on the schema's ends' channel only while some listener is there, and a second
-   * past the last one (so a process without a waiting `handle.result()` hears no ends, and one that
-   * awaits results one after another does not LISTEN and UNLISTEN for each).
+   * Calls `listener` with the id of each instance that ends, in any process, once its end was asked
+   * for (`requestEndNotice()`), and with `null` when it may have missed some. LISTENs on the
+   * schema's ends' channel only while some listener is there, and a second past the last one (so a
+   * process without a waiting `handle.result()` hears no ends, and one that awaits results one
+   * after another does not LISTEN and UNLISTEN for each).
    */
   async listenForEnds(listener: (id: string | null) => void): Promise<() => Promise<void>> {
     return (this.ends ??= new PostgresListener(this.executor, this.sql.endsChannel, undefined, ENDS_LINGER)).addEnds(listener);
+  }
+
+  /**
+   * Asks that the end of `id` be notified on the ends' channel (an end notifies only when asked: see
+   * migration 0005): one autocommit UPDATE of the instance row, ordered with the end by the row's
+   * lock (see `notifyEnded()`). `false`: the instance is finished or unknown.
+   */
+  async requestEndNotice(id: string): Promise<boolean> {
+    return (await this.executor.query(this.sql.requestEndNotice, [id])).rows.length > 0;
   }
 
   /** Releases the LISTEN connection (its wake-up and ends' subscriptions). The application's pool stays open: it owns it. */

@@ -81,11 +81,11 @@ SELECT id FROM target`;
       WHEN i.cancel_requested AND ${status} = 'suspended' THEN r.now ELSE r.wake_at END,
     updated_at = CASE WHEN r.set_status OR r.set_output OR r.set_error OR r.set_custom OR r.release THEN r.now ELSE i.updated_at END
   FROM r WHERE i.id = r.id AND i.lease_token = r.token
-  RETURNING i.id, i.journal_seq, i.status, i.wake_at, r.entries, r.count, r.now, r.release, r.set_status
+  RETURNING i.id, i.journal_seq, i.status, i.wake_at, i.notify_end, r.entries, r.count, r.now, r.release, r.set_status
 ), ${entries}, woke AS (
   SELECT ${notify('$2')} WHERE EXISTS (SELECT 1 FROM target WHERE release AND wake_at <= now AND status IN ${UNFINISHED})
 ), ended AS (
-  SELECT ${notifyEnded('$2', 'id')} FROM target WHERE set_status AND status IN ${FINISHED}
+  SELECT ${notifyEnded('$2', 'id')} FROM target WHERE set_status AND status IN ${FINISHED} AND notify_end
 )
 SELECT id, (SELECT count(*) FROM woke) AS notified, (SELECT count(*) FROM ended) AS ended FROM target`;
   }

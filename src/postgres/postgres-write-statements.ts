@@ -89,8 +89,9 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
       notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notifyDue(p('channel'), 't.id')} END`;
     }
     if (shape.status || shape.output || shape.error || shape.customStatus || shape.release) sets.push(`updated_at = ${p('now')}`);
-    // An instance's end wakes the handles waiting for it in other processes (handle.result()).
-    const ended = shape.status ? `CASE WHEN t.status IN ${FINISHED} THEN ${notifyEnded(p('channel'), 't.id')} END` : 'NULL';
+    // An instance's end wakes the handles waiting for it in other processes (handle.result()), when
+    // one asked for it: `notify_end` as the row version this UPDATE locked has it (see notifyEnded()).
+    const ended = shape.status ? `CASE WHEN t.status IN ${FINISHED} AND t.notify_end THEN ${notifyEnded(p('channel'), 't.id')} END` : 'NULL';
     let lock = '';
     let sent = '';
     if (shape.signal) {
@@ -104,7 +105,7 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
     const sql = `WITH target AS (
   UPDATE ${s}.instances SET ${sets.join(', ')}
   WHERE id = ${id} AND lease_token = ${token}${lock}
-  RETURNING id, journal_seq, wake_at, status
+  RETURNING id, journal_seq, wake_at, status, notify_end
 ), ${journalUpsert(s, entries, count)}
 SELECT t.id, ${notified} AS notified, ${ended} AS ended${sent} FROM target t`;
     statement = { sql, params };

@@ -152,6 +152,14 @@ export class WorkflowRuntime {
     this.loop.unreserve();
   }
 
+  /**
+   * While an execution of `id` runs in this process under its lease: resolves once it no longer
+   * stands for the instance here (see `WorkflowEngine.whileRunningHere()`); `null` when none does.
+   */
+  whileRunningHere(id: string): Promise<void> | null {
+    return this.options.engine.whileRunningHere(id);
+  }
+
   /** A cancel or terminate accepted in this process: an execution running here stops now. */
   noticeCancel(id: string, terminate: boolean): void {
     this.options.engine.noticeCancel(id, terminate);

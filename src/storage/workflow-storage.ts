@@ -345,6 +345,15 @@ export class WorkflowStorage {
     return this.store.listenForEnds ? this.store.listenForEnds(listener, id) : null;
   }
 
+  /**
+   * Asks that `id`'s end reach `listenForEnds()` in every process (see
+   * `WorkflowStore.requestEndNotice`): `false` when the instance is finished or unknown already,
+   * `true` when its end will be heard or the store needs no asking.
+   */
+  async requestEndNotice(id: string): Promise<boolean> {
+    return this.store.requestEndNotice ? this.store.requestEndNotice(id) : true;
+  }
+
   /** A create's result: the new instance with the input as given, or the existing one decoded. */
   private async created(given: NewWorkflowInstance, result: { instance: WorkflowInstance; created: boolean }) {
     const instance = result.created ? { ...result.instance, input: given.input } : await this.encoding!.instance(result.instance);

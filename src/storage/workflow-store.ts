@@ -310,6 +310,18 @@ export interface WorkflowStore {
   listenForEnds?(listener: (id: string | null) => void, id?: string): Promise<() => Promise<void>>;
 
   /**
+   * Optional, for a store whose `listenForEnds()` hears only the ends that were asked for (the
+   * PostgreSQL store notifies an end only then, since every notifying commit of the server waits for
+   * the one before it): asks that the end of `id` reach `listenForEnds()` in every process.
+   * `handle.result()` calls it after `listenForEnds()` resolved, unless this process runs the
+   * instance itself (its own events tell it the end). Resolves to `true` when the instance is
+   * unfinished (its end will be heard), `false` when it is finished or unknown (nothing will be
+   * heard: read it). Ordered with the end: asked before the end is stored, the end is heard; after,
+   * it resolves `false`. Without it, every end is heard (or, on MySQL, polled for).
+   */
+  requestEndNotice?(id: string): Promise<boolean>;
+
+  /**
    * Optional: how many instances are due at `now` and held by no live lease (what `claim()` could
    * take, whatever the workflow), counted up to `cap`. For metrics and health checks; a store
    * without it reports no backlog.

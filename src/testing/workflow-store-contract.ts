@@ -9,6 +9,7 @@ import { listKeysetContract } from './contract/list-keyset.contract.js';
 import { payloadRewriteContract } from './contract/payload-rewrite.contract.js';
 import { traceContextContract } from './contract/trace-context.contract.js';
 import { countDueContract } from './contract/count-due.contract.js';
+import { endNoticeContract } from './contract/end-notice.contract.js';
 import { purgeContract } from './contract/purge.contract.js';
 import { renewContract } from './contract/renew.contract.js';
 import { reopenContract } from './contract/reopen.contract.js';
@@ -64,6 +65,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   writeAtomicityContract,
   signalsContract,
   reopenContract,
+  endNoticeContract,
   deleteContract,
   purgeContract,
   schedulesContract,

@@ -92,7 +92,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     it('applies each migration once, however often init() runs', async () => {
       const name = schema();
       const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: name });
-      expect(await store.migrate()).toEqual(['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context']);
+      expect(await store.migrate()).toEqual(['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice']);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
       const { rows } = await pool.query(`SELECT version, name FROM "${name}".migrations ORDER BY version`);
@@ -101,6 +101,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         { version: 2, name: 'list_indexes' },
         { version: 3, name: 'topic_locks' },
         { version: 4, name: 'trace_context' },
+        { version: 5, name: 'end_notice' },
       ]);
     });
 
@@ -108,9 +109,9 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       const name = schema();
       const stores = Array.from({ length: 5 }, () => new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }));
       const applied = await Promise.all(stores.map((store) => store.migrate()));
-      expect(applied.filter((list) => list.length > 0)).toEqual([['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context']]);
+      expect(applied.filter((list) => list.length > 0)).toEqual([['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice']]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
-      expect(rows[0].n).toBe(4);
+      expect(rows[0].n).toBe(5);
       // And the schema works.
       expect((await stores[3]!.create(instance('a'))).created).toBe(true);
     });
@@ -540,6 +541,8 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
 
         const ended: Array<string | null> = [];
         const stopEnds = await listening.listenForEnds((id) => ended.push(id));
+        await other.create(instance('awaited'));
+        expect(await listening.requestEndNotice('awaited')).toBe(true);
         await finish('awaited');
         await vi.waitFor(() => expect(ended).toEqual(['awaited']));
         await stopEnds();
@@ -553,6 +556,71 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       } finally {
         await listening.close();
         await own.end();
+      }
+    });
+
+    it('notifies an end only when requestEndNotice() asked for it while the instance was unfinished, alone or in a batch', async () => {
+      const statements: string[] = [];
+      const counting: PgPoolLike = {
+        query: (text, values) => (statements.push(typeof text === 'string' ? text : text.text), pool.query(text as string, values)),
+        connect: () => pool.connect(),
+      };
+      const store = new PostgresWorkflowStore({ executor: fromPg(counting), schema: schema() });
+      await store.init();
+      const endsChannel = `${store.schema}_wake_ended`;
+      // A plain LISTEN on the ends' channel, as any process could hold: it hears whatever is sent.
+      const listener = await pool.connect();
+      const heard: string[] = [];
+      listener.on('notification', (message) => heard.push(message.payload ?? ''));
+      await listener.query(`LISTEN "${endsChannel}"`);
+      /** A marker sent after everything before it: once heard, every earlier notification has arrived. */
+      const sync = async (marker: string) => {
+        await pool.query('SELECT pg_notify($1, $2)', [endsChannel, marker]);
+        await vi.waitFor(() => expect(heard).toContain(marker));
+      };
+      const finishAll = async (ids: string[]) => {
+        const leases = [];
+        for (const id of ids) leases.push({ id, ...(await lease(store, id)) });
+        const written = await Promise.all(
+          leases.map(({ id, token, cursor }) =>
+            store.write(id, token, { now: T + 1, entries: [], status: 'completed', output: id, release: { wakeAt: null, waits: [], signalCursor: cursor } }),
+          ),
+        );
+        expect(written).toEqual(ids.map(() => true));
+      };
+      try {
+        await store.create(instance('alone'));
+        await finishAll(['alone']);
+        await sync('m1');
+        // Nobody asked: the end sent nothing, even to a session LISTENing on the channel.
+        expect(heard).toEqual(['m1']);
+
+        expect(await store.requestEndNotice('unknown')).toBe(false);
+        await store.create(instance('asked'));
+        expect(await store.requestEndNotice('asked')).toBe(true);
+        expect(await store.requestEndNotice('asked')).toBe(true);
+        await finishAll(['asked']);
+        await sync('m2');
+        expect(heard).toEqual(['m1', 'asked', 'm2']);
+        // Asked once it ended: nothing will come, and the caller is told to read it.
+        expect(await store.requestEndNotice('asked')).toBe(false);
+
+        // Ends written together in one batched statement notify the asked one only.
+        await Promise.all(['b1', 'b2', 'b3'].map((id) => store.create(instance(id))));
+        expect(await store.requestEndNotice('b2')).toBe(true);
+        statements.length = 0;
+        await finishAll(['b1', 'b2', 'b3']);
+        expect(statements.filter((sql) => sql.includes('json_to_recordset'))).toHaveLength(1);
+        await sync('m3');
+        expect(heard).toEqual(['m1', 'asked', 'm2', 'b2', 'm3']);
+
+        // A retry clears the ask: the next end, which nobody asked for, sends nothing.
+        expect(await store.reopen('asked', { expect: { status: 'completed', runs: 1 }, status: 'pending', error: null, entries: [], now: T })).toBe(true);
+        await finishAll(['asked']);
+        await sync('m4');
+        expect(heard).toEqual(['m1', 'asked', 'm2', 'b2', 'm3', 'm4']);
+      } finally {
+        listener.release();
       }
     });
 
