@@ -90,11 +90,17 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
     }
   });
   closing.addEventListener('abort', nudge);
+  /** Whether the store must still be asked to notify the end (only worth it while listening). */
+  let ask = false;
+  /** This process's own execution of the instance runs: the store is asked only once it stops. */
+  let runsHere = false;
   // Listening before the first read, so an end between that read and the wait is not missed.
   const listening = closedAtStart
     ? Promise.resolve(null)
     : sources
         .listenForEnds((ended) => {
+          // After a reconnection the ask is made again: a server that restarted may have lost it.
+          if (ended === null && !runsHere) ask = true;
           if (ended === null || ended === id) nudge();
         }, id)
         .catch(() => null);
@@ -103,18 +109,16 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
     const subscribed = await untilClosed(listening);
     if (subscribed === CLOSED) throw closed(null);
     stopListening = subscribed;
-    // Whether the store must still be asked to notify the end (only worth it while listening).
-    let ask = stopListening !== null;
-    if (ask) {
+    if (stopListening !== null) {
       const here = sources.whileRunningHere(id);
-      if (here !== null) {
-        ask = false;
-        void here.then(() => {
-          if (endedHere) return;
-          ask = true;
-          nudge();
-        });
-      }
+      runsHere = here !== null;
+      ask = !runsHere;
+      void here?.then(() => {
+        runsHere = false;
+        if (endedHere) return;
+        ask = true;
+        nudge();
+      });
     }
     /** The last ask found the instance finished while a read found it unfinished: asked again at once, once. */
     let askedAgain = false;

@@ -34,6 +34,10 @@ function sources(options: { runningHere?: Promise<void>; ask?: (status: string) 
   return {
     source,
     state,
+    /** The LISTEN connection came back: ends may have been missed. */
+    reconnected() {
+      listener?.(null);
+    },
     /** The instance ends elsewhere: notified only when it was asked for. */
     endElsewhere() {
       state.status = 'completed';
@@ -80,6 +84,18 @@ describe('handle.result() asking the store for the end', () => {
     stopped();
     await turns();
     expect(state.asks).toBe(1);
+    endElsewhere();
+    await expect(result).resolves.toBe('out');
+  });
+
+  it('asks again after a reconnection (a server that restarted may have lost the ask)', async () => {
+    const { source, state, reconnected, endElsewhere } = sources();
+    const result = waitForEnd(source, 'i', 5_000);
+    await turns();
+    expect(state).toMatchObject({ asks: 1, reads: 1 });
+    reconnected();
+    await turns();
+    expect(state).toMatchObject({ asks: 2, reads: 2 });
     endElsewhere();
     await expect(result).resolves.toBe('out');
   });
