@@ -1,5 +1,5 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
-import { INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { CLAIM_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toInstance, type SqlRow } from '../sql/workflow-rows.js';
@@ -122,7 +122,7 @@ WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', 
     }
     params.push(count);
     const { rows } = await tx.query(
-      `SELECT ${INSTANCE_COLUMNS} FROM ${this.tables.instances} FORCE INDEX (instances_due)
+      `SELECT ${CLAIM_COLUMNS} FROM ${this.tables.instances} FORCE INDEX (instances_due)
 WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
   AND (workflow, version) IN (${pairs.join(', ')})${extra}
 ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
@@ -131,7 +131,10 @@ ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
     return rows;
   }
 
-  /** Leases the locked `rows` (in claim order) and returns them as updated (the store adds the last signal id). */
+  /**
+   * Leases the locked `rows` (in claim order; `CLAIM_COLUMNS`, without what the lease sets) and
+   * returns them as updated (the store adds the last signal id).
+   */
   private async lease(tx: SqlExecutor, request: WorkflowClaimRequest, rows: SqlRow[]): Promise<WorkflowClaim> {
     const instances: WorkflowInstance[] = [];
     if (rows.length > 0) {

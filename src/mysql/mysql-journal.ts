@@ -1,5 +1,6 @@
 import { journalEntryJson } from '../storage/journal-entry-json.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
+import { placeholders } from './mysql-tables.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 
 /** An entry as the journal stores it: its instance, its name and its JSON text. */
@@ -51,9 +52,12 @@ export function fencedJournalInsert(journal: string, instances: string, writes: 
       params: [name, entry, only.id, only.token],
     };
   }
+  const sorted = [...writes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  if (sorted.every((write, index) => write.rows.length === 1 && (index === 0 || write.id !== sorted[index - 1]!.id))) {
+    return oneRowEach(journal, instances, sorted, upsert);
+  }
   const params: unknown[] = [];
   const selects: string[] = [];
-  const sorted = [...writes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   for (const write of sorted) {
     for (const [, name, entry] of write.rows) {
       params.push(selects.length, write.id, write.token, name, entry);
@@ -65,6 +69,39 @@ export function fencedJournalInsert(journal: string, instances: string, writes: 
 SELECT i.id, w.w_name, w.w_entry FROM (${selects.join(' UNION ALL ')}) w
 STRAIGHT_JOIN ${instances} i ON i.id = w.w_id AND i.lease_token = w.w_token
 ORDER BY w.w_ord, i.runs FOR UPDATE ${upsert}`,
+    params,
+  };
+}
+
+/**
+ * `fencedJournalInsert()` of writes of one row each, of distinct instances (`sorted` by id; a step's
+ * result, say): the instances read by primary key in key order (forced: with a token shared by all,
+ * the optimizer would rather read `instances_wake`, locking in another order), each row's name and
+ * entry picked by `CASE id` (a name or token shared by all, once), sorted on a column of the
+ * instances before anything is inserted, as with the derived table, without one select per row to
+ * parse.
+ */
+function oneRowEach(journal: string, instances: string, sorted: readonly FencedJournal[], upsert: string): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const when = sorted.map(() => 'WHEN ? THEN ?').join(' ');
+  /** The SQL of one value per instance: `?` when all are the same. */
+  const pick = (value: (write: FencedJournal) => unknown): string => {
+    const first = value(sorted[0]!);
+    if (sorted.every((write) => value(write) === first)) {
+      params.push(first);
+      return '?';
+    }
+    for (const write of sorted) params.push(write.id, value(write));
+    return `CASE id ${when} END`;
+  };
+  const name = pick((write) => write.rows[0]![1]);
+  const entry = pick((write) => write.rows[0]![2]);
+  for (const write of sorted) params.push(write.id);
+  const token = pick((write) => write.token);
+  return {
+    sql: `INSERT INTO ${journal} (instance_id, name, entry)
+SELECT id, ${name}, ${entry} FROM ${instances} FORCE INDEX (PRIMARY) WHERE id IN (${placeholders(sorted.length)}) AND lease_token = ${token}
+ORDER BY runs, id FOR UPDATE ${upsert}`,
     params,
   };
 }

@@ -23,6 +23,14 @@ export const INSTANCE_COLUMNS =
   'rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, runs, signal_cursor, lease_token, lease_owner, ' +
   'lease_until, cancel_requested, terminate_requested, cancel_reason, trace_context, created_at, updated_at';
 
+/**
+ * The instance columns a claim reads: `INSTANCE_COLUMNS` but those the lease sets whatever they
+ * were (`lease_token`, `lease_owner`, `lease_until`, `updated_at`).
+ */
+export const CLAIM_COLUMNS = INSTANCE_COLUMNS.split(', ')
+  .filter((column) => !['lease_token', 'lease_owner', 'lease_until', 'updated_at'].includes(column))
+  .join(', ');
+
 /** The schedule columns `toSchedule()` reads. */
 export const SCHEDULE_COLUMNS =
   'id, workflow, declared, spec, input, paused, wake_at, state, revision, lease_token, lease_owner, lease_until, created_at, updated_at';

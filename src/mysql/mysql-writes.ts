@@ -236,22 +236,18 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
    * What the write sets. On release: the waits, no lease, and `wakeAt` now when a signal the
    * execution never saw matches a new wait (`signalAbove`) or a cancel waits for an instance that
    * goes (or stays) suspended to notice it, else the release's `wakeAt`; decided in the statement
-   * from the row's `cancel_requested` and status, so nothing needs reading first. `updated_at`
-   * when anything besides the journal changes.
+   * from the row's `cancel_requested` (and its status, when the write keeps it), so nothing needs
+   * reading first (see `wakeAt()`). `updated_at` when anything besides the journal changes.
    */
   private changes({ write, fields }: PendingWrite, signalAbove: boolean): Change[] {
     const changes: Change[] = fields.map(([column, value]) => [column, '?', [value]]);
     const { release } = write;
     if (release) {
-      // The status after the write: its own, or the row's, which no assignment of this write changes.
-      const [status, statusParams] = write.status !== undefined ? ['?', [write.status]] : ['status', []];
       changes.push(
         ['wait_topics', '?', [JSON.stringify(release.waits.map((wait) => signalTopic(wait.name, wait.key)))]],
         ['lease_token', 'NULL', []],
         ['lease_until', 'NULL', []],
-        signalAbove
-          ? ['wake_at', '?', [write.now]]
-          : ['wake_at', `CASE WHEN cancel_requested = 1 AND ${status} = 'suspended' THEN ? ELSE ? END`, [...statusParams, write.now, release.wakeAt]],
+        ['wake_at', ...wakeAt(write.status, signalAbove ? write.now : null, write.now, release.wakeAt)],
       );
     }
     if (changes.length > 0) changes.push(['updated_at', '?', [write.now]]);
@@ -278,22 +274,51 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
     if (byColumn.size === 0) return updates.length;
     const params: unknown[] = [];
     const sets = [...byColumn].map(([column, values]) => {
+      // The same value for every row (a status, a lease cleared, one `now`): no CASE to parse.
+      if (values.length === updates.length && values.every((value) => sameChange(value, values[0]!))) {
+        params.push(...values[0]!.params);
+        return `${column} = ${values[0]!.sql}`;
+      }
       for (const value of values) params.push(value.id, ...value.params);
       return `${column} = CASE id ${values.map((value) => `WHEN ? THEN ${value.sql}`).join(' ')} ELSE ${column} END`;
     });
     params.push(...updates.map((update) => update.id));
     let fence = '';
     const fenced = updates.filter((update) => update.token !== null);
-    if (fenced.length > 0) {
+    if (fenced.length === updates.length && fenced.every((update) => update.token === fenced[0]!.token)) {
+      // One claim's instances share its token.
+      fence = ' AND lease_token = ?';
+      params.push(fenced[0]!.token);
+    } else if (fenced.length > 0) {
       fence = ` AND lease_token = CASE id ${fenced.map(() => 'WHEN ? THEN ?').join(' ')} END`;
       for (const update of fenced) params.push(update.id, update.token);
     }
     const { rowCount } = await tx.query(
-      `UPDATE ${this.tables.instances} SET ${sets.join(', ')} WHERE id IN (${placeholders(updates.length)})${fence}`,
+      // By primary key, in key order, whatever the fence: a shared token would otherwise draw the
+      // optimizer to `instances_wake`, locking in another order.
+      `UPDATE ${this.tables.instances} FORCE INDEX (PRIMARY) SET ${sets.join(', ')} WHERE id IN (${placeholders(updates.length)})${fence}`,
       params,
     );
     return rowCount;
   }
+}
+
+/**
+ * `wake_at` on release: `now` when a signal the execution never saw matches a new wait (`signalAt`),
+ * else `now` when a cancel waits for an instance that goes (or stays) suspended to notice it, else
+ * the release's `wakeAt`. With the write's own status known, the cancel's case is decided here; the
+ * row's status only when the write keeps it.
+ */
+function wakeAt(status: WorkflowWrite['status'], signalAt: number | null, now: number, wakeAt: number | null): [sql: string, params: unknown[]] {
+  if (signalAt !== null) return ['?', [signalAt]];
+  if (status === undefined) return ["CASE WHEN cancel_requested = 1 AND status = 'suspended' THEN ? ELSE ? END", [now, wakeAt]];
+  if (status === 'suspended') return ['CASE WHEN cancel_requested = 1 THEN ? ELSE ? END', [now, wakeAt]];
+  return ['?', [wakeAt]];
+}
+
+/** Whether two rows' changes of a column are the same SQL with the same parameters. */
+function sameChange(a: { sql: string; params: unknown[] }, b: { sql: string; params: unknown[] }): boolean {
+  return a.sql === b.sql && a.params.length === b.params.length && a.params.every((param, index) => param === b.params[index]);
 }
 
 /** Thrown inside a batch's transaction to roll it back when a write of the batch found another token. */

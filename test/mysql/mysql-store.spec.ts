@@ -197,7 +197,8 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         (run: SqlExecutor['query']): SqlExecutor['query'] =>
         async (sql, params) => {
           const result = await run(sql, params);
-          if (takeover === null && sql.includes('STRAIGHT_JOIN')) {
+          // The batch's INSERT ... SELECT of the journal, whichever shape it takes.
+          if (takeover === null && /^INSERT INTO \S+_journal` .* FOR UPDATE /s.test(sql)) {
             takeover = fixture.store.claim(claimRequest(`${s.workflow}-0`, { now: T + 60_000, limit: 1 }));
             await takeover;
           }
@@ -218,6 +219,53 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       expect((await details(store, ids[0]!)).journal!.map((entry) => entry.name)).toEqual(['mine']);
       expect((await details(store, ids[1]!)).journal).toEqual([]);
       expect(results).toEqual([true, false]);
+    });
+
+    it("writes of one claim's instances (one token) made together: the one taken over since writes nothing and answers false", async () => {
+      const s = testScope();
+      const ids = ['a', 'b', 'c'].map(s.id);
+      for (const id of ids) await fixture.store.create(newInstance(id, s.workflow));
+      const request = claimRequest(s.workflow, { limit: 3 });
+      expect((await fixture.store.claim(request)).instances.map((instance) => instance.id)).toEqual(ids);
+      // `a` and `c` renewed; `b`'s lease lapses, and another claim takes it over.
+      for (const id of [ids[0]!, ids[2]!]) expect(await fixture.store.renew(id, request.token, T + 120_000)).not.toBeNull();
+      const takeover = await fixture.store.claim(claimRequest(s.workflow, { now: T + 60_000, limit: 3 }));
+      expect(takeover.instances.map((instance) => instance.id)).toEqual([ids[1]]);
+      const executor = fromMysql2(fixture.pool);
+      const sent: string[] = [];
+      const seen = (sql: string) => sent.push(sql);
+      const store = new MySqlWorkflowStore({
+        executor: {
+          query: (sql, params) => (seen(sql), executor.query(sql, params)),
+          transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (seen(sql), tx.query(sql, params)) }), options),
+        },
+        schema: fixture.schema,
+      });
+      const steps = await Promise.all(ids.map((id) => store.write(id, request.token, { now: T + 2, entries: [journalEntry('step')] })));
+      expect(steps).toEqual([true, false, true]);
+      // Two entries each: the batch takes the other shape of statement, with the same outcome.
+      const pairs = await Promise.all(ids.map((id) => store.write(id, request.token, { now: T + 2, entries: [journalEntry('x'), journalEntry('y')] })));
+      expect(pairs).toEqual([true, false, true]);
+      const ends = await Promise.all(
+        ids.map((id) =>
+          store.write(id, request.token, {
+            now: T + 3,
+            entries: [journalEntry('end')],
+            status: 'completed',
+            output: { done: id },
+            release: { wakeAt: null, waits: [], signalCursor: 0 },
+          }),
+        ),
+      );
+      expect(ends).toEqual([true, false, true]);
+      // Each batch was fenced by the one token they share.
+      expect(sent.filter((sql) => /^(INSERT INTO|UPDATE) .*FORCE INDEX \(PRIMARY\) .*lease_token = \?/s.test(sql))).toHaveLength(2);
+      for (const id of [ids[0]!, ids[2]!]) {
+        const found = await details(fixture.store, id);
+        expect([found.status, found.output, found.leaseToken, found.journal!.map((entry) => entry.name)]).toEqual(['completed', { done: id }, null, ['step', 'x', 'y', 'end']]);
+      }
+      const taken = await details(fixture.store, ids[1]!);
+      expect([taken.status, taken.output, taken.leaseToken, taken.journal]).toEqual(['running', null, takeover.instances[0]!.leaseToken, []]);
     });
 
     it('with changes to the instances: fenced by one UPDATE in one transaction; a lost lease changes nothing', async () => {
