@@ -47,25 +47,24 @@ function counting(executor: SqlExecutor): SqlExecutor {
   };
 }
 
-/** Statements sent to the server (each one round trip: mysql2 sends the next when the last answered), counted at the pool. */
+/**
+ * Statements sent to the server (each one round trip: mysql2 sends the next when the last
+ * answered), counted at each connection of the pool as mysql2 opens it: every statement reaches
+ * the connection's own `query()`, whether it came through the promise API or the callback API
+ * beneath it (which `fromMysql2()` uses), on the pool or on a connection checked out of it.
+ */
 let statements = 0;
-function countStatements<T extends { query: (...args: never[]) => unknown }>(target: T): T {
-  const query = target.query.bind(target) as (...args: unknown[]) => unknown;
-  (target as { query: unknown }).query = (...args: unknown[]) => {
-    statements++;
-    return query(...args);
-  };
-  return target;
-}
-
-const pool = countStatements(createMysqlPool({ connectionLimit: CONCURRENCY + 2 }));
-const counted = new WeakSet<object>();
-const getConnection = pool.getConnection.bind(pool);
-pool.getConnection = async () => {
-  const connection = await getConnection();
-  if (!counted.has(connection)) counted.add(countStatements(connection));
-  return connection;
-};
+const pool = createMysqlPool({ connectionLimit: CONCURRENCY + 2 });
+(pool as unknown as { pool: { on(event: 'connection', listener: (connection: { query: (...args: unknown[]) => unknown }) => void): void } }).pool.on(
+  'connection',
+  (connection) => {
+    const query = connection.query.bind(connection);
+    connection.query = (...args: unknown[]) => {
+      statements++;
+      return query(...args);
+    };
+  },
+);
 const check = await mysql.createConnection(mysqlConnection);
 const status = async (name: string) => {
   const [rows] = await check.query('SHOW GLOBAL STATUS LIKE ?', [name]);
