@@ -20,7 +20,9 @@ const MIN_BIGINT = `'-9223372036854775808'::bigint`;
  * workflow, sleeping ones too) whenever `wake_at <= now` looks less selective; the unknown lower
  * bound on `wake_at` (it holds for every row) makes the planner estimate that range the same way,
  * whatever the statistics, so `instances_due`, which also gives the claim order, wins in custom and
- * generic plans alike.
+ * generic plans alike. `lapsed` has the same lower bound on `lease_until`, for the same reason: a
+ * plan made while the table was small and never vacuumed would otherwise scan the table for it,
+ * and keep doing so (a prepared statement's generic plan) once it has grown.
  */
 function dueConditions(alias: string): { free: string; lapsed: string } {
   const a = `${alias}.`;
@@ -32,7 +34,7 @@ function dueConditions(alias: string): { free: string; lapsed: string } {
     `AND ${a}version <= (SELECT max(v) FROM unnest($3::integer[]) AS v)`;
   return {
     free: `${inDueIndex(alias)}\n    AND ${a}wake_at >= (SELECT ${MIN_BIGINT}) AND ${a}wake_at <= $1\n    AND ${ranges}\n    AND ${pairs}`,
-    lapsed: `${a}lease_token IS NOT NULL AND ${a}lease_until < $1 AND ${a}status IN ${UNFINISHED} AND ${a}wake_at <= $1\n    AND ${pairs}`,
+    lapsed: `${a}lease_token IS NOT NULL AND ${a}lease_until >= (SELECT ${MIN_BIGINT}) AND ${a}lease_until < $1 AND ${a}status IN ${UNFINISHED} AND ${a}wake_at <= $1\n    AND ${pairs}`,
   };
 }
 

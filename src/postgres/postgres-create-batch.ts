@@ -64,8 +64,11 @@ export class PostgresCreateBatch {
 )
 SELECT true AS created, ${insertedColumns}, (SELECT count(*) FROM woke) AS notified FROM inserted n
 UNION ALL
-SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e
-WHERE e.id IN (SELECT id FROM input) AND e.id NOT IN (SELECT id FROM inserted)`;
+SELECT false, ${instanceColumns('e')}, NULL
+-- Each id not inserted looked up by its key (a lateral subquery is run per row), never a join that
+-- a plan made while the table was small would run over a scan of all of it.
+FROM input x CROSS JOIN LATERAL (SELECT * FROM ${s}.instances i WHERE i.id = x.id OFFSET 0) e
+WHERE x.id NOT IN (SELECT id FROM inserted)`;
   }
 
   create(init: NewWorkflowInstance): Promise<Created> {

@@ -105,6 +105,7 @@ function prepare(id: string, token: string, write: WorkflowWrite): PreparedWrite
     token,
     write,
     shape,
+    distinct: entries,
     entries: journalJson(entries),
     row: writeRow(id, token, entries.length, write),
     signalPayload: write.signal ? toJson(write.signal.payload ?? null) : null,

@@ -35,10 +35,39 @@ export type WriteParam =
   | 'signalDedupe'
   | 'signalPayload';
 
-/** A `write()` statement and the names of the values it takes, in parameter order. */
-export interface WriteStatement {
+/** A statement and the names of the values it takes, in parameter order. */
+export interface NamedStatement<Param extends string> {
   sql: string;
-  params: readonly WriteParam[];
+  params: readonly Param[];
+}
+
+/** A `write()` statement and the names of the values it takes, in parameter order. */
+export type WriteStatement = NamedStatement<WriteParam>;
+
+/**
+ * Statements that differ by a shape, each built on first use and kept under `key(shape)`. `build`
+ * names each value it takes with `p(name)`, which gives its `$n` (the same one for a name used
+ * again), so the statement comes with its values' names in parameter order.
+ */
+export function statementsByShape<Shape, Param extends string>(
+  key: (shape: Shape) => string,
+  build: (shape: Shape, p: (name: Param) => string) => string,
+): (shape: Shape) => NamedStatement<Param> {
+  const built = new Map<string, NamedStatement<Param>>();
+  return (shape) => {
+    const k = key(shape);
+    let statement = built.get(k);
+    if (statement === undefined) {
+      const params: Param[] = [];
+      const sql = build(shape, (name) => {
+        if (!params.includes(name)) params.push(name);
+        return `$${params.indexOf(name) + 1}`;
+      });
+      statement = { sql, params };
+      built.set(k, statement);
+    }
+    return statement;
+  };
 }
 
 /**
@@ -56,16 +85,8 @@ export interface WriteStatement {
  */
 export function postgresWriteStatements(schemaName: string): (shape: WriteShape) => WriteStatement {
   const s = quoteIdentifier(schemaName);
-  const writes = new Map<string, WriteStatement>();
-  return (shape) => {
-    const key = `${+shape.status}${+shape.output}${+shape.error}${+shape.customStatus}${+shape.release}${+shape.waits}${+shape.signal}`;
-    let statement = writes.get(key);
-    if (statement !== undefined) return statement;
-    const params: WriteParam[] = [];
-    const p = (name: WriteParam): string => {
-      if (!params.includes(name)) params.push(name);
-      return `$${params.indexOf(name) + 1}`;
-    };
+  const key = (shape: WriteShape) => `${+shape.status}${+shape.output}${+shape.error}${+shape.customStatus}${+shape.release}${+shape.waits}${+shape.signal}`;
+  return statementsByShape<WriteShape, WriteParam>(key, (shape, p) => {
     const [id, token, entries, count] = [p('id'), p('token'), p('entries'), p('count')];
     const sets = [`journal_seq = journal_seq + ${count}`];
     if (shape.status) sets.push(`status = ${p('status')}::text`);
@@ -102,14 +123,11 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
         `, (SELECT f.id FROM ${s}.send_signal(${p('signalName')}::text, ${p('signalKey')}::text, ${topic}::text, ` +
         `${p('signalDedupe')}::text, ${p('signalPayload')}::json, ${p('now')}::bigint, ${p('channel')}::text) f) AS signal_id`;
     }
-    const sql = `WITH target AS (
+    return `WITH target AS (
   UPDATE ${s}.instances SET ${sets.join(', ')}
   WHERE id = ${id} AND lease_token = ${token}${lock}
   RETURNING id, journal_seq, wake_at, status, notify_end
 ), ${journalUpsert(s, entries, count)}
 SELECT t.id, ${notified} AS notified, ${ended} AS ended${sent} FROM target t`;
-    statement = { sql, params };
-    writes.set(key, statement);
-    return statement;
-  };
+  });
 }

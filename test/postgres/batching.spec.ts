@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
-import type { NewWorkflowInstance } from '../../src/storage/workflow-store.js';
+import type { NewWorkflowInstance, WorkflowWrite } from '../../src/storage/workflow-store.js';
 import { createPool, requirePostgres, usePostgresStore } from '../support/postgres.js';
 
 // Calls made together share statements (creates, and writes that take no signal lock): each call
@@ -109,6 +109,63 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
       expect(journal).toEqual([entry('first', value), entry('second', { i, value })]);
       // Kept as the text it was written as: key order included.
       expect(JSON.stringify(journal[0]!.value)).toBe(JSON.stringify(value));
+    }
+  });
+
+  it('leaves each row, journal and end notification as the same writes made one at a time do, whatever mix of parts a batch holds', async () => {
+    const error = { name: 'Error', message: 'went wrong' };
+    const release = (wakeAt: number | null) => ({ wakeAt, waits: [], signalCursor: 0 });
+    type Mixed = { write: Omit<WorkflowWrite, 'now'>; cancel?: boolean };
+    // Each batch sent together; a part some of its writes hold and others don't, and one every write holds.
+    const batches: Mixed[][] = [
+      [
+        { write: { entries: [stepEntry('a')] } },
+        { write: { entries: [stepEntry('a'), stepEntry('b'), { ...stepEntry('a'), value: 'a again' }], customStatus: { progress: 1 } } },
+        { write: { entries: [], status: 'completed', output: { done: true }, error: null, release: release(null) } },
+        { write: { entries: [stepEntry('a')], status: 'suspended', release: release(T + 5_000) } },
+        { write: { entries: [], status: 'suspended', release: release(T + 5_000) }, cancel: true },
+        { write: { entries: [stepEntry('c')], release: release(T) } },
+        { write: { entries: [], status: 'failed', error, release: release(null) } },
+        { write: { entries: [stepEntry('d')], status: 'compensating', error } },
+        { write: { entries: [], output: [1, 2], customStatus: null } },
+      ],
+      [
+        { write: { entries: [stepEntry('a')], status: 'completed', output: 1, error: null, customStatus: 'x', release: release(null) } },
+        { write: { entries: [stepEntry('b')], status: 'suspended', output: null, error, customStatus: null, release: release(T + 1) }, cancel: true },
+        { write: { entries: [stepEntry('c')], status: 'failed', output: 'o', error, customStatus: { s: 1 }, release: release(T - 1) } },
+      ],
+    ];
+    const ends: Record<'batched' | 'alone', string[]> = { batched: [], alone: [] };
+    const listener = await fixture.pool.connect();
+    listener.on('notification', ({ payload }) => {
+      const [way] = (payload ?? '').split('-');
+      if (way === 'mb' || way === 'ms') ends[way === 'mb' ? 'batched' : 'alone'].push(payload!.slice(3));
+    });
+    await listener.query(`LISTEN "${fixture.schema}_wake_ended"`);
+    try {
+      for (const [b, batch] of batches.entries()) {
+        const made = { batched: await claimed(`batch.mix-${b}-b`, `mb-${b}-`, batch.length), alone: await claimed(`batch.mix-${b}-s`, `ms-${b}-`, batch.length) };
+        for (const [i, { cancel }] of batch.entries()) {
+          for (const prefix of ['mb', 'ms']) {
+            if (cancel) expect(await fixture.store.requestCancel(`${prefix}-${b}-${i}`, { reason: 'stop', now: T, terminate: false })).toBe(true);
+          }
+        }
+        const landed = await Promise.all(batch.map(({ write }, i) => fixture.store.write(`mb-${b}-${i}`, made.batched.token, { ...write, now: T + 10 })));
+        expect(landed).toEqual(batch.map(() => true));
+        for (const [i, { write }] of batch.entries()) expect(await fixture.store.write(`ms-${b}-${i}`, made.alone.token, { ...write, now: T + 10 })).toBe(true);
+        for (const i of batch.keys()) {
+          const [batched, alone] = await Promise.all([fixture.store.get(`mb-${b}-${i}`, { journal: true }), fixture.store.get(`ms-${b}-${i}`, { journal: true })]);
+          const same = (stored: typeof batched, token: string) => ({ ...stored, id: undefined, workflow: undefined, input: undefined, leaseToken: stored!.leaseToken === token ? 'held' : stored!.leaseToken });
+          expect(same(batched, made.batched.token), `write ${i} of batch ${b}`).toEqual(same(alone, made.alone.token));
+        }
+      }
+      await vi.waitFor(() => expect(ends.batched.length).toBeGreaterThanOrEqual(4));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(ends.batched.sort()).toEqual(ends.alone.sort());
+      expect(ends.batched.sort()).toEqual(['0-2', '0-6', '1-0', '1-2']);
+    } finally {
+      await listener.query('UNLISTEN *');
+      listener.release();
     }
   });
 
