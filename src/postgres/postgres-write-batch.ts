@@ -71,6 +71,21 @@ type BatchParam =
   | 'channel';
 
 
+/** The batch values that are a column of the writes' rows (`writeRow()`). */
+const ROW_COLUMNS = {
+  counts: 'count',
+  status: 'status',
+  setStatus: 'set_status',
+  output: 'output',
+  setOutput: 'set_output',
+  error: 'error',
+  setError: 'set_error',
+  customStatus: 'custom_status',
+  setCustomStatus: 'set_custom',
+  release: 'release',
+  wakeAt: 'wake_at',
+} as const satisfies Partial<Record<BatchParam, keyof WriteRow>>;
+
 const isFinished = new Set(['completed', 'failed', 'cancelled', 'compensation_failed']);
 
 /**
@@ -107,12 +122,8 @@ export class PostgresWriteBatch {
 
   private async send(writes: PreparedWrite[]): Promise<boolean[]> {
     if (writes.length === 1) return [await this.single(writes[0]!)];
-    const statement = this.statements(shapeOf(writes));
-    const values = batchValues(writes, this.channel);
-    const { rows: landed } = await this.executor.query(
-      statement.sql,
-      statement.params.map((name) => values[name]),
-    );
+    const { sql, params } = this.statements(shapeOf(writes));
+    const { rows: landed } = await this.executor.query(sql, batchValues(writes, params, this.channel));
     const ids = new Set(landed.map((row) => String(row.id)));
     return writes.map((write) => ids.has(write.id));
   }
@@ -139,52 +150,62 @@ function shapeOf(writes: readonly PreparedWrite[]): BatchShape {
 }
 
 /**
- * Every array a batch statement may take, one element per write (in batch order) or per journal
- * entry: a column's value is `null` in the rows that don't set it, beside its `set` flag.
+ * The values of `params` for `writes`: an array per column of the writes, one element per write in
+ * batch order (`null` in the rows that don't set the column, beside its `set` flag), or per
+ * journal entry.
  */
-function batchValues(writes: readonly PreparedWrite[], channel: string): Record<BatchParam, unknown> {
-  const n = writes.length;
+function batchValues(writes: readonly PreparedWrite[], params: readonly BatchParam[], channel: string): unknown[] {
   const column = <T>(value: (write: PreparedWrite) => T): T[] => {
-    const values = new Array<T>(n);
-    for (let index = 0; index < n; index++) values[index] = value(writes[index]!);
+    const values = new Array<T>(writes.length);
+    for (let index = 0; index < writes.length; index++) values[index] = value(writes[index]!);
     return values;
   };
-  const entryWrite: number[] = [];
-  const entryName: string[] = [];
-  const entryPosition: number[] = [];
-  let entryJson = '[';
-  for (let index = 0; index < n; index++) {
-    const { distinct, entries } = writes[index]!;
-    if (distinct.length === 0) continue;
-    for (let position = 0; position < distinct.length; position++) {
-      entryWrite.push(index + 1);
-      entryName.push(distinct[position]!.name);
-      entryPosition.push(position + 1);
+  let entries: { write: number[]; name: string[]; position: number[] } | undefined;
+  /** Each entry's write (from 1), name and position in its write. */
+  const entryRows = () => {
+    if (entries) return entries;
+    entries = { write: [], name: [], position: [] };
+    for (let index = 0; index < writes.length; index++) {
+      const { distinct } = writes[index]!;
+      for (let position = 0; position < distinct.length; position++) {
+        entries.write.push(index + 1);
+        entries.name.push(distinct[position]!.name);
+        entries.position.push(position + 1);
+      }
     }
-    // Each write's entries are already one JSON array: its elements join the batch's array as text.
-    entryJson += `${entryJson.length === 1 ? '' : ','}${entries.slice(1, -1)}`;
-  }
-  return {
-    ids: column(({ id }) => id),
-    tokens: column(({ token }) => token),
-    counts: column(({ row }) => row.count),
-    now: column(({ row }) => (row.set_status || row.set_output || row.set_error || row.set_custom || row.release ? row.now : null)),
-    status: column(({ row }) => row.status),
-    setStatus: column(({ row }) => row.set_status),
-    output: column(({ row }) => row.output),
-    setOutput: column(({ row }) => row.set_output),
-    error: column(({ row }) => row.error),
-    setError: column(({ row }) => row.set_error),
-    customStatus: column(({ row }) => row.custom_status),
-    setCustomStatus: column(({ row }) => row.set_custom),
-    release: column(({ row }) => row.release),
-    wakeAt: column(({ row }) => row.wake_at),
-    entryWrite,
-    entryName,
-    entryPosition,
-    entryJson: `${entryJson}]`,
-    channel,
+    return entries;
   };
+  /** Every entry, as one JSON array: each write's entries are already one, whose elements join it as text. */
+  const entryJson = () => {
+    let json = '';
+    for (const { entries: text } of writes) if (text.length > 2) json += `${json === '' ? '' : ','}${text.slice(1, -1)}`;
+    return `[${json}]`;
+  };
+  const value = (name: BatchParam): unknown => {
+    switch (name) {
+      case 'ids':
+        return column(({ id }) => id);
+      case 'tokens':
+        return column(({ token }) => token);
+      case 'now':
+        return column(({ row }) => (row.set_status || row.set_output || row.set_error || row.set_custom || row.release ? row.now : null));
+      case 'entryWrite':
+        return entryRows().write;
+      case 'entryName':
+        return entryRows().name;
+      case 'entryPosition':
+        return entryRows().position;
+      case 'entryJson':
+        return entryJson();
+      case 'channel':
+        return channel;
+      default: {
+        const key = ROW_COLUMNS[name];
+        return column(({ row }) => row[key]);
+      }
+    }
+  };
+  return params.map(value);
 }
 
 /**
@@ -199,14 +220,15 @@ function batchValues(writes: readonly PreparedWrite[], channel: string): Record<
  */
 function batchStatements(schemaName: string): (shape: BatchShape) => NamedStatement<BatchParam> {
   const s = quoteIdentifier(schemaName);
-  const key = (shape: BatchShape) => `${shape.status}${shape.output}${shape.error}${shape.customStatus}${shape.release}${shape.touched}${+shape.wakes}${+shape.ends}`;
+  const key = (shape: BatchShape) =>
+    `${shape.status}${shape.output}${shape.error}${shape.customStatus}${shape.release}${shape.touched}${+shape.wakes}${+shape.ends}`;
   return statementsByShape<BatchShape, BatchParam>(key, (shape, p) => {
     // The write rows: r.<column>, each from an array of the batch.
     const columns: Array<[string, string]> = [
       ['id', `${p('ids')}::text[]`],
       ['token', `${p('tokens')}::text[]`],
-      ['count', `${p('counts')}::integer[]`],
     ];
+    columns.push(['count', `${p('counts')}::integer[]`]);
     const sets = ['journal_seq = i.journal_seq + r.count'];
     const returning = ['i.id', 'i.journal_seq', 'r.count', 'r.k'];
     /** A column set from the write's value: by every write, or by those whose flag says so. */

@@ -116,7 +116,8 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     const error = { name: 'Error', message: 'went wrong' };
     const release = (wakeAt: number | null) => ({ wakeAt, waits: [], signalCursor: 0 });
     type Mixed = { write: Omit<WorkflowWrite, 'now'>; cancel?: boolean };
-    // Each batch sent together; a part some of its writes hold and others don't, and one every write holds.
+    // Each batch sent together: parts some of its writes hold and others don't, parts every write
+    // holds, with several entries per write or none, and with exactly one each.
     const batches: Mixed[][] = [
       [
         { write: { entries: [stepEntry('a')] } },
@@ -133,6 +134,12 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
         { write: { entries: [stepEntry('a')], status: 'completed', output: 1, error: null, customStatus: 'x', release: release(null) } },
         { write: { entries: [stepEntry('b')], status: 'suspended', output: null, error, customStatus: null, release: release(T + 1) }, cancel: true },
         { write: { entries: [stepEntry('c')], status: 'failed', output: 'o', error, customStatus: { s: 1 }, release: release(T - 1) } },
+      ],
+      [
+        { write: { entries: [stepEntry('a')] } },
+        { write: { entries: [stepEntry('b')], status: 'completed', output: { last: true }, error: null, release: release(null) } },
+        { write: { entries: [stepEntry('c')], status: 'suspended', release: release(T + 9) }, cancel: true },
+        { write: { entries: [stepEntry('d')], customStatus: [1] } },
       ],
     ];
     const ends: Record<'batched' | 'alone', string[]> = { batched: [], alone: [] };
@@ -162,7 +169,7 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
       await vi.waitFor(() => expect(ends.batched.length).toBeGreaterThanOrEqual(4));
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(ends.batched.sort()).toEqual(ends.alone.sort());
-      expect(ends.batched.sort()).toEqual(['0-2', '0-6', '1-0', '1-2']);
+      expect(ends.batched.sort()).toEqual(['0-2', '0-6', '1-0', '1-2', '2-1']);
     } finally {
       await listener.query('UNLISTEN *');
       listener.release();
