@@ -610,7 +610,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         expect(await store.requestEndNotice('b2')).toBe(true);
         statements.length = 0;
         await finishAll(['b1', 'b2', 'b3']);
-        expect(statements.filter((sql) => sql.includes('json_to_recordset'))).toHaveLength(1);
+        expect(statements.filter((sql) => sql.includes('WITH ORDINALITY AS r(id, token'))).toHaveLength(1);
         await sync('m3');
         expect(heard).toEqual(['m1', 'asked', 'm2', 'b2', 'm3']);
 
