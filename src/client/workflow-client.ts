@@ -362,7 +362,7 @@ export class WorkflowClient implements OnModuleDestroy {
         read: (instanceId) => this.getStatus(instanceId),
         events: this.events,
         listenForEnds: (listener, instanceId) => this.storage.listenForEnds(listener, instanceId),
-        requestEndNotice: (instanceId) => this.storage.requestEndNotice(instanceId),
+        requestEndNotice: (instanceId) => this.storage.requestEndNotice(instanceId, this.options.clock.now()),
         whileRunningHere: (instanceId) => this.runtime.whileRunningHere(instanceId),
         closing: this.closing.signal,
         pollInterval: this.options.worker.pollInterval,

@@ -320,10 +320,11 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   /**
    * Asks that the end of `id` be notified on the ends' channel (an end notifies only when asked: see
    * migration 0005): one autocommit UPDATE of the instance row, ordered with the end by the row's
-   * lock (see `notifyEnded()`). `false`: the instance is finished or unknown.
+   * lock (see `notifyEnded()`). `false`: the instance is finished or unknown. Due at `now` and
+   * free, the instance is named on the wake-up channel again (see the statement).
    */
-  async requestEndNotice(id: string): Promise<boolean> {
-    return (await this.executor.query(this.sql.requestEndNotice, [id])).rows.length > 0;
+  async requestEndNotice(id: string, now: number): Promise<boolean> {
+    return (await this.executor.query(this.sql.requestEndNotice, [id, now, this.sql.channel])).rows.length > 0;
   }
 
   /** Releases the LISTEN connection (its wake-up and ends' subscriptions). The application's pool stays open: it owns it. */

@@ -350,8 +350,8 @@ export class WorkflowStorage {
    * `WorkflowStore.requestEndNotice`): `false` when the instance is finished or unknown already,
    * `true` when its end will be heard or the store needs no asking.
    */
-  async requestEndNotice(id: string): Promise<boolean> {
-    return this.store.requestEndNotice ? this.store.requestEndNotice(id) : true;
+  async requestEndNotice(id: string, now: number): Promise<boolean> {
+    return this.store.requestEndNotice ? this.store.requestEndNotice(id, now) : true;
   }
 
   /** A create's result: the new instance with the input as given, or the existing one decoded. */

@@ -317,9 +317,12 @@ export interface WorkflowStore {
    * instance itself (its own events tell it the end). Resolves to `true` when the instance is
    * unfinished (its end will be heard), `false` when it is finished or unknown (nothing will be
    * heard: read it). Ordered with the end: asked before the end is stored, the end is heard; after,
-   * it resolves `false`. Without it, every end is heard (or, on MySQL, polled for).
+   * it resolves `false`. Without it, every end is heard (or, on MySQL, polled for). A store whose
+   * ask holds the instance row where `claim()` passes over held rows must not leave a due instance
+   * unclaimed for it: the PostgreSQL store wakes the workers again when the instance is due at
+   * `now` and free.
    */
-  requestEndNotice?(id: string): Promise<boolean>;
+  requestEndNotice?(id: string, now: number): Promise<boolean>;
 
   /**
    * Optional: how many instances are due at `now` and held by no live lease (what `claim()` could

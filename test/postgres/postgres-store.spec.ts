@@ -542,7 +542,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         const ended: Array<string | null> = [];
         const stopEnds = await listening.listenForEnds((id) => ended.push(id));
         await other.create(instance('awaited'));
-        expect(await listening.requestEndNotice('awaited')).toBe(true);
+        expect(await listening.requestEndNotice('awaited', T)).toBe(true);
         await finish('awaited');
         await vi.waitFor(() => expect(ended).toEqual(['awaited']));
         await stopEnds();
@@ -556,6 +556,40 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       } finally {
         await listening.close();
         await own.end();
+      }
+    });
+
+    it('an ask on an instance due and free names it on the wake-up channel again; on a leased or sleeping one it sends nothing', async () => {
+      // The ask holds the row for a moment and claims pass over held rows (SKIP LOCKED): a worker
+      // whose claim by id met the ask's lock would otherwise keep the instance waiting for the poll.
+      const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: schema() });
+      await store.init();
+      const listener = await pool.connect();
+      const heard: string[] = [];
+      listener.on('notification', (message) => heard.push(message.payload ?? ''));
+      await listener.query(`LISTEN "${store.schema}_wake"`);
+      const sync = async (marker: string) => {
+        await pool.query('SELECT pg_notify($1, $2)', [`${store.schema}_wake`, marker]);
+        await vi.waitFor(() => expect(heard).toContain(marker));
+      };
+      try {
+        await store.create(instance('leased'));
+        await lease(store, 'leased');
+        await store.create(instance('due'));
+        await store.create(instance('sleeping', { wakeAt: T + 60_000 }));
+        await sync('m1');
+        heard.length = 0;
+        expect(await store.requestEndNotice('leased', T)).toBe(true);
+        expect(await store.requestEndNotice('sleeping', T)).toBe(true);
+        expect(await store.requestEndNotice('due', T)).toBe(true);
+        await sync('m2');
+        expect(heard).toEqual(['due:due', 'm2']);
+        // The sleeping one, once its time came, is named as well.
+        expect(await store.requestEndNotice('sleeping', T + 60_000)).toBe(true);
+        await sync('m3');
+        expect(heard).toEqual(['due:due', 'm2', 'due:sleeping', 'm3']);
+      } finally {
+        listener.release();
       }
     });
 
@@ -595,19 +629,19 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         // Nobody asked: the end sent nothing, even to a session LISTENing on the channel.
         expect(heard).toEqual(['m1']);
 
-        expect(await store.requestEndNotice('unknown')).toBe(false);
+        expect(await store.requestEndNotice('unknown', T)).toBe(false);
         await store.create(instance('asked'));
-        expect(await store.requestEndNotice('asked')).toBe(true);
-        expect(await store.requestEndNotice('asked')).toBe(true);
+        expect(await store.requestEndNotice('asked', T)).toBe(true);
+        expect(await store.requestEndNotice('asked', T)).toBe(true);
         await finishAll(['asked']);
         await sync('m2');
         expect(heard).toEqual(['m1', 'asked', 'm2']);
         // Asked once it ended: nothing will come, and the caller is told to read it.
-        expect(await store.requestEndNotice('asked')).toBe(false);
+        expect(await store.requestEndNotice('asked', T)).toBe(false);
 
         // Ends written together in one batched statement notify the asked one only.
         await Promise.all(['b1', 'b2', 'b3'].map((id) => store.create(instance(id))));
-        expect(await store.requestEndNotice('b2')).toBe(true);
+        expect(await store.requestEndNotice('b2', T)).toBe(true);
         statements.length = 0;
         await finishAll(['b1', 'b2', 'b3']);
         expect(statements.filter((sql) => sql.includes('WITH ORDINALITY AS r(id, token'))).toHaveLength(1);

@@ -9,13 +9,13 @@ export function endNoticeContract(suite: ContractSuite): void {
       const store = suite.store;
       if (!store.requestEndNotice) return; // optional: this store hears every end without asking
       const s = testScope();
-      expect(await store.requestEndNotice(s.id('unknown'))).toBe(false);
+      expect(await store.requestEndNotice(s.id('unknown'), T)).toBe(false);
       await store.create(newInstance(s.id('pending'), s.workflow));
-      expect(await store.requestEndNotice(s.id('pending'))).toBe(true);
+      expect(await store.requestEndNotice(s.id('pending'), T)).toBe(true);
       const { token, cursor } = await lease(store, newInstance(s.id('leased'), `${s.workflow}-leased`));
-      expect(await store.requestEndNotice(s.id('leased'))).toBe(true);
+      expect(await store.requestEndNotice(s.id('leased'), T)).toBe(true);
       await store.write(s.id('leased'), token, { now: T + 1, entries: [], status: 'failed', error: { name: 'Error', message: 'boom' }, release: { wakeAt: null, waits: [], signalCursor: cursor } });
-      expect(await store.requestEndNotice(s.id('leased'))).toBe(false);
+      expect(await store.requestEndNotice(s.id('leased'), T)).toBe(false);
     });
 
     it('requestEndNotice: racing the end, either the end reaches listenForEnds() or the ask answers false', async () => {
@@ -32,7 +32,7 @@ export function endNoticeContract(suite: ContractSuite): void {
         const asked = await Promise.all(
           leases.map(async ({ id, token, cursor }) => {
             const [answer] = await Promise.all([
-              store.requestEndNotice!(id),
+              store.requestEndNotice!(id, T),
               store.write(id, token, { now: T + 1, entries: [], status: 'completed', output: id, release: { wakeAt: null, waits: [], signalCursor: cursor } }),
             ]);
             return answer ? id : null;
