@@ -156,7 +156,7 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
           for (const prefix of ['mb', 'ms']) {
             if (cancel) expect(await fixture.store.requestCancel(`${prefix}-${b}-${i}`, { reason: 'stop', now: T, terminate: false })).toBe(true);
             // Every end is awaited but one, which must then notify nothing, batched or not.
-            if (`${b}-${i}` !== '0-2') expect(await fixture.store.requestEndNotice(`${prefix}-${b}-${i}`)).toBe(true);
+            if (`${b}-${i}` !== '0-2') expect(await fixture.store.requestEndNotice(`${prefix}-${b}-${i}`, T)).toBe(true);
           }
         }
         const landed = await Promise.all(batch.map(({ write }, i) => fixture.store.write(`mb-${b}-${i}`, made.batched.token, { ...write, now: T + 10 })));
