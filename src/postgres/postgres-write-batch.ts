@@ -3,7 +3,7 @@ import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
 import type { WriteRow } from '../sql/instance-params.js';
-import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import { FINISHED_STATUSES, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 import { statementsByShape, type NamedStatement, type WriteShape } from './postgres-write-statements.js';
 
@@ -70,7 +70,6 @@ type BatchParam =
   | 'entryJson'
   | 'channel';
 
-
 /** The batch values that are a column of the writes' rows (`writeRow()`). */
 const ROW_COLUMNS = {
   counts: 'count',
@@ -86,7 +85,8 @@ const ROW_COLUMNS = {
   wakeAt: 'wake_at',
 } as const satisfies Partial<Record<BatchParam, keyof WriteRow>>;
 
-const isFinished = new Set(['completed', 'failed', 'cancelled', 'compensation_failed']);
+/** Whether `status` ends an instance (`FINISHED_STATUSES`). */
+const isFinished = (status: WorkflowStatus | undefined) => status !== undefined && FINISHED_STATUSES.includes(status);
 
 /**
  * The writes of executions running at the same time (a step's result before the next step runs,
@@ -144,8 +144,8 @@ function shapeOf(writes: readonly PreparedWrite[]): BatchShape {
     customStatus: use(writes, ({ shape }) => shape.customStatus),
     release: use(writes, ({ shape }) => shape.release),
     touched: use(writes, changes),
-    wakes: writes.some(({ write }) => write.release !== undefined && !(write.status !== undefined && isFinished.has(write.status))),
-    ends: writes.some(({ write }) => write.status !== undefined && isFinished.has(write.status)),
+    wakes: writes.some(({ write }) => write.release !== undefined && !isFinished(write.status)),
+    ends: writes.some(({ write }) => isFinished(write.status)),
   };
 }
 
