@@ -6,7 +6,7 @@
 //   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
 //   W1 steady (w1_steady_*): W1 again at the end, after W1_STEADY_WARMUP more workflows, once Node's
 //       CPU per workflow has settled (the first W1 runs in a process still warming up).
-// Write cost per workflow: commits counted at the store's executor (each transaction, each autocommit
+// Write cost per workflow: commits counted at the store's executor (each transaction, each autocommit or compound
 // INSERT/UPDATE/DELETE), statements counted at the pool (each a round trip, the wake-up poll's
 // included), the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
 // them fewer than commits), and the server's CPU (all its threads, from /proc when it runs on this machine;
@@ -36,7 +36,8 @@ function counting(executor: SqlExecutor): SqlExecutor {
   return {
     async query(sql, params) {
       const result = await executor.query(sql, params);
-      if (/^\s*(INSERT|UPDATE|DELETE)\b/i.test(sql)) commits++;
+      // A compound statement (MariaDB's one-round-trip batches) opens and commits one transaction.
+      if (/^\s*(INSERT|UPDATE|DELETE|BEGIN\s+NOT\s+ATOMIC)\b/i.test(sql)) commits++;
       return result;
     },
     transaction(fn, options) {

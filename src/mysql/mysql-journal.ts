@@ -18,10 +18,15 @@ export function journalRows(id: string, entries: readonly WorkflowJournalEntry[]
  * instance (`distinctEntries()`).
  */
 export async function upsertJournal(tx: SqlExecutor, table: string, rows: readonly JournalRow[]): Promise<void> {
-  const params = rows.flat();
-  if (params.length === 0) return;
+  const statement = upsertJournalStatement(table, rows);
+  if (statement) await tx.query(statement.sql, statement.params);
+}
+
+/** The statement of `upsertJournal()`, or `null` when there are no rows. */
+export function upsertJournalStatement(table: string, rows: readonly JournalRow[]): { sql: string; params: unknown[] } | null {
+  if (rows.length === 0) return null;
   const values = Array.from({ length: rows.length }, () => '(?, ?, ?)').join(', ');
-  await tx.query(`INSERT INTO ${table} (instance_id, name, entry) VALUES ${values} ON DUPLICATE KEY UPDATE entry = VALUES(entry)`, params);
+  return { sql: `INSERT INTO ${table} (instance_id, name, entry) VALUES ${values} ON DUPLICATE KEY UPDATE entry = VALUES(entry)`, params: rows.flat() };
 }
 
 /** Journal rows to write under a lease: the instance's id, its lease token, and its rows in order. */

@@ -21,6 +21,7 @@ import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, UNFINISHED, type
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
+import { detectServerFeatures } from './mysql-server.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
@@ -121,9 +122,14 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     return mysqlMigrationSql(validateSchemaName(schema, STORE));
   }
 
-  /** Migrates (or, with `migrate: false`, checks the tables are current). Called once at startup. */
+  /**
+   * Migrates (or, with `migrate: false`, checks the tables are current), and finds what the server
+   * offers beyond MySQL 8.0's common ground (see `MySqlServerFeatures`: on MariaDB, each batch of
+   * writes is one round trip). Called once at startup.
+   */
   async init(): Promise<void> {
     await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
+    this.writes.server = await detectServerFeatures(this.executor);
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }
 

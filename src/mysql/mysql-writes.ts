@@ -1,4 +1,5 @@
-import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, type JournalRow } from './mysql-journal.js';
+import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, upsertJournalStatement, type JournalRow } from './mysql-journal.js';
+import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
@@ -62,6 +63,11 @@ function changesRow({ fields, write }: PendingWrite): boolean {
  *   rows by primary key, in key order, so the transaction keeps the session's isolation level
  *   (one statement fewer).
  *
+ * On MariaDB (see `MySqlServerFeatures`) each batch is one round trip: the journal's statement
+ * answers with `RETURNING` which instances' rows went in, and the transaction that changes
+ * instances is one compound statement, which checks the rows the `UPDATE` matched and rolls back
+ * (to run again as above) when a lease was lost. The same statements, locks and commits.
+ *
  * A write with waits takes their topics' locks shared first, one with a signal its topic's lock
  * exclusively, and locks its instance row to read it, in a READ COMMITTED transaction of its own
  * (see `MySqlSignals`). One instance's writes run in call order (`InstanceWriteQueue`).
@@ -73,6 +79,9 @@ export class MySqlWrites {
     weight: pendingText,
     max: MAX_BATCH_TEXT,
   });
+
+  /** What the server offers beyond the common ground: set by the store's `init()`. */
+  server: MySqlServerFeatures = COMMON_GROUND;
 
   constructor(
     private readonly executor: SqlExecutor,
@@ -100,7 +109,9 @@ export class MySqlWrites {
 
   private sendBatch(writes: PendingWrite[]): Promise<boolean[]> {
     if (!writes.some(changesRow)) return retryOnLockContention(() => this.journalOnly(writes));
-    const fenced = () => this.executor.transaction((tx) => this.fencedUpdate(tx, writes), { isolation: 'session', held: true });
+    const fenced = this.server.oneRoundTripBatches
+      ? () => this.fencedBlock(writes)
+      : () => this.executor.transaction((tx) => this.fencedUpdate(tx, writes), { isolation: 'session', held: true });
     // Rarely (a lease lost), the UPDATE matched fewer rows than writes: rolled back, and run again
     // reading the locked rows first, to know which writes land.
     const locked = () => this.executor.transaction((tx) => this.lockedUpdate(tx, writes), { isolation: 'session', held: true });
@@ -121,7 +132,24 @@ export class MySqlWrites {
       // Its rows all went in (rowCount counts each at least once) or none did.
       return this.executor.query(sql, params).then(({ rowCount }) => [rowCount > 0]);
     }
+    if (this.server.oneRoundTripBatches && writes.every((write) => write.journal.length > 0)) return this.journalReturning(writes);
     return this.executor.transaction((tx) => this.journalBatch(tx, writes), { isolation: 'session', held: true });
+  }
+
+  /**
+   * `journalOnly()` on MariaDB: the statement alone, committing on its own, answering the
+   * instance of each row it inserted or replaced. A write landed exactly when its instance is
+   * among them: what happens to its lease after the statement changes nothing of that answer.
+   */
+  private async journalReturning(writes: PendingWrite[]): Promise<boolean[]> {
+    const { sql, params } = fencedJournalInsert(
+      this.tables.journal,
+      this.tables.instances,
+      writes.map((write) => ({ id: write.id, token: write.token, rows: write.journal })),
+    );
+    const { rows } = await this.executor.query(`${sql} RETURNING instance_id`, params);
+    const landed = new Set(rows.map((row) => String(row.instance_id)));
+    return writes.map((write) => landed.has(write.id));
   }
 
   private async journalBatch(tx: SqlExecutor, writes: PendingWrite[]): Promise<boolean[]> {
@@ -165,6 +193,41 @@ export class MySqlWrites {
       this.tables.journal,
       writes.flatMap((write) => write.journal),
     );
+    return writes.map(() => true);
+  }
+
+  /**
+   * `fencedUpdate()` on MariaDB, in one round trip: the same `UPDATE` and journal upsert in a
+   * transaction that a compound statement opens and commits. When the `UPDATE` matched fewer rows
+   * than writes (`ROW_COUNT()` counts rows matched, the pool keeping mysql2's `FOUND_ROWS` flag),
+   * it signals `LEASE_LOST_SIGNAL`. Its handler rolls back whatever the statement did on any error
+   * (a lock-wait timeout rolls back only the statement that waited), so the connection goes back to
+   * the pool with no transaction open, and the batch may simply run again.
+   */
+  private async fencedBlock(writes: PendingWrite[]): Promise<boolean[]> {
+    const update = this.updateStatement(writes.map((write) => ({ id: write.id, token: write.token, changes: this.changes(write, false) })));
+    const journal = upsertJournalStatement(
+      this.tables.journal,
+      writes.flatMap((write) => write.journal),
+    );
+    const params: unknown[] = [];
+    let body = '';
+    if (update) {
+      body += `${update.sql};\nIF ROW_COUNT() <> ? THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '${LEASE_LOST_SIGNAL}'; END IF;\n`;
+      params.push(...update.params, writes.length);
+    }
+    if (journal) {
+      body += `${journal.sql};\n`;
+      params.push(...journal.params);
+    }
+    try {
+      await this.executor.query(
+        `BEGIN NOT ATOMIC\nDECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;\nSTART TRANSACTION;\n${body}COMMIT;\nEND`,
+        params,
+      );
+    } catch (error) {
+      throw (error as { message?: unknown })?.message === LEASE_LOST_SIGNAL ? SOME_LEASE_LOST : error;
+    }
     return writes.map(() => true);
   }
 
@@ -259,10 +322,14 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
    * that set it (the others keep theirs). With tokens, only rows still leased under theirs match.
    * Resolves to the rows matched (every row of `updates` when there are no tokens).
    */
-  private async updateInstances(
-    tx: SqlExecutor,
-    updates: ReadonlyArray<{ id: string; token: string | null; changes: Change[] }>,
-  ): Promise<number> {
+  private async updateInstances(tx: SqlExecutor, updates: readonly InstanceUpdate[]): Promise<number> {
+    const statement = this.updateStatement(updates);
+    if (!statement) return updates.length;
+    return (await tx.query(statement.sql, statement.params)).rowCount;
+  }
+
+  /** The statement of `updateInstances()`, or `null` when no instance changes a column. */
+  private updateStatement(updates: readonly InstanceUpdate[]): { sql: string; params: unknown[] } | null {
     const byColumn = new Map<string, Array<{ id: string; sql: string; params: unknown[] }>>();
     for (const { id, changes } of updates) {
       for (const [column, sql, params] of changes) {
@@ -271,7 +338,7 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
         byColumn.set(column, list);
       }
     }
-    if (byColumn.size === 0) return updates.length;
+    if (byColumn.size === 0) return null;
     const params: unknown[] = [];
     const sets = [...byColumn].map(([column, values]) => {
       // The same value for every row (a status, a lease cleared, one `now`): no CASE to parse.
@@ -293,13 +360,12 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
       fence = ` AND lease_token = CASE id ${fenced.map(() => 'WHEN ? THEN ?').join(' ')} END`;
       for (const update of fenced) params.push(update.id, update.token);
     }
-    const { rowCount } = await tx.query(
+    return {
       // By primary key, in key order, whatever the fence: a shared token would otherwise draw the
       // optimizer to `instances_wake`, locking in another order.
-      `UPDATE ${this.tables.instances} FORCE INDEX (PRIMARY) SET ${sets.join(', ')} WHERE id IN (${placeholders(updates.length)})${fence}`,
+      sql: `UPDATE ${this.tables.instances} FORCE INDEX (PRIMARY) SET ${sets.join(', ')} WHERE id IN (${placeholders(updates.length)})${fence}`,
       params,
-    );
-    return rowCount;
+    };
   }
 }
 
@@ -323,3 +389,13 @@ function sameChange(a: { sql: string; params: unknown[] }, b: { sql: string; par
 
 /** Thrown inside a batch's transaction to roll it back when a write of the batch found another token. */
 const SOME_LEASE_LOST = new Error('a write of the batch found another lease token');
+
+/** The message a compound statement's `SIGNAL` gives when its `UPDATE` matched fewer rows than writes. */
+const LEASE_LOST_SIGNAL = 'nest-workflows: a write of the batch found another lease token';
+
+/** One instance's changes in `updateInstances()`, fenced by `token` unless it is `null`. */
+interface InstanceUpdate {
+  id: string;
+  token: string | null;
+  changes: Change[];
+}

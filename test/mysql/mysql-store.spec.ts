@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main as cli } from '../../src/cli/index.js';
 import { fromMysql2, MYSQL_KEY_LIMITS, MySqlWorkflowStore, WorkflowSchemaError, type SqlExecutor } from '../../src/mysql/index.js';
 import { isLockContention, retryOnLockContention } from '../../src/mysql/mysql-retry.js';
 import { MIGRATIONS } from '../../src/mysql/migrations.generated.js';
 import { migrationStatements } from '../../src/mysql/mysql-migrations.js';
 import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
-import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql, useMysqlStore } from '../support/mysql.js';
+import { commonGroundOnly, createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql, useMysqlStore } from '../support/mysql.js';
 
 const available = await requireMysql('MySqlWorkflowStore');
 
@@ -137,21 +137,38 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     expect(fresh.map((r) => r.created)).toEqual([true, true]);
   });
 
-  describe('writes made together', () => {
-    /** A store on the fixture's tables whose executor counts statements and transactions. */
-    function countingStore() {
+  // As on this MariaDB (each batch one round trip), and as on MySQL 8.0 (see MySqlServerFeatures).
+  for (const mariadb of [true, false]) {
+  describe(`writes made together (${mariadb ? 'MariaDB: one round trip a batch' : 'common ground of MySQL 8.0 and MariaDB'})`, () => {
+    /** `fromMysql2(pool)` for this mode. */
+    const modeExecutor = () => (mariadb ? fromMysql2(fixture.pool) : commonGroundOnly(fromMysql2(fixture.pool)));
+    const opened: MySqlWorkflowStore[] = [];
+    // Each gives back the pool connection it keeps between its transactions.
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+    });
+    /** A started store (`init()` found what the server offers) on the fixture's tables, closed after the test. */
+    async function started(executor: SqlExecutor) {
+      const store = new MySqlWorkflowStore({ executor, schema: fixture.schema });
+      opened.push(store);
+      await store.init();
+      return store;
+    }
+
+    /** A started store on the fixture's tables whose executor counts statements and transactions. */
+    async function countingStore() {
       const counts = { statements: 0, transactions: 0 };
-      const executor = fromMysql2(fixture.pool);
+      const executor = modeExecutor();
       const counting: SqlExecutor = {
         query: (sql, params) => (counts.statements++, executor.query(sql, params)),
         transaction: (fn, options) => (counts.transactions++, executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (counts.statements++, tx.query(sql, params)) }), options)),
         close: () => executor.close?.(),
       };
-      return { store: new MySqlWorkflowStore({ executor: counting, schema: fixture.schema }), counts };
+      return { store: await started(counting), counts };
     }
 
     it('journal entries alone: each write lands only under its own lease, in one statement (in a transaction when several), entries in order', async () => {
-      const { store, counts } = countingStore();
+      const { store, counts } = await countingStore();
       const s = testScope();
       const ids = ['a', 'b', 'c', 'd'].map(s.id);
       const tokens: string[] = [];
@@ -162,9 +179,10 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const entries = (i: number) => [journalEntry('x', { value: `new-${i}` }), journalEntry('z'), journalEntry('y')];
       const results = await Promise.all(ids.map((id, i) => store.write(id, i === 2 ? 'not-the-lease' : tokens[i]!, { now: T + 2, entries: entries(i) })));
       expect(results).toEqual([true, true, false, true]);
-      // One INSERT ... SELECT, and a read of the tokens since one write did not land, in one
+      // MariaDB: one INSERT ... SELECT ... RETURNING, committing on its own. Otherwise one
+      // INSERT ... SELECT, and a read of the tokens since one write did not land, in one
       // transaction (the rows of the writes that landed stay locked until they are read).
-      expect(counts).toEqual({ statements: 2, transactions: 1 });
+      expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 2, transactions: 1 });
       for (const [i, id] of ids.entries()) {
         const journal = (await details(store, id)).journal!;
         expect(journal.map((entry) => [entry.name, entry.value]), id).toEqual(i === 2 ? [] : [['x', `new-${i}`], ['z', { result: 'z' }], ['y', { result: 'y' }]]);
@@ -173,7 +191,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       Object.assign(counts, { statements: 0, transactions: 0 });
       const landed = await Promise.all([0, 1, 3].map((i) => store.write(ids[i]!, tokens[i]!, { now: T + 3, entries: [journalEntry('w')] })));
       expect(landed).toEqual([true, true, true]);
-      expect(counts).toEqual({ statements: 1, transactions: 1 });
+      expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 1, transactions: 1 });
       // A lone write is the statement alone, committing on its own.
       Object.assign(counts, { statements: 0, transactions: 0 });
       expect(await store.write(ids[0]!, tokens[0]!, { now: T + 3, entries: [journalEntry('v')] })).toBe(true);
@@ -190,7 +208,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const tokens = [];
       for (const [i, id] of ids.entries()) tokens.push((await lease(fixture.store, newInstance(id, `${s.workflow}-${i}`))).token);
       let takeover: Promise<unknown> | null = null;
-      const executor = fromMysql2(fixture.pool);
+      const executor = modeExecutor();
       // Right after the batch's journal statement answered, another worker tries to take `a` over
       // (its claim skips a row locked by a transaction still open).
       const racingQuery =
@@ -207,8 +225,9 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const racing: SqlExecutor = {
         query: racingQuery((sql, params) => executor.query(sql, params)),
         transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: racingQuery((sql, params) => tx.query(sql, params)) }), options),
+        close: () => executor.close?.(),
       };
-      const store = new MySqlWorkflowStore({ executor: racing, schema: fixture.schema });
+      const store = await started(racing);
       const results = await Promise.all([
         store.write(ids[0]!, tokens[0]!, { now: T + 2, entries: [journalEntry('mine')] }),
         store.write(ids[1]!, 'not-the-lease', { now: T + 2, entries: [journalEntry('mine')] }),
@@ -231,15 +250,13 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       for (const id of [ids[0]!, ids[2]!]) expect(await fixture.store.renew(id, request.token, T + 120_000)).not.toBeNull();
       const takeover = await fixture.store.claim(claimRequest(s.workflow, { now: T + 60_000, limit: 3 }));
       expect(takeover.instances.map((instance) => instance.id)).toEqual([ids[1]]);
-      const executor = fromMysql2(fixture.pool);
+      const executor = modeExecutor();
       const sent: string[] = [];
       const seen = (sql: string) => sent.push(sql);
-      const store = new MySqlWorkflowStore({
-        executor: {
-          query: (sql, params) => (seen(sql), executor.query(sql, params)),
-          transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (seen(sql), tx.query(sql, params)) }), options),
-        },
-        schema: fixture.schema,
+      const store = await started({
+        query: (sql, params) => (seen(sql), executor.query(sql, params)),
+        transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (seen(sql), tx.query(sql, params)) }), options),
+        close: () => executor.close?.(),
       });
       const steps = await Promise.all(ids.map((id) => store.write(id, request.token, { now: T + 2, entries: [journalEntry('step')] })));
       expect(steps).toEqual([true, false, true]);
@@ -258,8 +275,8 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         ),
       );
       expect(ends).toEqual([true, false, true]);
-      // Each batch was fenced by the one token they share.
-      expect(sent.filter((sql) => /^(INSERT INTO|UPDATE) .*FORCE INDEX \(PRIMARY\) .*lease_token = \?/s.test(sql))).toHaveLength(2);
+      // Each batch was fenced by the one token they share (on MariaDB, the ending batch's UPDATE in a compound statement).
+      expect(sent.filter((sql) => /^(BEGIN NOT ATOMIC\b.*?)?(INSERT INTO|UPDATE) .*FORCE INDEX \(PRIMARY\) .*lease_token = \?/s.test(sql))).toHaveLength(2);
       for (const id of [ids[0]!, ids[2]!]) {
         const found = await details(fixture.store, id);
         expect([found.status, found.output, found.leaseToken, found.journal!.map((entry) => entry.name)]).toEqual(['completed', { done: id }, null, ['step', 'x', 'y', 'end']]);
@@ -269,7 +286,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     });
 
     it('with changes to the instances: fenced by one UPDATE in one transaction; a lost lease changes nothing', async () => {
-      const { store, counts } = countingStore();
+      const { store, counts } = await countingStore();
       const s = testScope();
       const ids = ['a', 'b', 'c'].map(s.id);
       const tokens: string[] = [];
@@ -286,8 +303,9 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       expect(await details(store, ids[0]!)).toMatchObject({ status: 'completed', output: { done: 0 }, leaseToken: null, wakeAt: null, updatedAt: T + 5 });
       expect(await details(store, ids[1]!)).toEqual(before);
       expect(await details(store, ids[2]!)).toMatchObject({ status: 'running', leaseToken: tokens[2], journal: [expect.objectContaining({ name: 'only' })] });
-      // The fenced UPDATE matched two rows of three: it is rolled back, and the rows locked and read.
-      expect(written.transactions).toBe(2);
+      // The fenced UPDATE matched two rows of three: it is rolled back, and the rows locked and read
+      // (on MariaDB the compound statement rolled back its own transaction: the second is the only one).
+      expect(written.transactions).toBe(mariadb ? 1 : 2);
 
       Object.assign(counts, { statements: 0, transactions: 0 });
       const more = ['d', 'e'].map(s.id);
@@ -296,11 +314,56 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       Object.assign(counts, { statements: 0, transactions: 0 });
       const both = await Promise.all(more.map((id, i) => store.write(id, moreTokens[i]!, { now: T + 6, entries: [journalEntry('end')], status: 'completed' })));
       expect(both).toEqual([true, true]);
-      // The fenced UPDATE and the journal's INSERT, in one transaction.
-      expect(counts).toEqual({ statements: 2, transactions: 1 });
+      // The fenced UPDATE and the journal's INSERT, in one transaction: on MariaDB one compound
+      // statement, which opens and commits it.
+      expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 2, transactions: 1 });
       await store.close();
     });
+
+    it.runIf(mariadb)('a compound statement that fails halfway rolls its transaction back before the connection goes back to the pool, and runs again', async () => {
+      const s = testScope();
+      const id = s.id('a');
+      const { token } = await lease(fixture.store, newInstance(id, s.workflow));
+      expect(await fixture.store.write(id, token, { now: T + 1, entries: [journalEntry('end', { value: 'first' })] })).toBe(true);
+      // One connection, so what the store's statement left on its session is what the checks below see.
+      const single = createMysqlPool({ connectionLimit: 1 });
+      const blocker = await fixture.pool.getConnection();
+      try {
+        await single.query('SET SESSION innodb_lock_wait_timeout = 1');
+        // Another transaction holds the journal row the ending write replaces: its UPDATE goes
+        // through, its journal upsert waits, and InnoDB rolls back that statement alone.
+        await blocker.beginTransaction();
+        await blocker.query(`SELECT seq FROM \`${fixture.schema}_journal\` WHERE instance_id = ? AND name = 'end' FOR UPDATE`, [id]);
+        const executor = fromMysql2(single);
+        const after: unknown[] = [];
+        const store = await started({
+          query: async (sql, params) => {
+            try {
+              return await executor.query(sql, params);
+            } catch (error) {
+              if ((error as { errno?: number }).errno === 1205 && after.length === 0) {
+                const { rows } = await executor.query(`SELECT @@in_transaction AS open, (SELECT status FROM \`${fixture.schema}_instances\` WHERE id = ?) AS status`, [id]);
+                after.push(rows[0]);
+                await blocker.commit();
+              }
+              throw error;
+            }
+          },
+          transaction: (fn, options) => executor.transaction(fn, options),
+          close: () => executor.close?.(),
+        });
+        const write = { now: T + 2, entries: [journalEntry('end', { value: 'second' })], status: 'completed' as const, output: 1, release: { wakeAt: null, waits: [], signalCursor: 0 } };
+        expect(await store.write(id, token, write)).toBe(true);
+        // After the timeout: no transaction open, the UPDATE undone; then the retry landed it all.
+        expect(after).toEqual([{ open: 0, status: 'running' }]);
+        expect(await details(fixture.store, id)).toMatchObject({ status: 'completed', output: 1, journal: [expect.objectContaining({ name: 'end', value: 'second' })] });
+      } finally {
+        blocker.destroy();
+        await single.end();
+      }
+    });
   });
+  }
 
   it('compares keys byte-wise: ids differing only in case or accents are two instances', async () => {
     const { store } = fixture;

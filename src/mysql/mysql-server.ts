@@ -1,0 +1,41 @@
+import type { SqlExecutor } from '../sql/sql-executor.js';
+
+/**
+ * How the store writes its batches on this server, found once at startup (`init()`).
+ *
+ * MySQL 8.0 and MariaDB 10.6+ share a common ground, which every path of the store can run on:
+ * a batch that changes instances is a transaction of several statements, and one that writes
+ * journal entries alone reads back which writes landed when some did not. MariaDB has two things
+ * MySQL lacks that make each of those one round trip, with the same locks in the same order:
+ * `INSERT ... RETURNING` (10.5+), which answers which instances' rows went in, and anonymous
+ * compound statements (`BEGIN NOT ATOMIC ... END`), which carry a whole transaction, its fence
+ * check and its commit. They are used only when the server says it is MariaDB 10.5 or later and a
+ * compound statement goes through the executor (one that prepares every statement could not send
+ * it); otherwise the store keeps to the common ground.
+ */
+export interface MySqlServerFeatures {
+  /** Batches in one round trip each: `INSERT ... RETURNING` and compound statements. */
+  readonly oneRoundTripBatches: boolean;
+}
+
+/** The common ground of MySQL 8.0 and MariaDB 10.6+: what a store that has not started yet uses. */
+export const COMMON_GROUND: MySqlServerFeatures = { oneRoundTripBatches: false };
+
+/** MariaDB's first version with `INSERT ... RETURNING`. */
+const RETURNING_SINCE = [10, 5] as const;
+
+/** What `executor`'s server offers (see `MySqlServerFeatures`). Never throws: in doubt, the common ground. */
+export async function detectServerFeatures(executor: SqlExecutor): Promise<MySqlServerFeatures> {
+  try {
+    const { rows } = await executor.query('SELECT VERSION() AS version');
+    // MariaDB says so in its version ("10.11.19-MariaDB-0+deb12u1"); MySQL never does.
+    const match = /(\d+)\.(\d+)\.\d+-MariaDB/i.exec(String(rows[0]?.version ?? ''));
+    if (!match) return COMMON_GROUND;
+    const [major, minor] = [Number(match[1]), Number(match[2])];
+    if (major < RETURNING_SINCE[0] || (major === RETURNING_SINCE[0] && minor < RETURNING_SINCE[1])) return COMMON_GROUND;
+    await executor.query('BEGIN NOT ATOMIC DO 0; END');
+    return { oneRoundTripBatches: true };
+  } catch {
+    return COMMON_GROUND;
+  }
+}
