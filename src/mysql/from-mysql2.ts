@@ -36,10 +36,15 @@ const IN_TRANSACTION = 0x0001;
 
 function resultOf(result: unknown): SqlQueryResult {
   if (Array.isArray(result)) {
-    // A text with several statements (a pool with `multipleStatements`) answers one result each.
-    const last = result.length > 0 && Array.isArray(result[0]) ? (result[result.length - 1] as unknown) : result;
-    if (Array.isArray(last)) return { rows: last as Record<string, unknown>[], rowCount: last.length };
-    return resultOf(last);
+    if (result.length > 0 && Array.isArray(result[0])) {
+      // Several results: a compound statement's (MariaDB: its SELECTs' rows, then the status of
+      // the whole), or a text of several statements' (a pool with `multipleStatements`). The rows
+      // are the last SELECT's; without one, the last status.
+      const sets = result.filter((part): part is Record<string, unknown>[] => Array.isArray(part));
+      const last = sets.length > 0 ? sets[sets.length - 1]! : result[result.length - 1];
+      return resultOf(last);
+    }
+    return { rows: result as Record<string, unknown>[], rowCount: result.length };
   }
   const header = (result ?? {}) as ResultHeader;
   return { rows: [], rowCount: header.affectedRows ?? 0, insertId: header.insertId ?? 0, info: header.info ?? '' };

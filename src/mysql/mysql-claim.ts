@@ -1,5 +1,5 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
-import { CLAIM_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toInstance, type SqlRow } from '../sql/workflow-rows.js';
@@ -95,8 +95,48 @@ WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', 
     return claimUnderLimits(steps, request);
   }
 
+  /**
+   * `claim()` without limits on MariaDB (see `MySqlServerFeatures`), in one round trip: a compound
+   * statement opens the transaction, walks the same due rows with the same `FOR UPDATE SKIP
+   * LOCKED` (a cursor, which takes its rows' locks when it opens), leases each, commits, and then
+   * reads the instances it leased by their token (the claim's own: no one else holds it until the
+   * lease lapses). Any error rolls everything back inside the statement.
+   */
+  async claimInOneStatement(executor: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
+    const due = this.dueStatement(request, request.limit, null, 'id');
+    const lease = this.leaseSet(request);
+    const { instances } = this.tables;
+    const { rows } = await executor.query(
+      `BEGIN NOT ATOMIC
+DECLARE done BOOL DEFAULT FALSE;
+DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+DECLARE due CURSOR FOR ${due.sql};
+DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
+DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+START TRANSACTION;
+OPEN due;
+lease: LOOP
+  FETCH due INTO picked;
+  IF done THEN LEAVE lease; END IF;
+  UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
+END LOOP;
+CLOSE due;
+COMMIT;
+SELECT ${INSTANCE_COLUMNS} FROM ${instances} WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
+END`,
+      [...due.params, ...lease.params, request.token],
+    );
+    return { instances: rows.map(toInstance), lastSignalId: 0 };
+  }
+
   /** Up to `count` due rows in claim order, locked, skipping locked ones and those `exclusions` names. */
   private async due(tx: SqlExecutor, request: WorkflowClaimRequest, count: number, exclusions: ClaimExclusions | null): Promise<SqlRow[]> {
+    const { sql, params } = this.dueStatement(request, count, exclusions, CLAIM_COLUMNS);
+    return (await tx.query(sql, params)).rows;
+  }
+
+  /** The statement of `due()`, reading `columns`. */
+  private dueStatement(request: WorkflowClaimRequest, count: number, exclusions: ClaimExclusions | null, columns: string): { sql: string; params: unknown[] } {
     const params: unknown[] = [request.now, request.now];
     const pairs = request.workflows.map(({ name, version }) => {
       params.push(name, version);
@@ -121,14 +161,22 @@ WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', 
       pairsNotIn('rate_limit_key', exclusions.fullKeyWindows);
     }
     params.push(count);
-    const { rows } = await tx.query(
-      `SELECT ${CLAIM_COLUMNS} FROM ${this.tables.instances} FORCE INDEX (instances_due)
+    return {
+      sql: `SELECT ${columns} FROM ${this.tables.instances} FORCE INDEX (instances_due)
 WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
   AND (workflow, version) IN (${pairs.join(', ')})${extra}
 ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
       params,
-    );
-    return rows;
+    };
+  }
+
+  /** What a lease sets on an instance row (`runs` one more, a pending or suspended instance running). */
+  private leaseSet(request: WorkflowClaimRequest): { sql: string; params: unknown[] } {
+    return {
+      sql: `lease_token = ?, lease_owner = ?, lease_until = ?, runs = runs + 1, updated_at = ?,
+  status = CASE WHEN status = 'compensating' THEN status ELSE 'running' END`,
+      params: [request.token, request.owner, request.leaseUntil, request.now],
+    };
   }
 
   /**
@@ -138,12 +186,11 @@ ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
   private async lease(tx: SqlExecutor, request: WorkflowClaimRequest, rows: SqlRow[]): Promise<WorkflowClaim> {
     const instances: WorkflowInstance[] = [];
     if (rows.length > 0) {
-      await tx.query(
-        `UPDATE ${this.tables.instances} SET lease_token = ?, lease_owner = ?, lease_until = ?, runs = runs + 1, updated_at = ?,
-  status = CASE WHEN status = 'compensating' THEN status ELSE 'running' END
-WHERE id IN (${placeholders(rows.length)})`,
-        [request.token, request.owner, request.leaseUntil, request.now, ...rows.map((row) => row.id)],
-      );
+      const lease = this.leaseSet(request);
+      await tx.query(`UPDATE ${this.tables.instances} SET ${lease.sql}\nWHERE id IN (${placeholders(rows.length)})`, [
+        ...lease.params,
+        ...rows.map((row) => row.id),
+      ]);
       for (const row of rows) {
         const instance = toInstance(row);
         instances.push({
