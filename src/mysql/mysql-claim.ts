@@ -1,4 +1,5 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
+import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -16,10 +17,20 @@ const CLAIM_ORDER = 'claim_priority, wake_at, created_at, id';
  * workflows' concurrency locks as rows of `<schema>_locks`.
  */
 export class MySqlClaims {
+  /** What the server offers beyond the common ground: set by the store's `init()`. */
+  server: MySqlServerFeatures = COMMON_GROUND;
+
   constructor(
     private readonly tables: MySqlTables,
     private readonly locks: MySqlLocks,
   ) {}
+
+  /** `claim()` on `executor`: without limits on MariaDB one compound statement, else a transaction of the store's own. */
+  claimOn(executor: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
+    const { limits, rates } = claimRules(request);
+    if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0) return this.claimInOneStatement(executor, request);
+    return executor.transaction((tx) => this.claim(tx, request), { held: true });
+  }
 
   claim(tx: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
     const { limits, rates } = claimRules(request);
@@ -113,6 +124,7 @@ DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
 DECLARE due CURSOR FOR ${due.sql};
 DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
 DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 START TRANSACTION;
 OPEN due;
 lease: LOOP

@@ -21,8 +21,7 @@ import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, UNFINISHED, type
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
-import { COMMON_GROUND, detectServerFeatures, type MySqlServerFeatures } from './mysql-server.js';
-import { claimRules } from '../sql/limited-claim.js';
+import { detectServerFeatures } from './mysql-server.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
@@ -77,8 +76,6 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly claims: MySqlClaims;
   private readonly creates: MySqlCreates;
   private readonly writes: MySqlWrites;
-  /** What the server offers beyond MySQL 8.0's common ground, found by `init()`. */
-  private server: MySqlServerFeatures = COMMON_GROUND;
   protected readonly scheduleStore: MySqlSchedules;
   private poller: MySqlWakePoller;
   private readonly wakePoll: WakePollInterval | undefined;
@@ -132,7 +129,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    */
   async init(): Promise<void> {
     await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
-    this.server = this.writes.server = await detectServerFeatures(this.executor);
+    this.claims.server = this.writes.server = await detectServerFeatures(this.executor);
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }
 
@@ -313,11 +310,8 @@ ORDER BY updated_at, id LIMIT ?`,
     MYSQL_INPUT.token(request.token, request.owner);
     // The last signal id may be read at any time around the claim (see MySqlSignals): on the pool,
     // beside the claim's transaction, it costs no round trip of its own.
-    const oneStatement = this.server.oneRoundTripBatches && claimRules(request).limits.length === 0 && claimRules(request).rates.length === 0;
     const [claimed, lastSignalId] = await Promise.all([
-      retryOnLockContention(() =>
-        oneStatement ? this.claims.claimInOneStatement(this.executor, request) : this.executor.transaction((tx) => this.claims.claim(tx, request), { held: true }),
-      ),
+      retryOnLockContention(() => this.claims.claimOn(this.executor, request)),
       this.signalsOf.lastId(this.executor),
     ]);
     return { instances: claimed.instances, lastSignalId };

@@ -4,6 +4,7 @@ import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
 import { MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
+import { instanceUpdateStatement, type Change, type InstanceUpdate } from './mysql-instance-update.js';
 import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -22,8 +23,6 @@ interface PendingWrite {
   write: WorkflowWrite;
 }
 
-/** A new value of an instance column: the column, the SQL of the value, that SQL's parameters. */
-type Change = [column: string, sql: string, params: unknown[]];
 
 function prepare(id: string, token: string, write: WorkflowWrite): PendingWrite {
   const fields: Array<[string, unknown]> = [];
@@ -205,7 +204,7 @@ export class MySqlWrites {
    * the pool with no transaction open, and the batch may simply run again.
    */
   private async fencedBlock(writes: PendingWrite[]): Promise<boolean[]> {
-    const update = this.updateStatement(writes.map((write) => ({ id: write.id, token: write.token, changes: this.changes(write, false) })));
+    const update = instanceUpdateStatement(this.tables.instances, writes.map((write) => ({ id: write.id, token: write.token, changes: this.changes(write, false) })));
     const journal = upsertJournalStatement(
       this.tables.journal,
       writes.flatMap((write) => write.journal),
@@ -222,7 +221,7 @@ export class MySqlWrites {
     }
     try {
       await this.executor.query(
-        `BEGIN NOT ATOMIC\nDECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;\nSTART TRANSACTION;\n${body}COMMIT;\nEND`,
+        `BEGIN NOT ATOMIC\nDECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;\nSET TRANSACTION ISOLATION LEVEL READ COMMITTED;\nSTART TRANSACTION;\n${body}COMMIT;\nEND`,
         params,
       );
     } catch (error) {
@@ -323,50 +322,11 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
    * Resolves to the rows matched (every row of `updates` when there are no tokens).
    */
   private async updateInstances(tx: SqlExecutor, updates: readonly InstanceUpdate[]): Promise<number> {
-    const statement = this.updateStatement(updates);
+    const statement = instanceUpdateStatement(this.tables.instances, updates);
     if (!statement) return updates.length;
     return (await tx.query(statement.sql, statement.params)).rowCount;
   }
 
-  /** The statement of `updateInstances()`, or `null` when no instance changes a column. */
-  private updateStatement(updates: readonly InstanceUpdate[]): { sql: string; params: unknown[] } | null {
-    const byColumn = new Map<string, Array<{ id: string; sql: string; params: unknown[] }>>();
-    for (const { id, changes } of updates) {
-      for (const [column, sql, params] of changes) {
-        const list = byColumn.get(column) ?? [];
-        list.push({ id, sql, params });
-        byColumn.set(column, list);
-      }
-    }
-    if (byColumn.size === 0) return null;
-    const params: unknown[] = [];
-    const sets = [...byColumn].map(([column, values]) => {
-      // The same value for every row (a status, a lease cleared, one `now`): no CASE to parse.
-      if (values.length === updates.length && values.every((value) => sameChange(value, values[0]!))) {
-        params.push(...values[0]!.params);
-        return `${column} = ${values[0]!.sql}`;
-      }
-      for (const value of values) params.push(value.id, ...value.params);
-      return `${column} = CASE id ${values.map((value) => `WHEN ? THEN ${value.sql}`).join(' ')} ELSE ${column} END`;
-    });
-    params.push(...updates.map((update) => update.id));
-    let fence = '';
-    const fenced = updates.filter((update) => update.token !== null);
-    if (fenced.length === updates.length && fenced.every((update) => update.token === fenced[0]!.token)) {
-      // One claim's instances share its token.
-      fence = ' AND lease_token = ?';
-      params.push(fenced[0]!.token);
-    } else if (fenced.length > 0) {
-      fence = ` AND lease_token = CASE id ${fenced.map(() => 'WHEN ? THEN ?').join(' ')} END`;
-      for (const update of fenced) params.push(update.id, update.token);
-    }
-    return {
-      // By primary key, in key order, whatever the fence: a shared token would otherwise draw the
-      // optimizer to `instances_wake`, locking in another order.
-      sql: `UPDATE ${this.tables.instances} FORCE INDEX (PRIMARY) SET ${sets.join(', ')} WHERE id IN (${placeholders(updates.length)})${fence}`,
-      params,
-    };
-  }
 }
 
 /**
@@ -382,20 +342,8 @@ function wakeAt(status: WorkflowWrite['status'], signalAt: number | null, now: n
   return ['?', [wakeAt]];
 }
 
-/** Whether two rows' changes of a column are the same SQL with the same parameters. */
-function sameChange(a: { sql: string; params: unknown[] }, b: { sql: string; params: unknown[] }): boolean {
-  return a.sql === b.sql && a.params.length === b.params.length && a.params.every((param, index) => param === b.params[index]);
-}
-
 /** Thrown inside a batch's transaction to roll it back when a write of the batch found another token. */
 const SOME_LEASE_LOST = new Error('a write of the batch found another lease token');
 
 /** The message a compound statement's `SIGNAL` gives when its `UPDATE` matched fewer rows than writes. */
 const LEASE_LOST_SIGNAL = 'nest-workflows: a write of the batch found another lease token';
-
-/** One instance's changes in `updateInstances()`, fenced by `token` unless it is `null`. */
-interface InstanceUpdate {
-  id: string;
-  token: string | null;
-  changes: Change[];
-}
