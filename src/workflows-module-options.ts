@@ -14,7 +14,7 @@ export interface WorkflowWorkerOptions {
   enabled?: boolean;
   /** Shown as `leaseOwner`. Default `hostname:pid:random`. */
   id?: string;
-  /** Instances executed at once by this process. Default 10. */
+  /** Instances executed at once by this process (one whose last write is on its way no longer counts). Default 10. */
   concurrency?: number;
   /** How often to look for due instances. Default `'1s'`; local starts and signals wake it at once. */
   pollInterval?: Duration;

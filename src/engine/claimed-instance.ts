@@ -16,6 +16,8 @@ export interface ClaimedInstance {
   leaseUntil?: number;
   /** Shutdown released the lease while the execution still ran (`abandon()`): nothing more is recorded or reported. */
   released?: boolean;
+  /** The worker's: this execution's own work is over, only its last write is left; its slot may go to the next item. */
+  ending?: () => void;
 }
 
 /** The local lease check's margin: a tenth of the lease, at most a second. */

@@ -341,6 +341,7 @@ export class WorkflowEngine {
       // Inside the child's start (its span, with telemetry): the child's executions join that trace.
       createChild: (child: NewWorkflowInstance) => this.createChild({ ...child, traceContext: this.observer.startContext(child.workflow, child.id) }),
       observe,
+      ending: claimed.ending,
     };
   }
 

@@ -37,6 +37,8 @@ export interface ExecutionDeps extends ChildDeps {
   /** Whether the lease ran out (or is about to) by the local clock; checked before each side effect. */
   leaseExpired?(): boolean;
   observe: ExecutionObserver; // telemetry: spans around attempts and child starts
+  /** Called as the write that releases the lease (the execution's last) is made: its slot may go to the next instance. */
+  ending?(): void;
 }
 
 /**
@@ -191,6 +193,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
    * gone or the store failed.
    */
   write(write: Omit<WorkflowWrite, 'now' | 'entries'> & { entries?: WorkflowJournalEntry[] }): Promise<boolean> {
+    if (write.release) this.deps.ending?.();
     const entries = this.journal.take();
     const status = this.pendingStatus;
     this.pendingStatus = null;

@@ -69,7 +69,10 @@ export class WorkflowRuntime {
       },
       idOf: (claimed) => claimed.instance.id,
       renew: (claimed, until) => engine.renew(claimed, until),
-      execute: (claimed, shutdown) => engine.execute(claimed, shutdown),
+      execute: (claimed, shutdown, ending) => {
+        claimed.ending = ending;
+        return engine.execute(claimed, shutdown);
+      },
       onError: (error, stage) => outage.failed(error, stage === 'claim' ? 'claiming instances' : 'renewing a lease'),
       abandon: async (items) => {
         await Promise.all(items.map((claimed) => engine.abandon(claimed)));

@@ -37,8 +37,14 @@ export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
   idOf?(item: T): string;
   /** Extends an item's lease; `false` when it is gone. */
   renew(item: T, until: number): Promise<boolean>;
-  /** Runs an item to its end; `shutdown` aborts when the worker stops. Must not throw. */
-  execute(item: T, shutdown: AbortSignal): Promise<void>;
+  /**
+   * Runs an item to its end; `shutdown` aborts when the worker stops. Must not throw. It may call
+   * `ending()` once the item's own work is over and only its last write is left to land (the
+   * write that releases its lease): its slot then goes to the next item at once, so that item's
+   * work overlaps that write's round trip. The item still counts as running (renewed, waited for
+   * at shutdown) until `execute()` resolves.
+   */
+  execute(item: T, shutdown: AbortSignal, ending: () => void): Promise<void>;
   onError(error: unknown, stage: 'claim' | 'renew'): void;
   /** Shutdown stopped waiting for these items (`shutdownTimeout` passed): report and release them. */
   abandon?(items: T[]): Promise<void>;
@@ -54,6 +60,8 @@ export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
 export class LeasedWorker<T> {
   readonly owner: string;
   private readonly running = new InFlight<T>();
+  /** Items of `running` that called `ending()`: their slots went to other items. */
+  private ending = 0;
   private readonly shutdownController = new AbortController();
   private started = false;
   private stopping: Promise<void> | null = null;
@@ -135,7 +143,7 @@ export class LeasedWorker<T> {
    */
   reserve(): WorkflowLease | null {
     if (!this.started || this.stopping || this.backlog) return null;
-    if (this.running.size + this.reserved >= this.options.concurrency) return null;
+    if (this.slotsTaken() >= this.options.concurrency) return null;
     this.reserved++;
     return this.lease(this.options.clock.now());
   }
@@ -218,7 +226,7 @@ export class LeasedWorker<T> {
       const room = this.room();
       // Claim only when something may be due (a kick, a poll, a claim that came back full) and there is room.
       if (room > 0 && this.wanted) {
-        const free = this.options.concurrency - this.running.size - this.reserved;
+        const free = this.options.concurrency - this.slotsTaken();
         this.wanted = false;
         const ids = this.everything || this.backlog || this.named.size > free || Date.now() >= this.nextPoll ? undefined : [...this.named];
         this.named.clear();
@@ -243,7 +251,7 @@ export class LeasedWorker<T> {
           }
           // Slots that freed up while the claim was out took waiting items first (see `track()`).
           for (const item of items) {
-            if (this.running.size + this.reserved < this.options.concurrency && !signal.aborted) void this.track(item);
+            if (this.slotsTaken() < this.options.concurrency && !signal.aborted) void this.track(item);
             else this.waiting.push(item);
           }
         } catch (error) {
@@ -284,7 +292,7 @@ export class LeasedWorker<T> {
   private room(): number {
     const { concurrency } = this.options;
     const ahead = this.backlog && this.runMs <= (this.options.claimAheadMaxRun ?? CLAIM_AHEAD_MAX_RUN) ? concurrency : 0;
-    return concurrency + ahead - this.running.size - this.reserved - this.waiting.length;
+    return concurrency + ahead - this.slotsTaken() - this.waiting.length;
   }
 
   /**
@@ -297,25 +305,42 @@ export class LeasedWorker<T> {
     return Math.max(pollInterval, Math.min(MAX_BACKOFF, pollInterval * 2 ** Math.min(this.claimFailures - 1, 20)));
   }
 
+  /** Slots in use: items running but those `ending()`, and slots `reserve()`d. */
+  private slotsTaken(): number {
+    return this.running.size - this.ending + this.reserved;
+  }
+
   private track(item: T): Promise<void> {
     this.running.add(item);
     const started = performance.now();
+    let ended = false;
+    const ending = () => {
+      if (ended) return;
+      ended = true;
+      this.ending++;
+      this.slotFreed();
+    };
     const task = this.options
-      .execute(item, this.shutdownController.signal)
+      .execute(item, this.shutdownController.signal, ending)
       .catch(() => undefined)
       .finally(() => {
         this.running.delete(item);
         this.tasks.delete(task);
         const ran = performance.now() - started;
         this.runMs = this.runMs === Infinity ? ran : this.runMs * 0.8 + ran * 0.2;
-        // The slot goes to an item claimed ahead, if one waits (after shutdown they all ran already).
-        const next = this.waiting.shift();
-        if (next !== undefined) void this.track(next);
-        // There is room: the loop may be waiting for it to claim what is due.
-        if (this.wanted) this.wake?.();
+        if (ended) this.ending--;
+        else this.slotFreed();
       });
     this.tasks.add(task);
     return task;
+  }
+
+  private slotFreed(): void {
+    // The slot goes to an item claimed ahead, if one waits (after shutdown they all ran already).
+    const next = this.waiting.shift();
+    if (next !== undefined) void this.track(next);
+    // There is room: the loop may be waiting for it to claim what is due.
+    if (this.wanted) this.wake?.();
   }
 
   private lease(now: number): WorkflowLease {

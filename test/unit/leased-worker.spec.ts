@@ -171,6 +171,56 @@ describe('the leased loop', () => {
     ]);
   });
 
+  it("gives an item's slot to the next once it calls ending(), and still renews it and waits for it until it resolves", async () => {
+    const due = ['a', 'b', 'c', 'd', 'e'];
+    const renewed = new Set<string>();
+    const started: string[] = [];
+    const works = new Map<string, () => void>();
+    const lastWrites = new Map<string, () => void>();
+    const loop = loopWith({
+      heartbeatInterval: 15,
+      claim: async (_lease, _now, limit) => due.splice(0, limit),
+      renew: async (item) => (renewed.add(item), true),
+      execute: async (item, _shutdown, ending) => {
+        started.push(item);
+        // Its own work, until the test ends it; then its last write, until the test lands it.
+        await new Promise<void>((resolve) => works.set(item, resolve));
+        ending();
+        ending();
+        await new Promise<void>((resolve) => lastWrites.set(item, resolve));
+      },
+    });
+    loop.start();
+    await vi.waitFor(() => expect(started).toEqual(['a', 'b']), { timeout: 5_000 });
+    works.get('a')!();
+    works.get('b')!();
+    // a and b only wait for their last writes: c and d have their slots, e waits for one.
+    await vi.waitFor(() => expect(started).toEqual(['a', 'b', 'c', 'd']), { timeout: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+    expect([...loop.active].sort()).toEqual(['a', 'b', 'c', 'd']);
+    await vi.waitFor(() => expect([...renewed].sort()).toEqual(expect.arrayContaining(['a', 'b', 'c', 'd'])), { timeout: 5_000 });
+    // a's last write landing frees nothing more: its slot went to c already.
+    lastWrites.get('a')!();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+    works.get('c')!();
+    await vi.waitFor(() => expect(started).toEqual(['a', 'b', 'c', 'd', 'e']), { timeout: 5_000 });
+    // Shutdown waits for every execution, last writes included.
+    let stopped = false;
+    const stopping = loop.shutdown().then(() => (stopped = true));
+    for (const item of ['d', 'e']) await vi.waitFor(() => expect(works.has(item)).toBe(true), { timeout: 5_000 });
+    works.get('d')!();
+    works.get('e')!();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(stopped).toBe(false);
+    for (const resolve of lastWrites.values()) resolve();
+    await vi.waitFor(() => expect(lastWrites.size).toBe(5), { timeout: 5_000 });
+    for (const resolve of lastWrites.values()) resolve();
+    await stopping;
+    expect([...loop.active]).toEqual([]);
+  });
+
   it('claims what named wake-ups name by id, and looks at everything after a plain one, a miss or a backlog', async () => {
     const claims: Array<{ limit: number; ids?: string[] }> = [];
     let answer: (limit: number, ids?: string[]) => string[] = () => [];
