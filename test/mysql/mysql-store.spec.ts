@@ -320,48 +320,51 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       await store.close();
     });
 
-    it.runIf(mariadb)('a compound statement that fails halfway rolls its transaction back before the connection goes back to the pool, and runs again', async () => {
-      const s = testScope();
-      const id = s.id('a');
-      const { token } = await lease(fixture.store, newInstance(id, s.workflow));
-      expect(await fixture.store.write(id, token, { now: T + 1, entries: [journalEntry('end', { value: 'first' })] })).toBe(true);
-      // One connection, so what the store's statement left on its session is what the checks below see.
-      const single = createMysqlPool({ connectionLimit: 1 });
-      const blocker = await fixture.pool.getConnection();
-      try {
-        await single.query('SET SESSION innodb_lock_wait_timeout = 1');
-        // Another transaction holds the journal row the ending write replaces: its UPDATE goes
-        // through, its journal upsert waits, and InnoDB rolls back that statement alone.
-        await blocker.beginTransaction();
-        await blocker.query(`SELECT seq FROM \`${fixture.schema}_journal\` WHERE instance_id = ? AND name = 'end' FOR UPDATE`, [id]);
-        const executor = fromMysql2(single);
-        const after: unknown[] = [];
-        const store = await started({
-          query: async (sql, params) => {
-            try {
-              return await executor.query(sql, params);
-            } catch (error) {
-              if ((error as { errno?: number }).errno === 1205 && after.length === 0) {
-                const { rows } = await executor.query(`SELECT @@in_transaction AS open, (SELECT status FROM \`${fixture.schema}_instances\` WHERE id = ?) AS status`, [id]);
-                after.push(rows[0]);
-                await blocker.commit();
+    // MariaDB's compound statements only.
+    if (mariadb) {
+      it('a compound statement that fails halfway rolls its transaction back before the connection goes back to the pool, and runs again', async () => {
+        const s = testScope();
+        const id = s.id('a');
+        const { token } = await lease(fixture.store, newInstance(id, s.workflow));
+        expect(await fixture.store.write(id, token, { now: T + 1, entries: [journalEntry('end', { value: 'first' })] })).toBe(true);
+        // One connection, so what the store's statement left on its session is what the checks below see.
+        const single = createMysqlPool({ connectionLimit: 1 });
+        const blocker = await fixture.pool.getConnection();
+        try {
+          await single.query('SET SESSION innodb_lock_wait_timeout = 1');
+          // Another transaction holds the journal row the ending write replaces: its UPDATE goes
+          // through, its journal upsert waits, and InnoDB rolls back that statement alone.
+          await blocker.beginTransaction();
+          await blocker.query(`SELECT seq FROM \`${fixture.schema}_journal\` WHERE instance_id = ? AND name = 'end' FOR UPDATE`, [id]);
+          const executor = fromMysql2(single);
+          const after: unknown[] = [];
+          const store = await started({
+            query: async (sql, params) => {
+              try {
+                return await executor.query(sql, params);
+              } catch (error) {
+                if ((error as { errno?: number }).errno === 1205 && after.length === 0) {
+                  const { rows } = await executor.query(`SELECT @@in_transaction AS open, (SELECT status FROM \`${fixture.schema}_instances\` WHERE id = ?) AS status`, [id]);
+                  after.push(rows[0]);
+                  await blocker.commit();
+                }
+                throw error;
               }
-              throw error;
-            }
-          },
-          transaction: (fn, options) => executor.transaction(fn, options),
-          close: () => executor.close?.(),
-        });
-        const write = { now: T + 2, entries: [journalEntry('end', { value: 'second' })], status: 'completed' as const, output: 1, release: { wakeAt: null, waits: [], signalCursor: 0 } };
-        expect(await store.write(id, token, write)).toBe(true);
-        // After the timeout: no transaction open, the UPDATE undone; then the retry landed it all.
-        expect(after).toEqual([{ open: 0, status: 'running' }]);
-        expect(await details(fixture.store, id)).toMatchObject({ status: 'completed', output: 1, journal: [expect.objectContaining({ name: 'end', value: 'second' })] });
-      } finally {
-        blocker.destroy();
-        await single.end();
-      }
-    });
+            },
+            transaction: (fn, options) => executor.transaction(fn, options),
+            close: () => executor.close?.(),
+          });
+          const write = { now: T + 2, entries: [journalEntry('end', { value: 'second' })], status: 'completed' as const, output: 1, release: { wakeAt: null, waits: [], signalCursor: 0 } };
+          expect(await store.write(id, token, write)).toBe(true);
+          // After the timeout: no transaction open, the UPDATE undone; then the retry landed it all.
+          expect(after).toEqual([{ open: 0, status: 'running' }]);
+          expect(await details(fixture.store, id)).toMatchObject({ status: 'completed', output: 1, journal: [expect.objectContaining({ name: 'end', value: 'second' })] });
+        } finally {
+          blocker.destroy();
+          await single.end();
+        }
+      });
+    }
   });
   }
 
