@@ -1,9 +1,10 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
+import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { toInstance, type SqlRow } from '../sql/workflow-rows.js';
+import { toInstance, toNumber, type SqlRow } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowClaim, WorkflowClaimRequest } from '../storage/workflow-store.js';
 
@@ -25,11 +26,22 @@ export class MySqlClaims {
     private readonly locks: MySqlLocks,
   ) {}
 
-  /** `claim()` on `executor`: without limits on MariaDB one compound statement, else a transaction of the store's own. */
-  claimOn(executor: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
+  /**
+   * `claim()` on `executor`, retried on lock contention, with the last signal id, which may be read
+   * at any time around the claim (see `MySqlSignals`): without limits on MariaDB one compound
+   * statement that reads it too (`lastSignalId()` after it when it claimed nothing); else a
+   * transaction of the store's own, `lastSignalId()` beside it on the pool, costing no round trip
+   * of its own.
+   */
+  async claimOn(executor: SqlExecutor, request: WorkflowClaimRequest, lastSignalId: () => Promise<number>): Promise<WorkflowClaim> {
     const { limits, rates } = claimRules(request);
-    if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0) return this.claimInOneStatement(executor, request);
-    return executor.transaction((tx) => this.claim(tx, request), { held: true });
+    if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0) {
+      const claimed = await retryOnLockContention(() => this.claimInOneStatement(executor, request));
+      // Nothing claimed, so no row carried the last signal id: read on its own.
+      return claimed.instances.length > 0 ? claimed : { instances: [], lastSignalId: await lastSignalId() };
+    }
+    const [claimed, last] = await Promise.all([retryOnLockContention(() => executor.transaction((tx) => this.claim(tx, request), { held: true })), lastSignalId()]);
+    return { instances: claimed.instances, lastSignalId: last };
   }
 
   claim(tx: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
@@ -111,7 +123,8 @@ WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', 
    * statement opens the transaction, walks the same due rows with the same `FOR UPDATE SKIP
    * LOCKED` (a cursor, which takes its rows' locks when it opens), leases each, commits, and then
    * reads the instances it leased by their token (the claim's own: no one else holds it until the
-   * lease lapses). Any error rolls everything back inside the statement.
+   * lease lapses), each with the last signal id read then (0 when it claimed nothing). Any error
+   * rolls everything back inside the statement.
    */
   async claimInOneStatement(executor: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
     const due = this.dueStatement(request, request.limit, null, 'id');
@@ -134,11 +147,12 @@ lease: LOOP
 END LOOP;
 CLOSE due;
 COMMIT;
-SELECT ${INSTANCE_COLUMNS} FROM ${instances} WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
+SELECT ${INSTANCE_COLUMNS}, (SELECT COALESCE(MAX(id), 0) FROM ${this.tables.signals}) AS last_signal_id FROM ${instances}
+WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
 END`,
       [...due.params, ...lease.params, request.token],
     );
-    return { instances: rows.map(toInstance), lastSignalId: 0 };
+    return { instances: rows.map(toInstance), lastSignalId: rows.length > 0 ? toNumber(rows[0]!.last_signal_id) : 0 };
   }
 
   /** Up to `count` due rows in claim order, locked, skipping locked ones and those `exclusions` names. */

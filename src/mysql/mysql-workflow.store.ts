@@ -308,13 +308,7 @@ ORDER BY updated_at, id LIMIT ?`,
 
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {
     MYSQL_INPUT.token(request.token, request.owner);
-    // The last signal id may be read at any time around the claim (see MySqlSignals): on the pool,
-    // beside the claim's transaction, it costs no round trip of its own.
-    const [claimed, lastSignalId] = await Promise.all([
-      retryOnLockContention(() => this.claims.claimOn(this.executor, request)),
-      this.signalsOf.lastId(this.executor),
-    ]);
-    return { instances: claimed.instances, lastSignalId };
+    return this.claims.claimOn(this.executor, request, () => this.signalsOf.lastId(this.executor));
   }
 
   async renew(id: string, token: string, leaseUntil: number): Promise<Store.WorkflowLeaseFlags | null> {
