@@ -1,6 +1,6 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
-import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
+import { COMMON_GROUND, compoundTransaction, type MySqlServerFeatures } from './mysql-server.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -130,28 +130,27 @@ WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', 
     const due = this.dueStatement(request, request.limit, null, 'id');
     const lease = this.leaseSet(request);
     const { instances } = this.tables;
-    const { rows } = await executor.query(
-      `BEGIN NOT ATOMIC
-DECLARE done BOOL DEFAULT FALSE;
-DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-DECLARE due CURSOR FOR ${due.sql};
-DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
-DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
-SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-START TRANSACTION;
-OPEN due;
+    const statement = compoundTransaction(
+      `OPEN due;
 lease: LOOP
   FETCH due INTO picked;
   IF done THEN LEAVE lease; END IF;
   UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
 END LOOP;
 CLOSE due;
-COMMIT;
-SELECT ${INSTANCE_COLUMNS}, (SELECT COALESCE(MAX(id), 0) FROM ${this.tables.signals}) AS last_signal_id FROM ${instances}
+`,
+      {
+        declarations: `DECLARE done BOOL DEFAULT FALSE;
+DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+DECLARE due CURSOR FOR ${due.sql};
+DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
+`,
+        afterCommit: `SELECT ${INSTANCE_COLUMNS}, (SELECT COALESCE(MAX(id), 0) FROM ${this.tables.signals}) AS last_signal_id FROM ${instances}
 WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
-END`,
-      [...due.params, ...lease.params, request.token],
+`,
+      },
     );
+    const { rows } = await executor.query(statement, [...due.params, ...lease.params, request.token]);
     return { instances: rows.map(toInstance), lastSignalId: rows.length > 0 ? toNumber(rows[0]!.last_signal_id) : 0 };
   }
 

@@ -39,3 +39,19 @@ export async function detectServerFeatures(executor: SqlExecutor): Promise<MySql
     return COMMON_GROUND;
   }
 }
+
+/**
+ * The text of a compound statement (MariaDB) that runs `body` in a READ COMMITTED transaction of
+ * its own and commits it, then runs `afterCommit`; `declarations` (variables, cursors, handlers)
+ * come first. Its exit handler rolls the transaction back on any error and raises the error again,
+ * so the connection goes back to the pool with no transaction open (a lock-wait timeout rolls back
+ * only the statement that waited) and the caller may simply run it again.
+ */
+export function compoundTransaction(body: string, { declarations = '', afterCommit = '' }: { declarations?: string; afterCommit?: string } = {}): string {
+  return `BEGIN NOT ATOMIC
+${declarations}DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+START TRANSACTION;
+${body}COMMIT;
+${afterCommit}END`;
+}

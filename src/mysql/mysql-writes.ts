@@ -1,5 +1,5 @@
 import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, upsertJournalStatement, type JournalRow } from './mysql-journal.js';
-import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
+import { COMMON_GROUND, compoundTransaction, type MySqlServerFeatures } from './mysql-server.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
@@ -22,7 +22,6 @@ interface PendingWrite {
   fields: Array<[string, unknown]>;
   write: WorkflowWrite;
 }
-
 
 function prepare(id: string, token: string, write: WorkflowWrite): PendingWrite {
   const fields: Array<[string, unknown]> = [];
@@ -199,9 +198,7 @@ export class MySqlWrites {
    * `fencedUpdate()` on MariaDB, in one round trip: the same `UPDATE` and journal upsert in a
    * transaction that a compound statement opens and commits. When the `UPDATE` matched fewer rows
    * than writes (`ROW_COUNT()` counts rows matched, the pool keeping mysql2's `FOUND_ROWS` flag),
-   * it signals `LEASE_LOST_SIGNAL`. Its handler rolls back whatever the statement did on any error
-   * (a lock-wait timeout rolls back only the statement that waited), so the connection goes back to
-   * the pool with no transaction open, and the batch may simply run again.
+   * it signals `LEASE_LOST_SIGNAL`; any error rolls the whole back (see `compoundTransaction()`).
    */
   private async fencedBlock(writes: PendingWrite[]): Promise<boolean[]> {
     const update = instanceUpdateStatement(this.tables.instances, writes.map((write) => ({ id: write.id, token: write.token, changes: this.changes(write, false) })));
@@ -220,10 +217,7 @@ export class MySqlWrites {
       params.push(...journal.params);
     }
     try {
-      await this.executor.query(
-        `BEGIN NOT ATOMIC\nDECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;\nSET TRANSACTION ISOLATION LEVEL READ COMMITTED;\nSTART TRANSACTION;\n${body}COMMIT;\nEND`,
-        params,
-      );
+      await this.executor.query(compoundTransaction(body), params);
     } catch (error) {
       throw (error as { message?: unknown })?.message === LEASE_LOST_SIGNAL ? SOME_LEASE_LOST : error;
     }
@@ -326,7 +320,6 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
     if (!statement) return updates.length;
     return (await tx.query(statement.sql, statement.params)).rowCount;
   }
-
 }
 
 /**
