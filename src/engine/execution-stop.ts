@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { WorkflowInterrupt } from '../errors/workflow-interrupt.js';
 
 type Reason = WorkflowInterrupt['reason'];
@@ -35,6 +36,8 @@ export class ExecutionStop {
   get signal(): AbortSignal {
     if (this.abort === null) {
       this.abort = new AbortController();
+      // Each step running in parallel (and the user's own code) may listen: no leak warning past ten.
+      setMaxListeners(0, this.abort.signal);
       if (this.abortReason !== null) this.abort.abort(this.abortReason);
     }
     return this.abort.signal;
@@ -64,7 +67,11 @@ export class ExecutionStop {
   stopped(): Promise<never> {
     return new Promise<never>((_, reject) => {
       if (this.nowReason !== null) return reject(this.nowReason);
-      const signal = (this.now ??= new AbortController()).signal;
+      if (this.now === null) {
+        this.now = new AbortController();
+        setMaxListeners(0, this.now.signal);
+      }
+      const signal = this.now.signal;
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     });
   }

@@ -22,6 +22,25 @@ export class LocalExecutions {
     return this.running.findLast((exec) => exec.instance.id === id);
   }
 
+  /**
+   * The shutdown signals executions run under, each heard by one listener that interrupts the
+   * executions running under it (`exec.shutdown`): a listener per execution would cost an add and a
+   * remove each, and past ten at once Node warns of a leak that isn't one.
+   */
+  private readonly shutdowns = new WeakSet<AbortSignal>();
+
+  hearShutdown(signal: AbortSignal): void {
+    if (this.shutdowns.has(signal)) return;
+    this.shutdowns.add(signal);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const exec of [...this.running]) if (exec.shutdown === signal) exec.interrupt('shutdown');
+      },
+      { once: true },
+    );
+  }
+
   add(exec: WorkflowExecution): void {
     this.running.add(exec);
   }

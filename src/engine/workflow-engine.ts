@@ -153,16 +153,16 @@ export class WorkflowEngine {
       exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry, claimed, observed), replayOnly);
       claimed.exec = exec;
       this.running.add(exec);
-      const onShutdown = () => exec!.interrupt('shutdown');
-      if (shutdown.aborted) onShutdown();
-      shutdown.addEventListener('abort', onShutdown, { once: true });
+      this.running.hearShutdown(shutdown);
+      exec.shutdown = shutdown;
+      if (shutdown.aborted) exec.interrupt('shutdown');
       try {
         if (instance.terminateRequested) return await this.finish(exec, 'cancelled', { error: terminated(instance.cancelReason) });
         this.emit(exec, instance.runs === 1 ? { type: 'workflow-started' } : { type: 'workflow-resumed', run: instance.runs });
         const outcome = await exec.run(() => definition.instance.run(exec!.context, instance.input));
         if (!claimed.released) await this.conclude(exec, outcome, timedOut);
       } finally {
-        shutdown.removeEventListener('abort', onShutdown);
+        exec.shutdown = null;
       }
     } catch (error) {
       observed.outcome(error instanceof WorkflowPayloadError ? 'handed-back' : 'error', serializeError(error));

@@ -53,10 +53,11 @@ export interface ExecutionDeps extends ChildDeps {
 export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   readonly context: WorkflowContext;
   private readonly stop: ExecutionStop;
+  /** While it runs and concludes, the shutdown that interrupts it (`LocalExecutions.hearShutdown()`). */
+  shutdown: AbortSignal | null = null;
   private fatal: WorkflowNonDeterminismError | null = null;
   private journalLimitError: WorkflowJournalLimitError | null = null;
   private storeError: unknown = null;
-
   private readonly journal: ExecutionJournal;
   private readonly visited = new Set<string>();
   private readonly compensations = new Map<string, Compensation>();

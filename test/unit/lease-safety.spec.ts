@@ -86,6 +86,45 @@ describe('graceful shutdown that times out', () => {
   });
 });
 
+describe('graceful shutdown with more than ten executions running', () => {
+  @Workflow('lease.many')
+  class Many {
+    async run(ctx: WorkflowContext) {
+      await ctx.step('quick', () => 1);
+      // Runs until the shutdown aborts it.
+      await ctx.step('until-shutdown', ({ signal }) => new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })));
+    }
+  }
+
+  it('stops every one and hands each back, with no listener-leak warning', async () => {
+    const store = new InMemoryWorkflowStore();
+    const nodeWarnings: Error[] = [];
+    const onWarning = (warning: Error) => nodeWarnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      app = await createTestApp([Many], { store, worker: { pollInterval: '10ms', concurrency: 25, shutdownTimeout: '5s' } });
+      const ids = Array.from({ length: 25 }, (_, i) => `many-${i}`);
+      for (const id of ids) await app.client.start(Many, null, { id });
+      const started = async () => (await Promise.all(ids.map((id) => store.get(id, { journal: true })))).every((i) => i?.journal?.some((e) => e.name === 'quick'));
+      for (let i = 0; i < 500 && !(await started()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await started()).toBe(true);
+      await app.close();
+      app = undefined;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(nodeWarnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+      for (const id of ids) {
+        const stored = await store.get(id, { journal: true });
+        expect(stored).toMatchObject({ status: 'running', leaseToken: null, leaseUntil: null });
+        // Handed back by the shutdown (not left for shutdownTimeout): the stopped step is not recorded as done.
+        expect(stored!.journal!.map((e) => e.name)).toEqual(['quick']);
+      }
+      expect(warnings().filter((m) => m.includes('shutdownTimeout'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
+
 describe('attempts across a crash', () => {
   const attempts: Array<[string, number]> = [];
   let steal: string | null = null;
@@ -131,5 +170,31 @@ describe('attempts across a crash', () => {
       ['one', 'completed', name === 'one' ? 2 : 1],
       ['two', 'completed', name === 'two' ? 2 : 1],
     ]);
+  });
+});
+
+describe('many steps in parallel that read ctx.signal', () => {
+  @Workflow('lease.parallel-signal')
+  class ParallelSignal {
+    async run(ctx: WorkflowContext) {
+      // Each step with a timeout listens to the execution's signal while it runs.
+      return Promise.all(Array.from({ length: 15 }, (_, i) => ctx.step(`s${i}`, ({ signal }) => (signal.aborted ? -1 : i), { timeout: '1m' })));
+    }
+  }
+
+  it('runs them without a listener-leak warning', async () => {
+    const nodeWarnings: Error[] = [];
+    const onWarning = (warning: Error) => nodeWarnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      app = await createTestApp([ParallelSignal]);
+      const handle = await app.client.start(ParallelSignal, null);
+      await app.worker.drain();
+      await expect(handle.result()).resolves.toEqual(Array.from({ length: 15 }, (_, i) => i));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(nodeWarnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
