@@ -74,12 +74,12 @@ async function timedStatement<T>(kind: string, send: () => Promise<T>): Promise<
 }
 const kindOf = (sql: string) => sql.replace(/`[^`]*`/g, 'T').replace(/\s+/g, ' ').slice(0, 60);
 function timedQueries(executor: SqlExecutor): SqlExecutor {
-  return { ...executor, query: (sql, params) => timedStatement(kindOf(sql), () => executor.query(sql, params)) };
+  return { ...executor, query: (sql, params, options) => timedStatement(kindOf(sql), () => executor.query(sql, params, options)) };
 }
 const timed: SqlExecutor = (() => {
   const executor = fromMysql2(pool);
   return {
-    query: (sql, params) => timedStatement(kindOf(sql), () => executor.query(sql, params)),
+    query: (sql, params, options) => timedStatement(kindOf(sql), () => executor.query(sql, params, options)),
     transaction(fn, options) {
       let ending = 0;
       return executor

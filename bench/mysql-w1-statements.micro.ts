@@ -43,10 +43,10 @@ function serverNs(): number {
 const byStatement = process.env.STATEMENTS === '1';
 const statementKind = (sql: string) => sql.replace(/`[^`]*`/g, 'T').replace(/\s+/g, ' ').slice(0, 70);
 function measured(executor: SqlExecutor): SqlExecutor {
-  const query: SqlExecutor['query'] = async (sql, params) => {
+  const query: SqlExecutor['query'] = async (sql, params, options) => {
     const server0 = serverNs();
     try {
-      return await executor.query(sql, params);
+      return await executor.query(sql, params, options);
     } finally {
       const entry = (totals[statementKind(sql)] ??= { node: 0, server: 0, n: 0, perWorkflow: 0 });
       entry.server += (serverNs() - server0) / 1e6;

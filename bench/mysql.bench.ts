@@ -28,14 +28,16 @@ const W1_STEADY_WARMUP = Number(process.env.W1_STEADY_WARMUP ?? 3000);
 const W2_WARMUP = Number(process.env.W2_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
 const LIMIT_SECONDS = Number(process.env.LIMIT_SECONDS ?? 5);
+/** PREPARED_STATEMENTS=0: `fromMysql2()` prepares nothing (the default prepares the hot path's statements on MariaDB). */
+const PREPARED = process.env.PREPARED_STATEMENTS;
 const schema = `bench_${Date.now().toString(36)}`;
 
 /** The store's commits: a transaction, or a statement that writes outside one. */
 let commits = 0;
 function counting(executor: SqlExecutor): SqlExecutor {
   return {
-    async query(sql, params) {
-      const result = await executor.query(sql, params);
+    async query(sql, params, options) {
+      const result = await executor.query(sql, params, options);
       // A compound statement (MariaDB's one-round-trip batches) opens and commits one transaction.
       if (/^\s*(INSERT|UPDATE|DELETE|BEGIN\s+NOT\s+ATOMIC)\b/i.test(sql)) commits++;
       return result;
@@ -101,7 +103,7 @@ async function commitLimit(clients: number): Promise<number> {
 @Module({
   imports: [
     WorkflowsModule.forRoot({
-      store: new MySqlWorkflowStore({ executor: counting(fromMysql2(pool)), schema }),
+      store: new MySqlWorkflowStore({ executor: counting(fromMysql2(pool, PREPARED === undefined ? {} : { preparedStatements: Number(PREPARED) })), schema }),
       worker: { concurrency: CONCURRENCY },
     }),
   ],

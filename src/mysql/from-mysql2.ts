@@ -1,7 +1,8 @@
-import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
+import { isSqlExecutor, type SqlExecutor, type SqlQueryOptions, type SqlQueryResult } from '../sql/sql-executor.js';
 import { runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 import { HeldSession } from './held-session.js';
+import { PreparedTexts, unpreparable } from './prepared-texts.js';
 
 /** What `mysql2/promise` resolves a query to: `[rows, fields]`, or `[ResultSetHeader, undefined]`. */
 export type Mysql2QueryResultLike = [unknown, unknown];
@@ -31,6 +32,21 @@ interface ResultHeader {
 
 const NO_PARAMS: readonly unknown[] = [];
 
+/** How many statement texts `fromMysql2()` prepares at most, by default. */
+const DEFAULT_PREPARED_STATEMENTS = 64;
+
+/** `fromMysql2()`'s options. */
+export interface FromMysql2Options {
+  /**
+   * At most this many of the store's statement texts are prepared, each on every pool connection
+   * it runs on (they count towards the server's `max_prepared_stmt_count`, 16,382 by default):
+   * only those the store sends again and again on its hot path (claims, write batches, the
+   * wake-up poll), and only on MariaDB. A prepared statement is parsed once per connection
+   * instead of on every call. Default 64; 0: none (every statement goes as text).
+   */
+  preparedStatements?: number;
+}
+
 /** The server's "in a transaction" status bit (SERVER_STATUS_IN_TRANS), sent with every OK packet. */
 const IN_TRANSACTION = 0x0001;
 
@@ -50,10 +66,16 @@ function resultOf(result: unknown): SqlQueryResult {
   return { rows: [], rowCount: header.affectedRows ?? 0, insertId: header.insertId ?? 0, info: header.info ?? '' };
 }
 
+type Mysql2Callback = (error: Error | null, result?: unknown) => void;
+
 /** mysql2's callback API, which its promise API wraps (a `Pool` or a `Connection`). */
 interface Mysql2CallbackLike {
-  query(sql: string, values: unknown, callback: (error: Error | null, result?: unknown) => void): unknown;
+  query(sql: string, values: unknown, callback: Mysql2Callback): unknown;
+  /** Prepares `sql` on the connection it runs on (once: mysql2 keeps it there), then executes it. */
+  execute?(sql: string, values: unknown, callback: Mysql2Callback): unknown;
 }
+
+type Send = (sql: string, params: readonly unknown[], options?: SqlQueryOptions) => Promise<SqlQueryResult>;
 
 /**
  * How the executor sends a statement through `target`: through the mysql2 callback object the
@@ -62,13 +84,22 @@ interface Mysql2CallbackLike {
  * every statement, unless the pool was created with `trace: false`, and the `[rows, fields]`
  * array); otherwise through `target.query()`.
  */
-function sender(target: Mysql2ConnectionLike, core: unknown): (sql: string, params: readonly unknown[]) => Promise<SqlQueryResult> {
+function sender(target: Mysql2ConnectionLike, core: unknown, prepared: PreparedTexts | null): Send {
   if (typeof core === 'object' && core !== null && typeof (core as Mysql2CallbackLike).query === 'function') {
     const callbacks = core as Mysql2CallbackLike;
-    return (sql, params) =>
+    const send = (method: 'query' | 'execute', sql: string, params: readonly unknown[]) =>
       new Promise<SqlQueryResult>((resolve, reject) => {
-        callbacks.query(sql, params, (error, result) => (error ? reject(error) : resolve(resultOf(result))));
+        callbacks[method]!(sql, params, (error, result) => (error ? reject(error) : resolve(resultOf(result))));
       });
+    if (prepared === null || typeof callbacks.execute !== 'function') return (sql, params) => send('query', sql, params);
+    return (sql, params, options) => {
+      if (!options?.repeated || params.length === 0 || !prepared.take(sql)) return send('query', sql, params);
+      return send('execute', sql, params).catch((error: unknown) => {
+        if (!unpreparable(error)) throw error;
+        prepared.refuse(sql);
+        return send('query', sql, params);
+      });
+    };
   }
   return async (sql, params) => resultOf((await target.query(sql, params))[0]);
 }
@@ -85,12 +116,13 @@ function sender(target: Mysql2ConnectionLike, core: unknown): (sql: string, para
  *
  * @example new MySqlWorkflowStore({ executor: fromMysql2(mysql.createPool({ uri, connectionLimit: 10 })) })
  */
-export function fromMysql2(pool: Mysql2PoolLike): SqlExecutor {
+export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}): SqlExecutor {
   assertPool(pool);
+  const maxPrepared = preparedStatementsOption(options);
   const held = new HeldSession<Mysql2PoolConnectionLike>(poolSize(pool) >= HeldSession.MIN_POOL);
-  const send = sender(pool, (pool as { pool?: unknown }).pool);
+  const send = sender(pool, (pool as { pool?: unknown }).pool, maxPrepared > 0 ? new PreparedTexts(maxPrepared) : null);
   return {
-    query: (sql, params) => send(sql, params ?? NO_PARAMS),
+    query: (sql, params, queryOptions) => send(sql, params ?? NO_PARAMS, queryOptions),
     async transaction(fn, options) {
       const lane = options?.held ? held.take() : null;
       if (lane) {
@@ -141,7 +173,7 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
       `Expected a mysql2/promise connection in a transaction (\`await pool.getConnection()\` after \`beginTransaction()\`), got ${describe(connection)}.`,
     );
   }
-  const send = sender(connection, (connection as { connection?: unknown }).connection);
+  const send = sender(connection, (connection as { connection?: unknown }).connection, null);
   const executor: SqlExecutor = {
     query: (sql, params) => send(sql, params ?? NO_PARAMS),
     transaction: (fn) => fn(executor),
@@ -192,6 +224,15 @@ export async function sessionIsolation(executor: SqlExecutor): Promise<string> {
     const { rows } = await executor.query('SELECT @@SESSION.tx_isolation AS level');
     return String(rows[0]?.level ?? '');
   }
+}
+
+function preparedStatementsOption({ preparedStatements = DEFAULT_PREPARED_STATEMENTS, ...rest }: FromMysql2Options): number {
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new TypeError(`fromMysql2(): unknown option ${unknown.map((key) => `"${key}"`).join(', ')}; the options are "preparedStatements".`);
+  if (!Number.isSafeInteger(preparedStatements) || preparedStatements < 0) {
+    throw new TypeError(`fromMysql2(): \`preparedStatements\` must be a whole number of 0 or more (0: none prepared), got ${String(preparedStatements)}.`);
+  }
+  return preparedStatements;
 }
 
 /** The pool's `connectionLimit` (mysql2 keeps it in `pool.pool.config`), or 0 when it doesn't say. */

@@ -4,6 +4,7 @@ export { MySqlWorkflowStore, type MySqlWorkflowStoreOptions } from './mysql-work
 export {
   fromMysql2,
   fromMysql2Connection,
+  type FromMysql2Options,
   type Mysql2ConnectionLike,
   type Mysql2PoolConnectionLike,
   type Mysql2PoolLike,
@@ -21,5 +22,5 @@ export { MYSQL_KEY_LIMITS } from './key-limits.js';
 export type { WakePollInterval } from './mysql-wake-poller.js';
 export type { EndPollInterval } from './mysql-end-poller.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
-export type { SqlExecutor, SqlQueryResult } from '../sql/sql-executor.js';
+export type { SqlExecutor, SqlQueryOptions, SqlQueryResult } from '../sql/sql-executor.js';
 export type { SqlKeyLimits } from '../sql/key-limits.js';

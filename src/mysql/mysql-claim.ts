@@ -1,6 +1,6 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
-import { COMMON_GROUND, compoundTransaction, type MySqlServerFeatures } from './mysql-server.js';
+import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -150,7 +150,7 @@ WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
 `,
       },
     );
-    const { rows } = await executor.query(statement, [...due.params, ...lease.params, request.token]);
+    const { rows } = await executor.query(statement, [...due.params, ...lease.params, request.token], repeatedOn(this.server));
     return { instances: rows.map(toInstance), lastSignalId: rows.length > 0 ? toNumber(rows[0]!.last_signal_id) : 0 };
   }
 

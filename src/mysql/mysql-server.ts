@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '../sql/sql-executor.js';
+import type { SqlExecutor, SqlQueryOptions } from '../sql/sql-executor.js';
 
 /**
  * How the store writes its batches on this server, found once at startup (`init()`).
@@ -10,16 +10,29 @@ import type { SqlExecutor } from '../sql/sql-executor.js';
  * `INSERT ... RETURNING` (10.5+), which answers which instances' rows went in, and anonymous
  * compound statements (`BEGIN NOT ATOMIC ... END`), which carry a whole transaction, its fence
  * check and its commit. They are used only when the server says it is MariaDB 10.5 or later and a
- * compound statement goes through the executor (one that prepares every statement could not send
- * it); otherwise the store keeps to the common ground.
+ * compound statement goes through the executor; otherwise the store keeps to the common ground.
  */
 export interface MySqlServerFeatures {
   /** Batches in one round trip each: `INSERT ... RETURNING` and compound statements. */
   readonly oneRoundTripBatches: boolean;
+  /**
+   * The statements of the hot path (claims, write batches, the wake-up poll, reads by id) go
+   * with the `repeated` hint (`SqlQueryOptions`), so `fromMysql2()` prepares them: MariaDB only,
+   * the server the store is tested on with every number bound as a double, as mysql2 binds them
+   * (MySQL 8.0.22+ refuses a double for `LIMIT ?`).
+   */
+  readonly preparedStatements: boolean;
 }
 
 /** The common ground of MySQL 8.0 and MariaDB 10.6+: what a store that has not started yet uses. */
-export const COMMON_GROUND: MySqlServerFeatures = { oneRoundTripBatches: false };
+export const COMMON_GROUND: MySqlServerFeatures = { oneRoundTripBatches: false, preparedStatements: false };
+
+const REPEATED: SqlQueryOptions = { repeated: true };
+
+/** The `query()` options of a statement of the hot path on `server`: the `repeated` hint where it prepares. */
+export function repeatedOn(server: MySqlServerFeatures): SqlQueryOptions | undefined {
+  return server.preparedStatements ? REPEATED : undefined;
+}
 
 /** MariaDB's first version with `INSERT ... RETURNING`. */
 const RETURNING_SINCE = [10, 5] as const;
@@ -34,7 +47,7 @@ export async function detectServerFeatures(executor: SqlExecutor): Promise<MySql
     const [major, minor] = [Number(match[1]), Number(match[2])];
     if (major < RETURNING_SINCE[0] || (major === RETURNING_SINCE[0] && minor < RETURNING_SINCE[1])) return COMMON_GROUND;
     await executor.query('BEGIN NOT ATOMIC DO 0; END');
-    return { oneRoundTripBatches: true };
+    return { oneRoundTripBatches: true, preparedStatements: true };
   } catch {
     return COMMON_GROUND;
   }

@@ -1,5 +1,5 @@
 import { doubledDelay, type DelayRange } from '../sql/delay-range.js';
-import type { SqlExecutor } from '../sql/sql-executor.js';
+import type { SqlExecutor, SqlQueryOptions } from '../sql/sql-executor.js';
 
 /** How often the poll looks, in milliseconds: `minDelay` after a change, doubling to `maxDelay` while nothing changes. */
 export type WakePollInterval = DelayRange;
@@ -41,6 +41,8 @@ export class MySqlWakePoller {
     private readonly executor: SqlExecutor,
     private readonly instances: string,
     private readonly interval: WakePollInterval = { minDelay: 5, maxDelay: 25 },
+    /** The read's `query()` options (the `repeated` hint, once the store knows its server). */
+    private readonly readOptions: () => SqlQueryOptions | undefined = () => undefined,
   ) {
     this.delay = interval.minDelay;
   }
@@ -139,6 +141,7 @@ export class MySqlWakePoller {
       `SELECT id, wake_at FROM ${this.instances} FORCE INDEX (instances_wake)
 WHERE lease_token IS NULL AND wake_at <= ? ORDER BY wake_at DESC, id DESC LIMIT 1`,
       [Date.now()],
+      this.readOptions(),
     );
     const row = rows[0];
     return row ? `${String(row.wake_at)}|${String(row.id)}` : '';

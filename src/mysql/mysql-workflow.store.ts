@@ -21,7 +21,7 @@ import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, UNFINISHED, type
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
-import { detectServerFeatures } from './mysql-server.js';
+import { COMMON_GROUND, detectServerFeatures, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
@@ -78,6 +78,8 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly writes: MySqlWrites;
   protected readonly scheduleStore: MySqlSchedules;
   private poller: MySqlWakePoller;
+  /** What the server offers beyond the common ground: found by `init()`. */
+  private server: MySqlServerFeatures = COMMON_GROUND;
   private readonly wakePoll: WakePollInterval | undefined;
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
@@ -110,8 +112,12 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.wakePoll = checkDelayRange(options.wakePoll, 'wakePoll', STORE);
     this.endPoll = checkDelayRange(options.endPoll, 'endPoll', STORE);
     this.statementTimeout = new MySqlStatementTimeout();
-    this.poller = new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll);
+    this.poller = this.wakePoller();
     this.endPoller = new MySqlEndPoller(this.executor, this.tables.instances, this.endPoll);
+  }
+
+  private wakePoller(): MySqlWakePoller {
+    return new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll, () => repeatedOn(this.server));
   }
 
   /**
@@ -129,7 +135,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    */
   async init(): Promise<void> {
     await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
-    this.claims.server = this.writes.server = await detectServerFeatures(this.executor);
+    this.server = this.claims.server = this.writes.server = await detectServerFeatures(this.executor);
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }
 
@@ -163,12 +169,13 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   }
 
   async get(id: string, options?: { journal?: boolean }): Promise<Store.WorkflowInstanceDetails | null> {
-    const { rows } = await this.executor.query(`SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${this.tables.instances} WHERE id = ?`, [id]);
+    const repeated = repeatedOn(this.server);
+    const { rows } = await this.executor.query(`SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${this.tables.instances} WHERE id = ?`, [id], repeated);
     const row = rows[0];
     if (!row) return null;
     const details: Store.WorkflowInstanceDetails = { ...toInstance(row), waits: toWaits(row.wait_topics) };
     if (options?.journal) {
-      const journal = await this.executor.query(`SELECT entry FROM ${this.tables.journal} WHERE instance_id = ? ORDER BY seq`, [id]);
+      const journal = await this.executor.query(`SELECT entry FROM ${this.tables.journal} WHERE instance_id = ? ORDER BY seq`, [id], repeated);
       details.journal = journal.rows.map((entry) => JSON.parse(String(entry.entry)) as WorkflowJournalEntry);
     }
     return details;
@@ -379,7 +386,7 @@ ORDER BY updated_at, id LIMIT ?`,
    */
   async close(): Promise<void> {
     const [poller, endPoller] = [this.poller, this.endPoller];
-    this.poller = new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll);
+    this.poller = this.wakePoller();
     this.endPoller = new MySqlEndPoller(this.executor, this.tables.instances, this.endPoll);
     poller.close();
     endPoller.close();

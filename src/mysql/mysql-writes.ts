@@ -1,5 +1,5 @@
 import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, upsertJournalStatement, type JournalRow } from './mysql-journal.js';
-import { COMMON_GROUND, compoundTransaction, type MySqlServerFeatures } from './mysql-server.js';
+import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
@@ -128,7 +128,7 @@ export class MySqlWrites {
       const [write] = writes as [PendingWrite];
       const { sql, params } = fencedJournalInsert(this.tables.journal, this.tables.instances, [{ id: write.id, token: write.token, rows: write.journal }]);
       // Its rows all went in (rowCount counts each at least once) or none did.
-      return this.executor.query(sql, params).then(({ rowCount }) => [rowCount > 0]);
+      return this.executor.query(sql, params, repeatedOn(this.server)).then(({ rowCount }) => [rowCount > 0]);
     }
     if (this.server.oneRoundTripBatches && writes.every((write) => write.journal.length > 0)) return this.journalReturning(writes);
     return this.executor.transaction((tx) => this.journalBatch(tx, writes), { isolation: 'session', held: true });
@@ -145,7 +145,7 @@ export class MySqlWrites {
       this.tables.instances,
       writes.map((write) => ({ id: write.id, token: write.token, rows: write.journal })),
     );
-    const { rows } = await this.executor.query(`${sql} RETURNING instance_id`, params);
+    const { rows } = await this.executor.query(`${sql} RETURNING instance_id`, params, repeatedOn(this.server));
     const landed = new Set(rows.map((row) => String(row.instance_id)));
     return writes.map((write) => landed.has(write.id));
   }
@@ -217,7 +217,7 @@ export class MySqlWrites {
       params.push(...journal.params);
     }
     try {
-      await this.executor.query(compoundTransaction(body), params);
+      await this.executor.query(compoundTransaction(body), params, repeatedOn(this.server));
     } catch (error) {
       throw (error as { message?: unknown })?.message === LEASE_LOST_SIGNAL ? SOME_LEASE_LOST : error;
     }

@@ -12,6 +12,16 @@ export interface SqlQueryResult {
   info?: string;
 }
 
+/** How `query()` may run one statement. */
+export interface SqlQueryOptions {
+  /**
+   * The store sends this very text again and again (its hot path: claims, write batches, the
+   * wake-up poll), on a server where preparing it is known to work: the executor may prepare it
+   * once per connection and send only the parameters after. A hint, which an executor may ignore.
+   */
+  repeated?: boolean;
+}
+
 /** How `transaction()` runs one transaction. */
 export interface SqlTransactionOptions {
   /**
@@ -45,7 +55,7 @@ export interface SqlExecutor {
    * text may hold several statements separated by `;` (the migrations run that way); the result is
    * the last statement's.
    */
-  query(sql: string, params?: readonly unknown[]): Promise<SqlQueryResult>;
+  query(sql: string, params?: readonly unknown[], options?: SqlQueryOptions): Promise<SqlQueryResult>;
 
   /**
    * Runs `fn` in one transaction on one connection (READ COMMITTED, the database's default): commits

@@ -160,8 +160,9 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const counts = { statements: 0, transactions: 0 };
       const executor = modeExecutor();
       const counting: SqlExecutor = {
-        query: (sql, params) => (counts.statements++, executor.query(sql, params)),
-        transaction: (fn, options) => (counts.transactions++, executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (counts.statements++, tx.query(sql, params)) }), options)),
+        query: (sql, params, options) => (counts.statements++, executor.query(sql, params, options)),
+        transaction: (fn, options) =>
+          (counts.transactions++, executor.transaction((tx) => fn({ ...tx, query: (sql, params, queryOptions) => (counts.statements++, tx.query(sql, params, queryOptions)) }), options)),
         close: () => executor.close?.(),
       };
       return { store: await started(counting), counts };
@@ -367,6 +368,50 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     }
   });
   }
+
+  describe('prepared statements (MariaDB)', () => {
+    /** The session counters of the pool's one connection. */
+    async function sessionStatus(pool: ReturnType<typeof createMysqlPool>) {
+      const [rows] = await pool.query("SHOW SESSION STATUS WHERE Variable_name IN ('Com_stmt_prepare', 'Com_stmt_execute', 'Prepared_stmt_count')");
+      return Object.fromEntries((rows as Array<{ Variable_name: string; Value: string }>).map((row) => [row.Variable_name, Number(row.Value)]));
+    }
+
+    /** Claims, journal writes and ends of `rounds` instances, one at a time, on a store over a pool of one connection. */
+    async function runOn(preparedStatements: number | undefined, rounds: number) {
+      const pool = createMysqlPool({ connectionLimit: 1 });
+      const store = new MySqlWorkflowStore({ executor: fromMysql2(pool, preparedStatements === undefined ? {} : { preparedStatements }), schema: fixture.schema });
+      try {
+        await store.init();
+        const before = await sessionStatus(pool);
+        const s = testScope();
+        for (let i = 0; i < rounds; i++) {
+          const { token } = await lease(store, newInstance(s.id(`p${i}`), s.workflow));
+          expect(await store.write(s.id(`p${i}`), token, { now: T + 1, entries: [journalEntry('one')] })).toBe(true);
+          expect(await store.write(s.id(`p${i}`), token, { now: T + 2, entries: [journalEntry('two')], release: { wakeAt: null, waits: [], signalCursor: 0 }, status: 'completed', output: i })).toBe(true);
+          const stored = await details(store, s.id(`p${i}`));
+          expect([stored.status, stored.output, stored.journal!.map((entry) => entry.name)]).toEqual(['completed', i, ['one', 'two']]);
+        }
+        const after = await sessionStatus(pool);
+        return { executed: after.Com_stmt_execute! - before.Com_stmt_execute!, prepared: after.Com_stmt_prepare! - before.Com_stmt_prepare! };
+      } finally {
+        await store.close();
+        await pool.end();
+      }
+    }
+
+    it('runs the hot path prepared, each text prepared once on the connection, and nothing prepared with preparedStatements: 0', async () => {
+      const [{ rows }] = [await fixture.store['executor'].query('SELECT VERSION() AS version')];
+      if (!/MariaDB/i.test(String(rows[0]?.version))) return; // MySQL 8.0: the store prepares nothing (see MySqlServerFeatures).
+      const on = await runOn(undefined, 8);
+      expect(on.executed).toBeGreaterThan(8);
+      // The texts of this path, each prepared once (from its third send), however many sends.
+      expect(on.prepared).toBeGreaterThan(0);
+      expect(on.prepared).toBeLessThanOrEqual(8);
+      const capped = await runOn(2, 8);
+      expect(capped.prepared).toBeLessThanOrEqual(2);
+      expect(await runOn(0, 8)).toEqual({ executed: 0, prepared: 0 });
+    });
+  });
 
   it('compares keys byte-wise: ids differing only in case or accents are two instances', async () => {
     const { store } = fixture;

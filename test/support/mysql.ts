@@ -126,8 +126,8 @@ export function commonGroundOnly(executor: SqlExecutor): SqlExecutor {
     }
   };
   return {
-    query: async (sql, params) => (refuse(sql), executor.query(sql, params)),
-    transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: async (sql, params) => (refuse(sql), tx.query(sql, params)) }), options),
+    query: async (sql, params, options) => (refuse(sql), executor.query(sql, params, options)),
+    transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: async (sql, params, options) => (refuse(sql), tx.query(sql, params, options)) }), options),
     close: () => executor.close?.(),
   };
 }

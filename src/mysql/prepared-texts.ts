@@ -1,0 +1,49 @@
+/** Sends of a text marked `repeated` before it is prepared: one-off texts never are. */
+const PREPARE_AFTER = 3;
+/** Texts counted towards `PREPARE_AFTER` at most; past it the counts start over. */
+const MAX_COUNTED = 1024;
+
+/**
+ * Which statement texts `fromMysql2()` sends as prepared statements: those the store marks
+ * `repeated` (`SqlQueryOptions`), once sent `PREPARE_AFTER` times, up to `max` texts. mysql2
+ * prepares a text on each connection where it first runs and keeps it there, so the server holds
+ * at most `max` of the store's statements per pool connection (they count towards MariaDB's
+ * server-wide `max_prepared_stmt_count`). The store's batch texts differ with the batch's size;
+ * the sizes that keep coming back (on a busy worker, its concurrency) are the ones prepared.
+ */
+export class PreparedTexts {
+  private readonly counts = new Map<string, number>();
+  private readonly prepared = new Set<string>();
+  /** Texts the server would not prepare: sent as text from then on. */
+  private readonly refused = new Set<string>();
+
+  constructor(private readonly max: number) {}
+
+  /** Whether to send `sql` prepared this time (this send counted). */
+  take(sql: string): boolean {
+    if (this.prepared.has(sql)) return true;
+    if (this.prepared.size >= this.max || this.refused.has(sql)) return false;
+    const count = (this.counts.get(sql) ?? 0) + 1;
+    if (count < PREPARE_AFTER) {
+      if (this.counts.size >= MAX_COUNTED) this.counts.clear();
+      this.counts.set(sql, count);
+      return false;
+    }
+    this.counts.delete(sql);
+    this.prepared.add(sql);
+    return true;
+  }
+
+  /** The server refused to prepare `sql`: never again. */
+  refuse(sql: string): void {
+    this.prepared.delete(sql);
+    if (this.refused.size >= MAX_COUNTED) this.refused.clear();
+    this.refused.add(sql);
+  }
+}
+
+/** The server's "this command is not supported in the prepared statement protocol" (ER_UNSUPPORTED_PS). */
+export function unpreparable(error: unknown): boolean {
+  const { errno, code } = (error ?? {}) as { errno?: unknown; code?: unknown };
+  return errno === 1295 || code === 'ER_UNSUPPORTED_PS';
+}
