@@ -154,10 +154,12 @@ export class LeasedWorker<T> {
     void this.track(item);
   }
 
-  /** Gives back a `reserve()`d slot that went unused. */
+  /** Gives back a `reserve()`d slot that went unused: to an item claimed ahead, if one waits. */
   unreserve(): void {
     this.reserved--;
-    if (this.wanted) this.wake?.();
+    // Items may have gone to `waiting` while the slot was reserved (a claim that was out came back
+    // full): only a freed slot starts them, and the loop claims nothing for them while they wait.
+    this.slotFreed();
   }
 
   /**
