@@ -75,6 +75,8 @@ export class LeasedWorker<T> {
   private reserved = 0;
   /** The last claim filled every slot it asked for: more may be due, and claims go first. */
   private backlog = false;
+  /** `drain()` calls under way: the heartbeat they started stops when the last ends (the loop off). */
+  private draining = 0;
   /** Claims that failed in a row: the wait before the next poll doubles with each (see `pollDelay()`). */
   private claimFailures = 0;
   private lastClaim: number | null = null;
@@ -182,17 +184,23 @@ export class LeasedWorker<T> {
     // After shutdown nothing runs here any more (and no heartbeat timer is started again).
     if (this.shutdownController.signal.aborted) return 0;
     this.startHeartbeat();
+    this.draining++;
     let executed = 0;
-    const max = options.limit ?? Infinity;
-    while (executed < max && !this.shutdownController.signal.aborted) {
-      const now = this.options.clock.now();
-      const items = await this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed));
-      this.lastClaim = this.options.clock.now();
-      if (items.length === 0) break;
-      executed += items.length;
-      await Promise.all(items.map((item) => this.track(item)));
+    try {
+      const max = options.limit ?? Infinity;
+      while (executed < max && !this.shutdownController.signal.aborted) {
+        const now = this.options.clock.now();
+        const items = await this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed));
+        this.lastClaim = this.options.clock.now();
+        if (items.length === 0) break;
+        executed += items.length;
+        await Promise.all(items.map((item) => this.track(item)));
+      }
+    } finally {
+      // Another drain() may still run items whose leases the heartbeat renews (and a failed claim
+      // leaves no timer behind).
+      if (--this.draining === 0 && !this.started) this.stopHeartbeat();
     }
-    if (!this.started) this.stopHeartbeat();
     return executed;
   }
 

@@ -382,6 +382,28 @@ describe('the leased loop', () => {
     await loop.shutdown();
   });
 
+  it('renews the items of a drain() while another drain() that ran alongside it ends', async () => {
+    const due = ['quick', 'long'];
+    const renewed: string[] = [];
+    let finish!: () => void;
+    const loop = loopWith({
+      concurrency: 1,
+      heartbeatInterval: 5,
+      claim: async (_lease, _now, limit) => due.splice(0, limit),
+      renew: async (item) => (renewed.push(item), true),
+      execute: (item) => (item === 'long' ? new Promise<void>((resolve) => (finish = resolve)) : Promise.resolve()),
+    });
+    const first = loop.drain();
+    const second = loop.drain();
+    expect(await first).toBe(1);
+    // The first drain is over; the second still runs 'long', whose lease must be kept.
+    const before = renewed.filter((item) => item === 'long').length;
+    await vi.waitFor(() => expect(renewed.filter((item) => item === 'long').length).toBeGreaterThan(before + 1), { timeout: 1_000 });
+    finish();
+    expect(await second).toBe(1);
+    await loop.shutdown();
+  });
+
   it('shuts down twice safely, and drain() runs what is due without the loop', async () => {
     const due = ['x', 'y', 'z'];
     const ran: string[] = [];
