@@ -42,8 +42,22 @@ export class PreparedTexts {
   }
 }
 
-/** The server's "this command is not supported in the prepared statement protocol" (ER_UNSUPPORTED_PS). */
+/**
+ * The server's refusals to prepare a text, which the same text sent as text does not meet (the
+ * statement never ran): "this command is not supported in the prepared statement protocol"
+ * (ER_UNSUPPORTED_PS), "prepared statement contains too many placeholders" (ER_PS_MANY_PARAM: more
+ * than 65,535; as text, mysql2 writes the values into it), and "can't create more than
+ * max_prepared_stmt_count statements" (ER_MAX_PREPARED_STMT_COUNT_REACHED: the server-wide limit,
+ * which every client of the server shares, reached).
+ */
+const REFUSALS: ReadonlyArray<readonly [errno: number, code: string]> = [
+  [1295, 'ER_UNSUPPORTED_PS'],
+  [1390, 'ER_PS_MANY_PARAM'],
+  [1461, 'ER_MAX_PREPARED_STMT_COUNT_REACHED'],
+];
+
+/** Whether `error` is the server refusing to prepare the text (see `REFUSALS`): it goes as text instead. */
 export function unpreparable(error: unknown): boolean {
   const { errno, code } = (error ?? {}) as { errno?: unknown; code?: unknown };
-  return errno === 1295 || code === 'ER_UNSUPPORTED_PS';
+  return REFUSALS.some(([number, name]) => errno === number || code === name);
 }

@@ -28,6 +28,14 @@ describe.skipIf(!available)('MySqlWorkflowStore: the hot path prepared (MariaDB)
     await pool?.end();
   });
 
+  it('sends a text of more than 65,535 parameters, which the server will not prepare, as text', async () => {
+    if (!mariadb) return;
+    const executor = fromMysql2(pool);
+    const ids = Array.from({ length: 70_000 }, (_, i) => `none-${i}`);
+    const sql = `SELECT COUNT(*) AS n FROM \`${schema}_instances\` WHERE id IN (${ids.map(() => '?').join(', ')})`;
+    for (let i = 0; i < 4; i++) expect((await executor.query(sql, ids, { repeated: true })).rows).toEqual([{ n: 0 }]);
+  });
+
   it('keeps journal entries past 64 KB whole when a write of several entries goes prepared', async () => {
     if (!mariadb) return; // MySQL 8.0: the store prepares nothing (see MySqlServerFeatures).
     const s = testScope();
