@@ -13,16 +13,18 @@ const MAX_COUNTED = 1024;
  */
 export class PreparedTexts {
   private readonly counts = new Map<string, number>();
+  /** Texts admitted to be prepared, refused ones too: at most `max`. */
   private readonly prepared = new Set<string>();
-  /** Texts the server would not prepare: sent as text from then on. */
+  /** Admitted texts the server would not prepare: sent as text from then on. */
   private readonly refused = new Set<string>();
 
   constructor(private readonly max: number) {}
 
   /** Whether to send `sql` prepared this time (this send counted). */
   take(sql: string): boolean {
+    if (this.refused.has(sql)) return false;
     if (this.prepared.has(sql)) return true;
-    if (this.prepared.size >= this.max || this.refused.has(sql)) return false;
+    if (this.prepared.size >= this.max) return false;
     const count = (this.counts.get(sql) ?? 0) + 1;
     if (count < PREPARE_AFTER) {
       if (this.counts.size >= MAX_COUNTED) this.counts.clear();
@@ -34,10 +36,12 @@ export class PreparedTexts {
     return true;
   }
 
-  /** The server refused to prepare `sql`: never again. */
+  /**
+   * The server refused to prepare `sql`: never again. It keeps its place among the `max`: refused
+   * on one connection (the server at `max_prepared_stmt_count`), it may be prepared on others,
+   * which keep it, and another text in its place would make them hold one more than `max`.
+   */
   refuse(sql: string): void {
-    this.prepared.delete(sql);
-    if (this.refused.size >= MAX_COUNTED) this.refused.clear();
     this.refused.add(sql);
   }
 }
