@@ -13,16 +13,18 @@ const MAX_COUNTED = 1024;
  */
 export class PreparedTexts {
   private readonly counts = new Map<string, number>();
+  /** Texts admitted to be prepared, refused ones too: at most `max`. */
   private readonly prepared = new Set<string>();
-  /** Texts the server would not prepare: sent as text from then on. */
+  /** Admitted texts the server would not prepare: sent as text from then on. */
   private readonly refused = new Set<string>();
 
   constructor(private readonly max: number) {}
 
   /** Whether to send `sql` prepared this time (this send counted). */
   take(sql: string): boolean {
+    if (this.refused.has(sql)) return false;
     if (this.prepared.has(sql)) return true;
-    if (this.prepared.size >= this.max || this.refused.has(sql)) return false;
+    if (this.prepared.size >= this.max) return false;
     const count = (this.counts.get(sql) ?? 0) + 1;
     if (count < PREPARE_AFTER) {
       if (this.counts.size >= MAX_COUNTED) this.counts.clear();
@@ -34,16 +36,32 @@ export class PreparedTexts {
     return true;
   }
 
-  /** The server refused to prepare `sql`: never again. */
+  /**
+   * The server refused to prepare `sql`: never again. It keeps its place among the `max`: refused
+   * on one connection (the server at `max_prepared_stmt_count`), it may be prepared on others,
+   * which keep it, and another text in its place would make them hold one more than `max`.
+   */
   refuse(sql: string): void {
-    this.prepared.delete(sql);
-    if (this.refused.size >= MAX_COUNTED) this.refused.clear();
     this.refused.add(sql);
   }
 }
 
-/** The server's "this command is not supported in the prepared statement protocol" (ER_UNSUPPORTED_PS). */
+/**
+ * The server's refusals to prepare a text, which the same text sent as text does not meet (the
+ * statement never ran): "this command is not supported in the prepared statement protocol"
+ * (ER_UNSUPPORTED_PS), "prepared statement contains too many placeholders" (ER_PS_MANY_PARAM: more
+ * than 65,535; as text, mysql2 writes the values into it), and "can't create more than
+ * max_prepared_stmt_count statements" (ER_MAX_PREPARED_STMT_COUNT_REACHED: the server-wide limit,
+ * which every client of the server shares, reached).
+ */
+const REFUSALS: ReadonlyArray<readonly [errno: number, code: string]> = [
+  [1295, 'ER_UNSUPPORTED_PS'],
+  [1390, 'ER_PS_MANY_PARAM'],
+  [1461, 'ER_MAX_PREPARED_STMT_COUNT_REACHED'],
+];
+
+/** Whether `error` is the server refusing to prepare the text (see `REFUSALS`): it goes as text instead. */
 export function unpreparable(error: unknown): boolean {
   const { errno, code } = (error ?? {}) as { errno?: unknown; code?: unknown };
-  return errno === 1295 || code === 'ER_UNSUPPORTED_PS';
+  return REFUSALS.some(([number, name]) => errno === number || code === name);
 }

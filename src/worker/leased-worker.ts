@@ -75,6 +75,8 @@ export class LeasedWorker<T> {
   private reserved = 0;
   /** The last claim filled every slot it asked for: more may be due, and claims go first. */
   private backlog = false;
+  /** `drain()` calls under way: the heartbeat they started stops when the last ends (the loop off). */
+  private draining = 0;
   /** Claims that failed in a row: the wait before the next poll doubles with each (see `pollDelay()`). */
   private claimFailures = 0;
   private lastClaim: number | null = null;
@@ -154,10 +156,12 @@ export class LeasedWorker<T> {
     void this.track(item);
   }
 
-  /** Gives back a `reserve()`d slot that went unused. */
+  /** Gives back a `reserve()`d slot that went unused: to an item claimed ahead, if one waits. */
   unreserve(): void {
     this.reserved--;
-    if (this.wanted) this.wake?.();
+    // Items may have gone to `waiting` while the slot was reserved (a claim that was out came back
+    // full): only a freed slot starts them, and the loop claims nothing for them while they wait.
+    this.slotFreed();
   }
 
   /**
@@ -180,17 +184,23 @@ export class LeasedWorker<T> {
     // After shutdown nothing runs here any more (and no heartbeat timer is started again).
     if (this.shutdownController.signal.aborted) return 0;
     this.startHeartbeat();
+    this.draining++;
     let executed = 0;
-    const max = options.limit ?? Infinity;
-    while (executed < max && !this.shutdownController.signal.aborted) {
-      const now = this.options.clock.now();
-      const items = await this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed));
-      this.lastClaim = this.options.clock.now();
-      if (items.length === 0) break;
-      executed += items.length;
-      await Promise.all(items.map((item) => this.track(item)));
+    try {
+      const max = options.limit ?? Infinity;
+      while (executed < max && !this.shutdownController.signal.aborted) {
+        const now = this.options.clock.now();
+        const items = await this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed));
+        this.lastClaim = this.options.clock.now();
+        if (items.length === 0) break;
+        executed += items.length;
+        await Promise.all(items.map((item) => this.track(item)));
+      }
+    } finally {
+      // Another drain() may still run items whose leases the heartbeat renews (and a failed claim
+      // leaves no timer behind).
+      if (--this.draining === 0 && !this.started) this.stopHeartbeat();
     }
-    if (!this.started) this.stopHeartbeat();
     return executed;
   }
 

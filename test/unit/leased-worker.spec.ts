@@ -358,6 +358,52 @@ describe('the leased loop', () => {
     expect(loop.claimsUnprompted).toBe(false);
   });
 
+  it('gives a reserved slot that goes unused to an item claimed while it was reserved', async () => {
+    const ran: string[] = [];
+    let claims = 0;
+    let answer: ((items: string[]) => void) | undefined;
+    const loop = loopWith({
+      // The first claim waits for the test; the next ones find nothing more due.
+      claim: async () => (++claims === 1 ? new Promise<string[]>((resolve) => (answer = resolve)) : []),
+      execute: async (item) => void ran.push(item),
+    });
+    loop.start();
+    await vi.waitFor(() => expect(answer).toBeDefined(), { timeout: 5_000 });
+    // Two local starts take both slots while the claim is out; it then comes back full: a and b wait for slots.
+    expect(loop.reserve()).not.toBeNull();
+    expect(loop.reserve()).not.toBeNull();
+    answer!(['a', 'b']);
+    await vi.waitFor(() => expect(loop.queued).toEqual(['a', 'b']), { timeout: 5_000 });
+    // Neither start created an instance (both existed already): their slots go to a and b.
+    loop.unreserve();
+    loop.unreserve();
+    await vi.waitFor(() => expect(ran).toEqual(['a', 'b']), { timeout: 1_000 });
+    expect(loop.queued).toEqual([]);
+    await loop.shutdown();
+  });
+
+  it('renews the items of a drain() while another drain() that ran alongside it ends', async () => {
+    const due = ['quick', 'long'];
+    const renewed: string[] = [];
+    let finish!: () => void;
+    const loop = loopWith({
+      concurrency: 1,
+      heartbeatInterval: 5,
+      claim: async (_lease, _now, limit) => due.splice(0, limit),
+      renew: async (item) => (renewed.push(item), true),
+      execute: (item) => (item === 'long' ? new Promise<void>((resolve) => (finish = resolve)) : Promise.resolve()),
+    });
+    const first = loop.drain();
+    const second = loop.drain();
+    expect(await first).toBe(1);
+    // The first drain is over; the second still runs 'long', whose lease must be kept.
+    const before = renewed.filter((item) => item === 'long').length;
+    await vi.waitFor(() => expect(renewed.filter((item) => item === 'long').length).toBeGreaterThan(before + 1), { timeout: 1_000 });
+    finish();
+    expect(await second).toBe(1);
+    await loop.shutdown();
+  });
+
   it('shuts down twice safely, and drain() runs what is due without the loop', async () => {
     const due = ['x', 'y', 'z'];
     const ran: string[] = [];

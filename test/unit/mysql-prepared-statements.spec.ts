@@ -66,6 +66,41 @@ describe('fromMysql2() prepared statements', () => {
     expect(sent.map(([how]) => how)).toEqual(['query', 'query', 'execute', 'query', 'query', 'query', 'query']);
   });
 
+  it("sends a text as text when the server's prepared statements are at max_prepared_stmt_count", async () => {
+    const { pool, sent } = fakePool();
+    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } }).pool;
+    core.execute = (sql, _values, callback) => {
+      sent.push(['execute', sql]);
+      const error = Object.assign(new Error("Can't create more than max_prepared_stmt_count statements (current value: 16382)"), {
+        errno: 1461,
+        code: 'ER_MAX_PREPARED_STMT_COUNT_REACHED',
+      });
+      queueMicrotask(() => callback(error));
+    };
+    const executor = fromMysql2(pool);
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push((await executor.query('SELECT ? AS a', [i], repeated)).rows);
+    expect(results.every((rows) => rows[0]?.via === 'query')).toBe(true);
+    expect(sent.map(([how]) => how)).toEqual(['query', 'query', 'execute', 'query', 'query', 'query']);
+  });
+
+  it('keeps a text refused on one connection among the preparedStatements, which other connections may hold', async () => {
+    const { pool, sent } = fakePool();
+    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } }).pool;
+    let executes = 0;
+    // The first execute prepares the text on one connection; the next lands on another, when the
+    // server is at max_prepared_stmt_count.
+    core.execute = (sql, _values, callback) => {
+      sent.push(['execute', sql]);
+      if (executes++ === 0) return queueMicrotask(() => callback(null, [{ via: 'execute' }]));
+      queueMicrotask(() => callback(Object.assign(new Error("Can't create more than max_prepared_stmt_count statements"), { errno: 1461 })));
+    };
+    const executor = fromMysql2(pool, { preparedStatements: 1 });
+    for (let i = 0; i < 4; i++) await executor.query('SELECT ? AS a', [i], repeated);
+    for (let i = 0; i < 4; i++) await executor.query('SELECT ? AS b', [i], repeated);
+    expect(sent.filter(([how]) => how === 'execute').map(([, sql]) => sql)).toEqual(['SELECT ? AS a', 'SELECT ? AS a']);
+  });
+
   it('passes other errors of a prepared statement on', async () => {
     const { pool } = fakePool();
     const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } }).pool;
