@@ -73,6 +73,7 @@ export class LeasedWorker<T> {
   private readonly tasks = new InFlight<Promise<void>>();
   /** Slots taken by items this process is creating itself (`reserve()`), not yet running. */
   private reserved = 0;
+  private noneReserved: (() => void) | null = null; // set while shutdown waits for reserved slots
   /** The last claim filled every slot it asked for: more may be due, and claims go first. */
   private backlog = false;
   /** `drain()` calls under way: the heartbeat they started stops when the last ends (the loop off). */
@@ -154,6 +155,7 @@ export class LeasedWorker<T> {
   adopt(item: T): void {
     this.reserved--;
     void this.track(item);
+    this.reservedSettled();
   }
 
   /** Gives back a `reserve()`d slot that went unused: to an item claimed ahead, if one waits. */
@@ -162,6 +164,15 @@ export class LeasedWorker<T> {
     // Items may have gone to `waiting` while the slot was reserved (a claim that was out came back
     // full): only a freed slot starts them, and the loop claims nothing for them while they wait.
     this.slotFreed();
+    this.reservedSettled();
+  }
+
+  /** Tells a shutdown waiting for the starts that reserved a slot that none is left. */
+  private reservedSettled(): void {
+    if (this.reserved === 0 && this.noneReserved) {
+      this.noneReserved();
+      this.noneReserved = null;
+    }
   }
 
   /**
@@ -206,8 +217,10 @@ export class LeasedWorker<T> {
 
   /**
    * Stops claiming, aborts running items (they see it through their `shutdown` signal and hand
-   * back what they can), and waits up to `shutdownTimeout` for them. Items still running after
-   * that go to `abandon()` (reported, their leases released). Safe to call twice.
+   * back what they can), and waits up to `shutdownTimeout` for them, and for the starts that
+   * reserved a slot before it began (their item, created leased, runs with the aborted signal and
+   * hands its lease back before the store closes). Items still running after that go to
+   * `abandon()` (reported, their leases released). Safe to call twice.
    */
   shutdown(): Promise<void> {
     this.stopping ??= (async () => {
@@ -216,13 +229,13 @@ export class LeasedWorker<T> {
       await this.loop;
       // Claimed ahead, never started: each runs with the aborted signal, so it hands its lease back at once.
       for (const item of this.waiting.splice(0)) void this.track(item);
-      if (this.tasks.size > 0) {
+      if (this.tasks.size > 0 || this.reserved > 0) {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          Promise.allSettled([...this.tasks]),
-          new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.shutdownTimeout))),
-        ]);
+        const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.shutdownTimeout)));
+        if (this.reserved > 0) await Promise.race([new Promise<void>((resolve) => (this.noneReserved = resolve)), timeout]);
+        await Promise.race([Promise.allSettled([...this.tasks]), timeout]);
         clearTimeout(timer);
+        this.noneReserved = null;
         if (this.running.size > 0) await this.options.abandon?.([...this.running]);
       }
       this.stopHeartbeat();

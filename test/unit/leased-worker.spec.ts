@@ -382,6 +382,42 @@ describe('the leased loop', () => {
     await loop.shutdown();
   });
 
+  it('waits at shutdown for a start that reserved a slot before it, and runs its item with the aborted signal', async () => {
+    const seen: Array<[string, boolean]> = [];
+    const loop = loopWith({
+      claim: async () => [],
+      execute: async (item, shutdown) => {
+        seen.push([item, shutdown.aborted]);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        seen.push([`${item} handed back`, shutdown.aborted]);
+      },
+    });
+    loop.start();
+    const lease = loop.reserve();
+    expect(lease).not.toBeNull();
+    let stopped = false;
+    const stopping = loop.shutdown().then(() => (stopped = true));
+    // The start's create answers after the shutdown began.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(stopped).toBe(false);
+    expect(loop.reserve()).toBeNull();
+    loop.adopt('started');
+    await stopping;
+    expect(seen).toEqual([
+      ['started', true],
+      ['started handed back', true],
+    ]);
+  });
+
+  it('stops waiting for a reserved slot after shutdownTimeout', async () => {
+    const loop = loopWith({ claim: async () => [], shutdownTimeout: 30 });
+    loop.start();
+    expect(loop.reserve()).not.toBeNull();
+    const started = Date.now();
+    await loop.shutdown();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
   it('renews the items of a drain() while another drain() that ran alongside it ends', async () => {
     const due = ['quick', 'long'];
     const renewed: string[] = [];
