@@ -1,4 +1,5 @@
 import { retryOnLockContention } from './mysql-retry.js';
+import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
 import { INSTANCE_COLUMNS, MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
 import { NEW_INSTANCE_COLUMNS, newInstanceParams, newInstanceRow } from '../sql/instance-params.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -26,8 +27,9 @@ function createText({ values }: PendingCreate): number {
  * `create()` on MySQL: insert-or-ignore on the primary key (`INSERT IGNORE`: of two creates of one
  * id exactly one inserts, the other's insert waits for it and then inserts nothing), then a
  * locking read of the stored row, which sees it even under a REPEATABLE READ snapshot taken
- * before it committed. Creates made together share one transaction and one commit, inserted in id
- * order (as every batch inserts), so two batches with ids in common never wait in a cycle.
+ * before it committed. Creates made together share one commit, inserted in id order (as every
+ * batch inserts), so two batches with ids in common never wait in a cycle: on MariaDB one
+ * `INSERT ... RETURNING`, on the common ground one transaction.
  */
 export class MySqlCreates {
   // Bounded in text too: a statement larger than the server takes would fail every create of it.
@@ -37,6 +39,8 @@ export class MySqlCreates {
   private readonly insertWithCursorSql: string;
   private readonly lastSignalSql: string;
   private readonly selectSql: (count: number) => string;
+  /** What the server offers beyond the common ground: set by the store's `init()`. */
+  server: MySqlServerFeatures = COMMON_GROUND;
 
   constructor(
     private readonly executor: SqlExecutor,
@@ -127,7 +131,40 @@ export class MySqlCreates {
     for (const pending of batch) if (!first.has(pending.init.id)) first.set(pending.init.id, pending);
     const ids = [...first.keys()].sort();
     const inits = ids.map((id) => first.get(id)!);
-    const created = await retryOnLockContention(() =>
+    const created = this.server.oneRoundTripBatches ? await this.insertReturning(ids, inits) : await this.insertThenRead(ids, inits);
+    const answered = new Set<string>();
+    return batch.map(({ init }) => {
+      const { instance, mine } = created.get(init.id)!;
+      const first = mine && !answered.has(init.id);
+      answered.add(init.id);
+      return { instance, created: first };
+    });
+  }
+
+  /**
+   * A batch on MariaDB (see `MySqlServerFeatures`): the insert alone, committing on its own, its
+   * `RETURNING` naming the rows it inserted with their cursors, so a new instance is what it was
+   * inserted with (as a lone create's); only ids that existed are read, by a locking read (it waits
+   * for a creator that has not committed yet).
+   */
+  private async insertReturning(ids: string[], inits: PendingCreate[]): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+    const { rows } = await retryOnLockContention(() =>
+      this.executor.query(`${this.insertSql(inits.length)} RETURNING id, signal_cursor`, inits.flatMap((pending) => pending.values)),
+    );
+    const cursors = new Map(rows.map((row) => [String(row.id), toNumber(row.signal_cursor)]));
+    const created = new Map<string, { instance: WorkflowInstance; mine: boolean }>();
+    for (const { init } of inits) {
+      const cursor = cursors.get(init.id);
+      if (cursor !== undefined) created.set(init.id, { instance: this.inserted(init, cursor), mine: true });
+    }
+    const existing = ids.filter((id) => !created.has(id));
+    if (existing.length > 0) for (const [id, read] of await this.read(this.executor, existing, new Set())) created.set(id, read);
+    return created;
+  }
+
+  /** A batch on the common ground: one transaction inserting them all, or when some existed, one by one; then the rows read. */
+  private async insertThenRead(ids: string[], inits: PendingCreate[]): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+    return retryOnLockContention(() =>
       this.executor.transaction(async (tx) => {
         // Most batches are all new ids: one statement. When some existed, which did is not in the
         // answer, so that batch is rolled back and inserted row by row.
@@ -144,13 +181,6 @@ export class MySqlCreates {
           return this.read(tx, ids, mine);
         }, { held: true }),
       );
-    });
-    const answered = new Set<string>();
-    return batch.map(({ init }) => {
-      const { instance, mine } = created.get(init.id)!;
-      const first = mine && !answered.has(init.id);
-      answered.add(init.id);
-      return { instance, created: first };
     });
   }
 

@@ -135,7 +135,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    */
   async init(): Promise<void> {
     await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
-    this.server = this.claims.server = this.writes.server = await detectServerFeatures(this.executor);
+    this.server = this.claims.server = this.writes.server = this.creates.server = await detectServerFeatures(this.executor);
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }
 

@@ -137,6 +137,33 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     expect(fresh.map((r) => r.created)).toEqual([true, true]);
   });
 
+  for (const mariadb of [true, false]) {
+    it(`creates made together answer each new instance exactly as stored, its signal cursor included (${mariadb ? 'MariaDB' : 'common ground'})`, async () => {
+      const store = new MySqlWorkflowStore({ executor: mariadb ? fromMysql2(fixture.pool) : commonGroundOnly(fromMysql2(fixture.pool)), schema: fixture.schema });
+      await store.init();
+      try {
+        const s = testScope();
+        // Signals before the creates: each new instance's cursor is the last signal id, not 0.
+        for (const name of ['x', 'y']) await store.signal(newSignal(s.signal(name)));
+        const lease = { owner: 'worker-1', token: `t-${s.id('leased')}`, leaseUntil: T + 30_000 };
+        const inits = [
+          newInstance(s.id('plain'), s.workflow),
+          newInstance(s.id('leased'), s.workflow, { lease }),
+          newInstance(s.id('later'), s.workflow, { wakeAt: T + 60_000, priority: 3, concurrencyKey: 'k', input: { nested: { a: [1, null] } } }),
+        ];
+        const results = await Promise.all(inits.map((init) => store.create(init)));
+        expect(results.map((result) => result.created)).toEqual([true, true, true]);
+        for (const { instance } of results) {
+          const { waits: _waits, journal: _journal, ...stored } = (await store.get(instance.id))!;
+          expect(instance, instance.id).toEqual(stored);
+          expect(instance.signalCursor, instance.id).toBeGreaterThan(0);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  }
+
   // As on this MariaDB (each batch one round trip), and as on MySQL 8.0 (see MySqlServerFeatures).
   for (const mariadb of [true, false]) {
   describe(`writes made together (${mariadb ? 'MariaDB: one round trip a batch' : 'common ground of MySQL 8.0 and MariaDB'})`, () => {
