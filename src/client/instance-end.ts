@@ -83,9 +83,15 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
   };
   /** This process's events told the end. */
   let endedHere = false;
+  /**
+   * An end was told (an event here, a notification) since the last read. A read that then finds the
+   * instance unfinished saw it reopened (a retry), which cleared the store's ask: it asks again.
+   */
+  let endTold = false;
   const local = sources.events.subscribe((event) => {
     if ('id' in event && event.id === id && ENDS.has(event.type)) {
       endedHere = true;
+      endTold = true;
       nudge();
     }
   });
@@ -101,6 +107,7 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
         .listenForEnds((ended) => {
           // After a reconnection the ask is made again: a server that restarted may have lost it.
           if (ended === null && !runsHere) ask = true;
+          if (ended === id) endTold = true;
           if (ended === null || ended === id) nudge();
         }, id)
         .catch(() => null);
@@ -125,6 +132,8 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
     const started = Date.now();
     for (;;) {
       nudged = false;
+      const reopened = endTold;
+      endTold = false;
       const instance = await untilClosed(sources.read(id));
       if (instance === CLOSED) throw closed(null);
       if (instance.status === 'completed') return instance.output as O;
@@ -132,6 +141,7 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
         throw deserializeError(instance.error ?? { name: 'Error', message: `Instance "${id}" ended as ${instance.status}.` });
       }
       if (closing.aborted) throw closed(instance.status);
+      if (reopened && stopListening !== null) ask = true;
       if (ask) {
         ask = false;
         // After the read: an instance already finished costs no ask. An end between the two makes

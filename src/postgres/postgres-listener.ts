@@ -116,14 +116,23 @@ export class PostgresListener {
     const listen = this.executor.listen;
     if (!listen) throw new Error('The executor cannot LISTEN (it has no listen()): use fromPg(pool).');
     let subscription: (() => Promise<void>) | null = null;
+    /**
+     * The connection was lost before `listen()` came back here: a shared connection can fail (another
+     * channel's LISTEN on it failed) after it resolved this one's, while its answer is still on its way.
+     */
+    let lostEarly = false;
     try {
       subscription = await listen.call(
         this.executor,
         this.channel,
         (payload) => this.notifyAll(payload),
         () => {
+          if (subscription === null) {
+            lostEarly = true;
+            return;
+          }
           // Only the current subscription's loss counts (a stopped one may still report).
-          if (subscription === null || this.unsubscribe !== subscription) return;
+          if (this.unsubscribe !== subscription) return;
           this.unsubscribe = null;
           this.scheduleReconnect();
         },
@@ -134,6 +143,11 @@ export class PostgresListener {
     if (this.closed || this.listeners.size === 0) {
       // Everyone left while it connected.
       await subscription();
+      return;
+    }
+    if (lostEarly) {
+      // Connected and lost at once: listened for nothing, so it reconnects (and then tells the listeners).
+      this.scheduleReconnect();
       return;
     }
     this.unsubscribe = subscription;

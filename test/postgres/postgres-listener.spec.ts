@@ -1,4 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
+import { fromPg } from '../../src/postgres/from-pg.js';
+import type { PgNotificationLike, PgPoolClientLike, PgPoolLike } from '../../src/postgres/pg-like.js';
 import { PostgresListener } from '../../src/postgres/postgres-listener.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 
@@ -88,5 +90,59 @@ describe('PostgresListener', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('reconnects a subscription whose shared connection fails before its listen() has come back (another channel\'s LISTEN failed)', async () => {
+    // fromPg's listen() on a scripted pool: the wake-ups' and the ends' LISTEN go out together on
+    // the one shared client; the server answers the first and fails the second in the same reply
+    // (a backend terminated between the two). The shared client is then over, and the wake-up
+    // subscription hears onError before its listen() has resolved to the store's listener.
+    const clients: Array<{ queries: string[]; answer: (sql: string, error?: Error) => void; notify: (message: PgNotificationLike) => void }> = [];
+    const pool: PgPoolLike = {
+      query: () => Promise.reject(new Error('unused')),
+      connect: async () => {
+        const pending = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+        const handlers: Record<string, (value: never) => void> = {};
+        const queries: string[] = [];
+        const client: PgPoolClientLike = {
+          query: (text: string | { text: string }) => {
+            const sql = typeof text === 'string' ? text : text.text;
+            queries.push(sql);
+            if (!sql.startsWith('LISTEN')) return Promise.resolve({ rows: [], rowCount: 0 });
+            return new Promise((resolve, reject) => pending.set(sql, { resolve: () => resolve({ rows: [], rowCount: 0 }), reject }));
+          },
+          release: () => undefined,
+          on: (event: string, handler: (value: never) => void) => (handlers[event] = handler),
+          removeListener: () => undefined,
+        } as unknown as PgPoolClientLike;
+        clients.push({
+          queries,
+          answer: (sql, error) => (error ? pending.get(sql)!.reject(error) : pending.get(sql)!.resolve()),
+          notify: (message) => handlers.notification?.(message as never),
+        });
+        return client;
+      },
+    };
+    const executor = fromPg(pool);
+    const wakeUps = new PostgresListener(executor, 'ch', { minDelay: 1, maxDelay: 1 });
+    const ends = new PostgresListener(executor, 'ch_ended', { minDelay: 1, maxDelay: 1 });
+    const heard = vi.fn();
+    const addingWakeUps = wakeUps.addWakeUps(heard);
+    const addingEnds = ends.addEnds(() => undefined);
+    await vi.waitFor(() => expect(clients[0]?.queries).toEqual(['LISTEN "ch"', 'LISTEN "ch_ended"']));
+    // One reply: the first LISTEN done, the second failed, the connection lost.
+    clients[0]!.answer('LISTEN "ch"');
+    clients[0]!.answer('LISTEN "ch_ended"', new Error('terminating connection due to administrator command'));
+    await addingWakeUps;
+    await expect(addingEnds).rejects.toThrow(/terminating/);
+
+    // The wake-ups' subscription is on a connection that is gone: it must LISTEN again elsewhere.
+    await vi.waitFor(() => expect(clients[1]?.queries).toEqual(['LISTEN "ch"']));
+    clients[1]!.answer('LISTEN "ch"');
+    await vi.waitFor(() => expect(heard).toHaveBeenCalledTimes(1)); // once, for what it may have missed
+    clients[1]!.notify({ channel: 'ch', payload: 'due:x' });
+    expect(heard).toHaveBeenLastCalledWith('x');
+    await wakeUps.close();
+    await ends.close();
   });
 });

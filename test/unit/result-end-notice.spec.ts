@@ -38,6 +38,14 @@ function sources(options: { runningHere?: Promise<void>; ask?: (status: string) 
     reconnected() {
       listener?.(null);
     },
+    /**
+     * The instance ends elsewhere (notified, since it was asked for) and is retried before the read
+     * that the notification causes: a reopen clears the store's ask (migration 0005).
+     */
+    endedAndReopened() {
+      if (state.asks > 0) listener?.('i');
+      state.asks = 0;
+    },
     /** The instance ends elsewhere: notified only when it was asked for. */
     endElsewhere() {
       state.status = 'completed';
@@ -96,6 +104,33 @@ describe('handle.result() asking the store for the end', () => {
     reconnected();
     await turns();
     expect(state).toMatchObject({ asks: 2, reads: 2 });
+    endElsewhere();
+    await expect(result).resolves.toBe('out');
+  });
+
+  it('asks again when a notified end is found reopened (a retry cleared the ask), and hears the next end', async () => {
+    const { source, state, endedAndReopened, endElsewhere } = sources();
+    const result = waitForEnd(source, 'i', 2_000);
+    await turns();
+    expect(state).toMatchObject({ asks: 1, reads: 1 });
+    endedAndReopened();
+    await turns();
+    expect(state).toMatchObject({ asks: 1, reads: 2 });
+    endElsewhere();
+    await expect(result).resolves.toBe('out');
+  });
+
+  it('asks when the end told by this process\'s events is found reopened, and hears the next end from elsewhere', async () => {
+    let stopped!: () => void;
+    const { source, state, endHere, endElsewhere } = sources({ runningHere: new Promise((resolve) => (stopped = resolve)) });
+    const result = waitForEnd(source, 'i', 2_000);
+    await turns();
+    endHere();
+    // Retried before the read the end's event causes; the next run is elsewhere.
+    state.status = 'running';
+    stopped();
+    await turns();
+    expect(state.asks).toBe(1);
     endElsewhere();
     await expect(result).resolves.toBe('out');
   });
