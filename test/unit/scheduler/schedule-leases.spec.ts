@@ -84,6 +84,32 @@ describe('schedule leases across schedulers on one store', () => {
     expect(fired).toHaveLength(5);
   });
 
+  it("cancel-previous: a process that dies before recording its starts leaves them to the next, which cancels none of the later ones again", async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(T);
+    const link = reachable(store);
+    // Process a starts its occurrences, then dies before it records how far it got.
+    const dying = new Proxy(link.storage, {
+      get: (target, key, receiver) => (key === 'writeSchedule' ? () => Promise.reject(new Error('killed')) : Reflect.get(target, key, receiver)),
+    });
+    const a = schedulerHarness({ store, storage: dying, clock, owner: 'a' });
+    const b = schedulerHarness({ store, clock, owner: 'b' });
+    await a.admin.upsert('hourly', { workflow: 'reports', every: '1h', overlap: 'cancel-previous', catchup: 'all' });
+    clock.set(T + 7_210_000); // 01:00 missed (caught up), 02:00 on time
+    await expect(a.scheduler.drain()).rejects.toThrow('killed');
+    const [first, second] = ['hourly@2026-01-01T01:00:00.000Z', 'hourly@2026-01-01T02:00:00.000Z'];
+    expect(await runsOf(store, 'hourly')).toEqual([first, second]);
+    expect((await store.get(first))!.cancelRequested).toBe(true);
+    expect((await store.get(second))!.cancelRequested).toBe(false);
+
+    clock.advance('31s'); // a's lease lapses; b starts over from the last recorded state
+    await b.scheduler.drain();
+    expect(await runsOf(store, 'hourly')).toEqual([first, second]);
+    // Going over 01:00 again must not cancel 02:00, the newest run.
+    expect((await store.get(second))!.cancelRequested).toBe(false);
+    expect(await store.getSchedule('hourly')).toMatchObject({ leaseToken: null, wakeAt: T + 10_800_000 });
+  });
+
   it('a change while a scheduler holds the lease takes it away: the holder re-reads and lets go', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
