@@ -84,6 +84,26 @@ describe('schedule leases across schedulers on one store', () => {
     expect(fired).toHaveLength(5);
   });
 
+  it('with a lease longer than a minute, the taker still starts every occurrence the dead holder kept: a takeover is no outage', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(T);
+    const link = reachable(store);
+    const a = schedulerHarness({ store, storage: link.storage, clock, owner: 'a', leaseDuration: 120_000 });
+    const b = schedulerHarness({ store, clock, owner: 'b', leaseDuration: 120_000 });
+    await a.admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    a.scheduler.start();
+    stops.push(() => a.scheduler.stop());
+    clock.advance('10s');
+    a.scheduler.kick();
+    await vi.waitFor(async () => expect(await store.getSchedule('beat')).toMatchObject({ leaseOwner: 'a', leaseUntil: T + 130_000, wakeAt: T + 20_000 }));
+
+    link.cut(); // process a is gone, holding the lease until 02:10
+    clock.set(T + 130_001);
+    expect(await b.scheduler.drain()).toBe(12); // 00:20 to 02:10, each late by no more than the lease
+    expect(await runsOf(store, 'beat')).toHaveLength(13);
+    expect(b.events.filter((e) => e.type === 'schedule-caught-up')).toEqual([]);
+  });
+
   it("cancel-previous: a process that dies before recording its starts leaves them to the next, which cancels none of the later ones again", async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
