@@ -5,7 +5,7 @@ import type { ScheduleCadence } from './schedule-cadence.js';
  * An occurrence is missed when the scheduler gets to it this long after its time or later (every
  * process was down, or none could reach the store). Occurrences less late than this are on time
  * and always start, whatever `catchup` says: a poll or a lease taken over after a crash (30 s by
- * default) is not an outage.
+ * default) is not an outage. The scheduler raises it to its lease plus 30 s when its lease is longer.
  */
 export const MISSED_AFTER = 60_000;
 

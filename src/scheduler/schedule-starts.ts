@@ -55,6 +55,9 @@ export async function startOccurrence(deps: ScheduleStartDeps, occurrence: Sched
       return { kind: 'skipped', id, running: unfinished[0]!.id };
     }
     for (const previous of unfinished) {
+      // Only earlier runs: going over an occurrence again (after a process died before recording its
+      // starts, or as a holder whose lease lapsed) must not cancel the later ones it started already.
+      if (previous.scheduledAt !== null && previous.scheduledAt > at) continue;
       const reason = `Schedule "${scheduleId}" started ${id} (overlap: 'cancel-previous').`;
       if (await storage.requestCancel(previous.id, { reason, now, terminate: false })) deps.cancelled(previous.id);
     }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
-import { planOccurrences } from './occurrence-plan.js';
+import { MISSED_AFTER, planOccurrences } from './occurrence-plan.js';
 import { cadenceOf } from './schedule-cadence.js';
 import { readScheduleSpec } from './schedule-spec.js';
 import { readScheduleState, type ScheduleState } from './schedule-state.js';
@@ -177,7 +177,10 @@ export class WorkflowScheduler {
       await storage.writeSchedule(record.id, token, { now, state, wakeAt: record.wakeAt, release: true });
       return 0;
     }
-    const plan = planOccurrences({ cadence: cadenceOf(spec), cursor: state.cursor, now, catchup: spec.catchup, catchupWindow: spec.catchupWindow });
+    // A takeover after a crash comes up to a lease late: with a lease longer than the default, the
+    // occurrences the dead holder kept are still on time (the default keeps the same margin over it).
+    const missedAfter = Math.max(MISSED_AFTER, leaseDuration + MISSED_AFTER / 2);
+    const plan = planOccurrences({ cadence: cadenceOf(spec), cursor: state.cursor, now, catchup: spec.catchup, catchupWindow: spec.catchupWindow, missedAfter });
     if (plan.missed) {
       this.options.emit({
         type: 'schedule-caught-up',

@@ -37,9 +37,9 @@ function scenario(kind: SqlKind, schema: string): void {
     await target?.close({ drop: true });
   });
 
-  function start(): Promise<SchedulerProcess> {
+  function start(options: { paused?: boolean } = {}): Promise<SchedulerProcess> {
     const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/scheduler-process.ts'], {
-      env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema },
+      env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema, WF_PAUSED: options.paused ? '1' : '0' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const started: SchedulerProcess = { child, fired: [] };
@@ -96,7 +96,10 @@ function scenario(kind: SqlKind, schema: string): void {
     const afterKill = runs.filter((id) => occurrence(id) > killedAt);
     expect(afterKill.length).toBeGreaterThan(5);
     for (const id of afterKill) expect(survivor.fired).toContain(id);
-    // Every run completes (those the dead process held run again when their leases lapse).
+    // Every run completes (those the dead process held run again when their leases lapse). One the
+    // survivor started just before its SIGTERM was handed back unrun: a process with the schedule
+    // paused (it starts nothing) runs what is left, as any process would.
+    const finisher = await start({ paused: true });
     const deadline = Date.now() + 30_000;
     for (;;) {
       const unfinished = await store.list({ scheduleId: 'tick', status: ['pending', 'running', 'suspended'], limit: 1000, offset: 0 });
@@ -104,5 +107,8 @@ function scenario(kind: SqlKind, schema: string): void {
       if (Date.now() > deadline) throw new Error(`${unfinished.length} scheduled runs did not complete`);
       await sleep(200);
     }
+    expect(finisher.fired).toEqual([]);
+    finisher.child.kill('SIGTERM');
+    await once(finisher.child, 'exit');
   }, 90_000);
 }

@@ -7,7 +7,7 @@ import type { ScheduledWorkflow } from '../../../src/scheduler/schedule-starts.j
 
 /** A scheduler on plain objects: the in-memory store, a manual clock, workflows by name. */
 export function schedulerHarness(
-  options: { start?: string; store?: InMemoryWorkflowStore; storage?: InMemoryWorkflowStore; clock?: ManualWorkflowClock; owner?: string; workflows?: string[] } = {},
+  options: { start?: string; store?: InMemoryWorkflowStore; storage?: InMemoryWorkflowStore; clock?: ManualWorkflowClock; owner?: string; workflows?: string[]; leaseDuration?: number } = {},
 ) {
   const clock = options.clock ?? new ManualWorkflowClock(new Date(options.start ?? '2026-01-01T00:00:00Z'));
   const store = options.store ?? new InMemoryWorkflowStore();
@@ -20,7 +20,7 @@ export function schedulerHarness(
     workflows: { names: () => [...workflows.keys()], newest: (name) => workflows.get(name) },
     clock,
     owner: options.owner ?? 'test-scheduler',
-    leaseDuration: 30_000,
+    leaseDuration: options.leaseDuration ?? 30_000,
     pollInterval: 1_000,
     emit: (event) => events.push(event),
     started: () => undefined,

@@ -84,6 +84,52 @@ describe('schedule leases across schedulers on one store', () => {
     expect(fired).toHaveLength(5);
   });
 
+  it('with a lease longer than a minute, the taker still starts every occurrence the dead holder kept: a takeover is no outage', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(T);
+    const link = reachable(store);
+    const a = schedulerHarness({ store, storage: link.storage, clock, owner: 'a', leaseDuration: 120_000 });
+    const b = schedulerHarness({ store, clock, owner: 'b', leaseDuration: 120_000 });
+    await a.admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    a.scheduler.start();
+    stops.push(() => a.scheduler.stop());
+    clock.advance('10s');
+    a.scheduler.kick();
+    await vi.waitFor(async () => expect(await store.getSchedule('beat')).toMatchObject({ leaseOwner: 'a', leaseUntil: T + 130_000, wakeAt: T + 20_000 }));
+
+    link.cut(); // process a is gone, holding the lease until 02:10
+    clock.set(T + 130_001);
+    expect(await b.scheduler.drain()).toBe(12); // 00:20 to 02:10, each late by no more than the lease
+    expect(await runsOf(store, 'beat')).toHaveLength(13);
+    expect(b.events.filter((e) => e.type === 'schedule-caught-up')).toEqual([]);
+  });
+
+  it("cancel-previous: a process that dies before recording its starts leaves them to the next, which cancels none of the later ones again", async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(T);
+    const link = reachable(store);
+    // Process a starts its occurrences, then dies before it records how far it got.
+    const dying = new Proxy(link.storage, {
+      get: (target, key, receiver) => (key === 'writeSchedule' ? () => Promise.reject(new Error('killed')) : Reflect.get(target, key, receiver)),
+    });
+    const a = schedulerHarness({ store, storage: dying, clock, owner: 'a' });
+    const b = schedulerHarness({ store, clock, owner: 'b' });
+    await a.admin.upsert('hourly', { workflow: 'reports', every: '1h', overlap: 'cancel-previous', catchup: 'all' });
+    clock.set(T + 7_210_000); // 01:00 missed (caught up), 02:00 on time
+    await expect(a.scheduler.drain()).rejects.toThrow('killed');
+    const [first, second] = ['hourly@2026-01-01T01:00:00.000Z', 'hourly@2026-01-01T02:00:00.000Z'];
+    expect(await runsOf(store, 'hourly')).toEqual([first, second]);
+    expect((await store.get(first))!.cancelRequested).toBe(true);
+    expect((await store.get(second))!.cancelRequested).toBe(false);
+
+    clock.advance('31s'); // a's lease lapses; b starts over from the last recorded state
+    await b.scheduler.drain();
+    expect(await runsOf(store, 'hourly')).toEqual([first, second]);
+    // Going over 01:00 again must not cancel 02:00, the newest run.
+    expect((await store.get(second))!.cancelRequested).toBe(false);
+    expect(await store.getSchedule('hourly')).toMatchObject({ leaseToken: null, wakeAt: T + 10_800_000 });
+  });
+
   it('a change while a scheduler holds the lease takes it away: the holder re-reads and lets go', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
