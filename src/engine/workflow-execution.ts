@@ -75,6 +75,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   private closed = false;
   /** `run()` settled, or the execution suspended or was interrupted: nothing new may start. */
   private ended = false;
+  /** `run()` failed while steps still ran: the end, held until they settle (see `runFailed()`). */
+  private failedRun: RunEnd | null = null;
 
   constructor(
     readonly instance: WorkflowInstance,
@@ -127,7 +129,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
       }
       result.then(
         (value) => this.end({ kind: 'completed', value }),
-        (error: unknown) => this.end(isWorkflowInterrupt(error) ? { kind: 'interrupted', reason: error.reason } : { kind: 'failed', error }),
+        (error: unknown) => (isWorkflowInterrupt(error) ? this.end({ kind: 'interrupted', reason: error.reason }) : this.runFailed(error)),
       );
     });
     const { fatal, journalLimitError, storeError, stop } = this;
@@ -379,8 +381,20 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     if (this.active > 0) return;
     // Give the workflow the rest of this turn: code after an awaited step may still reach new calls.
     setImmediate(() => {
-      if (this.active === 0 && this.parked.length > 0) this.end({ kind: 'suspended' });
+      if (this.active === 0 && this.parked.length > 0) this.end(this.failedRun ?? { kind: 'suspended' });
     });
+  }
+
+  /**
+   * `run()` failed (a step of a `Promise.all` threw) while other steps still run: their side effects
+   * happen whatever the workflow does next, so the execution waits for them to be recorded, and their
+   * compensations then run with the others. Concluding at once would leave them neither journaled
+   * nor compensated. Nothing new starts meanwhile.
+   */
+  private runFailed(error: unknown): void {
+    if (this.active === 0) return this.end({ kind: 'failed', error });
+    this.ended = true;
+    this.failedRun = { kind: 'failed', error };
   }
 
   private end(end: RunEnd): void {
@@ -395,6 +409,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     this.active--;
     if (this.active > 0) return;
     if (this.stop.reason !== null) this.end({ kind: 'interrupted', reason: this.stop.reason });
+    else if (this.failedRun !== null) this.end(this.failedRun);
     else if (this.parked.length > 0) this.checkStalled();
   }
 }
