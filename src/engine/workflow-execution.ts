@@ -161,34 +161,19 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   }
 
   /** The parked operations' earliest wake-up (`null`: none has a time) and their waits. */
-  suspension(): Suspension {
-    return suspensionOf(this.parked);
-  }
+  suspension(): Suspension { return suspensionOf(this.parked); }
 
   /** Entries an earlier execution recorded that this one never reached (compensations aside). */
-  unvisited(): string[] {
-    return [...this.journal.loaded].filter((name) => !this.visited.has(name) && this.journal.get(name)!.kind !== 'compensation');
-  }
+  unvisited(): string[] { return this.journal.unvisited(this.visited); }
 
   /** Whether a completed step has a compensation that has not run. */
-  needsCompensation(): boolean {
-    for (const entry of this.journal.all()) {
-      if (entry.kind === 'step' && entry.state === 'completed' && !entry.compensated && this.compensations.has(entry.name)) return true;
-    }
-    return false;
-  }
+  needsCompensation(): boolean { return this.journal.needsCompensation(this.compensations); }
 
   /** Whether the instance may have children: one is journaled, or this execution asked for one. */
-  hasChildren(): boolean {
-    if (this.children.attempted) return true;
-    for (const entry of this.journal.all()) if (entry.kind === 'child') return true;
-    return false;
-  }
+  hasChildren(): boolean { return this.children.attempted || this.journal.hasChild(); }
 
   /** Waits for child creations in flight (an execution ended at once may have left one running). */
-  childCreationsSettled(): Promise<void> {
-    return this.children.settled();
-  }
+  childCreationsSettled(): Promise<void> { return this.children.settled(); }
 
   /**
    * A fenced write under the lease, queued after this execution's earlier writes, with what was
@@ -386,10 +371,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   }
 
   /**
-   * `run()` failed (a step of a `Promise.all` threw) while other steps still run: their side effects
-   * happen whatever the workflow does next, so the execution waits for them to be recorded, and their
-   * compensations then run with the others. Concluding at once would leave them neither journaled
-   * nor compensated. Nothing new starts meanwhile.
+   * `run()` failed while other steps still run (a `Promise.all`): their side effects happen anyway, so
+   * the end waits for them to be journaled, and compensated with the others. Nothing new starts.
    */
   private runFailed(error: unknown): void {
     if (this.active === 0) return this.end({ kind: 'failed', error });
