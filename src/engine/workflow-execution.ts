@@ -261,6 +261,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     return outcome.value;
   }
 
+  prepare(entry: WorkflowJournalEntry): Promise<void> | null { return this.deps.storage.prepareEntry(entry); }
+
   written(entry: WorkflowJournalEntry): void {
     this.journal.written(entry);
   }
