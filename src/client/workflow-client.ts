@@ -320,6 +320,12 @@ export class WorkflowClient implements OnModuleDestroy {
     const now = this.options.clock.now();
     const before = options.olderThan instanceof Date ? options.olderThan.getTime() : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
     if (!Number.isFinite(before)) throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
+    const known = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
+    if (options.statuses !== undefined && !Array.isArray(options.statuses)) {
+      throw invalidInput(`Invalid purge() option "statuses": ${JSON.stringify(options.statuses)}. Use an array of statuses, or leave it out for every finished one.`);
+    }
+    // A misspelt status would otherwise purge nothing, silently (unfinished ones are only skipped).
+    for (const s of options.statuses ?? []) if (!known.includes(s)) throw invalidInput(`Invalid purge() option "statuses": ${JSON.stringify(s)}. Use ${FINISHED_STATUSES.join(', ')}.`);
     const statuses = (options.statuses ?? [...FINISHED_STATUSES]).filter((s) => FINISHED_STATUSES.includes(s));
     const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
     if (statuses.length === 0) return total;

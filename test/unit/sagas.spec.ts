@@ -286,6 +286,19 @@ describe('delete and purge', () => {
     await expect(app.client.getStatus(waiting.id)).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
   });
 
+  it('refuses a purge() status it does not know, instead of purging nothing', async () => {
+    await setup();
+    const handle = await app.client.start(Trip, {});
+    await runFor(2);
+    expect((await handle.status()).status).toBe('completed');
+    app.clock.advance('2d');
+    await expect(app.client.purge({ olderThan: '1d', statuses: ['complete' as never] })).rejects.toThrow(
+      /Invalid purge\(\) option "statuses": "complete"\. Use completed, failed, cancelled, compensation_failed/,
+    );
+    await expect(app.client.purge({ olderThan: '1d', statuses: 'completed' as never })).rejects.toThrow(/Use an array of statuses/);
+    expect((await handle.status()).status).toBe('completed');
+  });
+
   it('purges finished instances older than the cutoff, never unfinished ones, and honours limit', async () => {
     await setup();
     const done = await Promise.all([1, 2, 3].map(() => app.client.start(Trip, {})));
