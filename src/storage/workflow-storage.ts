@@ -120,6 +120,23 @@ export class WorkflowStorage {
     return this.encoding ? this.encoding.prepare(entry) : null;
   }
 
+  /**
+   * Whether the codec encodes `value` (`what` it is), asked before a write: a refusal (a KMS's size
+   * limit) is the value's, and must not fail that write as a store outage would, at every execution.
+   */
+  async checkEncodable(value: unknown, what: string): Promise<void> {
+    if (!this.encoding) return;
+    try {
+      await this.encoding.chain.encode(value);
+    } catch (error) {
+      throw new TypeError(
+        `${what} could not be encoded by the payload codec (${error instanceof Error ? error.message : String(error)}). ` +
+          'Return less (keep large data elsewhere and return a reference to it), or fix the codec.',
+        { cause: error },
+      );
+    }
+  }
+
   /** Out: one page of instances, decoded for readers (an unreadable payload is listed, never thrown). */
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
     const rows = await this.store.list(query);

@@ -64,3 +64,27 @@ describe('a payload the codec refuses to encode', () => {
     expect(await app.client.list()).toEqual([]);
   });
 });
+
+describe('a workflow output the codec refuses to encode', () => {
+  it('fails the instance with what was refused, and compensates, instead of running it again and again', async () => {
+    const undone: string[] = [];
+    @Workflow('codec.output-too-large')
+    class LargeOutput {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('reserve', () => 'r1', { compensate: (id) => undone.push(id) });
+        return 'x'.repeat(10_000);
+      }
+    }
+    app = await createTestApp([LargeOutput], { codec: new SizeLimitedCodec() });
+    const handle = await app.client.start(LargeOutput, null);
+    for (let i = 0; i < 3; i++) {
+      await app.worker.drain();
+      app.clock.advance('10m');
+    }
+    const status = await handle.status();
+    expect(status.status).toBe('failed');
+    expect(status.runs).toBe(1);
+    expect(status.error!.message).toMatch(/output of workflow "codec.output-too-large" .* could not be encoded by the payload codec \(KMS: plaintext is larger than 4096 bytes\)/);
+    expect(undone).toEqual(['r1']);
+  });
+});
