@@ -22,6 +22,7 @@ import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
+import { checkKnownKeys } from '../options/known-keys.js';
 
 export interface WorkflowStartOptions {
   /** The instance's id (idempotency key). Default: a random UUID. */
@@ -104,6 +105,7 @@ export class WorkflowClient implements OnModuleDestroy {
    * `WorkflowAlreadyStartedError` when they don't.
    */
   async start<I, O>(workflow: WorkflowClass<I, O> | string, input: I, options: WorkflowStartOptions = {}): Promise<WorkflowHandle<O>> {
+    checkKnownKeys(options, START_OPTIONS, 'start() options');
     const definition = this.registry.resolve(workflow as WorkflowReference, options.version);
     const id = options.id ?? randomUUID();
     if (typeof id !== 'string' || id.trim() === '') throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
@@ -181,6 +183,7 @@ export class WorkflowClient implements OnModuleDestroy {
    */
   async signal<T>(signal: WorkflowSignal<T> | string, payload: T, options: WorkflowSignalOptions = {}): Promise<{ id: number; woken: number; created: boolean }> {
     const name = signalName(signal);
+    checkKnownKeys(options, SIGNAL_OPTIONS, 'signal() options');
     if (options.key !== undefined && typeof options.key !== 'string') throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
       throw invalidInput(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
@@ -279,8 +282,7 @@ export class WorkflowClient implements OnModuleDestroy {
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
     if (!Number.isInteger(offset) || offset < 0) throw invalidInput(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
     const status = options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
-    const known = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
-    for (const s of status ?? []) if (!known.includes(s)) throw invalidInput(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${known.join(', ')}.`);
+    for (const s of status ?? []) if (!KNOWN_STATUSES.includes(s)) throw invalidInput(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${KNOWN_STATUSES.join(', ')}.`);
     if (status && status.length === 0) throw invalidInput('Invalid list() option "status": the list is empty. Leave it out for every status.');
     if (options.idPrefix !== undefined && (typeof options.idPrefix !== 'string' || options.idPrefix === '')) {
       throw invalidInput(`Invalid list() option "idPrefix": ${JSON.stringify(options.idPrefix)}. Use a non-empty string, or leave it out.`);
@@ -320,6 +322,11 @@ export class WorkflowClient implements OnModuleDestroy {
     const now = this.options.clock.now();
     const before = options.olderThan instanceof Date ? options.olderThan.getTime() : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
     if (!Number.isFinite(before)) throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
+    if (options.statuses !== undefined && !Array.isArray(options.statuses)) {
+      throw invalidInput(`Invalid purge() option "statuses": ${JSON.stringify(options.statuses)}. Use an array of statuses, or leave it out for every finished one.`);
+    }
+    // A misspelt status would otherwise purge nothing, silently (unfinished ones are only skipped).
+    for (const s of options.statuses ?? []) if (!KNOWN_STATUSES.includes(s)) throw invalidInput(`Invalid purge() option "statuses": ${JSON.stringify(s)}. Use ${FINISHED_STATUSES.join(', ')}.`);
     const statuses = (options.statuses ?? [...FINISHED_STATUSES]).filter((s) => FINISHED_STATUSES.includes(s));
     const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
     if (statuses.length === 0) return total;
@@ -383,6 +390,9 @@ export class WorkflowClient implements OnModuleDestroy {
 }
 
 const PURGE_BATCH = 1000;
+const KNOWN_STATUSES = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
+const START_OPTIONS = ['id', 'version', 'concurrencyKey', 'rateLimitKey', 'priority', 'timeout', 'startAt', 'transaction'];
+const SIGNAL_OPTIONS = ['key', 'id', 'transaction'];
 
 /** Instances as the client shows them: the lease token is the workers' secret. */
 function stripLease<T extends WorkflowInstance>(instance: T): T {

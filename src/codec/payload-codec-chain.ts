@@ -62,7 +62,16 @@ export class PayloadCodecChain {
     if (value === null || value === undefined) return value;
     const text = JSON.stringify(value);
     if (text === undefined) return value;
-    return `${PREFIX}${this.current.id}:${await this.current.encode(text)}`;
+    const encoded = await this.current.encode(text);
+    // Anything else would be stored as its text (a Buffer as raw bytes, `undefined` as "undefined")
+    // and could never be read back: refuse it before anything is stored.
+    if (typeof encoded !== 'string') {
+      throw new TypeError(
+        `Codec "${this.current.id}" returned ${describeValue(encoded)} from encode(), not a string, so nothing was stored. ` +
+          'Return a string from encode() (binary data as base64, say) and accept it back in decode().',
+      );
+    }
+    return `${PREFIX}${this.current.id}:${encoded}`;
   }
 
   /** Encodes a string column's value (a cancel reason): the same format, as a string. */
@@ -123,6 +132,12 @@ export class PayloadCodecChain {
     if (stored === null || stored === undefined) return true;
     return codecIdOf(stored) === this.current.id;
   }
+}
+
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'object') return `a ${(value as object).constructor?.name ?? 'object'}`;
+  return `a ${typeof value}`;
 }
 
 /** The id of the codec that wrote `stored`, or `null` for a value stored without one. */

@@ -96,6 +96,11 @@ export interface ExecutionHost {
    * A lost lease (nothing committed) ends the execution and throws its `WorkflowInterrupt`.
    */
   transact<T>(body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>, timeout: number | null): Promise<T>;
+  /**
+   * Encodes `entry` with the configured codec ahead of its write, so a value the codec refuses fails
+   * the step that returned it; `null` when no codec is configured.
+   */
+  prepare(entry: WorkflowJournalEntry): Promise<void> | null;
   /** An entry a committed transaction wrote: the execution knows it, and doesn't write it again. */
   written(entry: WorkflowJournalEntry): void;
 }

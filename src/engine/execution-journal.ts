@@ -36,6 +36,25 @@ export class ExecutionJournal {
     return this.entries.values();
   }
 
+  /** The entries an earlier execution recorded that are not in `visited` (compensations aside). */
+  unvisited(visited: ReadonlySet<string>): string[] {
+    return [...this.loaded].filter((name) => !visited.has(name) && this.entries.get(name)!.kind !== 'compensation');
+  }
+
+  /** Whether a completed step that has a compensation in `compensations` was not compensated yet. */
+  needsCompensation(compensations: ReadonlyMap<string, unknown>): boolean {
+    for (const entry of this.entries.values()) {
+      if (entry.kind === 'step' && entry.state === 'completed' && !entry.compensated && compensations.has(entry.name)) return true;
+    }
+    return false;
+  }
+
+  /** Whether a child is journaled. */
+  hasChild(): boolean {
+    for (const entry of this.entries.values()) if (entry.kind === 'child') return true;
+    return false;
+  }
+
   /** Whether entries wait to be written. */
   get pending(): boolean {
     return this.buffer.size > 0;

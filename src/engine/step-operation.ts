@@ -80,6 +80,33 @@ class StepFinish implements AttemptFinish {
     const at = this.host.now();
     return { name: this.name, kind: 'step', state: 'completed', value, attempts: this.attempt, createdAt: this.previous?.createdAt ?? at, updatedAt: at };
   }
+
+  /**
+   * The completed entry for `value`, encoded ahead of its write when a codec is configured. A value
+   * the codec refuses (too large for a KMS, say) fails the step at once, as one JSON can't carry
+   * does: left to the write, it would stop the execution as a store failure does, and every later
+   * execution would run the step again and fail the same way.
+   */
+  complete(value: unknown): WorkflowJournalEntry | Promise<WorkflowJournalEntry> {
+    const entry = this.entry(value);
+    const encoding = this.host.prepare(entry);
+    if (encoding === null) return entry;
+    this.policy = { ...this.retry, attempts: this.attempt };
+    return encoding.then(
+      () => {
+        this.policy = this.retry;
+        return entry;
+      },
+      (error: unknown) => {
+        throw new TypeError(
+          `The result of step "${this.name}" could not be encoded by the payload codec (${error instanceof Error ? error.message : String(error)}), ` +
+            'so it was not recorded and the step failed without another attempt. Return less from the step (keep large data ' +
+            'elsewhere and return a reference to it), or fix the codec.',
+          { cause: error },
+        );
+      },
+    );
+  }
 }
 
 
@@ -112,12 +139,17 @@ export async function runStepWith<T>(
   const attempt = entry ? (entry.attempts ?? 0) + 1 : host.rerun() ? 2 : 1;
   host.begin();
   let outcome: AttemptOutcome;
+  let completed: WorkflowJournalEntry | null = null;
   const finish = new StepFinish(host, name, entry, attempt, retry);
   try {
     await host.flush();
     host.checkpoint();
     host.running.add(name);
     outcome = await host.observe.around('step', name, attempt, () => perform(attempt, timeout, finish));
+    if (!outcome.written) {
+      const done = finish.complete(outcome.value);
+      completed = done instanceof Promise ? await done : done;
+    }
   } catch (error) {
     if (isWorkflowInterrupt(error)) throw error;
     const reason = host.interruption();
@@ -131,7 +163,7 @@ export async function runStepWith<T>(
   // Terminate and a lost lease end the execution without waiting for the step: its final write
   // may already be gone, so a result that comes after is neither recorded nor reported.
   if (host.endedAtOnce()) throw new WorkflowInterrupt(host.interruption()!);
-  if (!outcome.written) host.record(finish.entry(outcome.value));
+  if (completed !== null) host.record(completed);
   host.emit({ type: 'step-completed', step: name, attempt });
   host.checkpoint();
   return plainCopy(outcome.value) as T;

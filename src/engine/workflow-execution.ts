@@ -75,6 +75,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   private closed = false;
   /** `run()` settled, or the execution suspended or was interrupted: nothing new may start. */
   private ended = false;
+  /** `run()` failed while steps still ran: the end, held until they settle (see `runFailed()`). */
+  private failedRun: RunEnd | null = null;
 
   constructor(
     readonly instance: WorkflowInstance,
@@ -127,7 +129,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
       }
       result.then(
         (value) => this.end({ kind: 'completed', value }),
-        (error: unknown) => this.end(isWorkflowInterrupt(error) ? { kind: 'interrupted', reason: error.reason } : { kind: 'failed', error }),
+        (error: unknown) => (isWorkflowInterrupt(error) ? this.end({ kind: 'interrupted', reason: error.reason }) : this.runFailed(error)),
       );
     });
     const { fatal, journalLimitError, storeError, stop } = this;
@@ -159,34 +161,19 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   }
 
   /** The parked operations' earliest wake-up (`null`: none has a time) and their waits. */
-  suspension(): Suspension {
-    return suspensionOf(this.parked);
-  }
+  suspension(): Suspension { return suspensionOf(this.parked); }
 
   /** Entries an earlier execution recorded that this one never reached (compensations aside). */
-  unvisited(): string[] {
-    return [...this.journal.loaded].filter((name) => !this.visited.has(name) && this.journal.get(name)!.kind !== 'compensation');
-  }
+  unvisited(): string[] { return this.journal.unvisited(this.visited); }
 
   /** Whether a completed step has a compensation that has not run. */
-  needsCompensation(): boolean {
-    for (const entry of this.journal.all()) {
-      if (entry.kind === 'step' && entry.state === 'completed' && !entry.compensated && this.compensations.has(entry.name)) return true;
-    }
-    return false;
-  }
+  needsCompensation(): boolean { return this.journal.needsCompensation(this.compensations); }
 
   /** Whether the instance may have children: one is journaled, or this execution asked for one. */
-  hasChildren(): boolean {
-    if (this.children.attempted) return true;
-    for (const entry of this.journal.all()) if (entry.kind === 'child') return true;
-    return false;
-  }
+  hasChildren(): boolean { return this.children.attempted || this.journal.hasChild(); }
 
   /** Waits for child creations in flight (an execution ended at once may have left one running). */
-  childCreationsSettled(): Promise<void> {
-    return this.children.settled();
-  }
+  childCreationsSettled(): Promise<void> { return this.children.settled(); }
 
   /**
    * A fenced write under the lease, queued after this execution's earlier writes, with what was
@@ -273,6 +260,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     if (!outcome.landed) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
     return outcome.value;
   }
+
+  prepare(entry: WorkflowJournalEntry): Promise<void> | null { return this.deps.storage.prepareEntry(entry); }
 
   written(entry: WorkflowJournalEntry): void {
     this.journal.written(entry);
@@ -379,8 +368,18 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     if (this.active > 0) return;
     // Give the workflow the rest of this turn: code after an awaited step may still reach new calls.
     setImmediate(() => {
-      if (this.active === 0 && this.parked.length > 0) this.end({ kind: 'suspended' });
+      if (this.active === 0 && this.parked.length > 0) this.end(this.failedRun ?? { kind: 'suspended' });
     });
+  }
+
+  /**
+   * `run()` failed while other steps still run (a `Promise.all`): their side effects happen anyway, so
+   * the end waits for them to be journaled, and compensated with the others. Nothing new starts.
+   */
+  private runFailed(error: unknown): void {
+    if (this.active === 0) return this.end({ kind: 'failed', error });
+    this.ended = true;
+    this.failedRun = { kind: 'failed', error };
   }
 
   private end(end: RunEnd): void {
@@ -395,6 +394,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     this.active--;
     if (this.active > 0) return;
     if (this.stop.reason !== null) this.end({ kind: 'interrupted', reason: this.stop.reason });
+    else if (this.failedRun !== null) this.end(this.failedRun);
     else if (this.parked.length > 0) this.checkStalled();
   }
 }

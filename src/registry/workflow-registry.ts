@@ -163,10 +163,16 @@ function validate(
   const version = options.version ?? 1;
   if (!Number.isInteger(version) || version < 1) throw new TypeError(`${where}: invalid version ${String(version)}. Use a whole number, 1 or more.`);
   const priority = options.priority ?? 0;
-  if (!Number.isInteger(priority)) throw new TypeError(`${where}: invalid priority ${String(priority)}. Use a whole number (lower runs first).`);
+  // The stores keep a priority as a 32-bit integer: past that, every start() would be refused.
+  if (!Number.isInteger(priority) || Math.abs(priority) > 2_147_483_647) {
+    throw new TypeError(`${where}: invalid priority ${String(priority)}. Use a whole number from -2147483647 to 2147483647 (lower runs first).`);
+  }
   const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of ${where}`);
   const retry = resolveRetry(options.retry, `retry of ${where}`, defaultRetry);
   let concurrency: RegisteredWorkflow['concurrency'] = null;
+  if (options.concurrency !== undefined && (options.concurrency === null || typeof options.concurrency !== 'object')) {
+    throw new TypeError(`${where}: invalid concurrency ${String(options.concurrency)}. Use { limit?, perKey? }, such as { limit: ${String(options.concurrency)} }.`);
+  }
   if (options.concurrency) {
     checkKnownKeys(options.concurrency, ['limit', 'perKey'], `${where}: concurrency`);
     const { limit, perKey } = options.concurrency;
@@ -178,6 +184,9 @@ function validate(
     concurrency = { limit: limit ?? null, perKey: perKey ?? null };
   }
   let rateLimit: WorkflowRateLimitRule | null = null;
+  if (options.rateLimit !== undefined && (options.rateLimit === null || typeof options.rateLimit !== 'object')) {
+    throw new TypeError(`${where}: invalid rateLimit ${String(options.rateLimit)}. Use { limit?: { max, duration }, perKey?: { max, duration } }.`);
+  }
   if (options.rateLimit) {
     checkKnownKeys(options.rateLimit, ['limit', 'perKey'], `${where}: rateLimit`);
     const window = (field: 'limit' | 'perKey') => {

@@ -22,7 +22,19 @@ type Decode = (stored: unknown, field: string) => Promise<unknown>;
  * statuses, times, the engine's bookkeeping) is left as it is: the store indexes and compares it.
  */
 export class PayloadEncoding {
+  /** Entries encoded ahead of their write (`prepare()`): the write reuses them, so nothing is encoded twice. */
+  private readonly prepared = new WeakMap<WorkflowJournalEntry, WorkflowJournalEntry>();
+
   constructor(readonly chain: PayloadCodecChain) {}
+
+  /**
+   * Encodes `entry` now, ahead of the write that carries it, so that a value the codec refuses (too
+   * large for a KMS, say) fails the operation that produced it instead of that write; the write
+   * then reuses what was encoded here.
+   */
+  async prepare(entry: WorkflowJournalEntry): Promise<void> {
+    this.prepared.set(entry, await this.entry(entry));
+  }
 
   async newInstance(instance: NewWorkflowInstance): Promise<NewWorkflowInstance> {
     return { ...instance, input: await this.chain.encode(instance.input) };
@@ -58,6 +70,8 @@ export class PayloadEncoding {
   }
 
   async entry(entry: WorkflowJournalEntry): Promise<WorkflowJournalEntry> {
+    const prepared = this.prepared.get(entry);
+    if (prepared !== undefined) return prepared;
     if (entry.value === undefined && (entry.error === undefined || entry.error === null)) return entry;
     const out = { ...entry };
     if (entry.value !== undefined) out.value = await this.chain.encode(entry.value);

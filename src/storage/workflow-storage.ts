@@ -3,7 +3,7 @@ import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import { PayloadEncoding } from './payload-encoding.js';
 import { PayloadReencryption, type WorkflowReencryptOptions, type WorkflowReencryptResult } from './payload-reencryption.js';
 import { initStore, type StoreStartup } from './store-startup.js';
-import type { WorkflowInstance, WorkflowStatus } from './workflow-instance.js';
+import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from './workflow-instance.js';
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
@@ -110,6 +110,31 @@ export class WorkflowStorage {
     const details = await this.store.get(id, options.journal ? { journal: true } : undefined);
     if (!details || !this.encoding) return details;
     return options.readable ? this.encoding.readable(details) : this.encoding.details(details);
+  }
+
+  /**
+   * Encodes a journal entry ahead of its write when a codec is configured (`null` when none is:
+   * nothing to do), so a value the codec refuses fails here; the write reuses the encoded entry.
+   */
+  prepareEntry(entry: WorkflowJournalEntry): Promise<void> | null {
+    return this.encoding ? this.encoding.prepare(entry) : null;
+  }
+
+  /**
+   * Whether the codec encodes `value` (`what` it is), asked before a write: a refusal (a KMS's size
+   * limit) is the value's, and must not fail that write as a store outage would, at every execution.
+   */
+  async checkEncodable(value: unknown, what: string): Promise<void> {
+    if (!this.encoding) return;
+    try {
+      await this.encoding.chain.encode(value);
+    } catch (error) {
+      throw new TypeError(
+        `${what} could not be encoded by the payload codec (${error instanceof Error ? error.message : String(error)}). ` +
+          'Return less (keep large data elsewhere and return a reference to it), or fix the codec.',
+        { cause: error },
+      );
+    }
   }
 
   /** Out: one page of instances, decoded for readers (an unreadable payload is listed, never thrown). */

@@ -126,6 +126,38 @@ describe('definitions', () => {
     await expect(boot({ worker: false }, [BadConcurrency])).rejects.toThrow(/BadConcurrency: invalid concurrency.perKey 0/);
   });
 
+  it('refuses a concurrency or rateLimit that is not an object, and a priority no store keeps', async () => {
+    @Workflow('bad.concurrency-number', { concurrency: 5 as never })
+    class ConcurrencyNumber {
+      async run() {}
+    }
+    await expect(boot({ worker: false }, [ConcurrencyNumber])).rejects.toThrow(/ConcurrencyNumber: invalid concurrency 5\. Use \{ limit\?, perKey\? \}/);
+    @Workflow('bad.rate-number', { rateLimit: 10 as never })
+    class RateNumber {
+      async run() {}
+    }
+    await expect(boot({ worker: false }, [RateNumber])).rejects.toThrow(/RateNumber: invalid rateLimit 10/);
+    @Workflow('bad.priority-range', { priority: 2 ** 40 })
+    class PriorityRange {
+      async run() {}
+    }
+    await expect(boot({ worker: false }, [PriorityRange])).rejects.toThrow(/PriorityRange: invalid priority 1099511627776\. Use a whole number from/);
+  });
+
+  it('refuses a misspelt start() or signal() option, and stores nothing', async () => {
+    @Workflow('typo.flow')
+    class Typo {
+      async run() {}
+    }
+    app = await createTestApp([Typo]);
+    await expect(app.client.start(Typo, {}, { concurencyKey: 'customer-1' } as never)).rejects.toThrow(
+      /start\(\) options: unknown key "concurencyKey"\. Known keys: id, version, concurrencyKey/,
+    );
+    await expect(app.client.signal('typo.signal', 1, { Key: 'k' } as never)).rejects.toThrow(/signal\(\) options: unknown key "Key"/);
+    expect(await app.client.list()).toEqual([]);
+    expect(await app.store.signals({ name: 'typo.signal', key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+  });
+
   it('starting an unknown workflow says what is known and stores nothing', async () => {
     @Workflow('known.flow')
     class Known {

@@ -108,6 +108,32 @@ describe('compensations', () => {
     expect(retried.error!.compensation).toBeUndefined();
     expect(ledger.log.filter((l) => l.startsWith('cancel'))).toEqual(['cancel hotel', 'cancel hotel', 'cancel hotel', 'cancel flight']);
   });
+  it('waits for a step still running beside one that failed (Promise.all), and compensates it too', async () => {
+    const undone: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    @Workflow('saga.parallel-failure', { retry: false })
+    class ParallelFailure {
+      async run(ctx: WorkflowContext) {
+        await Promise.all([
+          ctx.step('charge', async () => (await held, 'c1'), { compensate: (id) => undone.push(`refund ${id}`) }),
+          ctx.step('reserve', () => {
+            // The charge settles only after this step failed and run() rejected.
+            setImmediate(release);
+            throw new NonRetryableError('out of stock');
+          }),
+        ]);
+      }
+    }
+    app = await createTestApp([ParallelFailure]);
+    const handle = await app.client.start(ParallelFailure, null);
+    await app.worker.drain();
+    const status = await handle.status({ journal: true });
+    expect(status.status).toBe('failed');
+    expect(status.error).toMatchObject({ name: 'NonRetryableError', message: 'out of stock' });
+    expect(status.journal!.find((e) => e.name === 'charge')).toMatchObject({ state: 'completed', value: 'c1', compensated: true });
+    expect(undone).toEqual(['refund c1']);
+  });
 });
 
 describe('cancel and terminate', () => {
@@ -258,6 +284,19 @@ describe('delete and purge', () => {
     await app.worker.drain();
     await app.client.delete(waiting.id);
     await expect(app.client.getStatus(waiting.id)).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+  });
+
+  it('refuses a purge() status it does not know, instead of purging nothing', async () => {
+    await setup();
+    const handle = await app.client.start(Trip, {});
+    await runFor(2);
+    expect((await handle.status()).status).toBe('completed');
+    app.clock.advance('2d');
+    await expect(app.client.purge({ olderThan: '1d', statuses: ['complete' as never] })).rejects.toThrow(
+      /Invalid purge\(\) option "statuses": "complete"\. Use completed, failed, cancelled, compensation_failed/,
+    );
+    await expect(app.client.purge({ olderThan: '1d', statuses: 'completed' as never })).rejects.toThrow(/Use an array of statuses/);
+    expect((await handle.status()).status).toBe('completed');
   });
 
   it('purges finished instances older than the cutoff, never unfinished ones, and honours limit', async () => {
