@@ -53,21 +53,23 @@ function counting(executor: SqlExecutor): SqlExecutor {
 /**
  * Statements sent to the server (each one round trip: mysql2 sends the next when the last
  * answered), counted at each connection of the pool as mysql2 opens it: every statement reaches
- * the connection's own `query()`, whether it came through the promise API or the callback API
- * beneath it (which `fromMysql2()` uses), on the pool or on a connection checked out of it.
+ * the connection's own `query()` or, prepared, `execute()`, whether it came through the promise
+ * API or the callback API beneath it (which `fromMysql2()` uses), on the pool or on a connection
+ * checked out of it. A prepare (once per text and connection) is not counted apart.
  */
 let statements = 0;
 const pool = createMysqlPool({ connectionLimit: CONCURRENCY + 2 });
-(pool as unknown as { pool: { on(event: 'connection', listener: (connection: { query: (...args: unknown[]) => unknown }) => void): void } }).pool.on(
-  'connection',
-  (connection) => {
-    const query = connection.query.bind(connection);
-    connection.query = (...args: unknown[]) => {
+type Sends = Record<'query' | 'execute', (...args: unknown[]) => unknown>;
+(pool as unknown as { pool: { on(event: 'connection', listener: (connection: Sends) => void): void } }).pool.on('connection', (connection) => {
+  // Text statements, and prepared ones (their first execute on a connection prepares it: one more round trip).
+  for (const method of ['query', 'execute'] as const) {
+    const send = connection[method].bind(connection);
+    connection[method] = (...args: unknown[]) => {
       statements++;
-      return query(...args);
+      return send(...args);
     };
-  },
-);
+  }
+});
 const check = await mysql.createConnection(mysqlConnection);
 const status = async (name: string) => {
   const [rows] = await check.query('SHOW GLOBAL STATUS LIKE ?', [name]);
