@@ -22,7 +22,7 @@ import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
-import { checkKnownKeys } from '../options/known-keys.js';
+import { checkOptions } from '../options/known-keys.js';
 
 export interface WorkflowStartOptions {
   /** The instance's id (idempotency key). Default: a random UUID. */
@@ -105,7 +105,7 @@ export class WorkflowClient implements OnModuleDestroy {
    * `WorkflowAlreadyStartedError` when they don't.
    */
   async start<I, O>(workflow: WorkflowClass<I, O> | string, input: I, options: WorkflowStartOptions = {}): Promise<WorkflowHandle<O>> {
-    checkKnownKeys(options, START_OPTIONS, 'start() options');
+    checkOptions(options, START_OPTIONS, 'start() options');
     const definition = this.registry.resolve(workflow as WorkflowReference, options.version);
     const id = options.id ?? randomUUID();
     if (typeof id !== 'string' || id.trim() === '') throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
@@ -183,7 +183,7 @@ export class WorkflowClient implements OnModuleDestroy {
    */
   async signal<T>(signal: WorkflowSignal<T> | string, payload: T, options: WorkflowSignalOptions = {}): Promise<{ id: number; woken: number; created: boolean }> {
     const name = signalName(signal);
-    checkKnownKeys(options, SIGNAL_OPTIONS, 'signal() options');
+    checkOptions(options, SIGNAL_OPTIONS, 'signal() options');
     if (options.key !== undefined && typeof options.key !== 'string') throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
       throw invalidInput(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);

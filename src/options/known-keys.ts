@@ -13,3 +13,15 @@ export function checkKnownKeys(value: unknown, known: readonly string[], what: s
     }
   }
 }
+
+/**
+ * An optional options argument (`start()`'s, `signal()`'s): refuses anything but a plain object or
+ * `undefined` (a `null` would otherwise fail later with a bare "Cannot read properties of null"),
+ * then its unknown keys (`checkKnownKeys()`).
+ */
+export function checkOptions(value: unknown, known: readonly string[], what: string): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidInput(`${what} must be an object (or left out), got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}.`);
+  }
+  checkKnownKeys(value, known, what);
+}

@@ -144,6 +144,19 @@ describe('definitions', () => {
     await expect(boot({ worker: false }, [PriorityRange])).rejects.toThrow(/PriorityRange: invalid priority 1099511627776\. Use a whole number from/);
   });
 
+  it('refuses start() and signal() options that are not an object, and stores nothing', async () => {
+    @Workflow('typo.not-object')
+    class NotObject {
+      async run() {}
+    }
+    app = await createTestApp([NotObject]);
+    await expect(app.client.start(NotObject, {}, null as never)).rejects.toThrow('start() options must be an object (or left out), got null.');
+    await expect(app.client.start(NotObject, {}, 'id-1' as never)).rejects.toThrow('start() options must be an object (or left out), got string.');
+    await expect(app.client.signal('s', {}, [] as never)).rejects.toThrow('signal() options must be an object (or left out), got an array.');
+    expect(await app.client.list({})).toEqual([]);
+    expect(await app.store.signals({ name: 's', key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+  });
+
   it('refuses a misspelt start() or signal() option, and stores nothing', async () => {
     @Workflow('typo.flow')
     class Typo {
