@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { filter, interval, map, merge, Observable, Subject, takeUntil } from 'rxjs';
+import { EMPTY, filter, interval, map, merge, Observable, Subject, takeUntil } from 'rxjs';
 import { WorkflowEvents } from '../events/workflow-events.js';
 import type { WorkflowInstanceEvent } from '../events/workflow-event.js';
 
@@ -20,11 +20,15 @@ export const PING_INTERVAL_MS = 5_000;
 @Injectable()
 export class DashboardLive implements OnModuleDestroy {
   private readonly closing = new Subject<void>();
+  private closed = false;
 
   constructor(private readonly events: WorkflowEvents) {}
 
   /** Events of instance `id`, or of every instance when `id` is `null`. */
   stream(id: string | null): Observable<DashboardMessage> {
+    // A page that (re)connects while the app drains, after `closing` fired, would otherwise get a
+    // stream whose pings never end, and the HTTP server would wait for it to close.
+    if (this.closed) return EMPTY;
     const events = this.events.pipe(
       // Instances' events only (a schedule's have no instance id); the list shows statuses only, so step events don't concern it.
       filter((event): event is WorkflowInstanceEvent => 'id' in event),
@@ -36,6 +40,7 @@ export class DashboardLive implements OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.closed = true;
     this.closing.next();
     this.closing.complete();
   }
