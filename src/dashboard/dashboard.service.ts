@@ -11,7 +11,7 @@ import { html, type SafeHtml } from './html.js';
 import { renderInstancePage } from './instance-page.js';
 import { notice, page } from './layout.js';
 import { renderListPage } from './list-page.js';
-import { instanceUrl, parseListQuery } from './list-query.js';
+import { instanceUrl, listPath, parseListQuery } from './list-query.js';
 import { runScheduleAction, SCHEDULE_ACTIONS } from './schedule-actions.js';
 import { renderSchedulesPage } from './schedules-page.js';
 
@@ -165,7 +165,7 @@ export class DashboardService {
           break;
         case 'delete':
           await this.client.delete(id);
-          return { redirect: `${base}?done=delete` };
+          return { redirect: `${listPath(base)}?done=delete` };
       }
     } catch (error) {
       const status = error instanceof WorkflowNotFoundError ? 404 : error instanceof TypeError ? 400 : error instanceof WorkflowError ? 409 : null;
@@ -194,7 +194,7 @@ export class DashboardService {
   problem(base: string, status: number, text: string): DashboardResponse {
     const body = page(
       { base, title: status === 404 ? 'Not found' : 'Refused', readOnly: this.options.readOnly, current: 'instance' },
-      html`<p><a href="${base}">← Instances</a></p><h1>${status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Could not do that'}</h1>${notice('error', text)}`,
+      html`<p><a href="${listPath(base)}">← Instances</a></p><h1>${status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Could not do that'}</h1>${notice('error', text)}`,
     );
     return { status, body };
   }

@@ -3,7 +3,7 @@ import { FINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-in
 import { formatJson, formatTime, previewJson } from './format.js';
 import { html, type SafeHtml } from './html.js';
 import { notice, page, statusBadge } from './layout.js';
-import { instanceUrl, listUrl, noFilters } from './list-query.js';
+import { instanceUrl, listPath, listUrl, noFilters } from './list-query.js';
 import { renderTimeline } from './timeline.js';
 
 export interface InstancePageData {
@@ -24,7 +24,7 @@ export function renderInstancePage(data: InstancePageData): SafeHtml {
   const { base, instance: i } = data;
   const finished = FINISHED_STATUSES.includes(i.status);
   const body = html`
-<p><a href="${base}">← Instances</a></p>
+<p><a href="${listPath(base)}">← Instances</a></p>
 <h1><span class="muted">Instance</span> ${i.id}</h1>
 ${data.message ? notice(data.message.kind, data.message.text) : ''}
 <p id="live-status" class="live-status" aria-live="polite"></p>

@@ -1,4 +1,5 @@
 import { html, type HtmlValue, type SafeHtml } from './html.js';
+import { listPath } from './list-query.js';
 
 export interface PageShell {
   /** The dashboard's base URL path (the app's prefix and the module's `path`). */
@@ -24,9 +25,9 @@ export function page(shell: PageShell, body: HtmlValue): SafeHtml {
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
-<a href="${shell.base}">Workflows</a>
+<a href="${listPath(shell.base)}">Workflows</a>
 <nav aria-label="Dashboard"><ul>
-<li><a href="${shell.base}"${shell.current === 'instances' ? html` aria-current="page"` : ''}>Instances</a></li>
+<li><a href="${listPath(shell.base)}"${shell.current === 'instances' ? html` aria-current="page"` : ''}>Instances</a></li>
 <li><a href="${shell.base}/schedules"${shell.current === 'schedules' ? html` aria-current="page"` : ''}>Schedules</a></li>
 </ul></nav>
 <span class="mode">${shell.readOnly ? 'Read-only' : ''}</span>

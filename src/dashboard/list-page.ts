@@ -2,7 +2,7 @@ import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import { formatTime } from './format.js';
 import { html, type SafeHtml } from './html.js';
 import { notice, page, statusBadge } from './layout.js';
-import { ALL_STATUSES, instanceUrl, listUrl, type ListRequest } from './list-query.js';
+import { ALL_STATUSES, instanceUrl, listPath, listUrl, type ListRequest } from './list-query.js';
 
 export interface ListPageData {
   base: string;
@@ -28,7 +28,7 @@ export function renderListPage(data: ListPageData): SafeHtml {
   const body = html`
 <h1>Instances</h1>
 ${data.message ? notice(data.message.kind, data.message.text) : ''}
-<form class="filters panel" method="get" action="${base}" role="search" aria-label="Filter instances">
+<form class="filters panel" method="get" action="${listPath(base)}" role="search" aria-label="Filter instances">
   <fieldset>
     <legend>Status</legend>
     ${ALL_STATUSES.map(
@@ -43,7 +43,7 @@ ${data.message ? notice(data.message.kind, data.message.text) : ''}
   <div><label for="f-id">Id starts with</label><input id="f-id" name="id" value="${f.id}"></div>
   <div><label for="f-from">Created from (UTC)</label><input id="f-from" name="from" type="datetime-local" step="1" value="${f.from}"></div>
   <div><label for="f-to">Created before (UTC)</label><input id="f-to" name="to" type="datetime-local" step="1" value="${f.to}"></div>
-  <div class="actions-row"><button type="submit">Filter</button>${filtered ? html`<a href="${base}">Clear</a>` : ''}</div>
+  <div class="actions-row"><button type="submit">Filter</button>${filtered ? html`<a href="${listPath(base)}">Clear</a>` : ''}</div>
 </form>
 ${request.errors.map((e) => notice('error', e))}
 <p id="live-status" class="live-status" aria-live="polite">${live ? '' : 'Showing an older page: live updates are on for the newest page.'}</p>

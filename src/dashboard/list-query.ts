@@ -121,7 +121,15 @@ export function listUrl(base: string, filters: ListFilters, position: { after?: 
   if (position.after) params.set('after', formatPosition(position.after));
   else if (position.before) params.set('before', formatPosition(position.before));
   const text = params.toString();
-  return text ? `${base}?${text}` : base;
+  return text ? `${listPath(base)}?${text}` : listPath(base);
+}
+
+/**
+ * The list page's path: `base`, or `/` when the dashboard is mounted at the root (its `base` is
+ * then empty, and an empty link or redirect would lead to the current page instead).
+ */
+export function listPath(base: string): string {
+  return base === '' ? '/' : base;
 }
 
 /** The instance page's URL. */

@@ -132,6 +132,21 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     expect(trusted.status).toBe(303);
     expect(trusted.headers.get('location')).toBe('/api/ops/workflows/instance?id=x-1&done=cancel');
   });
+  it('mounted at the root path, links and redirects lead to the list, not to the current page', async () => {
+    const { url, worker } = await boot(adapter, { path: '/' });
+    const filtered = await (await fetch(`${url}/?status=suspended`)).text();
+    expect(filtered).toContain('href="/instance?id=x-1"');
+    // "Clear" and the header's link go to the unfiltered list (an empty href would keep the filters).
+    expect(filtered).not.toContain('href=""');
+    expect(filtered).toContain('<a href="/">Clear</a>');
+    await post(`${url}/actions/terminate`, { id: 'x-1' });
+    await worker.drain();
+    const deleted = await post(`${url}/actions/delete`, { id: 'x-1' });
+    expect(deleted.status).toBe(303);
+    expect(deleted.headers.get('location')).toBe('/?done=delete');
+    expect(await (await fetch(new URL(deleted.headers.get('location')!, url))).text()).toContain('Instance deleted.');
+  });
+
   it('lists schedules, and pauses, resumes and triggers one; unknown ones get a 404', async () => {
     const { url } = await boot(adapter);
     const schedules = app!.get(WorkflowSchedules);
