@@ -36,6 +36,12 @@ const DONE: Record<string, string> = {
 
 const SCHEDULES_SHOWN = 500;
 
+/** The confirmation for the query's `done` code; only own keys, so `?done=constructor` finds nothing. */
+function doneMessage(messages: Record<string, string>, query: Record<string, unknown> | undefined): string | undefined {
+  const code = query?.done;
+  return typeof code === 'string' && Object.hasOwn(messages, code) ? messages[code] : undefined;
+}
+
 /**
  * The dashboard's pages and actions, over `WorkflowClient` (so payloads come decoded by the
  * configured codec, and every action follows the client's rules). Framework-neutral: the
@@ -72,7 +78,7 @@ export class DashboardService {
         hasNewer = request.after !== null;
       }
     }
-    const done = typeof query?.done === 'string' ? DONE[query.done] : undefined;
+    const done = doneMessage(DONE, query);
     const body = renderListPage({
       base,
       readOnly: this.options.readOnly,
@@ -89,7 +95,8 @@ export class DashboardService {
   /** The schedules page (the first 500, by id). */
   async schedules(base: string, query: Record<string, unknown> | undefined, message: { kind: 'ok' | 'error'; text: string } | null = null): Promise<DashboardResponse> {
     const schedules = await this.scheduleAdmin.list({ limit: SCHEDULES_SHOWN + 1 });
-    const done = message ?? (typeof query?.done === 'string' && SCHEDULE_ACTIONS[query.done] ? { kind: 'ok' as const, text: SCHEDULE_ACTIONS[query.done]! } : null);
+    const text = doneMessage(SCHEDULE_ACTIONS, query);
+    const done = message ?? (text ? { kind: 'ok' as const, text } : null);
     const body = renderSchedulesPage({ base, readOnly: this.options.readOnly, schedules: schedules.slice(0, SCHEDULES_SHOWN), more: schedules.length > SCHEDULES_SHOWN, message: done });
     return { status: 200, body };
   }
@@ -106,7 +113,8 @@ export class DashboardService {
       throw error;
     }
     const children = await this.client.list({ parentId: id, limit: CHILDREN_SHOWN + 1 });
-    const done = message ?? (typeof query?.done === 'string' && DONE[query.done] ? { kind: 'ok' as const, text: DONE[query.done]! } : null);
+    const text = doneMessage(DONE, query);
+    const done = message ?? (text ? { kind: 'ok' as const, text } : null);
     const body = renderInstancePage({
       base,
       readOnly: this.options.readOnly,

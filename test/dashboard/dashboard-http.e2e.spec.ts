@@ -65,6 +65,18 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     expect((await fetch(`${url}/workflows?after=garbage`)).status).toBe(400);
   });
 
+  it('shows a confirmation only for the codes an action sends, not for names every object has', async () => {
+    const { url } = await boot(adapter);
+    for (const page of ['/workflows', '/workflows/instance?id=x-1', '/workflows/schedules']) {
+      for (const code of ['constructor', 'toString', '__proto__']) {
+        const text = await (await fetch(`${url}${page}${page.includes('?') ? '&' : '?'}done=${code}`)).text();
+        expect(text).not.toContain('role="status">function');
+        expect(text).not.toContain('[object Object]');
+        expect(text).not.toContain('class="notice ok"');
+      }
+    }
+  });
+
   it('acts on same-origin posts and refuses cross-site ones, changing nothing', async () => {
     const { url, client, worker } = await boot(adapter);
     const cancel = `${url}/workflows/actions/cancel`;
