@@ -34,8 +34,19 @@ const PageHeaders = () =>
 
 /** The request's path without the query and without `suffix`: the dashboard's base path, whatever prefix the app adds. */
 function basePath(request: HttpRequest, suffix: string): string {
-  const path = (request.originalUrl ?? request.url).split('?')[0]!.replace(/\/+$/, '');
+  const target = (request.originalUrl ?? request.url).split('?')[0]!;
+  // A request line may carry an absolute URL (`GET http://elsewhere/workflows`), which Node hands
+  // over as is: only its path may go into the page's links and redirects.
+  const path = (target.startsWith('/') ? target : pathOf(target)).replace(/\/+$/, '');
   return suffix && path.endsWith(suffix) ? path.slice(0, -suffix.length) : path;
+}
+
+function pathOf(target: string): string {
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return '/';
+  }
 }
 
 function send(response: HttpResponse, result: DashboardResponse): string {

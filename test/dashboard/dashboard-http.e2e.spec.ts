@@ -2,6 +2,7 @@
 // a manual clock and no background worker: status codes, headers, escaping, CSRF refusals,
 // read-only mode, bad input, and a global prefix.
 import type { INestApplication } from '@nestjs/common';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, WorkflowClient, WorkflowSchedules, WorkflowWorker } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
@@ -199,5 +200,26 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     expect(text).not.toContain('<form method="post"');
     expect((await post(`${url}/workflows/actions/pause-schedule`, { schedule: 'hourly' })).status).toBe(403);
     expect((await app!.get(WorkflowSchedules).get('hourly'))?.paused).toBe(false);
+  });
+});
+
+describe('dashboard over HTTP, a request line with an absolute URL (express)', () => {
+  it('puts only the path of the request into links and redirects, never another host', async () => {
+    const { url } = await boot('express');
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(request));
+        let data = '';
+        socket.on('data', (chunk) => (data += chunk));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+    const page = await raw('GET http://evil.example/workflows HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    expect(page).toContain('href="/workflows/assets/dashboard.css"');
+    expect(page).not.toContain('evil.example');
+    const body = 'id=x-1';
+    const acted = await raw(`POST http://evil.example/workflows/actions/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    expect(acted).toMatch(/^HTTP\/1\.1 303/);
+    expect(acted).toContain('Location: /workflows/instance?id=x-1&done=cancel');
   });
 });
