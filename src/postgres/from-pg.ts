@@ -63,8 +63,17 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
       return runTransaction(
         {
           begin: async () => void (await client.query('BEGIN')),
-          commit: async () => void (await client.query('COMMIT')),
-          rollback: async () => void (await client.query('ROLLBACK')),
+          // Refused from the COMMIT or ROLLBACK on, not from the release: a statement queued behind
+          // them (a callback still running after its step timed out) would run with no transaction
+          // around it and commit on its own.
+          commit: async () => {
+            ended.done = true;
+            await client.query('COMMIT');
+          },
+          rollback: async () => {
+            ended.done = true;
+            await client.query('ROLLBACK');
+          },
           end: (broken) => {
             ended.done = true;
             client.removeListener('error', onError);

@@ -46,6 +46,31 @@ class OrderWorkflow {
   }
 }
 
+/** What a callback that outlives its step's timeout sent after it (the statement's outcome), per order. */
+const late = new Map<string, Promise<string>>();
+
+@Injectable()
+@Workflow('tx.late')
+class LateWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string }) {
+    return ctx.transaction(
+      'late',
+      async (tx: pg.PoolClient) => {
+        let settled!: (outcome: string) => void;
+        late.set(input.order, new Promise((resolve) => (settled = resolve)));
+        // Still on the connection when the timeout passes: the rollback waits behind it.
+        await tx.query('SELECT pg_sleep(0.6)');
+        await tx.query(`INSERT INTO ${plan.table} (id, attempt) VALUES ($1, 99)`, [input.order]).then(
+          () => settled('ran'),
+          (error: Error) => settled(error.message),
+        );
+        return 'done';
+      },
+      { timeout: '200ms', retry: { attempts: 1 } },
+    );
+  }
+}
+
 describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
   const fixture = usePostgresStore('tx_steps', { beforeAll, afterAll });
   let app: TestApp | undefined;
@@ -136,6 +161,16 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     expect(Date.now() - began).toBeLessThan(10_000);
     await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
     expect(await rows('o-timeout')).toEqual([]);
+  });
+
+  it('refuses a statement the callback sends after its timeout while the rollback is under way: nothing of it commits', async () => {
+    app = await createTestApp([LateWorkflow], { store: fixture.store as never });
+    const handle = await app.client.start(LateWorkflow, { order: 'o-late' }, { id: 'o-late' });
+    await app.worker.drain();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+    const outcome = await late.get('o-late');
+    expect(await rows('o-late')).toEqual([]);
+    expect(outcome).toMatch(/belonged to a transaction that has ended/);
   });
 
   it('journals the result through the codec: the journal row holds no plaintext', async () => {
