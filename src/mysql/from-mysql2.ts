@@ -139,7 +139,8 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
         );
       }
       const connection = await pool.getConnection();
-      const tx = fromMysql2Connection(connection);
+      const ended = { done: false };
+      const tx = fromMysql2Connection(guard(connection, ended));
       return runTransaction(
         {
           // For this transaction only: the application's sessions keep their own level.
@@ -147,9 +148,19 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
             if (options?.isolation !== 'session') await tx.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
             await tx.query('START TRANSACTION');
           },
-          commit: async () => void (await tx.query('COMMIT')),
-          rollback: async () => void (await tx.query('ROLLBACK')),
+          // The handle refuses statements from the COMMIT or ROLLBACK on: one sent later (a
+          // callback still running after its step timed out) would run on its own, autocommitted,
+          // on a connection back in the pool.
+          commit: async () => {
+            ended.done = true;
+            await tx.query('COMMIT');
+          },
+          rollback: async () => {
+            ended.done = true;
+            await tx.query('ROLLBACK');
+          },
           end: (broken) => {
+            ended.done = true;
             if (broken && connection.destroy) connection.destroy();
             else if (broken || !(options?.held && held.adopt(connection))) connection.release();
           },
@@ -180,6 +191,29 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
     handle: connection,
   };
   return executor;
+}
+
+/**
+ * The connection a transaction of `fromMysql2()` hands out (to `ctx.transaction()` callbacks among
+ * others), refusing statements (`query()`, `execute()`) once that transaction ends. The store's
+ * own statements go through the mysql2 callback connection inside, which this does not guard.
+ */
+function guard<C extends Mysql2ConnectionLike>(connection: C, ended: { done: boolean }): C {
+  return new Proxy(connection, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property !== 'query' && property !== 'execute') return (value as (...args: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) => {
+        if (ended.done) {
+          return Promise.reject(
+            new Error('This mysql2 connection belonged to a transaction that has ended (committed, rolled back or timed out); it is back in the pool. Use it only inside the callback, and stop when its signal aborts.'),
+          );
+        }
+        return (value as (...args: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }
 
 /**

@@ -235,6 +235,28 @@ class MariaDbOrderWorkflow {
   }
 }
 
+@Injectable()
+@Workflow('tx.mariadb-late')
+class MariaDbLateWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string }) {
+    return ctx.transaction(
+      'late',
+      async (tx: mysql.PoolConnection) => {
+        let settled!: (outcome: string) => void;
+        late.set(input.order, new Promise((resolve) => (settled = resolve)));
+        // Still going when the timeout passes, and after the rollback: the connection is back in the pool.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        await tx.query(`INSERT INTO ${mariadbPlan.table} (id, attempt) VALUES (?, 99)`, [input.order]).then(
+          () => settled('ran'),
+          (error: Error) => settled(error.message),
+        );
+        return 'done';
+      },
+      { timeout: '200ms', retry: { attempts: 1 } },
+    );
+  }
+}
+
 let mariadbPool: mysql.Pool | undefined;
 let mariadbStore: MySqlWorkflowStore | undefined;
 
@@ -319,6 +341,16 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
       await own.close();
       await onePool.end();
     }
+  });
+
+  it('refuses a statement the callback sends after its timeout: nothing of it commits', async () => {
+    app = await createTestApp([MariaDbLateWorkflow], { store: mariadbStore as never });
+    const handle = await app.client.start(MariaDbLateWorkflow, { order: 'm-late' }, { id: 'm-late' });
+    await app.worker.drain();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+    const outcome = await late.get('m-late');
+    expect(await rows('m-late')).toEqual([]);
+    expect(outcome).toMatch(/belonged to a transaction that has ended/);
   });
 
   it('rolls back when the lease was lost during the callback', async () => {
