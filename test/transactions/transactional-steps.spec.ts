@@ -343,6 +343,25 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
     }
   });
 
+  it("gives the session back with the statement limit it had, not the server's default", async () => {
+    // One connection, whose session the application set up with a limit of its own.
+    const onePool = createMysqlPool({ connectionLimit: 1 });
+    await onePool.query('SET SESSION max_statement_time = 7');
+    const oneStore = new MySqlWorkflowStore({ executor: fromMysql2(onePool), schema: mariadbStore!.schema });
+    const own = await createTestApp([MariaDbOrderWorkflow], { store: oneStore as never });
+    try {
+      await own.client.start(MariaDbOrderWorkflow, { order: 'm-session-limit', timeout: '5s' }, { id: 'm-session-limit' });
+      await own.worker.drain();
+      expect(Number(mariadbPlan.sessionLimit)).toBe(6);
+      expect(await rows('m-session-limit')).toEqual([{ attempt: 1 }]);
+      const [[after]] = await onePool.query<mysql.RowDataPacket[]>('SELECT @@SESSION.max_statement_time AS seconds');
+      expect(Number(after!.seconds)).toBe(7);
+    } finally {
+      await own.close();
+      await onePool.end();
+    }
+  });
+
   it('refuses a statement the callback sends after its timeout: nothing of it commits', async () => {
     app = await createTestApp([MariaDbLateWorkflow], { store: mariadbStore as never });
     const handle = await app.client.start(MariaDbLateWorkflow, { order: 'm-late' }, { id: 'm-late' });
