@@ -227,7 +227,10 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
   // transaction; first, since a TypeORM EntityManager also looks like a SqlExecutor.
   const orm = ormHandleExecutor(transaction, 'question');
   if (orm) return orm;
-  if (isSqlExecutor(transaction)) return transaction;
+  if (isSqlExecutor(transaction)) {
+    await assertExecutorInTransaction(transaction, store);
+    return transaction;
+  }
   if (typeof transaction === 'object' && transaction !== null && 'getConnection' in transaction) {
     throw new TypeError(
       `${store}: \`transaction\` is a mysql2 pool. Pass the connection you began the transaction on ` +
@@ -244,6 +247,28 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
     );
   }
   return executor;
+}
+
+/** MySQL's ER_SP_DOES_NOT_EXIST: the savepoint named is not there. */
+const NO_SUCH_SAVEPOINT = 1305;
+
+/**
+ * Refuses a `SqlExecutor` whose statements are not in a transaction (one over a pool, say): MySQL
+ * takes a `SAVEPOINT` outside a transaction without a word, and the store's statements would then
+ * commit each on its own, whatever the application's transaction does. Outside one, the savepoint
+ * is gone with its own statement's commit, so releasing it fails: that tells.
+ */
+async function assertExecutorInTransaction(executor: SqlExecutor, store: string): Promise<void> {
+  await executor.query('SAVEPOINT nest_workflows_probe');
+  try {
+    await executor.query('RELEASE SAVEPOINT nest_workflows_probe');
+  } catch (error) {
+    if ((error as { errno?: unknown } | null)?.errno !== NO_SUCH_SAVEPOINT) throw error;
+    throw new TypeError(
+      `${store}: \`transaction\` is a SqlExecutor that is not in a transaction: its statements would commit at once. ` +
+        "Pass the executor your transaction's statements go through (the `tx` of its `transaction(fn)`), before the commit.",
+    );
+  }
 }
 
 /**
