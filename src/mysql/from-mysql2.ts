@@ -237,6 +237,10 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
         '(`const connection = await pool.getConnection(); await connection.beginTransaction()`), so the statements run in your transaction.',
     );
   }
+  if (typeof transaction === 'object' && transaction !== null && typeof (transaction as { escapeIdentifier?: unknown }).escapeIdentifier === 'function') {
+    // A pg client: refused before the check below, whose MySQL statement would abort its transaction.
+    throw new TypeError(`${store}: \`transaction\` is a pg client, not on MySQL or MariaDB. Pass a transaction on the store's database.`);
+  }
   const executor = fromMysql2Connection(transaction as Mysql2ConnectionLike);
   const [header] = await (transaction as Mysql2ConnectionLike).query('DO 0');
   const status = (header as ResultHeader | undefined)?.serverStatus;
