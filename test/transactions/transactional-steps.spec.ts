@@ -12,6 +12,9 @@ import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
+import { PostgresWorkflowStore, drizzleTransactions, fromPg } from '../../src/postgres/index.js';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { sql as drizzleSql } from 'drizzle-orm';
 
 const available = await requirePostgres('ctx.transaction() on PostgreSQL');
 
@@ -64,6 +67,30 @@ class LateWorkflow {
           () => settled('ran'),
           (error: Error) => settled(error.message),
         );
+        return 'done';
+      },
+      { timeout: '200ms', retry: { attempts: 1 } },
+    );
+  }
+}
+
+@Injectable()
+@Workflow('tx.drizzle-late')
+class DrizzleLateWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string }) {
+    return ctx.transaction(
+      'late',
+      async (tx: { execute(query: unknown): Promise<unknown> }) => {
+        let settled!: (outcome: string) => void;
+        late.set(input.order, new Promise((resolve) => (settled = resolve)));
+        // Still going when the timeout passes, and after the rollback: the connection is back in the pool.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        await Promise.resolve()
+          .then(() => tx.execute(drizzleSql.raw(`INSERT INTO ${plan.table} (id, attempt) VALUES ('${input.order}', 99)`)))
+          .then(
+            () => settled('ran'),
+            (error: Error) => settled(error.message),
+          );
         return 'done';
       },
       { timeout: '200ms', retry: { attempts: 1 } },
@@ -171,6 +198,17 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     const outcome = await late.get('o-late');
     expect(await rows('o-late')).toEqual([]);
     expect(outcome).toMatch(/belonged to a transaction that has ended/);
+  });
+
+  it("with Drizzle's handle (the `transactions` option), refuses a statement sent after the timeout: nothing of it commits", async () => {
+    const store = new PostgresWorkflowStore({ executor: fromPg(fixture.pool), schema: fixture.schema, transactions: drizzleTransactions(drizzle(fixture.pool)) });
+    app = await createTestApp([DrizzleLateWorkflow], { store: store as never });
+    const handle = await app.client.start(DrizzleLateWorkflow, { order: 'o-drizzle-late' }, { id: 'o-drizzle-late' });
+    await app.worker.drain();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+    const outcome = await late.get('o-drizzle-late');
+    expect(await rows('o-drizzle-late')).toEqual([]);
+    expect(outcome).toMatch(/Drizzle transaction has ended/);
   });
 
   it('journals the result through the codec: the journal row holds no plaintext', async () => {
