@@ -139,7 +139,8 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
         );
       }
       const connection = await pool.getConnection();
-      const tx = fromMysql2Connection(connection);
+      const ended = { done: false };
+      const tx = fromMysql2Connection(guard(connection, ended));
       return runTransaction(
         {
           // For this transaction only: the application's sessions keep their own level.
@@ -147,9 +148,19 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
             if (options?.isolation !== 'session') await tx.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
             await tx.query('START TRANSACTION');
           },
-          commit: async () => void (await tx.query('COMMIT')),
-          rollback: async () => void (await tx.query('ROLLBACK')),
+          // The handle refuses statements from the COMMIT or ROLLBACK on: one sent later (a
+          // callback still running after its step timed out) would run on its own, autocommitted,
+          // on a connection back in the pool.
+          commit: async () => {
+            ended.done = true;
+            await tx.query('COMMIT');
+          },
+          rollback: async () => {
+            ended.done = true;
+            await tx.query('ROLLBACK');
+          },
           end: (broken) => {
+            ended.done = true;
             if (broken && connection.destroy) connection.destroy();
             else if (broken || !(options?.held && held.adopt(connection))) connection.release();
           },
@@ -183,6 +194,29 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
 }
 
 /**
+ * The connection a transaction of `fromMysql2()` hands out (to `ctx.transaction()` callbacks among
+ * others), refusing statements (`query()`, `execute()`) once that transaction ends. The store's
+ * own statements go through the mysql2 callback connection inside, which this does not guard.
+ */
+function guard<C extends Mysql2ConnectionLike>(connection: C, ended: { done: boolean }): C {
+  return new Proxy(connection, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property !== 'query' && property !== 'execute') return (value as (...args: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) => {
+        if (ended.done) {
+          return Promise.reject(
+            new Error('This mysql2 connection belonged to a transaction that has ended (committed, rolled back or timed out); it is back in the pool. Use it only inside the callback, and stop when its signal aborts.'),
+          );
+        }
+        return (value as (...args: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/**
  * The executor for an application's `transaction` argument (`start()` / `signal()` with
  * `{ transaction }`): a `SqlExecutor`, or the mysql2 connection it began a transaction on, checked
  * to be in one (the server says so in every reply) so the store's rows commit with the
@@ -193,12 +227,19 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
   // transaction; first, since a TypeORM EntityManager also looks like a SqlExecutor.
   const orm = ormHandleExecutor(transaction, 'question');
   if (orm) return orm;
-  if (isSqlExecutor(transaction)) return transaction;
+  if (isSqlExecutor(transaction)) {
+    await assertExecutorInTransaction(transaction, store);
+    return transaction;
+  }
   if (typeof transaction === 'object' && transaction !== null && 'getConnection' in transaction) {
     throw new TypeError(
       `${store}: \`transaction\` is a mysql2 pool. Pass the connection you began the transaction on ` +
         '(`const connection = await pool.getConnection(); await connection.beginTransaction()`), so the statements run in your transaction.',
     );
+  }
+  if (typeof transaction === 'object' && transaction !== null && typeof (transaction as { escapeIdentifier?: unknown }).escapeIdentifier === 'function') {
+    // A pg client: refused before the check below, whose MySQL statement would abort its transaction.
+    throw new TypeError(`${store}: \`transaction\` is a pg client, not on MySQL or MariaDB. Pass a transaction on the store's database.`);
   }
   const executor = fromMysql2Connection(transaction as Mysql2ConnectionLike);
   const [header] = await (transaction as Mysql2ConnectionLike).query('DO 0');
@@ -210,6 +251,28 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
     );
   }
   return executor;
+}
+
+/** MySQL's ER_SP_DOES_NOT_EXIST: the savepoint named is not there. */
+const NO_SUCH_SAVEPOINT = 1305;
+
+/**
+ * Refuses a `SqlExecutor` whose statements are not in a transaction (one over a pool, say): MySQL
+ * takes a `SAVEPOINT` outside a transaction without a word, and the store's statements would then
+ * commit each on its own, whatever the application's transaction does. Outside one, the savepoint
+ * is gone with its own statement's commit, so releasing it fails: that tells.
+ */
+async function assertExecutorInTransaction(executor: SqlExecutor, store: string): Promise<void> {
+  await executor.query('SAVEPOINT nest_workflows_probe');
+  try {
+    await executor.query('RELEASE SAVEPOINT nest_workflows_probe');
+  } catch (error) {
+    if ((error as { errno?: unknown } | null)?.errno !== NO_SUCH_SAVEPOINT) throw error;
+    throw new TypeError(
+      `${store}: \`transaction\` is a SqlExecutor that is not in a transaction: its statements would commit at once. ` +
+        "Pass the executor your transaction's statements go through (the `tx` of its `transaction(fn)`), before the commit.",
+    );
+  }
 }
 
 /**

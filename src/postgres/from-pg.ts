@@ -63,8 +63,17 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
       return runTransaction(
         {
           begin: async () => void (await client.query('BEGIN')),
-          commit: async () => void (await client.query('COMMIT')),
-          rollback: async () => void (await client.query('ROLLBACK')),
+          // Refused from the COMMIT or ROLLBACK on, not from the release: a statement queued behind
+          // them (a callback still running after its step timed out) would run with no transaction
+          // around it and commit on its own.
+          commit: async () => {
+            ended.done = true;
+            await client.query('COMMIT');
+          },
+          rollback: async () => {
+            ended.done = true;
+            await client.query('ROLLBACK');
+          },
           end: (broken) => {
             ended.done = true;
             client.removeListener('error', onError);
@@ -134,6 +143,10 @@ function guard<C extends PgClientLike>(client: C, ended: { done: boolean }): C {
  */
 export function pgTransactionExecutor(transaction: unknown, store: string): SqlExecutor {
   if (isSqlExecutor(transaction)) return transaction;
+  if (typeof transaction === 'object' && transaction !== null && typeof (transaction as { beginTransaction?: unknown }).beginTransaction === 'function') {
+    // A mysql2 connection: checked before anything is sent, since pg's query config means nothing to it.
+    throw new TypeError(`${store}: \`transaction\` is a mysql2 connection, not on PostgreSQL. Pass a transaction on the store's database.`);
+  }
   if (typeof transaction === 'object' && transaction !== null && 'totalCount' in transaction) {
     throw new TypeError(
       `${store}: \`transaction\` is a pg Pool. Pass the client you ran BEGIN on (\`const client = await pool.connect()\`), ` +

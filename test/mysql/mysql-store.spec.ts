@@ -600,6 +600,16 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       }
     });
 
+    it('refuses a SqlExecutor that is not in a transaction (one over the pool), leaving nothing of the call', async () => {
+      const { store, pool } = fixture;
+      const s = testScope();
+      const executor = fromMysql2(pool);
+      await expect(store.createInTransaction(executor, newInstance(s.id('x'), s.workflow))).rejects.toThrow(/not in a transaction/);
+      await expect(store.signalInTransaction(executor, newSignal(s.signal('x')))).rejects.toThrow(/not in a transaction/);
+      expect(await store.get(s.id('x'))).toBeNull();
+      expect(await store.signals({ name: s.signal('x'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+    });
+
     it('refuses a pool, or a connection outside a transaction, before writing anything', async () => {
       const { store, pool } = fixture;
       const s = testScope();

@@ -12,6 +12,9 @@ import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
+import { PostgresWorkflowStore, drizzleTransactions, fromPg } from '../../src/postgres/index.js';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { sql as drizzleSql } from 'drizzle-orm';
 
 const available = await requirePostgres('ctx.transaction() on PostgreSQL');
 
@@ -43,6 +46,55 @@ class OrderWorkflow {
     );
     await ctx.sleep('settle', '1m');
     return saved;
+  }
+}
+
+/** What a callback that outlives its step's timeout sent after it (the statement's outcome), per order. */
+const late = new Map<string, Promise<string>>();
+
+@Injectable()
+@Workflow('tx.late')
+class LateWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string }) {
+    return ctx.transaction(
+      'late',
+      async (tx: pg.PoolClient) => {
+        let settled!: (outcome: string) => void;
+        late.set(input.order, new Promise((resolve) => (settled = resolve)));
+        // Still on the connection when the timeout passes: the rollback waits behind it.
+        await tx.query('SELECT pg_sleep(0.6)');
+        await tx.query(`INSERT INTO ${plan.table} (id, attempt) VALUES ($1, 99)`, [input.order]).then(
+          () => settled('ran'),
+          (error: Error) => settled(error.message),
+        );
+        return 'done';
+      },
+      { timeout: '200ms', retry: { attempts: 1 } },
+    );
+  }
+}
+
+@Injectable()
+@Workflow('tx.drizzle-late')
+class DrizzleLateWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string }) {
+    return ctx.transaction(
+      'late',
+      async (tx: { execute(query: unknown): Promise<unknown> }) => {
+        let settled!: (outcome: string) => void;
+        late.set(input.order, new Promise((resolve) => (settled = resolve)));
+        // Still going when the timeout passes, and after the rollback: the connection is back in the pool.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        await Promise.resolve()
+          .then(() => tx.execute(drizzleSql.raw(`INSERT INTO ${plan.table} (id, attempt) VALUES ('${input.order}', 99)`)))
+          .then(
+            () => settled('ran'),
+            (error: Error) => settled(error.message),
+          );
+        return 'done';
+      },
+      { timeout: '200ms', retry: { attempts: 1 } },
+    );
   }
 }
 
@@ -138,6 +190,27 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     expect(await rows('o-timeout')).toEqual([]);
   });
 
+  it('refuses a statement the callback sends after its timeout while the rollback is under way: nothing of it commits', async () => {
+    app = await createTestApp([LateWorkflow], { store: fixture.store as never });
+    const handle = await app.client.start(LateWorkflow, { order: 'o-late' }, { id: 'o-late' });
+    await app.worker.drain();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+    const outcome = await late.get('o-late');
+    expect(await rows('o-late')).toEqual([]);
+    expect(outcome).toMatch(/belonged to a transaction that has ended/);
+  });
+
+  it("with Drizzle's handle (the `transactions` option), refuses a statement sent after the timeout: nothing of it commits", async () => {
+    const store = new PostgresWorkflowStore({ executor: fromPg(fixture.pool), schema: fixture.schema, transactions: drizzleTransactions(drizzle(fixture.pool)) });
+    app = await createTestApp([DrizzleLateWorkflow], { store: store as never });
+    const handle = await app.client.start(DrizzleLateWorkflow, { order: 'o-drizzle-late' }, { id: 'o-drizzle-late' });
+    await app.worker.drain();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+    const outcome = await late.get('o-drizzle-late');
+    expect(await rows('o-drizzle-late')).toEqual([]);
+    expect(outcome).toMatch(/Drizzle transaction has ended/);
+  });
+
   it('journals the result through the codec: the journal row holds no plaintext', async () => {
     const codec = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'tx-key' });
     app = await createTestApp([OrderWorkflow], { store: fixture.store as never, codec });
@@ -197,6 +270,28 @@ class MariaDbOrderWorkflow {
     );
     await ctx.sleep('settle', '1m');
     return saved;
+  }
+}
+
+@Injectable()
+@Workflow('tx.mariadb-late')
+class MariaDbLateWorkflow {
+  async run(ctx: WorkflowContext, input: { order: string }) {
+    return ctx.transaction(
+      'late',
+      async (tx: mysql.PoolConnection) => {
+        let settled!: (outcome: string) => void;
+        late.set(input.order, new Promise((resolve) => (settled = resolve)));
+        // Still going when the timeout passes, and after the rollback: the connection is back in the pool.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        await tx.query(`INSERT INTO ${mariadbPlan.table} (id, attempt) VALUES (?, 99)`, [input.order]).then(
+          () => settled('ran'),
+          (error: Error) => settled(error.message),
+        );
+        return 'done';
+      },
+      { timeout: '200ms', retry: { attempts: 1 } },
+    );
   }
 }
 
@@ -284,6 +379,35 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
       await own.close();
       await onePool.end();
     }
+  });
+
+  it("gives the session back with the statement limit it had, not the server's default", async () => {
+    // One connection, whose session the application set up with a limit of its own.
+    const onePool = createMysqlPool({ connectionLimit: 1 });
+    await onePool.query('SET SESSION max_statement_time = 7');
+    const oneStore = new MySqlWorkflowStore({ executor: fromMysql2(onePool), schema: mariadbStore!.schema });
+    const own = await createTestApp([MariaDbOrderWorkflow], { store: oneStore as never });
+    try {
+      await own.client.start(MariaDbOrderWorkflow, { order: 'm-session-limit', timeout: '5s' }, { id: 'm-session-limit' });
+      await own.worker.drain();
+      expect(Number(mariadbPlan.sessionLimit)).toBe(6);
+      expect(await rows('m-session-limit')).toEqual([{ attempt: 1 }]);
+      const [[after]] = await onePool.query<mysql.RowDataPacket[]>('SELECT @@SESSION.max_statement_time AS seconds');
+      expect(Number(after!.seconds)).toBe(7);
+    } finally {
+      await own.close();
+      await onePool.end();
+    }
+  });
+
+  it('refuses a statement the callback sends after its timeout: nothing of it commits', async () => {
+    app = await createTestApp([MariaDbLateWorkflow], { store: mariadbStore as never });
+    const handle = await app.client.start(MariaDbLateWorkflow, { order: 'm-late' }, { id: 'm-late' });
+    await app.worker.drain();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
+    const outcome = await late.get('m-late');
+    expect(await rows('m-late')).toEqual([]);
+    expect(outcome).toMatch(/belonged to a transaction that has ended/);
   });
 
   it('rolls back when the lease was lost during the callback', async () => {

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../sql-executor.js';
-import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
+import { ormTransactions, queryResult, refusingAfterEnd, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
 import { splitStatement, type SqlPlaceholders } from './placeholders.js';
 
 /** What the store uses of a Drizzle database or transaction (structural). */
@@ -42,8 +42,8 @@ export const DRIZZLE_HANDLE: TransactionHandleKind = {
   },
 };
 
-function drizzleExecutor(tx: DrizzleLike, placeholders: SqlPlaceholders): SqlExecutor {
-  return transactionExecutor(tx, async (text, params) => {
+function drizzleExecutor(tx: DrizzleLike, placeholders: SqlPlaceholders, handle: unknown = tx): SqlExecutor {
+  return transactionExecutor(handle, async (text, params) => {
     const sql = await loadSql();
     const { texts, values } = splitStatement(text, params, placeholders);
     const chunks = texts.flatMap((piece, i) => (i < values.length ? [sql.raw(piece), sql.param(values[i])] : [sql.raw(piece)]));
@@ -71,6 +71,19 @@ export function drizzleTransactions(db: object): OrmTransactions {
   const drizzle = db as DrizzleLike;
   return ormTransactions((dialect) => {
     const config = dialect.readCommitted ? { isolationLevel: 'read committed' as const } : undefined;
-    return { transaction: (fn) => drizzle.transaction((tx) => fn(drizzleExecutor(tx, dialect.placeholders)), config) };
+    return {
+      transaction: (fn) =>
+        drizzle.transaction(async (tx) => {
+          // Drizzle's tx goes on sending statements after its transaction ended (on the connection,
+          // back in the pool, where they commit on their own): the callback's refuses them from the
+          // COMMIT or ROLLBACK on, as fromPg()'s client does.
+          let ended = false;
+          try {
+            return await fn(drizzleExecutor(tx, dialect.placeholders, refusingAfterEnd(tx, () => ended, 'Drizzle')));
+          } finally {
+            ended = true;
+          }
+        }, config),
+    };
   });
 }

@@ -50,6 +50,29 @@ export interface TransactionHandleKind {
   executor(value: object, placeholders: SqlPlaceholders): SqlExecutor;
 }
 
+/**
+ * `handle`, refusing every method call once `ended()` says its transaction is ending (committing
+ * or rolling back) or over: for a library whose transaction handle goes on sending statements
+ * after that (Drizzle's, on a connection back in the pool), which would then commit on their own.
+ */
+export function refusingAfterEnd<T extends object>(handle: T, ended: () => boolean, library: string): T {
+  return new Proxy(handle, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (ended()) {
+          throw new Error(
+            `This ${library} transaction has ended (committed, rolled back or timed out); its connection is back in the pool. ` +
+              'Use it only inside the callback, and stop when its signal aborts.',
+          );
+        }
+        return (value as (...args: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
 /** An executor over one transaction whose statements `run` sends; `transaction(fn)` stays in it. */
 export function transactionExecutor(handle: unknown, run: (sql: string, params: readonly unknown[]) => Promise<SqlQueryResult>): SqlExecutor {
   const executor: SqlExecutor = {

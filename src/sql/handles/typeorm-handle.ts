@@ -26,8 +26,15 @@ const isQueryRunner = (value: object): value is TypeOrmQueryRunnerLike =>
   typeof (value as { isTransactionActive?: unknown }).isTransactionActive === 'boolean' &&
   'manager' in value;
 
+// Not `'queryRunner' in value`: a manager made without a query runner (a DataSource's default
+// `manager`) has no such property at all, and would otherwise pass for a SqlExecutor (it has
+// query() and transaction()) whose statements each commit on their own.
 const isEntityManager = (value: object): value is TypeOrmEntityManagerLike =>
-  'queryRunner' in value && 'connection' in value && typeof (value as { transaction?: unknown }).transaction === 'function' && typeof (value as { getRepository?: unknown }).getRepository === 'function';
+  'connection' in value && typeof (value as { transaction?: unknown }).transaction === 'function' && typeof (value as { getRepository?: unknown }).getRepository === 'function';
+
+/** A `DataSource` (never a transaction: it too has query() and transaction()). */
+const isDataSource = (value: object): boolean =>
+  typeof (value as { createQueryRunner?: unknown }).createQueryRunner === 'function' && 'manager' in value && typeof (value as { transaction?: unknown }).transaction === 'function';
 
 /**
  * TypeORM: a `QueryRunner` after `startTransaction()`, or the `EntityManager` of a transaction
@@ -36,12 +43,12 @@ const isEntityManager = (value: object): value is TypeOrmEntityManagerLike =>
  */
 export const TYPEORM_HANDLE: TransactionHandleKind = {
   library: 'TypeORM',
-  matches: (value) => isQueryRunner(value) || isEntityManager(value),
+  matches: (value) => isQueryRunner(value) || isEntityManager(value) || isDataSource(value),
   executor(value) {
-    const runner = isQueryRunner(value) ? value : (value as TypeOrmEntityManagerLike).queryRunner;
+    const runner = isQueryRunner(value) ? value : isEntityManager(value) ? value.queryRunner : undefined;
     if (!runner || !runner.isTransactionActive || runner.isReleased) {
       throw new TypeError(
-        "`transaction` is a TypeORM EntityManager or QueryRunner that is not in a transaction, so the store's statements would " +
+        "`transaction` is a TypeORM DataSource, EntityManager or QueryRunner that is not in a transaction, so the store's statements would " +
           'commit on their own. Pass the manager of `dataSource.transaction(async (manager) => ...)`, or a QueryRunner after `startTransaction()`.',
       );
     }
