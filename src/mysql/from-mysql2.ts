@@ -271,6 +271,7 @@ async function assertExecutorInTransaction(executor: SqlExecutor, store: string)
     throw new TypeError(
       `${store}: \`transaction\` is a SqlExecutor that is not in a transaction: its statements would commit at once. ` +
         "Pass the executor your transaction's statements go through (the `tx` of its `transaction(fn)`), before the commit.",
+      { cause: error },
     );
   }
 }
