@@ -87,10 +87,14 @@ export async function multiprocessScenario(kind: SqlKind): Promise<void> {
       // Both processes did work; the survivor finished what the killed one held.
       expect(await count(`SELECT COUNT(DISTINCT pid) AS n FROM ${effects}`)).toBe(2);
       expect(finishers.has(survivor.pid!)).toBe(true);
-      // Every step ran at least once; only steps cut short by the kill ran twice.
+      // Every step ran at least once; only steps whose results the kill kept from the journal ran
+      // twice: those running (at most the worker's concurrency, 5) and the last step of each
+      // execution whose final write was on its way, its slot already passed on (about 5 more:
+      // docs/operations.md, "What happens on a crash"). Before the slot passed on at the last
+      // write, this bound was 5.
       expect(await count(`SELECT COUNT(*) AS n FROM (SELECT DISTINCT instance, step FROM ${effects}) s`)).toBe(INSTANCES * 3);
       const repeats = await count(`SELECT COUNT(*) AS n FROM (SELECT instance, step FROM ${effects} GROUP BY instance, step HAVING COUNT(*) > 1) r`);
-      expect(repeats).toBeLessThanOrEqual(5);
+      expect(repeats).toBeLessThanOrEqual(2 * 5);
       survivor.kill('SIGTERM');
       await once(survivor, 'exit');
     }, 120_000);
