@@ -1,5 +1,5 @@
 import { isSqlExecutor, type SqlExecutor, type SqlQueryOptions, type SqlQueryResult } from '../sql/sql-executor.js';
-import { runTransaction } from '../sql/sql-transaction.js';
+import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 import { HeldSession } from './held-session.js';
 import { PreparedTexts, unpreparable } from './prepared-texts.js';
@@ -148,17 +148,8 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
             if (options?.isolation !== 'session') await tx.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
             await tx.query('START TRANSACTION');
           },
-          // The handle refuses statements from the COMMIT or ROLLBACK on: one sent later (a
-          // callback still running after its step timed out) would run on its own, autocommitted,
-          // on a connection back in the pool.
-          commit: async () => {
-            ended.done = true;
-            await tx.query('COMMIT');
-          },
-          rollback: async () => {
-            ended.done = true;
-            await tx.query('ROLLBACK');
-          },
+          // Autocommitted on a connection back in the pool, a later statement would commit alone.
+          ...endingStatements(ended, (sql) => tx.query(sql)),
           end: (broken) => {
             ended.done = true;
             if (broken && connection.destroy) connection.destroy();

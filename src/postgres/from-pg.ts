@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
-import { runTransaction } from '../sql/sql-transaction.js';
+import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { pgListen } from './pg-listen-connection.js';
 import type { PgClientLike, PgPoolLike, PgQueryConfigLike, PgResultLike } from './pg-like.js';
 
@@ -63,17 +63,8 @@ export function fromPg(pool: PgPoolLike): SqlExecutor {
       return runTransaction(
         {
           begin: async () => void (await client.query('BEGIN')),
-          // Refused from the COMMIT or ROLLBACK on, not from the release: a statement queued behind
-          // them (a callback still running after its step timed out) would run with no transaction
-          // around it and commit on its own.
-          commit: async () => {
-            ended.done = true;
-            await client.query('COMMIT');
-          },
-          rollback: async () => {
-            ended.done = true;
-            await client.query('ROLLBACK');
-          },
+          // Queued behind the COMMIT or ROLLBACK, a later statement would run with no transaction.
+          ...endingStatements(ended, (sql) => client.query(sql)),
           end: (broken) => {
             ended.done = true;
             client.removeListener('error', onError);

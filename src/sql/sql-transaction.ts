@@ -8,6 +8,19 @@ export interface TransactionSession {
 }
 
 /**
+ * A session's commit and rollback for a handle that refuses statements from the moment either is
+ * sent (`ended.done`), not only once the connection is back in the pool: a statement sent later (a
+ * callback still running after its step timed out) would run on its own and commit.
+ */
+export function endingStatements(ended: { done: boolean }, send: (sql: 'COMMIT' | 'ROLLBACK') => Promise<unknown>): Pick<TransactionSession, 'commit' | 'rollback'> {
+  const finish = async (sql: 'COMMIT' | 'ROLLBACK') => {
+    ended.done = true;
+    await send(sql);
+  };
+  return { commit: () => finish('COMMIT'), rollback: () => finish('ROLLBACK') };
+}
+
+/**
  * Runs `fn` in a transaction on one connection: commits when it resolves, rolls back when it throws
  * (and rethrows), and gives the connection back either way; a connection whose rollback failed is
  * handed back as broken, so the pool never lends it again.
