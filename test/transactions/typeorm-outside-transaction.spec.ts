@@ -10,49 +10,43 @@ import { pgConnection, requirePostgres, usePostgresStore } from '../support/post
 
 const REFUSAL = /TypeORM DataSource, EntityManager or QueryRunner that is not in a transaction/;
 
-const postgres = await requirePostgres('TypeORM handles outside a transaction on PostgreSQL');
+const servers = [
+  {
+    name: 'PostgreSQL',
+    available: await requirePostgres('TypeORM handles outside a transaction on PostgreSQL'),
+    useStore: usePostgresStore,
+    connection: pgConnection,
+    type: 'postgres' as const,
+  },
+  {
+    name: 'MariaDB',
+    available: await requireMysql('TypeORM handles outside a transaction on MariaDB'),
+    useStore: useMysqlStore,
+    connection: mysqlConnection,
+    type: 'mariadb' as const,
+  },
+];
 
-describe.skipIf(!postgres)('TypeORM handles outside a transaction, on PostgreSQL', () => {
-  const fixture = usePostgresStore('typeorm_out', { beforeAll, afterAll }, 2);
-  let source: DataSource;
-  beforeAll(async () => {
-    const { host, port, user: username, password, database } = pgConnection;
-    source = await new DataSource({ type: 'postgres', host, port, username, password, database, poolSize: 1 }).initialize();
-  });
-  afterAll(async () => {
-    await source?.destroy();
-  });
+for (const server of servers) {
+  describe.skipIf(!server.available)(`TypeORM handles outside a transaction, on ${server.name}`, () => {
+    const fixture = server.useStore('typeorm_out', { beforeAll, afterAll }, 2);
+    let source: DataSource;
+    beforeAll(async () => {
+      const { host, port, user: username, password, database } = server.connection;
+      source = await new DataSource({ type: server.type, host, port, username, password, database, poolSize: 1 }).initialize();
+    });
+    afterAll(async () => {
+      await source?.destroy();
+    });
 
-  it("refuses the DataSource's default manager and the DataSource, saying what to pass", async () => {
-    const s = testScope();
-    for (const handle of [source.manager, source]) {
-      await expect(fixture.store.createInTransaction(handle, newInstance(s.id('x'), s.workflow))).rejects.toThrow(REFUSAL);
-      await expect(fixture.store.signalInTransaction(handle, newSignal(s.signal('x')))).rejects.toThrow(REFUSAL);
-    }
-    expect(await fixture.store.get(s.id('x'))).toBeNull();
+    it("refuses the DataSource's default manager and the DataSource, saying what to pass", async () => {
+      const s = testScope();
+      for (const handle of [source.manager, source]) {
+        await expect(fixture.store.createInTransaction(handle, newInstance(s.id('x'), s.workflow))).rejects.toThrow(REFUSAL);
+        await expect(fixture.store.signalInTransaction(handle, newSignal(s.signal('x')))).rejects.toThrow(REFUSAL);
+      }
+      expect(await fixture.store.get(s.id('x'))).toBeNull();
+      expect(await fixture.store.signals({ name: s.signal('x'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+    });
   });
-});
-
-const mariadb = await requireMysql('TypeORM handles outside a transaction on MariaDB');
-
-describe.skipIf(!mariadb)('TypeORM handles outside a transaction, on MariaDB', () => {
-  const fixture = useMysqlStore('typeorm_out', { beforeAll, afterAll }, 2);
-  let source: DataSource;
-  beforeAll(async () => {
-    const { host, port, user: username, password, database } = mysqlConnection;
-    source = await new DataSource({ type: 'mariadb', host, port, username, password, database, poolSize: 1 }).initialize();
-  });
-  afterAll(async () => {
-    await source?.destroy();
-  });
-
-  it("refuses the DataSource's default manager and the DataSource, saying what to pass", async () => {
-    const s = testScope();
-    for (const handle of [source.manager, source]) {
-      await expect(fixture.store.createInTransaction(handle, newInstance(s.id('x'), s.workflow))).rejects.toThrow(REFUSAL);
-      await expect(fixture.store.signalInTransaction(handle, newSignal(s.signal('x')))).rejects.toThrow(REFUSAL);
-    }
-    expect(await fixture.store.get(s.id('x'))).toBeNull();
-    expect(await fixture.store.signals({ name: s.signal('x'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
-  });
-});
+}
