@@ -215,7 +215,7 @@ export class WorkflowEngine {
         let output: unknown;
         try {
           output = toJsonValue(run.value, `The output of workflow "${instance.workflow}"`, 'output') ?? null;
-          await this.options.storage.checkEncodable(output, `The output of workflow "${instance.workflow}" (instance "${instance.id}")`);
+          await this.options.storage.prepareOutput(output, `The output of workflow "${instance.workflow}" (instance "${instance.id}")`);
         } catch (error) {
           return this.compensate(exec, serializeError(error), false);
         }

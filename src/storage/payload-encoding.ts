@@ -36,13 +36,25 @@ export class PayloadEncoding {
     this.prepared.set(entry, await this.entry(entry));
   }
 
+  /** Outputs encoded ahead of their write (`prepareOutput()`), by the value's object: the write reuses them. */
+  private readonly preparedOutputs = new WeakMap<object, unknown>();
+
+  /**
+   * Encodes an output now, ahead of the write that carries it (see `prepare()`). An object's encoding
+   * is kept for that write; a number or a string is small enough to encode again.
+   */
+  async prepareOutput(value: unknown): Promise<void> {
+    const encoded = await this.chain.encode(value);
+    if (typeof value === 'object' && value !== null) this.preparedOutputs.set(value, encoded);
+  }
+
   async newInstance(instance: NewWorkflowInstance): Promise<NewWorkflowInstance> {
     return { ...instance, input: await this.chain.encode(instance.input) };
   }
 
   async write(write: WorkflowWrite): Promise<WorkflowWrite> {
     const out: WorkflowWrite = { ...write, entries: await this.entries(write.entries) };
-    if (write.output !== undefined) out.output = await this.chain.encode(write.output);
+    if (write.output !== undefined) out.output = await this.output(write.output);
     if (write.error !== undefined) out.error = await encodeError(this.chain, write.error);
     if (write.customStatus !== undefined) out.customStatus = await this.chain.encode(write.customStatus);
     if (write.signal) out.signal = await this.signal(write.signal);
@@ -67,6 +79,11 @@ export class PayloadEncoding {
 
   entries(entries: WorkflowJournalEntry[]): Promise<WorkflowJournalEntry[]> {
     return entries.length === 0 ? Promise.resolve(entries) : Promise.all(entries.map((entry) => this.entry(entry)));
+  }
+
+  private output(value: unknown): Promise<unknown> {
+    const prepared = typeof value === 'object' && value !== null ? this.preparedOutputs.get(value) : undefined;
+    return prepared !== undefined ? Promise.resolve(prepared) : this.chain.encode(value);
   }
 
   async entry(entry: WorkflowJournalEntry): Promise<WorkflowJournalEntry> {

@@ -121,13 +121,14 @@ export class WorkflowStorage {
   }
 
   /**
-   * Whether the codec encodes `value` (`what` it is), asked before a write: a refusal (a KMS's size
-   * limit) is the value's, and must not fail that write as a store outage would, at every execution.
+   * Encodes a workflow's output (`what` it is) ahead of its final write, which reuses it: a refusal
+   * (a KMS's size limit) is the value's, and must not fail that write as a store outage would, at
+   * every execution.
    */
-  async checkEncodable(value: unknown, what: string): Promise<void> {
+  async prepareOutput(value: unknown, what: string): Promise<void> {
     if (!this.encoding) return;
     try {
-      await this.encoding.chain.encode(value);
+      await this.encoding.prepareOutput(value);
     } catch (error) {
       throw new TypeError(
         `${what} could not be encoded by the payload codec (${error instanceof Error ? error.message : String(error)}). ` +

@@ -88,3 +88,30 @@ describe('a workflow output the codec refuses to encode', () => {
     expect(undone).toEqual(['r1']);
   });
 });
+
+describe('a workflow output under a codec', () => {
+  it('is encoded once: the check before the final write is the encoding that write stores', async () => {
+    const encoded: string[] = [];
+    class CountingCodec implements WorkflowPayloadCodec {
+      readonly id = 'count';
+      encode(text: string): string {
+        encoded.push(text);
+        return Buffer.from(text).toString('base64');
+      }
+      decode(text: string): string {
+        return Buffer.from(text, 'base64').toString();
+      }
+    }
+    @Workflow('codec.output-once')
+    class OutputOnce {
+      async run() {
+        return { report: 'done', lines: [1, 2, 3] };
+      }
+    }
+    app = await createTestApp([OutputOnce], { codec: new CountingCodec() });
+    const handle = await app.client.start(OutputOnce, null);
+    await app.worker.drain();
+    await expect(handle.result()).resolves.toEqual({ report: 'done', lines: [1, 2, 3] });
+    expect(encoded.filter((text) => text === JSON.stringify({ report: 'done', lines: [1, 2, 3] }))).toHaveLength(1);
+  });
+});
