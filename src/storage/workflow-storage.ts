@@ -122,8 +122,7 @@ export class WorkflowStorage {
 
   /**
    * Encodes a workflow's output (`what` it is) ahead of its final write, which reuses it: a refusal
-   * (a KMS's size limit) is the value's, and must not fail that write as a store outage would, at
-   * every execution.
+   * (a KMS's size limit) is the value's, not a store outage to retry at every execution.
    */
   async prepareOutput(value: unknown, what: string): Promise<void> {
     if (!this.encoding) return;
