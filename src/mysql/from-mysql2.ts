@@ -1,6 +1,7 @@
 import { isSqlExecutor, type SqlExecutor, type SqlQueryOptions, type SqlQueryResult } from '../sql/sql-executor.js';
 import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
+import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { HeldSession } from './held-session.js';
 import { PreparedTexts, unpreparable } from './prepared-texts.js';
 
@@ -189,23 +190,13 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
  * others), refusing statements (`query()`, `execute()`) once that transaction ends. The store's
  * own statements go through the mysql2 callback connection inside, which this does not guard.
  */
-function guard<C extends Mysql2ConnectionLike>(connection: C, ended: { done: boolean }): C {
-  return new Proxy(connection, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      if (property !== 'query' && property !== 'execute') return (value as (...args: unknown[]) => unknown).bind(target);
-      return (...args: unknown[]) => {
-        if (ended.done) {
-          return Promise.reject(
-            new Error('This mysql2 connection belonged to a transaction that has ended (committed, rolled back or timed out); it is back in the pool. Use it only inside the callback, and stop when its signal aborts.'),
-          );
-        }
-        return (value as (...args: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+function guard<C extends Mysql2ConnectionLike>(client: C, ended: { done: boolean }): C {
+  return refusingAfterEnd(client, () => ended.done, ENDED, { methods: ['query', 'execute'], rejects: true });
 }
+
+const ENDED =
+  'This mysql2 connection belonged to a transaction that has ended (committed, rolled back or timed out); it is back in the pool. ' +
+  'Use it only inside the callback, and stop when its signal aborts.';
 
 /**
  * The executor for an application's `transaction` argument (`start()` / `signal()` with

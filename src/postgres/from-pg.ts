@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
 import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
+import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { pgListen } from './pg-listen-connection.js';
 import type { PgClientLike, PgPoolLike, PgQueryConfigLike, PgResultLike } from './pg-like.js';
 
@@ -109,23 +110,12 @@ export function fromPgClient(client: PgClientLike): SqlExecutor {
  * would run outside any transaction, on a connection someone else may hold.
  */
 function guard<C extends PgClientLike>(client: C, ended: { done: boolean }): C {
-  return new Proxy(client, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (property !== 'query' || typeof value !== 'function') {
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      }
-      return (...args: unknown[]) => {
-        if (ended.done) {
-          return Promise.reject(
-            new Error('This pg client belonged to a transaction that has ended (committed, rolled back or timed out); it is back in the pool. Use it only inside the callback, and stop when its signal aborts.'),
-          );
-        }
-        return (value as (...args: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  return refusingAfterEnd(client, () => ended.done, ENDED, { methods: ['query'], rejects: true });
 }
+
+const ENDED =
+  'This pg client belonged to a transaction that has ended (committed, rolled back or timed out); it is back in the pool. ' +
+  'Use it only inside the callback, and stop when its signal aborts.';
 
 /**
  * The executor for an application's `transaction` argument (`start()` / `signal()` with

@@ -66,6 +66,10 @@ function drizzleExecutor(tx: DrizzleLike, placeholders: SqlPlaceholders, handle:
  * `ctx.transaction()` through Drizzle: each transactional step runs in `db.transaction()`, and its
  * callback gets Drizzle's `tx`. Pass it as the store's `transactions` option.
  */
+const DRIZZLE_ENDED =
+  'This Drizzle transaction has ended (committed, rolled back or timed out); its connection is back in the pool. ' +
+  'Use it only inside the callback, and stop when its signal aborts.';
+
 export function drizzleTransactions(db: object): OrmTransactions {
   if (!db || !isDrizzle(db)) throw new TypeError('drizzleTransactions() expects a Drizzle database (`drizzle(pool)`).');
   const drizzle = db as DrizzleLike;
@@ -79,7 +83,7 @@ export function drizzleTransactions(db: object): OrmTransactions {
           // COMMIT or ROLLBACK on, as fromPg()'s client does.
           let ended = false;
           try {
-            return await fn(drizzleExecutor(tx, dialect.placeholders, refusingAfterEnd(tx, () => ended, 'Drizzle')));
+            return await fn(drizzleExecutor(tx, dialect.placeholders, refusingAfterEnd(tx, () => ended, DRIZZLE_ENDED)));
           } finally {
             ended = true;
           }

@@ -51,23 +51,29 @@ export interface TransactionHandleKind {
 }
 
 /**
- * `handle`, refusing every method call once `ended()` says its transaction is ending (committing
- * or rolling back) or over: for a library whose transaction handle goes on sending statements
- * after that (Drizzle's, on a connection back in the pool), which would then commit on their own.
+ * `handle`, refusing method calls once `ended()` says its transaction is ending (committing or
+ * rolling back) or over, with `message`: a statement sent then (by a callback still running after
+ * its step timed out) would run on the connection back in the pool, where it commits on its own.
+ * `methods`: only those are refused (the others still work); `rejects`: they refuse with a rejected
+ * promise, as a driver's `query()` fails, rather than by throwing.
  */
-export function refusingAfterEnd<T extends object>(handle: T, ended: () => boolean, library: string): T {
+export function refusingAfterEnd<T extends object>(
+  handle: T,
+  ended: () => boolean,
+  message: string,
+  { methods, rejects = false }: { methods?: readonly PropertyKey[]; rejects?: boolean } = {},
+): T {
   return new Proxy(handle, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      if (methods && !methods.includes(property)) return method.bind(target);
       return (...args: unknown[]) => {
-        if (ended()) {
-          throw new Error(
-            `This ${library} transaction has ended (committed, rolled back or timed out); its connection is back in the pool. ` +
-              'Use it only inside the callback, and stop when its signal aborts.',
-          );
-        }
-        return (value as (...args: unknown[]) => unknown).apply(target, args);
+        if (!ended()) return method.apply(target, args);
+        const error = new Error(message);
+        if (rejects) return Promise.reject(error);
+        throw error;
       };
     },
   });
