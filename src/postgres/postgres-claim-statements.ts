@@ -89,15 +89,27 @@ function pickDue(s: string, columns: string, limit: string, extra = ''): string 
 export function postgresClaimStatements(schemaName: string) {
   const s = quoteIdentifier(schemaName);
 
-  /** Leases the rows of CTE `picked` and returns them in claim order, each with the last signal id. */
-  const leaseAndReturn = (now: string, token: string, owner: string, until: string) => `claimed AS (
+  /**
+   * Leases the rows of CTE `picked` and returns them in claim order, each with the last signal id.
+   *
+   * Unless `flushed`, the statement's transaction commits without waiting for its WAL flush
+   * (`synchronous_commit` off for that transaction alone): a claim acknowledges nothing to anyone,
+   * and losing it to a server crash is harmless. WAL is replayed in order, so a claim survives
+   * whenever anything committed after it does, above all the fenced writes of its execution: a lost
+   * claim leaves the instance as it was before it, with nothing of that execution recorded, and its
+   * writes refused (their lease token is gone). The execution's step then runs again, as after any
+   * crash. The one trace is its `runs`, one lower than the attempts that really started. A claim
+   * under limits stays flushed: a lost one would free its concurrency slot and rate-window count
+   * while its execution still runs.
+   */
+  const leaseAndReturn = (now: string, token: string, owner: string, until: string, flushed: boolean) => `claimed AS (
   UPDATE ${s}.instances i SET lease_token = ${token}, lease_owner = ${owner}, lease_until = ${until}, runs = i.runs + 1,
     updated_at = ${now}, status = CASE WHEN i.status = 'compensating' THEN i.status ELSE 'running' END
   FROM picked WHERE i.id = picked.id
   RETURNING ${instanceColumns('i')}
 )
 SELECT (SELECT coalesce(max(id), 0) FROM ${s}.signals) AS last_signal_id, c.*
-FROM (SELECT 1) AS one LEFT JOIN claimed c ON true
+FROM (SELECT ${flushed ? '1' : `set_config('synchronous_commit', 'off', true)`}) AS one LEFT JOIN claimed c ON true
 ORDER BY c.priority, c.wake_at, c.created_at, c.id`;
 
   return {
@@ -110,7 +122,7 @@ ORDER BY c.priority, c.wake_at, c.created_at, c.id`;
      * one row of NULLs, each with the last signal id read in the claim's snapshot (so every signal
      * up to it is visible to the execution: ids become visible in order).
      */
-    claim: `WITH RECURSIVE ${pickDue(s, '', '$4')}, ${leaseAndReturn('$1', '$5', '$6', '$7')}`,
+    claim: `WITH RECURSIVE ${pickDue(s, '', '$4')}, ${leaseAndReturn('$1', '$5', '$6', '$7', false)}`,
 
     /**
      * A claim of named instances, in one statement and by key (no search): $1 now, $2 workflow
@@ -123,7 +135,7 @@ ORDER BY c.priority, c.wake_at, c.created_at, c.id`;
   WHERE c.status IN ${UNFINISHED} AND c.wake_at IS NOT NULL AND c.lease_token IS NULL AND c.wake_at <= $1
     AND EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = c.workflow AND p.v = c.version)
   FOR UPDATE OF c SKIP LOCKED
-), ${leaseAndReturn('$1', '$5', '$6', '$7')}`,
+), ${leaseAndReturn('$1', '$5', '$6', '$7', false)}`,
 
     /** $1 keys (each workflow's lock key), locked in hash order, so every claim takes them alike. */
     lockWorkflows: `SELECT count(pg_advisory_xact_lock(h)) FROM (
@@ -183,7 +195,7 @@ RETURNING r.workflow, r.has_key, r.key, r.window_end, r.count`,
   FROM unnest($6::text[], $7::boolean[], $8::text[], $9::bigint[], $10::integer[]) AS w(workflow, has_key, key, window_end, count)
   WHERE r.workflow = w.workflow AND r.has_key = w.has_key AND r.key = w.key
   RETURNING 1
-), picked AS (SELECT unnest($2::text[]) AS id), ${leaseAndReturn('$1', '$3', '$4', '$5')}`,
+), picked AS (SELECT unnest($2::text[]) AS id), ${leaseAndReturn('$1', '$3', '$4', '$5', true)}`,
 
   };
 }
