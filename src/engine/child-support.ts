@@ -2,6 +2,7 @@ import { WorkflowChildFailedError } from '../errors/workflow-child-failed.error.
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
 import type { WorkflowParentClose, WorkflowStatus } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
+import { checkOptions } from '../options/known-keys.js';
 import { parsePositiveDuration } from '../time/duration.js';
 import { toJsonValue } from './json-value.js';
 import type { WorkflowChildHandle, WorkflowChildOptions, WorkflowReference } from './workflow-context.js';
@@ -37,6 +38,9 @@ const SETTLED = Promise.resolve();
 
 const PARENT_CLOSE: readonly WorkflowParentClose[] = ['cancel', 'terminate', 'abandon'];
 
+/** What `ctx.startChild()` and `ctx.executeChild()` take in their options (`WorkflowChildOptions`). */
+const CHILD_OPTIONS = ['id', 'version', 'parentClose', 'concurrencyKey', 'rateLimitKey', 'priority', 'timeout'];
+
 /** `ctx.startChild()` and child handles, for one execution. */
 export class ChildSupport {
   /** Made at the first child (most executions start none). */
@@ -55,6 +59,7 @@ export class ChildSupport {
 
   async start<I, O>(name: string, workflow: WorkflowReference, input: I, options: WorkflowChildOptions = {}): Promise<WorkflowChildHandle<O>> {
     const { host } = this;
+    checkOptions(options, CHILD_OPTIONS, `options of child "${name}"`);
     host.enter(name, 'child');
     const entry = host.entry(name);
     if (entry?.state === 'completed') return this.handle<O>(name, entry.childId!);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { checkOptions } from '../options/known-keys.js';
 import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
 import { parseDuration } from '../time/duration.js';
 import type { ChildSupport } from './child-support.js';
@@ -23,6 +24,9 @@ export interface ContextParts {
   setStatus(value: unknown): void;
 }
 
+/** What `ctx.waitForSignal()` takes in its options (`WorkflowWaitOptions`). */
+const WAIT_OPTIONS = ['key', 'timeout'];
+
 /** The `ctx` a workflow's `run()` gets: each call is one operation of the execution behind `host`. */
 export function createWorkflowContext(host: ExecutionHost, parts: ContextParts): WorkflowContext {
   const { instance } = host;
@@ -35,6 +39,7 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     sleep: (name, duration) => sleepUntil(host, name, () => host.now() + parseDuration(duration, `duration of sleep "${name}"`)),
     sleepUntil: (name, date) => sleepUntil(host, name, () => sleepTarget(date, name)),
     waitForSignal: async <T>(name: string, signal: WorkflowSignal<T> | string, options: WorkflowWaitOptions = {}): Promise<T> => {
+      checkOptions(options, WAIT_OPTIONS, `options of wait "${name}"`);
       const signalNameValue = signalName(signal);
       if (options.key !== undefined && typeof options.key !== 'string') {
         throw new TypeError(`Invalid key for wait "${name}": ${String(options.key)}. Use a string, or leave it out.`);

@@ -1,6 +1,7 @@
 import { deserializeError } from '../errors/serialize-error.js';
 import { WorkflowInterrupt, isWorkflowInterrupt } from '../errors/workflow-interrupt.js';
 import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
+import { checkOptions } from '../options/known-keys.js';
 import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { parsePositiveDuration } from '../time/duration.js';
@@ -110,6 +111,9 @@ class StepFinish implements AttemptFinish {
 }
 
 
+/** What `ctx.step()` and `ctx.transaction()` take in their options (`WorkflowStepOptions`). */
+const STEP_OPTIONS = ['retry', 'timeout', 'compensate', 'compensateRetry'];
+
 /** A step whose attempts `perform` runs (`ctx.step()`, `ctx.transaction()`): replay, retries, compensation. */
 export async function runStepWith<T>(
   host: ExecutionHost,
@@ -118,6 +122,7 @@ export async function runStepWith<T>(
   options: WorkflowStepOptions<T>,
   perform: PerformAttempt,
 ): Promise<T> {
+  checkOptions(options, STEP_OPTIONS, `options of step "${name}"`);
   host.enter(name, 'step');
   const retry = options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
   if (options.compensate) {
