@@ -4,6 +4,7 @@ import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { HeldSession } from './held-session.js';
 import { PreparedTexts, unpreparable } from './prepared-texts.js';
+import { ServerRollbackWatch, serverInTransaction } from './server-rollback-watch.js';
 
 /** What `mysql2/promise` resolves a query to: `[rows, fields]`, or `[ResultSetHeader, undefined]`. */
 export type Mysql2QueryResultLike = [unknown, unknown];
@@ -27,7 +28,6 @@ export interface Mysql2PoolLike extends Mysql2ConnectionLike {
 interface ResultHeader {
   affectedRows?: number;
   insertId?: number;
-  serverStatus?: number;
   info?: string;
 }
 
@@ -47,9 +47,6 @@ export interface FromMysql2Options {
    */
   preparedStatements?: number;
 }
-
-/** The server's "in a transaction" status bit (SERVER_STATUS_IN_TRANS), sent with every OK packet. */
-const IN_TRANSACTION = 0x0001;
 
 function resultOf(result: unknown): SqlQueryResult {
   if (Array.isArray(result)) {
@@ -141,7 +138,11 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
       }
       const connection = await pool.getConnection();
       const ended = { done: false };
-      const tx = fromMysql2Connection(guard(connection, ended));
+      // InnoDB may roll the whole transaction back under a statement (a deadlock): from then on
+      // the callback's statements and the store's are refused rather than committed one by one.
+      // The store's go on the connection itself; the callback gets it guarded.
+      const watch = new ServerRollbackWatch(() => serverInTransaction(connection));
+      const tx = watch.executor({ ...fromMysql2Connection(connection), handle: guard(connection, ended, watch) });
       return runTransaction(
         {
           // For this transaction only: the application's sessions keep their own level.
@@ -150,7 +151,8 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
             await tx.query('START TRANSACTION');
           },
           // Autocommitted on a connection back in the pool, a later statement would commit alone.
-          ...endingStatements(ended, (sql) => tx.query(sql)),
+          // The COMMIT is refused once the server rolled the transaction back; the ROLLBACK is not.
+          ...endingStatements(ended, (sql) => tx.query(sql, NO_PARAMS, { writesNothing: sql === 'ROLLBACK' })),
           end: (broken) => {
             ended.done = true;
             if (broken && connection.destroy) connection.destroy();
@@ -187,11 +189,12 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
 
 /**
  * The connection a transaction of `fromMysql2()` hands out (to `ctx.transaction()` callbacks among
- * others), refusing statements (`query()`, `execute()`) once that transaction ends. The store's
- * own statements go through the mysql2 callback connection inside, which this does not guard.
+ * others), refusing statements (`query()`, `execute()`) once that transaction ends, and sending
+ * them through `watch` (refused once the server rolled the transaction back). The store's own
+ * statements don't go through it: the COMMIT and ROLLBACK are sent once it refuses.
  */
-function guard<C extends Mysql2ConnectionLike>(client: C, ended: { done: boolean }): C {
-  return refusingAfterEnd(client, () => ended.done, ENDED, { methods: ['query', 'execute'], rejects: true });
+function guard<C extends Mysql2ConnectionLike>(client: C, ended: { done: boolean }, watch: ServerRollbackWatch): C {
+  return refusingAfterEnd(client, () => ended.done, ENDED, { methods: ['query', 'execute'], rejects: true, through: (call) => watch.run(call) });
 }
 
 const ENDED =
@@ -224,9 +227,7 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
     throw new TypeError(`${store}: \`transaction\` is a pg client, not on MySQL or MariaDB. Pass a transaction on the store's database.`);
   }
   const executor = fromMysql2Connection(transaction as Mysql2ConnectionLike);
-  const [header] = await (transaction as Mysql2ConnectionLike).query('DO 0');
-  const status = (header as ResultHeader | undefined)?.serverStatus;
-  if (status !== undefined && (status & IN_TRANSACTION) === 0) {
+  if ((await serverInTransaction(transaction as Mysql2ConnectionLike)) === false) {
     throw new TypeError(
       `${store}: \`transaction\` is a mysql2 connection that is not in a transaction: its statements would commit at once. ` +
         'Call `await connection.beginTransaction()` first, and pass it before you commit.',

@@ -1,7 +1,9 @@
-import type { SqlExecutor } from '../sql/sql-executor.js';
+import type { SqlExecutor, SqlQueryOptions } from '../sql/sql-executor.js';
 
 /** How much longer than a `ctx.transaction()` step's timeout its statements may run (ms). */
 export const STATEMENT_TIMEOUT_MARGIN = 1_000;
+
+const WRITES_NOTHING: SqlQueryOptions = { writesNothing: true };
 
 /** The session variable that holds the session's own limit while a step's is set. */
 const SAVED = '@nest_workflows_statement_limit';
@@ -34,7 +36,8 @@ export class MySqlStatementTimeout {
       return await body();
     } finally {
       // A failure here (the connection broke) is the transaction's to report: it rolls back or ends the connection.
-      await tx.query(`SET @@SESSION.${name} = ${SAVED}`).catch(() => undefined);
+      // Sent even when the server rolled the transaction back under the callback: it writes nothing.
+      await tx.query(`SET @@SESSION.${name} = ${SAVED}`, [], WRITES_NOTHING).catch(() => undefined);
     }
   }
 

@@ -20,6 +20,12 @@ export interface SqlQueryOptions {
    * once per connection and send only the parameters after. A hint, which an executor may ignore.
    */
   repeated?: boolean;
+  /**
+   * The statement writes nothing a transaction would commit (a `ROLLBACK`, a session variable set
+   * back): an executor that refuses a transaction's statements once the server rolled it back
+   * (`fromMysql2()`'s, after a deadlock) still sends it. Default `false`.
+   */
+  writesNothing?: boolean;
 }
 
 /** How `transaction()` runs one transaction. */

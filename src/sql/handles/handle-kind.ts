@@ -55,13 +55,15 @@ export interface TransactionHandleKind {
  * rolling back) or over, with `message`: a statement sent then (by a callback still running after
  * its step timed out) would run on the connection back in the pool, where it commits on its own.
  * `methods`: only those are refused (the others still work); `rejects`: they refuse with a rejected
- * promise, as a driver's `query()` fails, rather than by throwing.
+ * promise, as a driver's `query()` fails, rather than by throwing; `through`: the calls not refused
+ * are made through it (`fromMysql2()`'s: one at a time, and refused once the server rolled the
+ * transaction back).
  */
 export function refusingAfterEnd<T extends object>(
   handle: T,
   ended: () => boolean,
   message: string,
-  { methods, rejects = false }: { methods?: readonly PropertyKey[]; rejects?: boolean } = {},
+  { methods, rejects = false, through }: { methods?: readonly PropertyKey[]; rejects?: boolean; through?: (call: () => unknown) => unknown } = {},
 ): T {
   return new Proxy(handle, {
     get(target, property) {
@@ -70,7 +72,7 @@ export function refusingAfterEnd<T extends object>(
       const method = value as (...args: unknown[]) => unknown;
       if (methods && !methods.includes(property)) return method.bind(target);
       return (...args: unknown[]) => {
-        if (!ended()) return method.apply(target, args);
+        if (!ended()) return through ? through(() => method.apply(target, args)) : method.apply(target, args);
         const error = new Error(message);
         if (rejects) return Promise.reject(error);
         throw error;
