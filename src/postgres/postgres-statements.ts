@@ -157,7 +157,9 @@ FROM ${s}.instances i WHERE i.id = $1`,
 
     /**
      * $1 id, $2 expected status, $3 expected runs, $4 new status, $5 error, $6 whether to set the
-     * deadline, $7 deadline, $8 now, $9 entries (a JSON array), $10 entry count, $11 channel.
+     * deadline, $7 deadline, $8 now, $9 entries (a JSON array), $10 entry count, $11 channel, $12
+     * and $13 the name and dedupe id of the signal to retract (NULLs: none), deleted only when the
+     * row was reopened.
      */
     reopen: `WITH target AS (
   UPDATE ${s}.instances SET status = $4, error = $5, deadline = CASE WHEN $6 THEN $7::bigint ELSE deadline END,
@@ -166,7 +168,9 @@ FROM ${s}.instances i WHERE i.id = $1`,
     wake_at = $8, updated_at = $8, journal_seq = journal_seq + $10
   WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $8)
   RETURNING id, journal_seq
-), ${journalUpsert(s, '$9', '$10')}
+), ${journalUpsert(s, '$9', '$10')}, retracted AS (
+  DELETE FROM ${s}.signals WHERE name = $12::text AND dedupe_id = $13::text AND EXISTS (SELECT 1 FROM target)
+)
 SELECT ${notify('$11')} AS notified FROM target`,
 
     /**

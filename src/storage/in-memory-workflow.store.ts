@@ -175,6 +175,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     instance.leaseUntil = null;
     instance.wakeAt = reopen.now;
     instance.updatedAt = reopen.now;
+    if (reopen.retractSignal) this.signalLog.retract(reopen.retractSignal.name, reopen.retractSignal.dedupeId);
     this.claimable.update(instance);
     return true;
   }

@@ -102,6 +102,12 @@ export interface WorkflowReopen {
   /** A new deadline; `undefined` keeps the old one. */
   deadline?: number | null;
   entries: WorkflowJournalEntry[];
+  /**
+   * A signal to delete with the reopen, if stored: the one with this `name` and `dedupeId`. A child
+   * instance's end (`$child-ended`, deduplicated by the child's id) is retracted so: its parent then
+   * waits for the end the reopened child comes to, which is stored anew instead of deduplicated.
+   */
+  retractSignal?: { name: string; dedupeId: string };
   now: number;
 }
 
