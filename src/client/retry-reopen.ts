@@ -35,14 +35,22 @@ export function retryReopen(current: WorkflowInstanceDetails, now: number): Work
     expect: { status: current.status, runs: current.runs },
     status,
     error,
-    // A run timeout starts again from the retry, as long as it was at the start.
-    deadline: current.deadline === null ? undefined : now + Math.max(0, current.deadline - current.createdAt),
+    deadline: current.deadline === null ? undefined : now + runTimeout(current),
     entries,
     // A child ends again after a retry: its parent must wait for that end, not take the one it had,
     // and the new end must not be deduplicated against it (ends are deduplicated by the child's id).
     retractSignal: current.parentId === null ? undefined : { name: CHILD_ENDED_SIGNAL, dedupeId: current.id },
     now,
   };
+}
+
+/**
+ * The run timeout that starts again at the retry: the one the instance was started with. For an
+ * instance created before the store kept it, the time from its creation to its deadline (exact
+ * unless it was started with `startAt`, which was not stored).
+ */
+function runTimeout(current: WorkflowInstanceDetails): number {
+  return current.timeout ?? Math.max(0, current.deadline! - current.createdAt);
 }
 
 function reset(entry: WorkflowJournalEntry, now: number): WorkflowJournalEntry {

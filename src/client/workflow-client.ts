@@ -130,6 +130,7 @@ export class WorkflowClient implements OnModuleDestroy {
       rateLimitKey: options.rateLimitKey ?? null,
       priority,
       deadline: timeout === null ? null : wakeAt + timeout,
+      timeout,
       wakeAt,
       now,
       // The caller's trace (through a start span) goes with the instance to every execution.

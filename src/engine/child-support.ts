@@ -86,6 +86,7 @@ export class ChildSupport {
           rateLimitKey: options.rateLimitKey ?? null,
           priority: options.priority ?? resolved.priority,
           deadline: timeout === null ? null : now + timeout,
+          timeout,
           now,
         }),
       );

@@ -35,6 +35,8 @@ export interface NewWorkflowInstance {
   scheduledAt?: number | null;
   /** When its run timeout passes, or `null`. */
   deadline: number | null;
+  /** The run timeout in ms that `deadline` was counted with, or `null` (the default): see `WorkflowInstance.timeout`. */
+  timeout?: number | null;
   /** When it is first due (`start({ startAt })`); default `now`. */
   wakeAt?: number;
   /** The trace context to store with it (see `WorkflowInstance.traceContext`). Default `null`. */
