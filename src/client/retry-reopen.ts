@@ -1,14 +1,19 @@
 import { CHILD_ENDED_SIGNAL, type ChildEnded } from '../engine/child-support.js';
+import { sameJson } from '../engine/json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
-import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { WorkflowInstanceDetails, WorkflowReopen } from '../storage/workflow-store.js';
 
 /**
  * What `WorkflowClient.retry()` asks the store to reopen: the finished instance `current` (read with
- * its journal) made ready to run again at `now`. Throws `WorkflowInvalidStateError` for a status
- * that can't be retried.
+ * its journal) made ready to run again at `now`. `readChild` reads a child (`null`: gone), for the
+ * ends of children it took. Throws `WorkflowInvalidStateError` for a status that can't be retried.
  */
-export function retryReopen(current: WorkflowInstanceDetails, now: number): WorkflowReopen {
+export async function retryReopen(
+  current: WorkflowInstanceDetails,
+  now: number,
+  readChild: (id: string) => Promise<WorkflowInstance | null>,
+): Promise<WorkflowReopen> {
   const journal = current.journal ?? [];
   let status: WorkflowReopen['status'];
   let entries: WorkflowJournalEntry[];
@@ -18,9 +23,9 @@ export function retryReopen(current: WorkflowInstanceDetails, now: number): Work
     entries = journal
       .filter((e) => (e.kind === 'step' && (e.state === 'failed' || e.compensated)) || (e.kind === 'compensation' && e.state !== 'waiting'))
       .map((e) => reset(e, now));
-    // A child's end that failed the parent is taken again: the child may have been retried since,
-    // and its end then is what the parent must see (the retried child's reopen removed the old one).
-    for (const e of journal) if (isFailedChildEnd(e)) entries.push(resetWait(e, now));
+    // A child's end that failed the parent is taken again if the child was retried since: its end
+    // then is what the parent must see (the child's reopen retracted the old one).
+    for (const e of journal) if (await childMovedOn(e, readChild)) entries.push(resetWait(e, now));
   } else if (current.status === 'compensation_failed') {
     status = 'compensating';
     entries = journal.filter((e) => e.kind === 'compensation' && e.state === 'failed').map((e) => reset(e, now));
@@ -64,10 +69,19 @@ function resetWait(entry: WorkflowJournalEntry, now: number): WorkflowJournalEnt
   return { ...rest, state: 'waiting', wakeAt: null, updatedAt: now };
 }
 
-/** A child's end the parent took that was not a completion (the child failed or was cancelled). */
-function isFailedChildEnd(entry: WorkflowJournalEntry): boolean {
-  if (entry.kind !== 'signal' || entry.state !== 'completed' || entry.signal?.name !== CHILD_ENDED_SIGNAL) return false;
-  // An end no codec could read (`undefined`) is left as recorded.
+/**
+ * Whether `entry` is a child's end the parent took that was not a completion (the child failed or
+ * was cancelled) and that the child has moved on from: it runs again, or ended otherwise. An end
+ * the child still stands at is kept as recorded: read again it would be the same, or be gone once
+ * `purge()` removed its signal, and the parent would then wait for it forever. So is one no codec
+ * could read (`undefined`), and one of a child that was deleted.
+ */
+async function childMovedOn(entry: WorkflowJournalEntry, readChild: (id: string) => Promise<WorkflowInstance | null>): Promise<boolean> {
+  const childId = entry.signal?.key;
+  if (entry.kind !== 'signal' || entry.state !== 'completed' || entry.signal?.name !== CHILD_ENDED_SIGNAL || !childId) return false;
   const ended = entry.value as ChildEnded | null | undefined;
-  return typeof ended?.status === 'string' && ended.status !== 'completed';
+  if (typeof ended?.status !== 'string' || ended.status === 'completed') return false;
+  const child = await readChild(childId);
+  if (child === null) return false;
+  return !FINISHED_STATUSES.includes(child.status) || child.status !== ended.status || !sameJson(child.error, ended.error);
 }

@@ -220,12 +220,14 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Runs a `failed` or `cancelled` instance again from where it stopped (completed steps keep their
    * results; failed steps and steps whose compensations ran run again; a child's end that was not a
-   * completion is taken again, so a child retried meanwhile is waited for), or retries the
-   * compensations of a `compensation_failed` one. Of two concurrent retries, one wins.
+   * completion is taken again if the child was retried since, so the parent gets the child's new
+   * end), or retries the compensations of a `compensation_failed` one. Of two concurrent retries,
+   * one wins.
    */
   async retry(id: string): Promise<void> {
     const current = await this.getStatus(id, { journal: true });
-    const ok = await this.storage.reopen(id, retryReopen(current, this.options.clock.now()));
+    const reopen = await retryReopen(current, this.options.clock.now(), (child) => this.storage.get(child, { readable: true }));
+    const ok = await this.storage.reopen(id, reopen);
     if (!ok) {
       throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
     }

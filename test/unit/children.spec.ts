@@ -201,6 +201,22 @@ describe('children', () => {
       expect(await app.client.handle('p').result({ timeout: 1000 })).toBe(50);
     });
 
+    it("keeps the child's end it took while the child was not retried since, even once purge() removed that end's signal", async () => {
+      const childId = await cancelledWithChild();
+      await app.client.retry('p');
+      await app.worker.drain();
+      const failed = await app.client.getStatus('p');
+      expect(failed.error).toMatchObject({ name: 'WorkflowChildFailedError' });
+      await app.client.signal(go, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+      app.clock.advance('31d');
+      expect((await app.client.purge({ olderThan: '30d', statuses: ['completed'] })).signals).toBeGreaterThan(0);
+      await app.client.retry('p');
+      await app.worker.drain();
+      // Read again, the end would be gone and the parent would wait for it forever.
+      expect(await app.client.getStatus('p')).toMatchObject({ status: 'failed', error: failed.error });
+      expect((await app.client.getStatus(childId)).status).toBe('cancelled');
+    });
+
     it("takes the child's end that lands while the parent's retry is under way (between its read and its reopen)", async () => {
       /** Runs `between` inside the parent's reopen, before it lands. */
       class Interleaved extends InMemoryWorkflowStore {
