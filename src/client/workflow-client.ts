@@ -11,7 +11,7 @@ import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-c
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
 import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
-import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
+import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult } from '../storage/workflow-store.js';
 import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
@@ -20,6 +20,7 @@ import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
+import { retryReopen } from './retry-reopen.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { checkOptions } from '../options/known-keys.js';
@@ -129,6 +130,7 @@ export class WorkflowClient implements OnModuleDestroy {
       rateLimitKey: options.rateLimitKey ?? null,
       priority,
       deadline: timeout === null ? null : wakeAt + timeout,
+      timeout,
       wakeAt,
       now,
       // The caller's trace (through a start span) goes with the instance to every execution.
@@ -217,37 +219,15 @@ export class WorkflowClient implements OnModuleDestroy {
 
   /**
    * Runs a `failed` or `cancelled` instance again from where it stopped (completed steps keep their
-   * results; failed steps and steps whose compensations ran run again), or retries the
-   * compensations of a `compensation_failed` one. Of two concurrent retries, one wins.
+   * results; failed steps and steps whose compensations ran run again; a child's end that was not a
+   * completion is taken again if the child was retried since, so the parent gets the child's new
+   * end), or retries the compensations of a `compensation_failed` one. Of two concurrent retries,
+   * one wins.
    */
   async retry(id: string): Promise<void> {
     const current = await this.getStatus(id, { journal: true });
-    const now = this.options.clock.now();
-    const reset = (entry: WorkflowJournalEntry): WorkflowJournalEntry => {
-      const { value: _value, error: _error, compensated: _compensated, ...rest } = entry;
-      return { ...rest, state: 'waiting', attempts: 0, wakeAt: null, updatedAt: now };
-    };
-    let status: 'pending' | 'compensating';
-    let entries: WorkflowJournalEntry[];
-    let error = null;
-    if (current.status === 'failed' || current.status === 'cancelled') {
-      status = 'pending';
-      entries = (current.journal ?? [])
-        .filter((e) => (e.kind === 'step' && (e.state === 'failed' || e.compensated)) || (e.kind === 'compensation' && e.state !== 'waiting'))
-        .map(reset);
-    } else if (current.status === 'compensation_failed') {
-      status = 'compensating';
-      entries = (current.journal ?? []).filter((e) => e.kind === 'compensation' && e.state === 'failed').map(reset);
-      const { compensation: _compensation, ...reason } = current.error ?? { name: 'Error', message: 'Unknown failure.' };
-      error = reason as typeof current.error;
-    } else {
-      throw new WorkflowInvalidStateError(
-        `Instance "${id}" is ${current.status}: only failed, cancelled or compensation_failed instances can be retried.`,
-      );
-    }
-    // A run timeout starts again from the retry, as long as it was at the start.
-    const deadline = current.deadline === null ? undefined : now + Math.max(0, current.deadline - current.createdAt);
-    const ok = await this.storage.reopen(id, { expect: { status: current.status, runs: current.runs }, status, error, deadline, entries, now });
+    const reopen = await retryReopen(current, this.options.clock.now(), (child) => this.storage.get(child, { readable: true }));
+    const ok = await this.storage.reopen(id, reopen);
     if (!ok) {
       throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
     }

@@ -91,6 +91,7 @@ export class ChildSupport {
           rateLimitKey: options.rateLimitKey ?? null,
           priority: options.priority ?? resolved.priority,
           deadline: timeout === null ? null : now + timeout,
+          timeout,
           now,
         }),
       );

@@ -221,6 +221,8 @@ WHERE id = ? AND ${condition}`,
           [reopen.status, error, ...(deadline ? [reopen.deadline] : []), reopen.now, reopen.now, id],
         );
         await upsertJournal(tx, journal, entries);
+        const retract = reopen.retractSignal;
+        if (retract) await tx.query(`DELETE FROM ${this.tables.signals} WHERE name = ? AND dedupe_id = ?`, [retract.name, retract.dedupeId]);
         return true;
       }),
     );

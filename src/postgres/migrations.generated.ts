@@ -29,4 +29,9 @@ export const MIGRATIONS: readonly SqlMigration[] = [
     name: "end_notice",
     sql: "-- @nestjs/workflows, PostgreSQL, migration 0005: an instance's end is notified only when awaited.\n--\n-- An end used to pg_notify() its id on `<schema>_wake_ended` whether or not any process waited for\n-- it. PostgreSQL queues a transaction's notifications under one lock for the whole server, held\n-- until the commit is flushed, so notifying commits of the whole cluster go one after another.\n-- `notify_end` is set by a `handle.result()` that must hear of the end from another process (after\n-- it LISTENs), while the instance is unfinished; the write that ends the instance notifies only\n-- when it finds the flag set on the row it locks. The flag is never cleared while the instance is\n-- unfinished; `reopen` (retry) clears it, since nobody can still be waiting for an end that came.\n-- Adding a column with a constant default rewrites nothing (PostgreSQL 11+).\n\nALTER TABLE {{schema}}.instances ADD COLUMN notify_end boolean NOT NULL DEFAULT false;\n",
   },
+  {
+    version: 6,
+    name: "run_timeout",
+    sql: "-- @nestjs/workflows, PostgreSQL, migration 0006: the run timeout an instance was started with.\n--\n-- `deadline` is when an instance's run timeout passes, counted from its start: its creation, or\n-- the later `startAt` it was started with, which is not stored. `retry()` gives the retried\n-- instance a run timeout of the same length from the retry, so it needs that length:\n-- `run_timeout`, in milliseconds, NULL when the instance has none. Before, a retry took\n-- `deadline - created_at`, which for an instance started with `startAt` is longer by the wait\n-- before its start. Instances created before this migration have NULL there, and a retry of one\n-- still counts from `created_at`. Adding a nullable column without a default rewrites nothing.\n\nALTER TABLE {{schema}}.instances ADD COLUMN run_timeout bigint;\n",
+  },
 ];

@@ -45,15 +45,15 @@ export class PostgresCreateBatch {
   SELECT * FROM json_to_recordset($1::json) AS r(id text, workflow text, version int, input text, parent_id text,
     parent_close text, concurrency_key text, rate_limit_key text, priority int, schedule_id text, scheduled_at bigint,
     deadline bigint, wake_at bigint, now bigint, lease_token text, lease_owner text, lease_until bigint,
-    trace_context text)
+    trace_context text, run_timeout bigint)
 ), inserted AS (
   INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
     rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
-    runs, lease_token, lease_owner, lease_until, trace_context)
+    runs, lease_token, lease_owner, lease_until, trace_context, run_timeout)
   SELECT id, workflow, version, CASE WHEN lease_token IS NULL THEN 'pending' ELSE 'running' END, input::json, parent_id,
     parent_close, concurrency_key, rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at,
     (SELECT coalesce(max(id), 0) FROM ${s}.signals), now, now,
-    CASE WHEN lease_token IS NULL THEN 0 ELSE 1 END, lease_token, lease_owner, lease_until, trace_context::json
+    CASE WHEN lease_token IS NULL THEN 0 ELSE 1 END, lease_token, lease_owner, lease_until, trace_context::json, run_timeout
   -- In id order, as every batch of every process inserts: two batches with ids in common wait for
   -- each other at the first shared id instead of each holding one the other needs (a deadlock).
   FROM input ORDER BY id COLLATE "C"

@@ -12,7 +12,7 @@ export function instanceColumns(alias?: string): string {
     `${a}concurrency_key, ${a}rate_limit_key, ${a}priority, ${a}schedule_id, ${a}scheduled_at, ${a}deadline, ` +
     `${a}wake_at, ${a}runs, ${a}signal_cursor, ${a}lease_token, ${a}lease_owner, ${a}lease_until, ` +
     `${a}cancel_requested, ${a}terminate_requested, ${a}cancel_reason, ${a}trace_context::text AS trace_context, ` +
-    `${a}created_at, ${a}updated_at`
+    `${a}run_timeout, ${a}created_at, ${a}updated_at`
   );
 }
 
@@ -106,21 +106,22 @@ RETURNING ${notify('$4')} AS notified`;
     /**
      * $1 id, $2 workflow, $3 version, $4 input, $5 parent id, $6 parent close, $7 concurrency key,
      * $8 rate-limit key, $9 priority, $10 schedule id, $11 scheduled at, $12 deadline, $13 wake at,
-     * $14 now, $15-$17 the lease it starts with (token, owner, until) or NULLs, $18 trace context, $19 channel
-     * (`newInstanceParams()` and the channel). The new row (`created`), or the existing one, or no
-     * row when a concurrent create committed after this statement's snapshot (read it again).
+     * $14 now, $15-$17 the lease it starts with (token, owner, until) or NULLs, $18 trace context,
+     * $19 run timeout, $20 channel (`newInstanceParams()` and the channel). The new row
+     * (`created`), or the existing one, or no row when a concurrent create committed after this
+     * statement's snapshot (read it again).
      */
     create: `WITH inserted AS (
   INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
     rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
-    runs, lease_token, lease_owner, lease_until, trace_context)
+    runs, lease_token, lease_owner, lease_until, trace_context, run_timeout)
   VALUES ($1, $2, $3, CASE WHEN $15::text IS NULL THEN 'pending' ELSE 'running' END, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
     (SELECT coalesce(max(id), 0) FROM ${s}.signals), $14, $14,
-    CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END, $15, $16, $17, $18::json)
+    CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END, $15, $16, $17, $18::json, $19)
   ON CONFLICT (id) DO NOTHING
   RETURNING ${instanceColumns()}
 )
-SELECT true AS created, n.*, CASE WHEN n.wake_at <= $14 AND n.lease_token IS NULL THEN ${notifyDue('$19', 'n.id')} END AS notified FROM inserted n
+SELECT true AS created, n.*, CASE WHEN n.wake_at <= $14 AND n.lease_token IS NULL THEN ${notifyDue('$20', 'n.id')} END AS notified FROM inserted n
 UNION ALL
 SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
 
@@ -157,7 +158,9 @@ FROM ${s}.instances i WHERE i.id = $1`,
 
     /**
      * $1 id, $2 expected status, $3 expected runs, $4 new status, $5 error, $6 whether to set the
-     * deadline, $7 deadline, $8 now, $9 entries (a JSON array), $10 entry count, $11 channel.
+     * deadline, $7 deadline, $8 now, $9 entries (a JSON array), $10 entry count, $11 channel, $12
+     * and $13 the name and dedupe id of the signal to retract (NULLs: none), deleted only when the
+     * row was reopened.
      */
     reopen: `WITH target AS (
   UPDATE ${s}.instances SET status = $4, error = $5, deadline = CASE WHEN $6 THEN $7::bigint ELSE deadline END,
@@ -166,7 +169,9 @@ FROM ${s}.instances i WHERE i.id = $1`,
     wake_at = $8, updated_at = $8, journal_seq = journal_seq + $10
   WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $8)
   RETURNING id, journal_seq
-), ${journalUpsert(s, '$9', '$10')}
+), ${journalUpsert(s, '$9', '$10')}, retracted AS (
+  DELETE FROM ${s}.signals WHERE name = $12::text AND dedupe_id = $13::text AND EXISTS (SELECT 1 FROM target)
+)
 SELECT ${notify('$11')} AS notified FROM target`,
 
     /**

@@ -221,6 +221,8 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
       journalJson(entries),
       entries.length,
       this.sql.channel,
+      reopen.retractSignal?.name ?? null,
+      reopen.retractSignal?.dedupeId ?? null,
     ]);
     return rows.length > 0;
   }

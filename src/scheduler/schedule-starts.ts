@@ -71,6 +71,7 @@ export async function startOccurrence(deps: ScheduleStartDeps, occurrence: Sched
     scheduleId,
     scheduledAt: at,
     deadline: workflow.timeout === null ? null : now + workflow.timeout,
+    timeout: workflow.timeout,
     now,
   });
   if (!created) return { kind: 'existed', id };

@@ -22,6 +22,7 @@ export const NEW_INSTANCE_COLUMNS = [
   'lease_owner',
   'lease_until',
   'trace_context',
+  'run_timeout',
 ] as const;
 
 /** `create()`'s values in `NEW_INSTANCE_COLUMNS` order, defaults applied and the input as JSON text. */
@@ -45,6 +46,7 @@ export function newInstanceParams(init: NewWorkflowInstance): unknown[] {
     init.lease?.owner ?? null,
     init.lease?.leaseUntil ?? null,
     init.traceContext ? toJson(init.traceContext) : null,
+    init.timeout ?? null,
   ];
 }
 
@@ -72,6 +74,7 @@ export function newInstanceRow(init: NewWorkflowInstance) {
     lease_owner: init.lease?.owner ?? null,
     lease_until: init.lease?.leaseUntil ?? null,
     trace_context: init.traceContext ? toJson(init.traceContext) : null,
+    run_timeout: init.timeout ?? null,
   } satisfies Record<(typeof NEW_INSTANCE_COLUMNS)[number], unknown>;
 }
 
@@ -107,6 +110,7 @@ export function insertedInstance(row: NewInstanceRow, signalCursor: number): Wor
     scheduleId: row.schedule_id,
     scheduledAt: row.scheduled_at,
     deadline: row.deadline,
+    timeout: row.run_timeout,
     wakeAt: row.wake_at,
     runs: leased ? 1 : 0,
     signalCursor,

@@ -69,6 +69,7 @@ export function toInstance(row: SqlRow): WorkflowInstance {
     scheduleId: toNullableString(row.schedule_id),
     scheduledAt: toNullableNumber(row.scheduled_at),
     deadline: toNullableNumber(row.deadline),
+    timeout: toNullableNumber(row.run_timeout),
     wakeAt: toNullableNumber(row.wake_at),
     runs: toNumber(row.runs),
     signalCursor: toNumber(row.signal_cursor),

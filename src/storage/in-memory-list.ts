@@ -82,6 +82,7 @@ export function copyInstance(instance: WorkflowInstance): WorkflowInstance {
     scheduleId: instance.scheduleId,
     scheduledAt: instance.scheduledAt,
     deadline: instance.deadline,
+    timeout: instance.timeout,
     wakeAt: instance.wakeAt,
     runs: instance.runs,
     signalCursor: instance.signalCursor,

@@ -70,6 +70,19 @@ export class InMemorySignalLog {
     return this.log.find(({ record }) => record.id === id)?.record;
   }
 
+  /** Removes the signal stored with `name` and `dedupeId`, if any (`reopen`'s `retractSignal`); ids never go back. */
+  retract(name: string, dedupeId: string): void {
+    const dedupeKey = JSON.stringify([name, dedupeId]);
+    const record = this.dedupe.get(dedupeKey);
+    if (!record) return;
+    this.dedupe.delete(dedupeKey);
+    this.log = this.log.filter((logged) => logged.record !== record);
+    const topic = topicKey(record.name, record.key);
+    const left = this.topics.get(topic)!.filter((r) => r !== record);
+    if (left.length > 0) this.topics.set(topic, left);
+    else this.topics.delete(topic);
+  }
+
   /**
    * Removes up to `limit` signals with `createdAt < before`, lowest id first, never the newest;
    * returns how many. A removed signal's `dedupeId` no longer deduplicates.

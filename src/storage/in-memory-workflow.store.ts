@@ -104,6 +104,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       scheduleId: init.scheduleId ?? null,
       scheduledAt: init.scheduledAt ?? null,
       deadline: init.deadline,
+      timeout: init.timeout ?? null,
       wakeAt: init.wakeAt ?? init.now,
       runs: init.lease ? 1 : 0,
       signalCursor: this.signalLog.last,
@@ -175,6 +176,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     instance.leaseUntil = null;
     instance.wakeAt = reopen.now;
     instance.updatedAt = reopen.now;
+    if (reopen.retractSignal) this.signalLog.retract(reopen.retractSignal.name, reopen.retractSignal.dedupeId);
     this.claimable.update(instance);
     return true;
   }

@@ -46,6 +46,12 @@ export interface WorkflowInstance {
   scheduledAt: number | null;
   /** When its run timeout passes, or `null`. */
   deadline: number | null;
+  /**
+   * The run timeout in ms that `deadline` was counted from its start with (`retry()` gives the
+   * retried instance one of this length again), or `null`: none, or not stored (an instance
+   * created before the store kept it; a retry then counts `deadline` from `createdAt`).
+   */
+  timeout: number | null;
   /** When it is next due, or `null` (only a signal or a cancel can wake it). */
   wakeAt: number | null;
   /** How many times it has been claimed. */

@@ -35,6 +35,8 @@ export interface NewWorkflowInstance {
   scheduledAt?: number | null;
   /** When its run timeout passes, or `null`. */
   deadline: number | null;
+  /** The run timeout in ms that `deadline` was counted with, or `null` (the default): see `WorkflowInstance.timeout`. */
+  timeout?: number | null;
   /** When it is first due (`start({ startAt })`); default `now`. */
   wakeAt?: number;
   /** The trace context to store with it (see `WorkflowInstance.traceContext`). Default `null`. */
@@ -102,6 +104,12 @@ export interface WorkflowReopen {
   /** A new deadline; `undefined` keeps the old one. */
   deadline?: number | null;
   entries: WorkflowJournalEntry[];
+  /**
+   * A signal to delete with the reopen, if stored: the one with this `name` and `dedupeId`. A child
+   * instance's end (`$child-ended`, deduplicated by the child's id) is retracted so: its parent then
+   * waits for the end the reopened child comes to, which is stored anew instead of deduplicated.
+   */
+  retractSignal?: { name: string; dedupeId: string };
   now: number;
 }
 

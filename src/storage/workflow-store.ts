@@ -109,8 +109,12 @@ export interface WorkflowStore {
    * instance holds no live lease and its `status` and `runs` are still `expect`'s (nothing moved it
    * since the engine read it), upserts `entries` as `write()` does, sets `status`, `error`,
    * `deadline` (when given), clears the cancel flags and any lapsed lease token, makes it due now
-   * and sets `updatedAt`; returns `true`. Otherwise changes nothing and returns `false`. Locks the
-   * row, so of two concurrent retries exactly one lands (the other sees `runs` or `status` moved).
+   * and sets `updatedAt`, and deletes the `retractSignal` (when given and stored); returns `true`.
+   * Otherwise changes nothing and returns `false`. Locks the row, so of two concurrent retries
+   * exactly one lands (the other sees `runs` or `status` moved). The signal goes in the same
+   * transaction: retracted apart from the reopen, a child's old end could reach its parent after
+   * the child ran again, or its new end could be deduplicated against the old one and lost. Its
+   * id is not given out again (ids only grow), so retracting the newest signal is safe.
    */
   reopen(id: string, reopen: WorkflowReopen): Promise<boolean>;
 

@@ -661,7 +661,7 @@ describe.skipIf(!available)('MySQL migrations', () => {
     const schema = fresh();
     const stores = Array.from({ length: 3 }, () => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema }));
     const applied = await Promise.all(stores.map((store) => store.migrate()));
-    expect(applied.flat()).toEqual(['0001_init', '0002_trace_context_list_indexes']);
+    expect(applied.flat()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout']);
     expect(await stores[0]!.migrate()).toEqual([]);
     expect(await tables(schema)).toHaveLength(8);
   });
@@ -677,8 +677,8 @@ describe.skipIf(!available)('MySQL migrations', () => {
     await pool.query(statements[1]!);
     await pool.query(`INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (1, 1, 'init')`);
     const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false });
-    await expect(store.init()).rejects.toThrow(/0001_init, 0002_trace_context_list_indexes not applied.*migrate --mysql/);
-    expect(await store.migrate()).toEqual(['0001_init', '0002_trace_context_list_indexes']);
+    await expect(store.init()).rejects.toThrow(/0001_init, 0002_trace_context_list_indexes, 0003_run_timeout not applied.*migrate --mysql/);
+    expect(await store.migrate()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout']);
     await store.init();
     const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 1 ORDER BY step`);
     expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual(statements.map((_, i) => i).concat(statements.length).slice(0));
@@ -707,8 +707,8 @@ describe.skipIf(!available)('MySQL migrations', () => {
       await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow('stopped before the record');
       expect(ran).toBe(migrationStatements(MIGRATIONS[1]!.sql.replaceAll('{{schema}}', schema))[step - 1]);
       const store = new MySqlWorkflowStore({ executor, schema, migrate: false });
-      await expect(store.init()).rejects.toThrow(/0002_trace_context_list_indexes not applied/);
-      expect(await store.migrate()).toEqual(['0002_trace_context_list_indexes']);
+      await expect(store.init()).rejects.toThrow(/0002_trace_context_list_indexes, 0003_run_timeout not applied/);
+      expect(await store.migrate()).toEqual(['0002_trace_context_list_indexes', '0003_run_timeout']);
       await store.init();
       const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 2 ORDER BY step`);
       expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual([0, 1, 2, 3]);

@@ -92,7 +92,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     it('applies each migration once, however often init() runs', async () => {
       const name = schema();
       const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: name });
-      expect(await store.migrate()).toEqual(['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice']);
+      expect(await store.migrate()).toEqual(['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice', '0006_run_timeout']);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
       const { rows } = await pool.query(`SELECT version, name FROM "${name}".migrations ORDER BY version`);
@@ -102,6 +102,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         { version: 3, name: 'topic_locks' },
         { version: 4, name: 'trace_context' },
         { version: 5, name: 'end_notice' },
+        { version: 6, name: 'run_timeout' },
       ]);
     });
 
@@ -109,9 +110,9 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       const name = schema();
       const stores = Array.from({ length: 5 }, () => new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }));
       const applied = await Promise.all(stores.map((store) => store.migrate()));
-      expect(applied.filter((list) => list.length > 0)).toEqual([['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice']]);
+      expect(applied.filter((list) => list.length > 0)).toEqual([['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice', '0006_run_timeout']]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
-      expect(rows[0].n).toBe(5);
+      expect(rows[0].n).toBe(6);
       // And the schema works.
       expect((await stores[3]!.create(instance('a'))).created).toBe(true);
     });

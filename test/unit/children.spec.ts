@@ -7,6 +7,7 @@ import {
   WorkflowSignal,
   type NewWorkflowInstance,
   type WorkflowContext,
+  type WorkflowReopen,
   type WorkflowWrite,
 } from '../../src/index.js';
 import { createTestApp, type TestApp } from './helpers.js';
@@ -47,6 +48,13 @@ class Closer {
   async run(ctx: WorkflowContext, input: { parentClose: 'cancel' | 'terminate' | 'abandon' }) {
     await ctx.startChild('waiter', Child, { n: 9, wait: true }, { parentClose: input.parentClose });
     await ctx.waitForSignal('never', go, { key: 'never' });
+  }
+}
+
+@Workflow('children.awaiting')
+class Awaiting {
+  async run(ctx: WorkflowContext) {
+    return ctx.executeChild('child', Child, { n: 5, wait: true });
   }
 }
 
@@ -138,4 +146,108 @@ describe('children', () => {
       expect(app.module.get(Calls).log.includes('undo child 9')).toBe(expected.undone);
     });
   }
+
+  describe('retry() of a parent whose child was still running when the parent ended', () => {
+    /** Starts `p`, cancels it while its child waits: the child is cancelled too (parentClose 'cancel'). */
+    async function cancelledWithChild(): Promise<string> {
+      app = await createTestApp([Calls, Child, Awaiting]);
+      await app.client.start(Awaiting, null, { id: 'p' });
+      await app.worker.drain();
+      await app.client.cancel('p');
+      await app.worker.drain();
+      expect((await app.client.getStatus('p')).status).toBe('cancelled');
+      expect((await app.client.getStatus('p/child')).status).toBe('cancelled');
+      return 'p/child';
+    }
+
+    async function retryChildToCompletion(childId: string): Promise<void> {
+      await app.client.retry(childId);
+      await app.worker.drain();
+      expect((await app.client.getStatus(childId)).status).toBe('suspended');
+      await app.client.signal(go, 'now', { key: childId });
+      await app.worker.drain();
+      expect((await app.client.getStatus(childId)).status).toBe('completed');
+    }
+
+    it("takes the child's end after the child was retried, not the end it had before", async () => {
+      const childId = await cancelledWithChild();
+      await retryChildToCompletion(childId);
+      await app.client.retry('p');
+      await app.worker.drain();
+      expect(await app.client.handle('p').result({ timeout: 1000 })).toBe(50);
+    });
+
+    it('waits for the child while it runs again, and takes its new end', async () => {
+      const childId = await cancelledWithChild();
+      await app.client.retry(childId);
+      await app.client.retry('p');
+      await app.worker.drain();
+      expect((await app.client.getStatus('p')).status).toBe('suspended');
+      await app.client.signal(go, 'now', { key: childId });
+      await app.worker.drain();
+      expect(await app.client.handle('p').result({ timeout: 1000 })).toBe(50);
+    });
+
+    it("fails again on the child's end while the child is still cancelled, and takes its new end once the child was retried", async () => {
+      const childId = await cancelledWithChild();
+      await app.client.retry('p');
+      await app.worker.drain();
+      const failed = await app.client.getStatus('p');
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatchObject({ name: 'WorkflowChildFailedError' });
+      await retryChildToCompletion(childId);
+      await app.client.retry('p');
+      await app.worker.drain();
+      expect(await app.client.handle('p').result({ timeout: 1000 })).toBe(50);
+    });
+
+    it("keeps the child's end it took while the child was not retried since, even once purge() removed that end's signal", async () => {
+      const childId = await cancelledWithChild();
+      await app.client.retry('p');
+      await app.worker.drain();
+      const failed = await app.client.getStatus('p');
+      expect(failed.error).toMatchObject({ name: 'WorkflowChildFailedError' });
+      await app.client.signal(go, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+      app.clock.advance('31d');
+      expect((await app.client.purge({ olderThan: '30d', statuses: ['completed'] })).signals).toBeGreaterThan(0);
+      await app.client.retry('p');
+      await app.worker.drain();
+      // Read again, the end would be gone and the parent would wait for it forever.
+      expect(await app.client.getStatus('p')).toMatchObject({ status: 'failed', error: failed.error });
+      expect((await app.client.getStatus(childId)).status).toBe('cancelled');
+    });
+
+    it("takes the child's end that lands while the parent's retry is under way (between its read and its reopen)", async () => {
+      /** Runs `between` inside the parent's reopen, before it lands. */
+      class Interleaved extends InMemoryWorkflowStore {
+        between: (() => Promise<void>) | null = null;
+        override async reopen(id: string, reopen: WorkflowReopen) {
+          const between = id === 'p' ? this.between : null;
+          this.between = null;
+          if (between) await between();
+          return super.reopen(id, reopen);
+        }
+      }
+      const store = new Interleaved();
+      app = await createTestApp([Calls, Child, Awaiting], { store });
+      await app.client.start(Awaiting, null, { id: 'p' });
+      await app.worker.drain();
+      await app.client.cancel('p');
+      await app.worker.drain();
+      await app.client.retry('p');
+      await app.worker.drain();
+      expect((await app.client.getStatus('p')).status).toBe('failed');
+      await app.client.retry('p/child');
+      await app.worker.drain();
+      store.between = async () => {
+        await app.client.signal(go, 'now', { key: 'p/child' });
+        await app.worker.drain();
+        expect((await app.client.getStatus('p/child')).status).toBe('completed');
+      };
+      await app.client.retry('p');
+      expect(store.between).toBeNull();
+      await app.worker.drain();
+      expect(await app.client.handle('p').result({ timeout: 1000 })).toBe(50);
+    });
+  });
 });

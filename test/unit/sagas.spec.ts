@@ -274,6 +274,51 @@ describe('retry()', () => {
   });
 });
 
+describe('retry() and the run timeout', () => {
+  @Workflow('saga.timed', { timeout: '1h', retry: false })
+  class Timed {
+    constructor(private readonly l: Ledger) {}
+    async run(ctx: WorkflowContext) {
+      return ctx.step('work', () => this.l.do('work'));
+    }
+  }
+
+  for (const [what, start] of [
+    ['started at once', {}],
+    ['started with startAt two hours ahead', { startAt: new Date('2026-01-01T02:00:00Z') }],
+    ['started with a timeout option and startAt', { startAt: new Date('2026-01-01T02:00:00Z'), timeout: '30m' }],
+  ] as const) {
+    it(`gives a retried instance the run timeout it was started with (${what})`, async () => {
+      app = await createTestApp([Ledger, Timed]);
+      const timeout = 'timeout' in start ? 1_800_000 : 3_600_000;
+      app.module.get(Ledger).failing.set('work', 1);
+      const handle = await app.client.start(Timed, null, start);
+      const startsAt = 'startAt' in start ? start.startAt.getTime() : app.clock.now();
+      expect((await handle.status()).deadline).toBe(startsAt + timeout);
+      app.clock.set(startsAt);
+      await app.worker.drain();
+      expect((await handle.status()).status).toBe('failed');
+      app.clock.advance('10m');
+      await app.client.retry(handle.id);
+      expect((await handle.status()).deadline).toBe(app.clock.now() + timeout);
+      await app.worker.drain();
+      expect(await handle.result()).toBe('work');
+    });
+  }
+
+  it('counts the run timeout of an instance stored without one (created before stores kept it) from its creation', async () => {
+    app = await createTestApp([Ledger, Timed]);
+    app.module.get(Ledger).failing.set('work', 1);
+    await app.store.create({ id: 'legacy', workflow: 'saga.timed', version: 1, input: null, deadline: app.clock.now() + 3_600_000, now: app.clock.now() });
+    expect((await app.client.getStatus('legacy')).timeout).toBeNull();
+    await app.worker.drain();
+    expect((await app.client.getStatus('legacy')).status).toBe('failed');
+    app.clock.advance('10m');
+    await app.client.retry('legacy');
+    expect((await app.client.getStatus('legacy')).deadline).toBe(app.clock.now() + 3_600_000);
+  });
+});
+
 describe('delete and purge', () => {
   it('deletes finished instances only', async () => {
     await setup();

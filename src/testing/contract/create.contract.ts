@@ -28,6 +28,7 @@ export function createContract(suite: ContractSuite): void {
         scheduleId: null,
         scheduledAt: null,
         deadline: null,
+        timeout: null,
         wakeAt: T,
         runs: 0,
         signalCursor: cursor,
@@ -57,6 +58,7 @@ export function createContract(suite: ContractSuite): void {
         scheduleId: s.id('schedule'),
         scheduledAt: T - 60_000,
         deadline: T + 86_400_000,
+        timeout: 81_395_000,
         wakeAt: T + 5_000,
       });
       const { instance } = await suite.store.create(init);
@@ -71,6 +73,7 @@ export function createContract(suite: ContractSuite): void {
         scheduleId: s.id('schedule'),
         scheduledAt: T - 60_000,
         deadline: T + 86_400_000,
+        timeout: 81_395_000,
         wakeAt: T + 5_000,
         createdAt: T,
       });
@@ -96,6 +99,7 @@ export function createContract(suite: ContractSuite): void {
           scheduleId: s.id('schedule'),
           scheduledAt: T - 60_000,
           deadline: T + 86_400_000,
+          timeout: 81_395_000,
           wakeAt: T + 5_000,
           traceContext: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'a=1' },
         }),

@@ -1,4 +1,4 @@
-import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, range, snapshot, testScope } from '../store-fixtures.js';
+import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, range, snapshot, testScope } from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `reopen`: a finished instance starts again from a kept journal prefix. */
@@ -81,6 +81,32 @@ export function reopenContract(suite: ContractSuite): void {
       expect(await suite.store.renew(s.id('a'), token, T + 60_000)).toBeNull();
       expect(await suite.store.write(s.id('a'), token, { now: T + 1_002, entries: [], status: 'failed' })).toBe(false);
       expect((await details(suite.store, s.id('a'))).status).toBe('pending');
+    });
+
+    it('reopen: deletes retractSignal with the reopen (that name and dedupeId then store anew), and nothing when refused', async () => {
+      const s = testScope();
+      const [endName, other] = [s.signal('ended'), s.signal('other')];
+      await ended(s.id('a'), s.workflow);
+      const endOf = (dedupeId: string, now = T + 3) => newSignal(endName, { key: dedupeId, dedupeId, payload: { status: 'cancelled' }, now });
+      const end = await suite.store.signal(endOf(s.id('a')));
+      const kept = [await suite.store.signal(endOf(s.id('b'))), await suite.store.signal(newSignal(other, { key: s.id('a'), dedupeId: s.id('a') }))];
+      const all = async (name: string, key: string) => (await suite.store.signals({ name, key, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).map((r) => r.id);
+      const reopen = { status: 'pending' as const, error: null, entries: [], retractSignal: { name: endName, dedupeId: s.id('a') }, now: T + 5 };
+      expect(await suite.store.reopen(s.id('a'), { ...reopen, expect: { status: 'failed', runs: 1 } })).toBe(false);
+      expect(await all(endName, s.id('a'))).toEqual([end.id]);
+      expect(await suite.store.reopen(s.id('a'), { ...reopen, expect: { status: 'cancelled', runs: 1 } })).toBe(true);
+      expect(await all(endName, s.id('a'))).toEqual([]);
+      expect(await all(endName, s.id('b'))).toEqual([kept[0]!.id]);
+      expect(await all(other, s.id('a'))).toEqual([kept[1]!.id]);
+      // The instance's next end is stored, under a new id, and wakes its waiter as any signal does.
+      const again = await suite.store.signal(endOf(s.id('a'), T + 9));
+      expect(again).toMatchObject({ created: true, key: s.id('a') });
+      expect(again.id).toBeGreaterThan(kept[1]!.id);
+      expect(await all(endName, s.id('a'))).toEqual([again.id]);
+      // A retractSignal that names nothing stored deletes nothing and does not refuse the reopen.
+      await ended(s.id('c'), `${s.workflow}-c`);
+      expect(await suite.store.reopen(s.id('c'), { ...reopen, retractSignal: { name: endName, dedupeId: s.id('c') }, expect: { status: 'cancelled', runs: 1 } })).toBe(true);
+      expect(await all(endName, s.id('a'))).toEqual([again.id]);
     });
 
     it('reopen: of concurrent reopens exactly one lands', async () => {
