@@ -84,6 +84,16 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly claimable = new ClaimableInstances();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    return this.createNow(init);
+  }
+
+  async createOccurrence(scheduleId: string, token: string, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+    // The lease check and the insert with no `await` between: a pause or a delete lands before both or after.
+    if (!this.schedules.leasedBy(scheduleId, token)) return null;
+    return this.createNow(init);
+  }
+
+  private createNow(init: NewWorkflowInstance): { instance: WorkflowInstance; created: boolean } {
     INPUT.newInstance(init);
     const input = toStoredJson(init.input, STORE, `the input of instance "${init.id}"`);
     const existing = this.instances.get(init.id);

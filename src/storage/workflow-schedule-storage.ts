@@ -31,7 +31,7 @@ export interface WorkflowStorageOptions {
 
 /**
  * The schedules' half of `WorkflowStorage` (which extends it): a schedule's input passes the codecs
- * here as an instance's does there.
+ * here as an instance's does there, and so does the input of the instance an occurrence starts.
  */
 export abstract class WorkflowScheduleStorage {
   protected constructor(
@@ -97,6 +97,14 @@ export abstract class WorkflowScheduleStorage {
 
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
     return this.store.writeSchedule(id, token, write);
+  }
+
+  /** `create()` of a schedule's occurrence, only while `token` holds the schedule's lease (`null` otherwise). */
+  async createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+    const { encoding } = this;
+    if (!encoding) return this.store.createOccurrence(scheduleId, token, instance);
+    const result = await this.store.createOccurrence(scheduleId, token, await encoding.newInstance(instance));
+    return result && this.created(instance, result);
   }
 
   /** A create's result: the new instance with the input as given, or the existing one decoded. */
