@@ -39,6 +39,9 @@ export class MySqlCreates {
   private readonly insertWithCursorSql: string;
   private readonly lastSignalSql: string;
   private readonly selectSql: (count: number) => string;
+  /** `insertSql`'s one row, inserted only while the schedule row (`id = ?`, `lease_token = ?`) is there to lock. */
+  private readonly occurrenceSql: string;
+  private readonly scheduleLeaseSql: string;
   /** What the server offers beyond the common ground: set by the store's `init()`. */
   server: MySqlServerFeatures = COMMON_GROUND;
 
@@ -55,6 +58,14 @@ export class MySqlCreates {
     this.insertSql = (rows) => `${insert} ${Array.from({ length: rows }, () => row).join(', ')}`;
     this.insertWithCursorSql = `${insert} (${placeholders(columns.length + 4)}, '[]')`;
     this.lastSignalSql = `${lastSignal} AS last`;
+    // A locking read of the schedule row inside the insert's own statement: it takes the row's
+    // share lock (READ COMMITTED would otherwise read a snapshot, locking nothing) and reads its
+    // newest version, so a pause, change or delete of the schedule (an UPDATE or DELETE of the row)
+    // either committed first and leaves no row to insert from, or waits until the insert commits.
+    this.occurrenceSql =
+      `${insert.replace(/ VALUES$/, '')} SELECT ${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]' ` +
+      `FROM ${tables.schedules} WHERE id = ? AND lease_token = ? LOCK IN SHARE MODE`;
+    this.scheduleLeaseSql = `SELECT lease_token FROM ${tables.schedules} WHERE id = ?`;
     this.selectSql = (count) => `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
   }
 
@@ -71,6 +82,22 @@ export class MySqlCreates {
     const { rowCount, insertId } = await executor.query(this.insertSql(1), values);
     if (rowCount === 1 && typeof insertId === 'number') return { instance: this.inserted(init, insertId), created: true };
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
+    if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+    return { instance: toInstance(rows[0]), created: rowCount === 1 };
+  }
+
+  /**
+   * A schedule occurrence's create, fenced by the schedule's lease (`WorkflowStore.createOccurrence()`):
+   * one statement on the pool. When it inserts nothing, the lease is read again: still `token`'s,
+   * it was `token`'s at the insert too (a released lease never comes back), so the instance existed
+   * and is read; gone, nothing was created under it (`null`).
+   */
+  async createOccurrence(scheduleId: string, token: string, init: NewWorkflowInstance): Promise<Created | null> {
+    const { rowCount, insertId } = await retryOnLockContention(() => this.executor.query(this.occurrenceSql, [...this.values(init), scheduleId, token]));
+    if (rowCount === 1 && typeof insertId === 'number') return { instance: this.inserted(init, insertId), created: true };
+    const { rows: lease } = await this.executor.query(this.scheduleLeaseSql, [scheduleId]);
+    if (lease[0]?.lease_token !== token) return null;
+    const { rows } = await this.executor.query(this.selectSql(1), [init.id]);
     if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: rowCount === 1 };
   }

@@ -1,4 +1,5 @@
 import { MYSQL_INPUT } from './key-limits.js';
+import type { MySqlCreates } from './mysql-creates.js';
 import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { placeholders, SCHEDULE_COLUMNS, type MySqlTables } from './mysql-tables.js';
@@ -7,12 +8,13 @@ import { listSchedulesStatement } from '../sql/list-queries.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toJson, toSchedule } from '../sql/workflow-rows.js';
 import type { SqlScheduleStore } from '../sql/sql-workflow-store.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type * as Store from '../storage/workflow-store.js';
 
 /**
  * The schedule half of `MySqlWorkflowStore`: saves conditional on the revision (insert-or-ignore,
  * or an update that matches only the expected revision, read back under its row lock), claims
- * with `FOR UPDATE SKIP LOCKED`, and lease-fenced writes.
+ * with `FOR UPDATE SKIP LOCKED`, lease-fenced writes, and occurrences' creates fenced by the lease.
  */
 export class MySqlSchedules implements SqlScheduleStore {
   private readonly table: string;
@@ -20,6 +22,8 @@ export class MySqlSchedules implements SqlScheduleStore {
   constructor(
     private readonly executor: SqlExecutor,
     tables: MySqlTables,
+    /** An occurrence's create is an instance's create with the lease check in its statement. */
+    private readonly creates: MySqlCreates,
   ) {
     this.table = tables.schedules;
   }
@@ -106,5 +110,10 @@ WHERE id = ? AND lease_token = ?`,
       ),
     );
     return rowCount > 0;
+  }
+
+  createOccurrence(scheduleId: string, token: string, init: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+    MYSQL_INPUT.newInstance(init);
+    return this.creates.createOccurrence(scheduleId, token, init);
   }
 }

@@ -107,7 +107,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);
     this.writes = new MySqlWrites(this.executor, this.tables, locks, this.signalsOf);
-    this.scheduleStore = new MySqlSchedules(this.executor, this.tables);
+    this.scheduleStore = new MySqlSchedules(this.executor, this.tables, this.creates);
     this.payloadRewrites = new MySqlPayloadRewrite(this.executor, this.tables);
     this.wakePoll = checkDelayRange(options.wakePoll, 'wakePoll', STORE);
     this.endPoll = checkDelayRange(options.endPoll, 'endPoll', STORE);

@@ -1,11 +1,14 @@
 import { POSTGRES_INPUT } from './key-limits.js';
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
-import { scheduleParams } from '../sql/instance-params.js';
+import { instanceColumns, notifyDue } from './postgres-statements.js';
+import { newInstanceParams, scheduleParams } from '../sql/instance-params.js';
 import { listSchedulesStatement } from '../sql/list-queries.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { toJson, toSchedule } from '../sql/workflow-rows.js';
+import { toBoolean, toInstance, toJson, toSchedule } from '../sql/workflow-rows.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type {
+  NewWorkflowInstance,
   WorkflowScheduleClaimRequest,
   WorkflowScheduleQuery,
   WorkflowScheduleRecord,
@@ -61,6 +64,37 @@ RETURNING ${scheduleColumns()}`,
 )
 SELECT * FROM claimed ORDER BY wake_at, id`,
 
+    /**
+     * `create` (in `postgresStatements()`)'s $1-$20, plus $21 schedule id and $22 its lease token:
+     * creates only while $22 is the schedule's lease token. `FOR SHARE` holds the schedule row until
+     * this statement commits, so a pause, change or delete of the schedule (an UPDATE or DELETE of
+     * the row) waits for the insert; one that committed first, or that this statement waited for,
+     * leaves no row to lock (READ COMMITTED re-checks the WHERE on the newest version). Always one
+     * row: `held`, then the new row (`created`), the existing one, or NULLs (not held; or a
+     * concurrent create committed after this statement's snapshot: read it again).
+     */
+    createOccurrence: `WITH fence AS (
+  SELECT id FROM ${s}.schedules WHERE id = $21 AND lease_token = $22 FOR SHARE
+), inserted AS (
+  INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
+    rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
+    runs, lease_token, lease_owner, lease_until, trace_context, run_timeout)
+  SELECT $1, $2, $3, CASE WHEN $15::text IS NULL THEN 'pending' ELSE 'running' END, $4::json, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+    (SELECT coalesce(max(id), 0) FROM ${s}.signals), $14, $14,
+    CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END, $15, $16, $17, $18::json, $19
+  FROM fence
+  ON CONFLICT (id) DO NOTHING
+  RETURNING ${instanceColumns()}
+)
+SELECT f.held, r.* FROM (SELECT EXISTS (SELECT 1 FROM fence) AS held) f LEFT JOIN (
+  SELECT true AS created, n.*, CASE WHEN n.wake_at <= $14 AND n.lease_token IS NULL THEN ${notifyDue('$20', 'n.id')} END AS notified FROM inserted n
+  UNION ALL
+  SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)
+) r ON f.held`,
+
+    /** $1 id. */
+    getInstance: `SELECT ${instanceColumns()} FROM ${s}.instances WHERE id = $1`,
+
     /** $1 id, $2 token, $3 state, $4 wake at, $5 now, $6 release, $7 the lease's new end or NULL. */
     writeSchedule: `UPDATE ${s}.schedules SET state = $3, wake_at = $4, revision = revision + 1, updated_at = $5,
   lease_token = CASE WHEN $6 THEN NULL ELSE lease_token END,
@@ -71,7 +105,8 @@ WHERE id = $1 AND lease_token = $2`,
 
 /**
  * The schedule half of `PostgresWorkflowStore`: saves conditional on the revision, claims with
- * `FOR UPDATE SKIP LOCKED`, and lease-fenced writes, each one statement.
+ * `FOR UPDATE SKIP LOCKED`, lease-fenced writes, and occurrences' creates fenced by the lease,
+ * each one statement.
  */
 export class PostgresSchedules {
   private readonly sql: ReturnType<typeof postgresScheduleStatements>;
@@ -79,6 +114,8 @@ export class PostgresSchedules {
   constructor(
     private readonly executor: SqlExecutor,
     schemaName: string,
+    /** The wake-up channel a new due instance is notified on. */
+    private readonly channel: string,
   ) {
     this.sql = postgresScheduleStatements(quoteIdentifier(schemaName));
   }
@@ -133,5 +170,16 @@ export class PostgresSchedules {
       write.release ? null : (write.leaseUntil ?? null),
     ]);
     return rowCount > 0;
+  }
+
+  async createOccurrence(scheduleId: string, token: string, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+    POSTGRES_INPUT.newInstance(init);
+    const { rows } = await this.executor.query(this.sql.createOccurrence, [...newInstanceParams(init), this.channel, scheduleId, token]);
+    const row = rows[0]!;
+    if (!toBoolean(row.held)) return null;
+    if (row.id !== null) return { instance: toInstance(row), created: toBoolean(row.created) };
+    const again = await this.executor.query(this.sql.getInstance, [init.id]);
+    if (!again.rows[0]) throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+    return { instance: toInstance(again.rows[0]), created: false };
   }
 }

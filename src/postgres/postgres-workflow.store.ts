@@ -86,7 +86,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.transactions = options.transactions ?? null;
     this.sql = postgresStatements(this.schema);
     this.claimSql = postgresClaimStatements(this.schema);
-    this.scheduleStore = new PostgresSchedules(this.executor, this.schema);
+    this.scheduleStore = new PostgresSchedules(this.executor, this.schema, this.sql.channel);
     this.signalLock = new PostgresSignals(this.sql, STORE);
     this.payloadRewrites = new PostgresPayloadRewrite(this.executor, this.schema);
     this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);

@@ -5,7 +5,7 @@ import { occurrenceId } from './schedule-state.js';
 import type { WorkflowScheduleOverlap } from './schedule-spec.js';
 
 /** The store operations a schedule's starts use (`WorkflowStorage` has them). */
-export type ScheduleStartStorage = Pick<WorkflowStorage, 'create' | 'list' | 'requestCancel'>;
+export type ScheduleStartStorage = Pick<WorkflowStorage, 'create' | 'createOccurrence' | 'list' | 'requestCancel'>;
 
 /** The workflow a schedule starts, at the newest version this process runs. */
 export interface ScheduledWorkflow {
@@ -34,35 +34,41 @@ export interface ScheduleOccurrence {
   overlap: WorkflowScheduleOverlap;
   /** `WorkflowSchedules.trigger()`, outside the cadence. */
   triggered: boolean;
+  /**
+   * The scheduler's lease token on the schedule: the instance is created only while it still holds
+   * the lease (`WorkflowStore.createOccurrence()`). Absent for `trigger()`, which holds none.
+   */
+  leaseToken?: string;
 }
 
-/** What one occurrence did: started an instance, found it started already (by another process), or skipped. */
-export type OccurrenceOutcome = { kind: 'started' | 'existed'; id: string } | { kind: 'skipped'; id: string; running: string };
+/**
+ * What one occurrence did: started an instance, found it started already (by another process), was
+ * skipped, or started nothing because the schedule's lease was gone (a pause, a change or a delete
+ * released it, or another process took it over): the caller then stops serving the schedule.
+ */
+export type OccurrenceOutcome = { kind: 'started' | 'existed' | 'lost'; id: string } | { kind: 'skipped'; id: string; running: string };
 
 /**
- * Starts the instance of one occurrence, `<scheduleId>@<ISO time>`, after applying `overlap` to
- * the schedule's unfinished instances. The id makes the start idempotent: however many processes
- * (or stale lease holders) get here for one occurrence, the store creates one instance.
+ * Starts the instance of one occurrence, `<scheduleId>@<ISO time>`, applying `overlap` to the
+ * schedule's unfinished instances. The id makes the start idempotent: however many processes
+ * (or stale lease holders) get here for one occurrence, the store creates one instance. Under a
+ * lease, the create lands only while the lease is held, and `cancel-previous` cancels only after
+ * it landed: a pause, change or delete that released the lease first leaves the running instances
+ * alone and starts nothing.
  */
 export async function startOccurrence(deps: ScheduleStartDeps, occurrence: ScheduleOccurrence): Promise<OccurrenceOutcome> {
   const { storage } = deps;
-  const { scheduleId, workflow, at, now } = occurrence;
+  const { scheduleId, workflow, at, now, leaseToken } = occurrence;
   const id = occurrenceId(scheduleId, at);
+  let unfinished: WorkflowInstance[] = [];
   if (occurrence.overlap !== 'allow') {
-    const unfinished = (await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES], limit: 1000, offset: 0 })).filter((i) => i.id !== id);
+    unfinished = (await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES], limit: 1000, offset: 0 })).filter((i) => i.id !== id);
     if (unfinished.length > 0 && occurrence.overlap === 'skip') {
       deps.emit({ type: 'schedule-skipped', scheduleId, workflow: workflow.name, at: now, scheduledAt: at, reason: 'overlap', running: unfinished[0]!.id });
       return { kind: 'skipped', id, running: unfinished[0]!.id };
     }
-    for (const previous of unfinished) {
-      // Only earlier runs: going over an occurrence again (after a process died before recording its
-      // starts, or as a holder whose lease lapsed) must not cancel the later ones it started already.
-      if (previous.scheduledAt !== null && previous.scheduledAt > at) continue;
-      const reason = `Schedule "${scheduleId}" started ${id} (overlap: 'cancel-previous').`;
-      if (await storage.requestCancel(previous.id, { reason, now, terminate: false })) deps.cancelled(previous.id);
-    }
   }
-  const { instance, created } = await storage.create({
+  const init = {
     id,
     workflow: workflow.name,
     version: workflow.version,
@@ -73,9 +79,19 @@ export async function startOccurrence(deps: ScheduleStartDeps, occurrence: Sched
     deadline: workflow.timeout === null ? null : now + workflow.timeout,
     timeout: workflow.timeout,
     now,
-  });
-  if (!created) return { kind: 'existed', id };
-  deps.started(instance);
+  };
+  const result = leaseToken === undefined ? await storage.create(init) : await storage.createOccurrence(scheduleId, leaseToken, init);
+  if (!result) return { kind: 'lost', id };
+  for (const previous of unfinished) {
+    // Only earlier runs: going over an occurrence again (after a process died before recording its
+    // starts, or as a holder whose lease lapsed) must not cancel the later ones it started already.
+    // Also when the instance existed: a process that died between its create and these cancels left them to do.
+    if (previous.scheduledAt !== null && previous.scheduledAt > at) continue;
+    const reason = `Schedule "${scheduleId}" started ${id} (overlap: 'cancel-previous').`;
+    if (await storage.requestCancel(previous.id, { reason, now, terminate: false })) deps.cancelled(previous.id);
+  }
+  if (!result.created) return { kind: 'existed', id };
+  deps.started(result.instance);
   deps.emit({ type: 'schedule-fired', scheduleId, workflow: workflow.name, at: now, scheduledAt: at, instanceId: id, triggered: occurrence.triggered });
   return { kind: 'started', id };
 }

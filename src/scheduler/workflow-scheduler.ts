@@ -203,7 +203,11 @@ export class WorkflowScheduler {
         now: clock.now(),
         overlap: spec.overlap,
         triggered: false,
+        leaseToken: token,
       });
+      // A pause, change or delete released the lease (or another process took it over): what this
+      // pass read is stale, and its write would not land. The next claim starts from the store.
+      if (outcome.kind === 'lost') return started;
       if (outcome.kind !== 'skipped') {
         state.lastStartedId = outcome.id;
         state.lastStartedAt = at;

@@ -3,8 +3,9 @@ import { DEFAULT_SCHEMA, validateSchemaName } from './schema-name.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { requireExecutor, type SqlExecutor } from './sql-executor.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from '../storage/payload-rewrite.js';
-import { FINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
+import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
+  NewWorkflowInstance,
   WorkflowScheduleClaimRequest,
   WorkflowScheduleQuery,
   WorkflowScheduleRecord,
@@ -53,6 +54,7 @@ export interface SqlScheduleStore {
   delete(id: string, revision?: number): Promise<boolean>;
   claim(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]>;
   write(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
+  createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 }
 
 /** A SQL store's re-encryption half: `WorkflowStore`'s payload-rewrite methods. */
@@ -136,5 +138,9 @@ export abstract class SqlWorkflowStoreBase {
 
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
     return this.scheduleStore.write(id, token, write);
+  }
+
+  createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+    return this.scheduleStore.createOccurrence(scheduleId, token, instance);
   }
 }

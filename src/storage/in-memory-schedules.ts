@@ -82,6 +82,11 @@ export class InMemorySchedules {
     return copy(claimed);
   }
 
+  /** Whether `token` is the schedule's lease token (an unknown schedule holds none). */
+  leasedBy(id: string, token: string): boolean {
+    return this.schedules.get(id)?.leaseToken === token;
+  }
+
   write(id: string, token: string, write: WorkflowScheduleWrite): boolean {
     const state = toStoredJson(write.state, STORE, `the state of schedule "${id}"`);
     const schedule = this.schedules.get(id);

@@ -14,6 +14,7 @@ import {
   type WorkflowWait,
 } from './workflow-instance.js';
 import { compareIds, copyInstance, countDue, countLeased, hasLiveLease, listPage } from './in-memory-list.js';
+import { newStoredInstance } from './in-memory-new-instance.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from './plain-copy.js';
 import type {
@@ -83,41 +84,21 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly claimable = new ClaimableInstances();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    return this.createNow(init);
+  }
+
+  async createOccurrence(scheduleId: string, token: string, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+    // The lease check and the insert with no `await` between: a pause or a delete lands before both or after.
+    if (!this.schedules.leasedBy(scheduleId, token)) return null;
+    return this.createNow(init);
+  }
+
+  private createNow(init: NewWorkflowInstance): { instance: WorkflowInstance; created: boolean } {
     INPUT.newInstance(init);
     const input = toStoredJson(init.input, STORE, `the input of instance "${init.id}"`);
     const existing = this.instances.get(init.id);
     if (existing) return { instance: copyInstance(existing.instance), created: false };
-    const instance: WorkflowInstance = {
-      id: init.id,
-      workflow: init.workflow,
-      version: init.version,
-      status: init.lease ? 'running' : 'pending',
-      input: input ?? null,
-      output: null,
-      error: null,
-      customStatus: null,
-      parentId: init.parentId ?? null,
-      parentClose: init.parentClose ?? null,
-      concurrencyKey: init.concurrencyKey ?? null,
-      rateLimitKey: init.rateLimitKey ?? null,
-      priority: init.priority ?? 0,
-      scheduleId: init.scheduleId ?? null,
-      scheduledAt: init.scheduledAt ?? null,
-      deadline: init.deadline,
-      timeout: init.timeout ?? null,
-      wakeAt: init.wakeAt ?? init.now,
-      runs: init.lease ? 1 : 0,
-      signalCursor: this.signalLog.last,
-      leaseToken: init.lease?.token ?? null,
-      leaseOwner: init.lease?.owner ?? null,
-      leaseUntil: init.lease?.leaseUntil ?? null,
-      cancelRequested: false,
-      terminateRequested: false,
-      cancelReason: null,
-      traceContext: init.traceContext ? { ...init.traceContext } : null,
-      createdAt: init.now,
-      updatedAt: init.now,
-    };
+    const instance = newStoredInstance(init, input ?? null, this.signalLog.last);
     this.instances.set(instance.id, { instance, waits: [], journal: new Map() });
     this.claimable.update(instance);
     return { instance: copyInstance(instance), created: true };

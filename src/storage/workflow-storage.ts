@@ -2,7 +2,7 @@ import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
 import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import { PayloadEncoding } from './payload-encoding.js';
 import { PayloadReencryption, type WorkflowReencryptOptions, type WorkflowReencryptResult } from './payload-reencryption.js';
-import { initStore, type StoreStartup } from './store-startup.js';
+import { initStore } from './store-startup.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from './workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -17,11 +17,6 @@ import type {
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
   WorkflowReopen,
-  WorkflowScheduleClaimRequest,
-  WorkflowScheduleQuery,
-  WorkflowScheduleRecord,
-  WorkflowScheduleSave,
-  WorkflowScheduleWrite,
   WorkflowSignalQuery,
   WorkflowSignalRecord,
   WorkflowSignalResult,
@@ -29,22 +24,9 @@ import type {
   WorkflowWrite,
 } from './workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
+import { UNREADABLE_RETRY_DELAY, WorkflowScheduleStorage, type WorkflowStorageOptions } from './workflow-schedule-storage.js';
 
-/** How long an instance whose payloads no configured codec can read waits before it is tried again. */
-export const UNREADABLE_RETRY_DELAY = 60_000;
-
-/** What `WorkflowStorage` is built with besides the store. */
-export interface WorkflowStorageOptions {
-  /** The configured codecs; `null`: payloads pass through unencoded. */
-  codecs?: PayloadCodecChain | null;
-  /**
-   * Told about each claimed instance or schedule handed back because a payload could not be
-   * decoded; `subject` names it (`Instance "id" (workflow@1)`, `Schedule "id"`).
-   */
-  onUnreadable?(subject: string, error: WorkflowPayloadError): void;
-  /** How startup retries the store's `init()` (see `initStore()`). Default: once, no retry. */
-  startup?: StoreStartup;
-}
+export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-schedule-storage.js';
 
 /**
  * The one way to the store: the engine, the client, the worker and the scheduler hold this and
@@ -56,16 +38,12 @@ export interface WorkflowStorageOptions {
  * codec every call passes straight through.
  *
  * Also runs the store's `init()` at startup and `close()` at shutdown (Nest calls the two hooks).
- * The rules each operation follows are the store's: see `WorkflowStore`.
+ * The rules each operation follows are the store's: see `WorkflowStore`. The schedules' operations
+ * are in `WorkflowScheduleStorage`, which it extends.
  */
-export class WorkflowStorage {
-  private readonly encoding: PayloadEncoding | null;
-
-  constructor(
-    private readonly store: WorkflowStore,
-    private readonly options: WorkflowStorageOptions = {},
-  ) {
-    this.encoding = options.codecs ? new PayloadEncoding(options.codecs) : null;
+export class WorkflowStorage extends WorkflowScheduleStorage {
+  constructor(store: WorkflowStore, options: WorkflowStorageOptions = {}) {
+    super(store, options, options.codecs ? new PayloadEncoding(options.codecs) : null);
   }
 
   /** The configured codecs, or `null`. */
@@ -270,68 +248,6 @@ export class WorkflowStorage {
     );
   }
 
-  // ---- schedules ----
-
-  /** In: the schedule's input. Out: the schedule as stored. */
-  async saveSchedule(schedule: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
-    const { encoding } = this;
-    if (!encoding) return this.store.saveSchedule(schedule);
-    const saved = await this.store.saveSchedule(await encoding.scheduleSave(schedule));
-    return saved && { ...saved, input: schedule.input };
-  }
-
-  /** Out: the schedule (`readable`: as `listSchedules()`). */
-  async getSchedule(id: string, options: { readable?: boolean } = {}): Promise<WorkflowScheduleRecord | null> {
-    const record = await this.store.getSchedule(id);
-    if (!record || !this.encoding) return record;
-    return options.readable ? this.encoding.readableSchedule(record) : this.encoding.schedule(record);
-  }
-
-  /**
-   * Out: one page of schedules. An input no configured codec can read throws `WorkflowPayloadError`;
-   * with `readable: true` (for a caller that never saves the input back) it reads as `undefined`
-   * and `unreadable` says why.
-   */
-  async listSchedules(query: WorkflowScheduleQuery, options: { readable?: boolean } = {}): Promise<WorkflowScheduleRecord[]> {
-    const records = await this.store.listSchedules(query);
-    const { encoding } = this;
-    if (!options.readable || !encoding) return this.decodeSchedules(records);
-    return Promise.all(records.map((record) => encoding.readableSchedule(record)));
-  }
-
-  deleteSchedule(id: string, revision?: number): Promise<boolean> {
-    return this.store.deleteSchedule(id, revision);
-  }
-
-  /** Out: the claimed schedules. */
-  /**
-   * Out: the claimed schedules, decoded. One whose input no configured codec can read is released
-   * at once, due again after `UNREADABLE_RETRY_DELAY`, and reported to `onUnreadable`, as for instances.
-   */
-  async claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
-    const records = await this.store.claimSchedules(request);
-    const { encoding } = this;
-    if (!encoding || records.length === 0) return records;
-    const decoded = await Promise.all(
-      records.map(async (record) => {
-        try {
-          return await encoding.schedule(record);
-        } catch (error) {
-          if (!(error instanceof WorkflowPayloadError)) throw error;
-          const { now, token } = request;
-          await this.store.writeSchedule(record.id, token, { now, state: record.state, wakeAt: now + UNREADABLE_RETRY_DELAY, release: true });
-          this.options.onUnreadable?.(`Schedule "${record.id}"`, error);
-          return null;
-        }
-      }),
-    );
-    return decoded.filter((record): record is WorkflowScheduleRecord => record !== null);
-  }
-
-  writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
-    return this.store.writeSchedule(id, token, write);
-  }
-
   // ---- re-encryption ----
 
   /**
@@ -377,18 +293,6 @@ export class WorkflowStorage {
    */
   async requestEndNotice(id: string, now: number): Promise<boolean> {
     return this.store.requestEndNotice ? this.store.requestEndNotice(id, now) : true;
-  }
-
-  /** A create's result: the new instance with the input as given, or the existing one decoded. */
-  private async created(given: NewWorkflowInstance, result: { instance: WorkflowInstance; created: boolean }) {
-    const instance = result.created ? { ...result.instance, input: given.input } : await this.encoding!.instance(result.instance);
-    return { instance, created: result.created };
-  }
-
-  private decodeSchedules(records: WorkflowScheduleRecord[]): Promise<WorkflowScheduleRecord[]> | WorkflowScheduleRecord[] {
-    const { encoding } = this;
-    if (!encoding || records.length === 0) return records;
-    return Promise.all(records.map((record) => encoding.schedule(record)));
   }
 
   private noTransactions(operation: string): TypeError {

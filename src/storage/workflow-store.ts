@@ -49,8 +49,8 @@ export interface WorkflowListenOptions {
  * checks an implementation against every rule below, races included.
  *
  * Most methods are plain reads and writes. The ones that need care are `claim` and
- * `claimSchedules` (lock candidates, skip those another claim holds), `write`, `renew` and
- * `writeSchedule` (fenced by the lease token), `signal` with `write` (ordered by the signal lock),
+ * `claimSchedules` (lock candidates, skip those another claim holds), `write`, `renew`,
+ * `writeSchedule` and `createOccurrence` (fenced by the lease token), `signal` with `write` (ordered by the signal lock),
  * `saveSchedule` (conditional on a revision), and `reopen`, `requestCancel` and `purge` (which
  * re-check their conditions on the rows they change). Each method's comment names the race its
  * rule prevents.
@@ -267,6 +267,20 @@ export interface WorkflowStore {
    * released by a save, writes nothing.
    */
   writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
+
+  /**
+   * A schedule occurrence's `create()`, fenced by the schedule's lease: as `create()` (the new
+   * instance, or the existing one untouched), but only while `token` is still the lease token of
+   * schedule `scheduleId`; otherwise it creates nothing and returns `null`. The check and the insert
+   * are one atomic step that holds the schedule row against changes until the insert commits (a
+   * SQL store locks the row in share mode in the insert's own statement): a `saveSchedule()` that
+   * releases the lease, a `deleteSchedule()` or a claim under another token either lands first, and
+   * the create returns `null`, or waits until the instance is stored. So once a pause, a change or
+   * a delete of the schedule has returned, no process that read the schedule before it starts an
+   * occurrence of it (with a check before a plain `create()`, the change could land in between).
+   * Returns `null` also when the instance exists and the lease is no longer `token`'s.
+   */
+  createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 
   /**
    * Re-encryption (optional for stores of your own; every store we ship has it, and the contract

@@ -14,6 +14,7 @@ import { purgeContract } from './contract/purge.contract.js';
 import { renewContract } from './contract/renew.contract.js';
 import { reopenContract } from './contract/reopen.contract.js';
 import { requestCancelContract } from './contract/request-cancel.contract.js';
+import { scheduleOccurrenceContract } from './contract/schedule-occurrence.contract.js';
 import { schedulesContract } from './contract/schedules.contract.js';
 import { signalsContract } from './contract/signals.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
@@ -69,6 +70,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   deleteContract,
   purgeContract,
   schedulesContract,
+  scheduleOccurrenceContract,
 ];
 
 /**

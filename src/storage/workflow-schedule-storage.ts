@@ -1,0 +1,121 @@
+import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
+import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
+import type { PayloadEncoding } from './payload-encoding.js';
+import type { StoreStartup } from './store-startup.js';
+import type { WorkflowInstance } from './workflow-instance.js';
+import type {
+  NewWorkflowInstance,
+  WorkflowScheduleClaimRequest,
+  WorkflowScheduleQuery,
+  WorkflowScheduleRecord,
+  WorkflowScheduleSave,
+  WorkflowScheduleWrite,
+  WorkflowStore,
+} from './workflow-store.js';
+
+/** How long an instance whose payloads no configured codec can read waits before it is tried again. */
+export const UNREADABLE_RETRY_DELAY = 60_000;
+
+/** What `WorkflowStorage` is built with besides the store. */
+export interface WorkflowStorageOptions {
+  /** The configured codecs; `null`: payloads pass through unencoded. */
+  codecs?: PayloadCodecChain | null;
+  /**
+   * Told about each claimed instance or schedule handed back because a payload could not be
+   * decoded; `subject` names it (`Instance "id" (workflow@1)`, `Schedule "id"`).
+   */
+  onUnreadable?(subject: string, error: WorkflowPayloadError): void;
+  /** How startup retries the store's `init()` (see `initStore()`). Default: once, no retry. */
+  startup?: StoreStartup;
+}
+
+/**
+ * The schedules' half of `WorkflowStorage` (which extends it): a schedule's input passes the codecs
+ * here as an instance's does there, and so does the input of the instance an occurrence starts.
+ */
+export abstract class WorkflowScheduleStorage {
+  protected constructor(
+    protected readonly store: WorkflowStore,
+    protected readonly options: WorkflowStorageOptions,
+    protected readonly encoding: PayloadEncoding | null,
+  ) {}
+
+  /** In: the schedule's input. Out: the schedule as stored. */
+  async saveSchedule(schedule: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null> {
+    const { encoding } = this;
+    if (!encoding) return this.store.saveSchedule(schedule);
+    const saved = await this.store.saveSchedule(await encoding.scheduleSave(schedule));
+    return saved && { ...saved, input: schedule.input };
+  }
+
+  /** Out: the schedule (`readable`: as `listSchedules()`). */
+  async getSchedule(id: string, options: { readable?: boolean } = {}): Promise<WorkflowScheduleRecord | null> {
+    const record = await this.store.getSchedule(id);
+    if (!record || !this.encoding) return record;
+    return options.readable ? this.encoding.readableSchedule(record) : this.encoding.schedule(record);
+  }
+
+  /**
+   * Out: one page of schedules. An input no configured codec can read throws `WorkflowPayloadError`;
+   * with `readable: true` (for a caller that never saves the input back) it reads as `undefined`
+   * and `unreadable` says why.
+   */
+  async listSchedules(query: WorkflowScheduleQuery, options: { readable?: boolean } = {}): Promise<WorkflowScheduleRecord[]> {
+    const records = await this.store.listSchedules(query);
+    const { encoding } = this;
+    if (!options.readable || !encoding) return this.decodeSchedules(records);
+    return Promise.all(records.map((record) => encoding.readableSchedule(record)));
+  }
+
+  deleteSchedule(id: string, revision?: number): Promise<boolean> {
+    return this.store.deleteSchedule(id, revision);
+  }
+
+  /**
+   * Out: the claimed schedules, decoded. One whose input no configured codec can read is released
+   * at once, due again after `UNREADABLE_RETRY_DELAY`, and reported to `onUnreadable`, as for instances.
+   */
+  async claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]> {
+    const records = await this.store.claimSchedules(request);
+    const { encoding } = this;
+    if (!encoding || records.length === 0) return records;
+    const decoded = await Promise.all(
+      records.map(async (record) => {
+        try {
+          return await encoding.schedule(record);
+        } catch (error) {
+          if (!(error instanceof WorkflowPayloadError)) throw error;
+          const { now, token } = request;
+          await this.store.writeSchedule(record.id, token, { now, state: record.state, wakeAt: now + UNREADABLE_RETRY_DELAY, release: true });
+          this.options.onUnreadable?.(`Schedule "${record.id}"`, error);
+          return null;
+        }
+      }),
+    );
+    return decoded.filter((record): record is WorkflowScheduleRecord => record !== null);
+  }
+
+  writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean> {
+    return this.store.writeSchedule(id, token, write);
+  }
+
+  /** `create()` of a schedule's occurrence, only while `token` holds the schedule's lease (`null` otherwise). */
+  async createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+    const { encoding } = this;
+    if (!encoding) return this.store.createOccurrence(scheduleId, token, instance);
+    const result = await this.store.createOccurrence(scheduleId, token, await encoding.newInstance(instance));
+    return result && this.created(instance, result);
+  }
+
+  /** A create's result: the new instance with the input as given, or the existing one decoded. */
+  protected async created(given: NewWorkflowInstance, result: { instance: WorkflowInstance; created: boolean }) {
+    const instance = result.created ? { ...result.instance, input: given.input } : await this.encoding!.instance(result.instance);
+    return { instance, created: result.created };
+  }
+
+  private decodeSchedules(records: WorkflowScheduleRecord[]): Promise<WorkflowScheduleRecord[]> | WorkflowScheduleRecord[] {
+    const { encoding } = this;
+    if (!encoding || records.length === 0) return records;
+    return Promise.all(records.map((record) => encoding.schedule(record)));
+  }
+}

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type mysql from 'mysql2/promise';
+import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
+import type { NewWorkflowInstance, WorkflowScheduleSave } from '../../src/storage/workflow-store.js';
+import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
+
+// createOccurrence() reads the schedule row with a share lock inside its insert, held until the
+// insert commits: a pause that comes while the insert is under way waits for it, so once the pause
+// returns, nothing it released the lease from is created any more. The store's sessions are READ
+// COMMITTED here, where an INSERT ... SELECT reads its source without locking unless told to.
+const T = 1_700_000_000_000;
+const available = await requireMysql('MySqlWorkflowStore createOccurrence fence');
+
+describe.skipIf(!available)('MySqlWorkflowStore: createOccurrence against a pause', () => {
+  const schema = freshPrefix('occfence');
+  let pool: mysql.Pool;
+  let store: MySqlWorkflowStore;
+
+  beforeAll(async () => {
+    pool = createMysqlPool({ connectionLimit: 6 });
+    pool.pool.on('connection', (connection) => void connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'));
+    store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema });
+    await store.init();
+  });
+  afterAll(async () => {
+    await store?.close();
+    if (pool) await dropTables(pool, schema);
+    await pool?.end();
+  });
+
+  /** Resolves once `n` transactions on this schema's tables wait for a lock, or `settled()` says to stop looking. */
+  async function waiting(n: number, settled: () => boolean = () => false): Promise<void> {
+    // InnoDB refreshes what INNODB_TRX shows only when it was last read over 0.1 s before: poll slower than that.
+    for (let i = 0; i < 60 && !settled(); i++) {
+      const [rows] = await pool.query<mysql.RowDataPacket[]>(
+        `SELECT count(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?`,
+        [`%${schema}\\_%`],
+      );
+      if (Number(rows[0]!.n) >= n) return;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    if (!settled()) throw new Error(`Fewer than ${n} statements waited for a lock.`);
+  }
+
+  it('a pause that comes while the create is under way waits until the instance is stored', async () => {
+    const id = `s-${randomUUID()}`;
+    const save: WorkflowScheduleSave = { id, workflow: 'w', declared: false, spec: {}, input: null, paused: false, wakeAt: T, state: {}, expectRevision: null, releaseLease: false, now: T };
+    await store.saveSchedule(save);
+    const token = randomUUID();
+    expect(await store.claimSchedules({ owner: 'a', token, now: T, leaseUntil: T + 30_000, limit: 1, workflows: ['w'] })).toHaveLength(1);
+    const init: NewWorkflowInstance = { id: `${id}@${T}`, workflow: 'w', version: 1, input: null, scheduleId: id, scheduledAt: T, deadline: null, now: T };
+
+    // Another transaction inserts the occurrence's id and keeps it open: the create stops at that
+    // row, after it passed its lease check (and locked the schedule row).
+    const blocker = await pool.getConnection();
+    const order: string[] = [];
+    try {
+      await blocker.beginTransaction();
+      await store.createInTransaction(blocker, init);
+      const created = store.createOccurrence(id, token, init).then((r) => (order.push('create'), r));
+      await waiting(1);
+      const paused = store.saveSchedule({ ...save, paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }).then((r) => (order.push('pause'), r));
+      await waiting(2, () => order.includes('pause'));
+      await blocker.rollback();
+      const [result, saved] = await Promise.all([created, paused]);
+      expect(order).toEqual(['create', 'pause']);
+      expect(result?.created).toBe(true);
+      expect(saved).toMatchObject({ paused: true, leaseToken: null });
+    } finally {
+      blocker.destroy();
+    }
+    // After the pause, the old token creates nothing.
+    expect(await store.createOccurrence(id, token, { ...init, id: `${id}@${T + 1}` })).toBeNull();
+  });
+});

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewWorkflowInstance, WorkflowScheduleSave } from '../../src/storage/workflow-store.js';
+import { requirePostgres, usePostgresStore } from '../support/postgres.js';
+
+// createOccurrence() holds the schedule row (FOR SHARE) until its insert commits: a pause that
+// comes while the insert is under way waits for it, so once the pause returns, nothing it released
+// the lease from is created any more.
+const T = 1_700_000_000_000;
+const available = await requirePostgres('PostgresWorkflowStore createOccurrence fence');
+
+describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a pause', () => {
+  const fixture = usePostgresStore('occfence', { beforeAll, afterAll }, 6);
+
+  /** Resolves once `n` statements of this schema wait for a lock, or `settled()` says to stop looking. */
+  async function waiting(n: number, settled: () => boolean = () => false): Promise<void> {
+    for (let i = 0; i < 400 && !settled(); i++) {
+      const { rows } = await fixture.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [
+        `%"${fixture.schema}"%`,
+      ]);
+      if (rows[0].n >= n) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    if (!settled()) throw new Error(`Fewer than ${n} statements waited for a lock.`);
+  }
+
+  it('a pause that comes while the create is under way waits until the instance is stored', async () => {
+    const { store, pool } = fixture;
+    const id = `s-${randomUUID()}`;
+    const save: WorkflowScheduleSave = { id, workflow: 'w', declared: false, spec: {}, input: null, paused: false, wakeAt: T, state: {}, expectRevision: null, releaseLease: false, now: T };
+    await store.saveSchedule(save);
+    const token = randomUUID();
+    expect(await store.claimSchedules({ owner: 'a', token, now: T, leaseUntil: T + 30_000, limit: 1, workflows: ['w'] })).toHaveLength(1);
+    const init: NewWorkflowInstance = { id: `${id}@${T}`, workflow: 'w', version: 1, input: null, scheduleId: id, scheduledAt: T, deadline: null, now: T };
+
+    // Another transaction inserts the occurrence's id and keeps it open: the create stops at that
+    // row, after it passed its lease check (and locked the schedule row).
+    const blocker = await pool.connect();
+    const order: string[] = [];
+    try {
+      await blocker.query('BEGIN');
+      await store.createInTransaction(blocker, init);
+      const created = store.createOccurrence(id, token, init).then((r) => (order.push('create'), r));
+      await waiting(1);
+      const paused = store.saveSchedule({ ...save, paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }).then((r) => (order.push('pause'), r));
+      await waiting(2, () => order.includes('pause'));
+      await blocker.query('ROLLBACK');
+      const [result, saved] = await Promise.all([created, paused]);
+      expect(order).toEqual(['create', 'pause']);
+      expect(result?.created).toBe(true);
+      expect(saved).toMatchObject({ paused: true, leaseToken: null });
+    } finally {
+      blocker.release(true);
+    }
+    // After the pause, the old token creates nothing.
+    expect(await store.createOccurrence(id, token, { ...init, id: `${id}@${T + 1}` })).toBeNull();
+  });
+});

@@ -1,0 +1,157 @@
+// A change of a schedule (pause, delete, a new cadence) that lands after a scheduler read the
+// schedule and before it started the occurrence: once the change has returned, nothing it stopped starts.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InMemoryWorkflowStore } from '../../../src/storage/in-memory-workflow.store.js';
+import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
+import { runsOf, schedulerHarness } from './harness.js';
+
+const T = Date.parse('2026-01-01T00:00:00Z');
+
+/**
+ * The store as a scheduler's process sees it: once `arm(change)` was called, the next instance
+ * create it sends first runs `change` to its end, so the change lands between the scheduler's
+ * read of the schedule and its start. `changed` is when the change returned.
+ */
+function interleaved(store: InMemoryWorkflowStore) {
+  let change: (() => Promise<unknown>) | null = null;
+  const seen = { changed: false, creates: 0 };
+  const storage = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        if (String(key).startsWith('create')) {
+          seen.creates++;
+          const run = change;
+          change = null;
+          if (run) {
+            await run();
+            seen.changed = true;
+          }
+        }
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { storage, seen, arm: (next: () => Promise<unknown>) => (change = next) };
+}
+
+function setup() {
+  const store = new InMemoryWorkflowStore();
+  const clock = new ManualWorkflowClock(T);
+  const link = interleaved(store);
+  const a = schedulerHarness({ store, clock, storage: link.storage, owner: 'a' });
+  const other = schedulerHarness({ store, clock, owner: 'b' });
+  return { store, clock, link, a, admin: other.admin, other };
+}
+
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+describe('a change racing a scheduler that has read the schedule', () => {
+  it('pause: once pause() has returned, the occurrence the scheduler was starting does not start, and resume starts the next one', async () => {
+    const { store, clock, link, a, admin } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    clock.advance('10s');
+    link.arm(() => admin.pause('beat'));
+    expect(await a.scheduler.drain()).toBe(0);
+    expect(link.seen.changed).toBe(true);
+    expect(await runsOf(store, 'beat')).toEqual([]);
+    expect(a.events.filter((e) => e.type === 'schedule-fired')).toEqual([]);
+    expect(await store.getSchedule('beat')).toMatchObject({ paused: true, leaseToken: null, wakeAt: null });
+    clock.advance('5s');
+    await admin.resume('beat');
+    clock.advance('5s');
+    expect(await a.scheduler.drain()).toBe(1);
+    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:00:20.000Z']);
+  });
+
+  it('delete: once delete() has returned, the occurrence the scheduler was starting does not start', async () => {
+    const { store, clock, link, a, admin } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    clock.advance('10s');
+    link.arm(() => admin.delete('beat'));
+    expect(await a.scheduler.drain()).toBe(0);
+    expect(link.seen.changed).toBe(true);
+    expect(await runsOf(store, 'beat')).toEqual([]);
+    expect(await store.getSchedule('beat')).toBeNull();
+  });
+
+  it("a new cadence: once upsert() has returned, the old cadence's occurrence does not start; the new one's do", async () => {
+    const { store, clock, link, a, admin } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    clock.advance('10s');
+    link.arm(() => admin.upsert('beat', { workflow: 'reports', every: '1m', overlap: 'allow' }));
+    expect(await a.scheduler.drain()).toBe(0);
+    expect(link.seen.changed).toBe(true);
+    expect(await runsOf(store, 'beat')).toEqual([]);
+    clock.set(T + 60_000);
+    expect(await a.scheduler.drain()).toBe(1);
+    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:01:00.000Z']);
+  });
+
+  it('a new input alone: the occurrence still starts once, with the input saved before it started', async () => {
+    const { store, clock, link, a, admin } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow', input: 'old' });
+    clock.advance('10s');
+    link.arm(() => admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow', input: 'new' }));
+    // The first claim loses its lease to the save; the pass claims the schedule again and starts it.
+    expect(await a.scheduler.drain()).toBe(1);
+    expect(link.seen.changed).toBe(true);
+    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:00:10.000Z']);
+    expect(await store.get('beat@2026-01-01T00:00:10.000Z')).toMatchObject({ input: 'new' });
+    expect(await store.getSchedule('beat')).toMatchObject({ leaseToken: null, wakeAt: T + 20_000 });
+  });
+
+  it('pause while a scheduler holds the schedule between occurrences and is starting the next one', async () => {
+    const { store, clock, link, a, admin } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    a.scheduler.start();
+    stops.push(() => a.scheduler.stop());
+    clock.advance('10s');
+    a.scheduler.kick();
+    await vi.waitFor(async () => expect(await store.getSchedule('beat')).toMatchObject({ leaseOwner: 'a', wakeAt: T + 20_000 }));
+    expect((await store.getSchedule('beat'))!.leaseToken).not.toBeNull();
+    link.arm(() => admin.pause('beat'));
+    clock.advance('10s');
+    a.scheduler.kick();
+    await vi.waitFor(() => expect(link.seen.changed).toBe(true));
+    await a.scheduler.stop();
+    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:00:10.000Z']);
+    expect(await store.getSchedule('beat')).toMatchObject({ paused: true, leaseToken: null, wakeAt: null });
+  });
+
+  it('cancel-previous: a pause before the start cancels nothing; a start that landed before a crash cancels the earlier run when taken over', async () => {
+    const { store, clock, link, a, admin, other } = setup();
+    await admin.upsert('hourly', { workflow: 'reports', every: '1h', overlap: 'cancel-previous' });
+    clock.set(T + 3_600_000);
+    expect(await a.scheduler.drain()).toBe(1);
+    const first = 'hourly@2026-01-01T01:00:00.000Z';
+    clock.set(T + 7_200_000);
+    link.arm(() => admin.pause('hourly'));
+    expect(await a.scheduler.drain()).toBe(0);
+    // The running instance goes on: the pause came first.
+    expect(await runsOf(store, 'hourly')).toEqual([first]);
+    expect((await store.get(first))!.cancelRequested).toBe(false);
+
+    // Resumed, 03:00 starts; the process dies after the create, before its cancels and its schedule write.
+    await admin.resume('hourly');
+    clock.set(T + 10_800_000);
+    const dying = new Proxy(store, {
+      get: (target, key, receiver) =>
+        key === 'requestCancel' || key === 'writeSchedule' ? () => Promise.reject(new Error('killed')) : Reflect.get(target, key, receiver),
+    });
+    const c = schedulerHarness({ store, clock, storage: dying, owner: 'c' });
+    await expect(c.scheduler.drain()).rejects.toThrow('killed');
+    const third = 'hourly@2026-01-01T03:00:00.000Z';
+    expect(await runsOf(store, 'hourly')).toEqual([first, third]);
+    expect((await store.get(first))!.cancelRequested).toBe(false);
+    clock.advance('31s'); // c's lease lapses: b goes over 03:00 again, finds it started, and cancels the earlier run
+    expect(await other.scheduler.drain()).toBe(0);
+    expect((await store.get(first))!.cancelRequested).toBe(true);
+    expect((await store.get(third))!.cancelRequested).toBe(false);
+    expect(await runsOf(store, 'hourly')).toEqual([first, third]);
+  });
+});
