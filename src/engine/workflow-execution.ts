@@ -169,8 +169,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   /** Whether a completed step has a compensation that has not run. */
   needsCompensation(): boolean { return this.journal.needsCompensation(this.compensations); }
 
-  /** Whether the instance may have children: one is journaled, or this execution asked for one. */
-  hasChildren(): boolean { return this.children.attempted || this.journal.hasChild(); }
+  /** Whether the instance may have children: one is journaled, this run reached a child's start, or (`run()` never ran: a terminate) an earlier execution may have created one and been cut short before journaling it. */
+  hasChildren(): boolean { return this.children.attempted || this.journal.hasChild() || (!this.ended && this.instance.runs > 1); }
 
   /** Waits for child creations in flight (an execution ended at once may have left one running). */
   childCreationsSettled(): Promise<void> { return this.children.settled(); }
