@@ -202,8 +202,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
       stopReason: () => this.stop.compensationStop(),
       now: () => this.deps.clock.now(),
       record: (entry) => this.record(entry),
+      flush: () => this.flush(),
       sideEffect: async (fn, step, attempt) => {
-        await this.flush();
         this.active++;
         try {
           // Terminate (or a lost lease) doesn't wait for a compensation that runs: the instance ends

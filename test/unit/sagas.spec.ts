@@ -7,6 +7,7 @@ import {
   WorkflowInvalidStateError,
   WorkflowSignal,
   type WorkflowContext,
+  type WorkflowWrite,
 } from '../../src/index.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
@@ -433,5 +434,35 @@ describe('terminate during a running compensation', () => {
     expect(status.status).toBe('cancelled');
     expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'give up' });
     expect(undone).toEqual([]);
+  });
+});
+
+describe('terminate between two compensations', () => {
+  it('runs no further compensation once a terminate was noticed while the previous one was being recorded', async () => {
+    const undone: string[] = [];
+    /** Terminates the instance while the write that records the hotel's undo is under way. */
+    class TerminateDuringWrite extends InMemoryWorkflowStore {
+      override async write(id: string, token: string, write: WorkflowWrite) {
+        if (write.entries.some((e) => e.name === '$compensate:hotel' && e.state === 'completed')) await app.client.terminate(id, 'stop undoing');
+        return super.write(id, token, write);
+      }
+    }
+    @Workflow('saga.terminate-between')
+    class TerminateBetween {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('flight', () => 'F', { compensate: () => void undone.push('cancel flight') });
+        await ctx.step('hotel', () => 'H', { compensate: () => void undone.push('cancel hotel') });
+        await ctx.step('boom', () => {
+          throw new NonRetryableError('no seats');
+        });
+      }
+    }
+    app = await createTestApp([TerminateBetween], { store: new TerminateDuringWrite() });
+    const handle = await app.client.start(TerminateBetween, null);
+    await app.worker.drain();
+    const status = await handle.status();
+    expect(status.status).toBe('cancelled');
+    expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'stop undoing' });
+    expect(undone).toEqual(['cancel hotel']);
   });
 });
