@@ -466,3 +466,41 @@ describe('terminate between two compensations', () => {
     expect(undone).toEqual(['cancel hotel']);
   });
 });
+
+describe('terminate from another process while a compensation fails', () => {
+  it('ends the instance at once instead of after the compensation’s backoff', async () => {
+    const undone: string[] = [];
+    const store = new InMemoryWorkflowStore();
+    const elsewhere: { app?: TestApp } = {};
+    @Workflow('saga.terminate-elsewhere')
+    class TerminateElsewhere {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('flight', () => 'F', {
+          compensate: async () => {
+            undone.push('cancel flight');
+            // Another process terminates the instance while this attempt runs here; the attempt then fails.
+            await elsewhere.app!.client.terminate(ctx.id, 'give up');
+            throw new Error('airline unreachable');
+          },
+          compensateRetry: { attempts: 3, backoff: '1h' },
+        });
+        await ctx.step('boom', () => {
+          throw new NonRetryableError('no seats');
+        });
+      }
+    }
+    app = await createTestApp([TerminateElsewhere], { store });
+    const other = (elsewhere.app = await createTestApp([TerminateElsewhere], { store }));
+    try {
+      const handle = await app.client.start(TerminateElsewhere, null);
+      await app.worker.drain();
+      await app.worker.drain(); // nothing waits an hour: the terminate is due now
+      const status = await handle.status();
+      expect(status.status).toBe('cancelled');
+      expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'give up' });
+      expect(undone).toEqual(['cancel flight']);
+    } finally {
+      await other.close();
+    }
+  });
+});
