@@ -504,3 +504,55 @@ describe('terminate from another process while a compensation fails', () => {
     }
   });
 });
+
+describe('a cancel or the run deadline while parallel steps run', () => {
+  for (const stop of ['cancel', 'deadline'] as const) {
+    it(`waits for the step still running beside one that stopped at the ${stop} (Promise.all), and compensates both`, async () => {
+      const undone: string[] = [];
+      const gates = { fast: deferred(), slow: deferred(), started: 0, bothStarted: deferred() };
+      @Workflow(`saga.parallel-${stop}`, { timeout: '1h' })
+      class ParallelStop {
+        async run(ctx: WorkflowContext) {
+          const step = (name: 'fast' | 'slow') =>
+            ctx.step(
+              name,
+              async () => {
+                if (++gates.started === 2) gates.bothStarted.resolve();
+                await gates[name].promise;
+                return name;
+              },
+              { compensate: (value) => void undone.push(`undo ${String(value)}`) },
+            );
+          await Promise.all([step('fast'), step('slow')]);
+          return 'done';
+        }
+      }
+      app = await createTestApp([ParallelStop]);
+      const handle = await app.client.start(ParallelStop, null);
+      const drained = app.worker.drain();
+      await gates.bothStarted.promise;
+      if (stop === 'cancel') await app.client.cancel(handle.id, 'changed my mind');
+      else app.clock.advance('1h');
+      // The fast step completes and stops at its checkpoint while the slow one still runs.
+      gates.fast.resolve();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      gates.slow.resolve();
+      await drained;
+      const status = await handle.status({ journal: true });
+      expect(status.status).toBe(stop === 'cancel' ? 'cancelled' : 'failed');
+      expect(status.error).toMatchObject({ name: stop === 'cancel' ? 'WorkflowCancelledError' : 'WorkflowTimeoutError' });
+      expect(status.journal!.filter((e) => e.kind === 'step').map((e) => [e.name, e.state, e.compensated])).toEqual([
+        ['fast', 'completed', true],
+        ['slow', 'completed', true],
+      ]);
+      expect(undone).toEqual(['undo slow', 'undo fast']);
+    });
+  }
+});
+
+/** A promise resolved from outside. */
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
