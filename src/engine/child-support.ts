@@ -47,7 +47,11 @@ export class ChildSupport {
   private results: Map<string, Promise<unknown>> | null = null;
   /** Child creations this execution asked the store for and that have not settled. */
   private creating: Set<Promise<void>> | null = null;
-  /** Whether this execution asked for a child: one may exist that the journal doesn't name yet. */
+  /**
+   * Whether this execution reached a child's start: a child may exist that the journal doesn't name
+   * yet, created by this execution or by an earlier one cut short (a crash, a lost lease, a store
+   * failure) between the child's creation and the write that journals it.
+   */
   attempted = false;
 
   constructor(
@@ -60,6 +64,9 @@ export class ChildSupport {
   async start<I, O>(name: string, workflow: WorkflowReference, input: I, options: WorkflowChildOptions = {}): Promise<WorkflowChildHandle<O>> {
     const { host } = this;
     checkOptions(options, CHILD_OPTIONS, `options of child "${name}"`);
+    // Set before anything can stop this execution (a cancel seen by enter(), replay-only mode): its
+    // end must then look for the child, which an execution cut short may have left unjournaled.
+    this.attempted = true;
     host.enter(name, 'child');
     const entry = host.entry(name);
     if (entry?.state === 'completed') return this.handle<O>(name, entry.childId!);
@@ -78,7 +85,6 @@ export class ChildSupport {
       await host.flush();
       host.checkpoint();
       const now = host.now();
-      this.attempted = true;
       const creation = host.observe.around('child', name, 1, () =>
         this.deps.createChild({
           id,

@@ -51,7 +51,9 @@ export interface SagaHost {
   stopReason(): WorkflowInterrupt['reason'] | null;
   now(): number;
   record(entry: WorkflowJournalEntry): void;
-  /** Runs `fn`, attempt `attempt` of the compensation of step `step`, as a side effect: what was recorded is written first. */
+  /** Writes what was recorded (before a side effect); throws the execution's interrupt when the write did not land. */
+  flush(): Promise<void>;
+  /** Runs `fn`, attempt `attempt` of the compensation of step `step`, as a side effect (after `flush()`). */
   sideEffect<T>(fn: () => Promise<T>, step: string, attempt: number): Promise<T>;
 }
 
@@ -78,6 +80,10 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
     if (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now) return { state: 'suspended', wakeAt: entry.wakeAt };
     const attempt = (entry?.attempts ?? 0) + 1;
     try {
+      await host.flush();
+      // A stop noticed while that write was under way (a terminate) starts no further compensation.
+      const stopped = host.stopReason();
+      if (stopped) return { state: 'interrupted', reason: stopped };
       // A copy: the entry is recorded again (compensated) and must keep the result as journaled.
       await host.sideEffect(async () => compensation.fn(plainCopy(step.value)), step.name, attempt);
     } catch (error) {

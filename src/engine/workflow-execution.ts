@@ -75,7 +75,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   private closed = false;
   /** `run()` settled, or the execution suspended or was interrupted: nothing new may start. */
   private ended = false;
-  /** `run()` failed while steps still ran: the end, held until they settle (see `runFailed()`). */
+  /** `run()` failed (or stopped at an interrupt) while steps still ran: the end, held until they settle (see `runFailed()`). */
   private failedRun: RunEnd | null = null;
 
   constructor(
@@ -129,7 +129,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
       }
       result.then(
         (value) => this.end({ kind: 'completed', value }),
-        (error: unknown) => (isWorkflowInterrupt(error) ? this.end({ kind: 'interrupted', reason: error.reason }) : this.runFailed(error)),
+        (error: unknown) => this.runFailed(isWorkflowInterrupt(error) ? { kind: 'interrupted', reason: error.reason } : { kind: 'failed', error }),
       );
     });
     const { fatal, journalLimitError, storeError, stop } = this;
@@ -169,8 +169,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   /** Whether a completed step has a compensation that has not run. */
   needsCompensation(): boolean { return this.journal.needsCompensation(this.compensations); }
 
-  /** Whether the instance may have children: one is journaled, or this execution asked for one. */
-  hasChildren(): boolean { return this.children.attempted || this.journal.hasChild(); }
+  /** Whether the instance may have children: one is journaled, this run reached a child's start, or (`run()` never ran: a terminate) an earlier execution may have created one and been cut short before journaling it. */
+  hasChildren(): boolean { return this.children.attempted || this.journal.hasChild() || (!this.ended && this.instance.runs > 1); }
 
   /** Waits for child creations in flight (an execution ended at once may have left one running). */
   childCreationsSettled(): Promise<void> { return this.children.settled(); }
@@ -202,8 +202,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
       stopReason: () => this.stop.compensationStop(),
       now: () => this.deps.clock.now(),
       record: (entry) => this.record(entry),
+      flush: () => this.flush(),
       sideEffect: async (fn, step, attempt) => {
-        await this.flush();
         this.active++;
         try {
           // Terminate (or a lost lease) doesn't wait for a compensation that runs: the instance ends
@@ -373,13 +373,13 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   }
 
   /**
-   * `run()` failed while other steps still run (a `Promise.all`): their side effects happen anyway, so
-   * the end waits for them to be journaled, and compensated with the others. Nothing new starts.
+   * `run()` failed, or a branch stopped at a cancel or the deadline, while other steps still run (a `Promise.all`): their side
+   * effects happen anyway, so the end waits for them to be journaled and compensated. Nothing new starts; a terminate waits for nothing.
    */
-  private runFailed(error: unknown): void {
-    if (this.active === 0) return this.end({ kind: 'failed', error });
+  private runFailed(end: RunEnd): void {
+    if (this.active === 0 || this.stop.atOnce) return this.end(end);
     this.ended = true;
-    this.failedRun = { kind: 'failed', error };
+    this.failedRun = end;
   }
 
   private end(end: RunEnd): void {

@@ -318,8 +318,9 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
   /**
    * What the write sets. On release: the waits, no lease, and `wakeAt` now when a signal the
    * execution never saw matches a new wait (`signalAbove`) or a cancel waits for an instance that
-   * goes (or stays) suspended to notice it, else the release's `wakeAt`; decided in the statement
-   * from the row's `cancel_requested` (and its status, when the write keeps it), so nothing needs
+   * goes (or stays) suspended to notice it (a terminate, one that goes or stays compensating), else
+   * the release's `wakeAt`; decided in the statement from the row's `cancel_requested` and
+   * `terminate_requested` (and its status, when the write keeps it), so nothing needs
    * reading first (see `wakeAt()`). `updated_at` when anything besides the journal changes.
    */
   private changes({ write, fields }: PendingWrite, signalAbove: boolean): Change[] {
@@ -351,14 +352,18 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
 
 /**
  * `wake_at` on release: `now` when a signal the execution never saw matches a new wait (`signalAt`),
- * else `now` when a cancel waits for an instance that goes (or stays) suspended to notice it, else
- * the release's `wakeAt`. With the write's own status known, the cancel's case is decided here; the
+ * else `now` when a cancel waits for an instance that goes (or stays) suspended to notice it, or a
+ * terminate for one that goes (or stays) compensating (a compensation's backoff must not hold it
+ * back), else the release's `wakeAt`. With the write's own status known, the cancel's case is decided here; the
  * row's status only when the write keeps it.
  */
 function wakeAt(status: WorkflowWrite['status'], signalAt: number | null, now: number, wakeAt: number | null): [sql: string, params: unknown[]] {
   if (signalAt !== null) return ['?', [signalAt]];
-  if (status === undefined) return ["CASE WHEN cancel_requested = 1 AND status = 'suspended' THEN ? ELSE ? END", [now, wakeAt]];
+  if (status === undefined) {
+    return ["CASE WHEN (cancel_requested = 1 AND status = 'suspended') OR (terminate_requested = 1 AND status = 'compensating') THEN ? ELSE ? END", [now, wakeAt]];
+  }
   if (status === 'suspended') return ['CASE WHEN cancel_requested = 1 THEN ? ELSE ? END', [now, wakeAt]];
+  if (status === 'compensating') return ['CASE WHEN terminate_requested = 1 THEN ? ELSE ? END', [now, wakeAt]];
   return ['?', [wakeAt]];
 }
 

@@ -253,7 +253,7 @@ function batchStatements(schemaName: string): (shape: BatchShape) => NamedStatem
     if (shape.release !== Use.None) {
       columns.push(['wake_at', `${p('wakeAt')}::bigint[]`]);
       const status = shape.status === Use.None ? 'i.status' : shape.status === Use.All ? 'r.status' : 'CASE WHEN r.set_status THEN r.status ELSE i.status END';
-      const wakeAt = `CASE WHEN i.cancel_requested AND ${status} = 'suspended' THEN r.now ELSE r.wake_at END`;
+      const wakeAt = `CASE WHEN (i.cancel_requested AND ${status} = 'suspended') OR (i.terminate_requested AND ${status} = 'compensating') THEN r.now ELSE r.wake_at END`;
       if (shape.release === Use.All) {
         sets.push(`wait_topics = '{}'::text[]`, 'lease_token = NULL', 'lease_until = NULL', `wake_at = ${wakeAt}`);
       } else {

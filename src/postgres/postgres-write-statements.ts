@@ -104,7 +104,7 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
         `wait_topics = ${p('waits')}::text[]`,
         'lease_token = NULL',
         'lease_until = NULL',
-        `wake_at = CASE WHEN (cancel_requested AND ${status} = 'suspended')${pending} THEN ${now} ELSE ${p('wakeAt')}::bigint END`,
+        `wake_at = CASE WHEN (cancel_requested AND ${status} = 'suspended') OR (terminate_requested AND ${status} = 'compensating')${pending} THEN ${now} ELSE ${p('wakeAt')}::bigint END`,
       );
       // Released due now (a hand-back, a signal already there): named, so a worker may claim it by key.
       notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notifyDue(p('channel'), 't.id')} END`;

@@ -306,9 +306,11 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       instance.leaseToken = null;
       instance.leaseUntil = null;
       // A signal stored after the execution's cursor was never seen by it: without waking now,
-      // the instance would sleep on a signal that already arrived.
+      // the instance would sleep on a signal that already arrived. Likewise a cancel (or a
+      // terminate of a compensating instance) accepted while the execution ran.
       const wakeNow =
         (instance.cancelRequested && instance.status === 'suspended') ||
+        (instance.terminateRequested && instance.status === 'compensating') ||
         waits.some((wait) => this.signalLog.hasAbove(wait.name, wait.key, release.signalCursor));
       instance.wakeAt = wakeNow ? write.now : release.wakeAt;
       changed = true;

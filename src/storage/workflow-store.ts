@@ -99,8 +99,9 @@ export interface WorkflowStore {
    * Either way makes the instance due now (unless it already is) and sets `updatedAt`; returns
    * whether it changed anything (`false`: unknown id, another status, or a repeated request).
    * One conditional update, so of two concurrent requests of one kind exactly one is accepted.
-   * Racing the lease holder's suspending `write()`, the instance ends up due whichever lands
-   * first (here, or in `write()`'s release rule), so a cancel is never lost.
+   * Racing the lease holder's suspending `write()` (a terminate: also one that leaves it
+   * `compensating`), the instance ends up due whichever lands first (here, or in `write()`'s
+   * release rule), so a request is never held back.
    */
   requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean>;
 
@@ -217,7 +218,8 @@ export interface WorkflowStore {
    * 5. With `release`: replace the waits with `release.waits`, clear `leaseToken` and `leaseUntil`
    *    (keep `leaseOwner`), and set `wakeAt` to `now` if a stored signal above
    *    `release.signalCursor` matches one of the new waits, or the instance has `cancelRequested`
-   *    and goes `suspended`; otherwise to `release.wakeAt`. This is what makes a signal sent
+   *    and goes `suspended`, or has `terminateRequested` and goes `compensating` (a compensation's
+   *    backoff); otherwise to `release.wakeAt`. This is what makes a signal sent
    *    during the execution (after its cursor) wake the instance it suspends. The cursor is the
    *    release's, not the instance's `signalCursor` from its creation: the execution saw the
    *    signals between the two, and waking on them would run it again for nothing, forever.

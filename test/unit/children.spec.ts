@@ -251,3 +251,53 @@ describe('children', () => {
     });
   });
 });
+
+describe('parentClose after an execution that created a child and stopped before recording it', () => {
+  /** A store whose write fails once right after a child is created: the parent's record of it is lost. */
+  class CrashAfterChild extends InMemoryWorkflowStore {
+    crash = false;
+    crashed = false;
+    override async create(instance: NewWorkflowInstance) {
+      const result = await super.create(instance);
+      if (instance.parentId && !this.crashed) this.crash = this.crashed = true;
+      return result;
+    }
+    override async write(id: string, token: string, write: WorkflowWrite) {
+      if (this.crash) {
+        this.crash = false;
+        throw new Error('connection lost');
+      }
+      return super.write(id, token, write);
+    }
+  }
+
+  @Workflow('children.slow-parent', { timeout: '1h' })
+  class SlowParent {
+    async run(ctx: WorkflowContext) {
+      return ctx.executeChild('child', Child, { n: 7, wait: true });
+    }
+  }
+
+  for (const [end, expected] of [
+    ['terminate', 'WorkflowTerminatedError'],
+    ['cancel', 'WorkflowCancelledError'],
+    ['timeout', 'WorkflowTimeoutError'],
+  ] as const) {
+    it(`cancels the child the journal never named when the parent ends by ${end}`, async () => {
+      app = await createTestApp([Calls, Child, SlowParent], { store: new CrashAfterChild() });
+      const handle = await app.client.start(SlowParent, null, { id: 'lost' });
+      await app.worker.drain({ limit: 1 });
+      expect((await app.client.getStatus('lost', { journal: true })).journal).toEqual([]);
+      expect((await app.client.getStatus('lost/child')).status).toBe('pending');
+      if (end === 'terminate') await app.client.terminate('lost', 'stop');
+      if (end === 'cancel') await app.client.cancel('lost', 'stop');
+      app.clock.advance(end === 'timeout' ? '1h' : '31s'); // the parent's lease lapses (and, for a timeout, its deadline passes)
+      await app.worker.drain();
+      await expect(handle.result({ timeout: 1000 })).rejects.toMatchObject({ name: expected });
+      const child = await app.client.getStatus('lost/child');
+      expect(child.status).toBe('cancelled');
+      expect(child.error?.name).toBe('WorkflowCancelledError');
+      expect(app.module.get(Calls).log).toEqual(['child 7', 'undo child 7']);
+    });
+  }
+});

@@ -7,6 +7,7 @@ import {
   WorkflowInvalidStateError,
   WorkflowSignal,
   type WorkflowContext,
+  type WorkflowWrite,
 } from '../../src/index.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
@@ -435,3 +436,123 @@ describe('terminate during a running compensation', () => {
     expect(undone).toEqual([]);
   });
 });
+
+describe('terminate between two compensations', () => {
+  it('runs no further compensation once a terminate was noticed while the previous one was being recorded', async () => {
+    const undone: string[] = [];
+    /** Terminates the instance while the write that records the hotel's undo is under way. */
+    class TerminateDuringWrite extends InMemoryWorkflowStore {
+      override async write(id: string, token: string, write: WorkflowWrite) {
+        if (write.entries.some((e) => e.name === '$compensate:hotel' && e.state === 'completed')) await app.client.terminate(id, 'stop undoing');
+        return super.write(id, token, write);
+      }
+    }
+    @Workflow('saga.terminate-between')
+    class TerminateBetween {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('flight', () => 'F', { compensate: () => void undone.push('cancel flight') });
+        await ctx.step('hotel', () => 'H', { compensate: () => void undone.push('cancel hotel') });
+        await ctx.step('boom', () => {
+          throw new NonRetryableError('no seats');
+        });
+      }
+    }
+    app = await createTestApp([TerminateBetween], { store: new TerminateDuringWrite() });
+    const handle = await app.client.start(TerminateBetween, null);
+    await app.worker.drain();
+    const status = await handle.status();
+    expect(status.status).toBe('cancelled');
+    expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'stop undoing' });
+    expect(undone).toEqual(['cancel hotel']);
+  });
+});
+
+describe('terminate from another process while a compensation fails', () => {
+  it('ends the instance at once instead of after the compensation’s backoff', async () => {
+    const undone: string[] = [];
+    const store = new InMemoryWorkflowStore();
+    const elsewhere: { app?: TestApp } = {};
+    @Workflow('saga.terminate-elsewhere')
+    class TerminateElsewhere {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('flight', () => 'F', {
+          compensate: async () => {
+            undone.push('cancel flight');
+            // Another process terminates the instance while this attempt runs here; the attempt then fails.
+            await elsewhere.app!.client.terminate(ctx.id, 'give up');
+            throw new Error('airline unreachable');
+          },
+          compensateRetry: { attempts: 3, backoff: '1h' },
+        });
+        await ctx.step('boom', () => {
+          throw new NonRetryableError('no seats');
+        });
+      }
+    }
+    app = await createTestApp([TerminateElsewhere], { store });
+    const other = (elsewhere.app = await createTestApp([TerminateElsewhere], { store }));
+    try {
+      const handle = await app.client.start(TerminateElsewhere, null);
+      await app.worker.drain();
+      await app.worker.drain(); // nothing waits an hour: the terminate is due now
+      const status = await handle.status();
+      expect(status.status).toBe('cancelled');
+      expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'give up' });
+      expect(undone).toEqual(['cancel flight']);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('a cancel or the run deadline while parallel steps run', () => {
+  for (const stop of ['cancel', 'deadline'] as const) {
+    it(`waits for the step still running beside one that stopped at the ${stop} (Promise.all), and compensates both`, async () => {
+      const undone: string[] = [];
+      const gates = { fast: deferred(), slow: deferred(), started: 0, bothStarted: deferred() };
+      @Workflow(`saga.parallel-${stop}`, { timeout: '1h' })
+      class ParallelStop {
+        async run(ctx: WorkflowContext) {
+          const step = (name: 'fast' | 'slow') =>
+            ctx.step(
+              name,
+              async () => {
+                if (++gates.started === 2) gates.bothStarted.resolve();
+                await gates[name].promise;
+                return name;
+              },
+              { compensate: (value) => void undone.push(`undo ${String(value)}`) },
+            );
+          await Promise.all([step('fast'), step('slow')]);
+          return 'done';
+        }
+      }
+      app = await createTestApp([ParallelStop]);
+      const handle = await app.client.start(ParallelStop, null);
+      const drained = app.worker.drain();
+      await gates.bothStarted.promise;
+      if (stop === 'cancel') await app.client.cancel(handle.id, 'changed my mind');
+      else app.clock.advance('1h');
+      // The fast step completes and stops at its checkpoint while the slow one still runs.
+      gates.fast.resolve();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      gates.slow.resolve();
+      await drained;
+      const status = await handle.status({ journal: true });
+      expect(status.status).toBe(stop === 'cancel' ? 'cancelled' : 'failed');
+      expect(status.error).toMatchObject({ name: stop === 'cancel' ? 'WorkflowCancelledError' : 'WorkflowTimeoutError' });
+      expect(status.journal!.filter((e) => e.kind === 'step').map((e) => [e.name, e.state, e.compensated])).toEqual([
+        ['fast', 'completed', true],
+        ['slow', 'completed', true],
+      ]);
+      expect(undone).toEqual(['undo slow', 'undo fast']);
+    });
+  }
+});
+
+/** A promise resolved from outside. */
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

@@ -267,6 +267,34 @@ export function writeContract(suite: ContractSuite): void {
       expect((await details(suite.store, s.id('b'))).wakeAt).toBeNull();
     });
 
+    it('write: release wakes now when the instance has terminateRequested and goes (or stays) compensating, not for a cancel', async () => {
+      const s = testScope();
+      // Sent one by one, then together (a store may batch concurrent writes into one statement).
+      for (const together of [false, true]) {
+        const id = (name: string) => s.id(`${name}-${String(together)}`);
+        const workflow = (name: string) => `${s.workflow}-${name}-${String(together)}`;
+        const goes = await lease(suite.store, newInstance(id('goes'), workflow('goes')));
+        const stays = await lease(suite.store, newInstance(id('stays'), workflow('stays')));
+        const cancelled = await lease(suite.store, newInstance(id('cancelled'), workflow('cancelled')));
+        expect(await suite.store.write(id('stays'), stays.token, { now: T + 1, entries: [], status: 'compensating' })).toBe(true);
+        await suite.store.requestCancel(id('goes'), { reason: null, now: T + 2, terminate: true });
+        await suite.store.requestCancel(id('stays'), { reason: null, now: T + 2, terminate: true });
+        await suite.store.requestCancel(id('cancelled'), { reason: null, now: T + 2, terminate: false });
+        const release = (cursor: number) => ({ wakeAt: T + 60_000, waits: [], signalCursor: cursor });
+        const writes = [
+          () => suite.store.write(id('goes'), goes.token, { now: T + 60, entries: [], status: 'compensating', release: release(goes.cursor) }),
+          () => suite.store.write(id('stays'), stays.token, { now: T + 60, entries: [], release: release(stays.cursor) }),
+          () => suite.store.write(id('cancelled'), cancelled.token, { now: T + 60, entries: [], status: 'compensating', release: release(cancelled.cursor) }),
+        ];
+        const wrote = together ? await Promise.all(writes.map((write) => write())) : [await writes[0]!(), await writes[1]!(), await writes[2]!()];
+        expect(wrote).toEqual([true, true, true]);
+        expect(await details(suite.store, id('goes'))).toMatchObject({ status: 'compensating', wakeAt: T + 60 });
+        expect(await details(suite.store, id('stays'))).toMatchObject({ status: 'compensating', wakeAt: T + 60 });
+        // A cancel doesn't stop compensations (they are what it asks for): their backoff stands.
+        expect(await details(suite.store, id('cancelled'))).toMatchObject({ status: 'compensating', wakeAt: T + 60_000 });
+      }
+    });
+
     it('write: a signal in the write is stored as signal() stores it: waking waiters and deduplicated', async () => {
       const s = testScope();
       const name = s.signal('child-ended');
