@@ -345,11 +345,9 @@ ORDER BY updated_at, id LIMIT ?`,
    * pool), and `tx.write()` is `write()` in that transaction, fenced by the lease under the
    * instance row's lock, which it holds until the commit. With a timeout, the server also bounds
    * the statements (a second past it; see `MySqlStatementTimeout` for what MySQL and MariaDB each
-   * bound). Once the server rolled the transaction back under the callback (a deadlock it caught
-   * and went on), nothing more of it commits: `fromMysql2()` refuses its statements (see
-   * `ServerRollbackWatch`), and with the `transactions` option's ORM, whose statements the store
-   * doesn't see, the write of the step's result refuses to write outside the transaction (see
-   * `MySqlWrites.writeIn()`).
+   * bound). A transaction the server rolled back under the callback commits nothing more:
+   * `fromMysql2()` refuses its statements (`ServerRollbackWatch`), and with the `transactions`
+   * option's ORM the step's result is not written outside it (`MySqlWrites.writeIn()`).
    */
   transaction<T>(id: string, token: string, body: (tx: Store.WorkflowStoreTransaction) => Promise<T>, options?: WorkflowStoreTransactionOptions): Promise<T> {
     return (this.transactions ?? this.executor).transaction((tx) =>
