@@ -27,6 +27,7 @@ export async function retryReopen(
     // then is what the parent must see (the child's reopen retracted the old one).
     for (const e of journal) if (await childMovedOn(e, readChild)) entries.push(resetWait(e, now));
   } else if (current.status === 'compensation_failed') {
+    // The store keeps a cancel's flag on this reopen: the engine then ends the instance cancelled.
     status = 'compensating';
     entries = journal.filter((e) => e.kind === 'compensation' && e.state === 'failed').map((e) => reset(e, now));
     const { compensation: _compensation, ...reason } = current.error ?? { name: 'Error', message: 'Unknown failure.' };

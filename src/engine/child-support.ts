@@ -1,6 +1,8 @@
 import { WorkflowChildFailedError } from '../errors/workflow-child-failed.error.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
-import type { WorkflowParentClose, WorkflowStatus } from '../storage/workflow-instance.js';
+import { UNFINISHED_STATUSES, type WorkflowParentClose, type WorkflowStatus } from '../storage/workflow-instance.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowClock } from '../time/workflow-clock.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 import { checkOptions } from '../options/known-keys.js';
 import { parsePositiveDuration } from '../time/duration.js';
@@ -148,5 +150,30 @@ export class ChildSupport {
         return result as Promise<O>;
       },
     };
+  }
+}
+
+const CHILDREN_PAGE = 500;
+
+/**
+ * Applies `parentClose` to the unfinished children of `parentId` (cancel or terminate them, `reason`
+ * saying why), telling `accepted` of each request the store took. At least once: a repeated request
+ * changes nothing, so a crash in between closes them again on the parent's next execution.
+ */
+export async function closeChildren(
+  { storage, clock }: { storage: WorkflowStorage; clock: WorkflowClock },
+  parentId: string,
+  reason: string,
+  accepted: (id: string, terminate: boolean) => void,
+): Promise<void> {
+  for (let offset = 0; ; offset += CHILDREN_PAGE) {
+    const children = await storage.list({ parentId, limit: CHILDREN_PAGE, offset });
+    for (const child of children) {
+      if (!UNFINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon') continue;
+      const terminate = child.parentClose === 'terminate';
+      const text = `${terminate ? 'Terminated' : 'Cancelled'}: ${reason}.`;
+      if (await storage.requestCancel(child.id, { reason: text, now: clock.now(), terminate })) accepted(child.id, terminate);
+    }
+    if (children.length < CHILDREN_PAGE) return;
   }
 }

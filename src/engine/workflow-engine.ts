@@ -5,12 +5,11 @@ import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
-import { UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { NewWorkflowInstance, WorkflowConcurrencyLimit, WorkflowRateLimitRule, WorkflowWrite } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
-import { CHILD_ENDED_SIGNAL, type ChildEnded, type ResolvedChildWorkflow } from './child-support.js';
+import { CHILD_ENDED_SIGNAL, closeChildren, type ChildEnded, type ResolvedChildWorkflow } from './child-support.js';
 import type { JournalLimits } from './journal-limits.js';
 import { sameJson, toJsonValue } from './json-value.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -20,7 +19,7 @@ import { abandonClaimed, leaseMargin, type ClaimedInstance } from './claimed-ins
 import { looksLikeStoreError, reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
 import { LocalExecutions } from './local-executions.js';
-import { cancelled, terminated, timedOutError } from './end-errors.js';
+import { cancelled, endOfCompensations, terminated, timedOutError, UNKNOWN_FAILURE } from './end-errors.js';
 import { NO_OBSERVER, type ExecutionObserver, type WorkflowObserver } from './workflow-observer.js';
 
 /** A workflow version this process can run. */
@@ -194,9 +193,9 @@ export class WorkflowEngine {
       return;
     }
     if (outcome.fatal) return this.finish(exec, 'failed', { error: serializeError(outcome.fatal) });
-    if (instance.status === 'compensating') return this.compensate(exec, instance.error ?? { name: 'Error', message: 'Unknown failure.' }, true);
+    if (instance.status === 'compensating') return this.compensate(exec, instance.error ?? UNKNOWN_FAILURE, true, endOfCompensations(instance));
     if (outcome.terminateRequested) return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
-    if (outcome.cancelRequested) return this.compensate(exec, cancelled(await this.cancelReason(exec)), false);
+    if (outcome.cancelRequested) return this.compensate(exec, cancelled(await this.cancelReason(exec)), false, 'cancelled');
     if (timedOut || reason === 'timeout') return this.compensate(exec, timedOutError(instance), false);
     if (reason === 'journal-limit' && outcome.journalLimitError) return this.compensate(exec, serializeError(outcome.journalLimitError), false);
     switch (run.kind) {
@@ -243,10 +242,19 @@ export class WorkflowEngine {
     else await this.writeRefused(exec);
   }
 
-  private async compensate(exec: WorkflowExecution, reason: SerializedWorkflowError, alreadyCompensating: boolean): Promise<void> {
+  /**
+   * Runs the compensations for `reason`, then ends the instance `ends`: `cancelled` only for its own
+   * cancel, as the caller knows it (never from `reason`'s name, which a workflow's own error may share).
+   */
+  private async compensate(
+    exec: WorkflowExecution,
+    reason: SerializedWorkflowError,
+    alreadyCompensating: boolean,
+    ends: 'cancelled' | 'failed' = 'failed',
+  ): Promise<void> {
     const { instance } = exec;
     if (!alreadyCompensating && !exec.needsCompensation()) {
-      return this.finish(exec, reason.name === 'WorkflowCancelledError' ? 'cancelled' : 'failed', { error: reason });
+      return this.finish(exec, ends, { error: reason });
     }
     if (!alreadyCompensating) {
       if (!(await exec.write({ status: 'compensating', error: reason }))) return this.writeRefused(exec);
@@ -257,7 +265,7 @@ export class WorkflowEngine {
     const result = await exec.compensate();
     switch (result.state) {
       case 'done':
-        return this.finish(exec, reason.name === 'WorkflowCancelledError' ? 'cancelled' : 'failed', { error: reason });
+        return this.finish(exec, ends, { error: reason });
       case 'failed':
         return this.finish(exec, 'compensation_failed', { error: { ...reason, compensation: result.error } });
       case 'suspended': {
@@ -308,17 +316,7 @@ export class WorkflowEngine {
     // A child whose creation is still under way (terminate doesn't wait for it) must be listed too.
     await exec.childCreationsSettled();
     if (!exec.hasChildren()) return;
-    const { storage, clock } = this.options;
-    for (let offset = 0; ; offset += CHILDREN_PAGE) {
-      const children = await storage.list({ parentId: exec.instance.id, limit: CHILDREN_PAGE, offset });
-      for (const child of children) {
-        if (!UNFINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon') continue;
-        const terminate = child.parentClose === 'terminate';
-        const text = `${terminate ? 'Terminated' : 'Cancelled'}: ${reason}.`;
-        if (await storage.requestCancel(child.id, { reason: text, now: clock.now(), terminate })) this.noticeCancel(child.id, terminate);
-      }
-      if (children.length < CHILDREN_PAGE) return;
-    }
+    await closeChildren(this.options, exec.instance.id, reason, (id, terminate) => this.noticeCancel(id, terminate));
   }
 
   private async cancelReason(exec: WorkflowExecution): Promise<string | null> {
@@ -396,5 +394,3 @@ export class WorkflowEngine {
     this.options.emit(Object.assign({}, body, where) as never);
   }
 }
-
-const CHILDREN_PAGE = 500;

@@ -17,7 +17,7 @@ import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
-import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, REOPEN_CANCEL_FLAGS, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
@@ -216,9 +216,9 @@ WHERE id = ? AND ${condition}`,
         if (rows.length === 0) return false;
         const deadline = reopen.deadline !== undefined ? ', deadline = ?' : '';
         await tx.query(
-          `UPDATE ${instances} SET status = ?, error = ?${deadline}, cancel_requested = 0, terminate_requested = 0,
-  cancel_reason = NULL, lease_token = NULL, lease_until = NULL, wake_at = ?, updated_at = ? WHERE id = ?`,
-          [reopen.status, error, ...(deadline ? [reopen.deadline] : []), reopen.now, reopen.now, id],
+          `UPDATE ${instances} SET status = ?, error = ?${deadline}, ${REOPEN_CANCEL_FLAGS},
+  lease_token = NULL, lease_until = NULL, wake_at = ?, updated_at = ? WHERE id = ?`,
+          [reopen.status, error, ...(deadline ? [reopen.deadline] : []), reopen.status, reopen.status, reopen.now, reopen.now, id],
         );
         await upsertJournal(tx, journal, entries);
         const retract = reopen.retractSignal;

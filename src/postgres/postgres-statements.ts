@@ -165,7 +165,9 @@ FROM ${s}.instances i WHERE i.id = $1`,
     reopen: `WITH target AS (
   UPDATE ${s}.instances SET status = $4, error = $5, deadline = CASE WHEN $6 THEN $7::bigint ELSE deadline END,
     notify_end = CASE WHEN status IN ${FINISHED} THEN false ELSE notify_end END,
-    cancel_requested = false, terminate_requested = false, cancel_reason = NULL, lease_token = NULL, lease_until = NULL,
+    cancel_requested = (cancel_requested AND NOT terminate_requested AND $4 = 'compensating'), terminate_requested = false,
+    cancel_reason = CASE WHEN cancel_requested AND NOT terminate_requested AND $4 = 'compensating' THEN cancel_reason END,
+    lease_token = NULL, lease_until = NULL,
     wake_at = $8, updated_at = $8, journal_seq = journal_seq + $10
   WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $8)
   RETURNING id, journal_seq

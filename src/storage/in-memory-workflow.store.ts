@@ -149,9 +149,12 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     instance.status = reopen.status;
     instance.error = error;
     if (reopen.deadline !== undefined) instance.deadline = reopen.deadline;
-    instance.cancelRequested = false;
+    // A cancel's compensations retried stay a cancel's (the engine then ends the instance cancelled).
+    if (reopen.status !== 'compensating' || instance.terminateRequested) {
+      instance.cancelRequested = false;
+      instance.cancelReason = null;
+    }
     instance.terminateRequested = false;
-    instance.cancelReason = null;
     // A lapsed token must not write again: the reopened run belongs to whoever claims it next.
     instance.leaseToken = null;
     instance.leaseUntil = null;

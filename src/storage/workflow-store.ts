@@ -109,13 +109,17 @@ export interface WorkflowStore {
    * An operator's retry (`WorkflowClient.retry()`), as one conditional write: only while the
    * instance holds no live lease and its `status` and `runs` are still `expect`'s (nothing moved it
    * since the engine read it), upserts `entries` as `write()` does, sets `status`, `error`,
-   * `deadline` (when given), clears the cancel flags and any lapsed lease token, makes it due now
-   * and sets `updatedAt`, and deletes the `retractSignal` (when given and stored); returns `true`.
-   * Otherwise changes nothing and returns `false`. Locks the row, so of two concurrent retries
-   * exactly one lands (the other sees `runs` or `status` moved). The signal goes in the same
-   * transaction: retracted apart from the reopen, a child's old end could reach its parent after
-   * the child ran again, or its new end could be deduplicated against the old one and lost. Its
-   * id is not given out again (ids only grow), so retracting the newest signal is safe.
+   * `deadline` (when given), clears the cancel flags (see below) and any lapsed lease token, makes
+   * it due now and sets `updatedAt`, and deletes the `retractSignal` (when given and stored);
+   * returns `true`. Otherwise changes nothing and returns `false`. Locks the row, so of two
+   * concurrent retries exactly one lands (the other sees `runs` or `status` moved). The signal goes
+   * in the same transaction: retracted apart from the reopen, a child's old end could reach its
+   * parent after the child ran again, or its new end could be deduplicated against the old one and
+   * lost. Its id is not given out again (ids only grow), so retracting the newest signal is safe.
+   * Reopened to `compensating`, it keeps `cancelRequested` and `cancelReason` when a cancel (not a
+   * terminate) was requested: the retried compensations are still the cancel's, and the engine
+   * reads the flag to end the instance `cancelled`, not `failed` (the error's name can't tell: a
+   * workflow may throw a `WorkflowCancelledError` of its own).
    */
   reopen(id: string, reopen: WorkflowReopen): Promise<boolean>;
 

@@ -45,6 +45,38 @@ export function reopenContract(suite: ContractSuite): void {
       expect(claim.instances.map((i) => [i.id, i.status, i.runs])).toEqual([[s.id('a'), 'compensating', 2]]);
     });
 
+    it('reopen: to compensating keeps a cancel (not a terminate) and its reason; to pending clears it', async () => {
+      const s = testScope();
+      const ends = [
+        ['a', 'compensation_failed', 'compensating'],
+        ['b', 'cancelled', 'pending'],
+      ] as const;
+      for (const [name, status, reopened] of ends) {
+        const id = s.id(name);
+        const { token, cursor } = await lease(suite.store, newInstance(id, `${s.workflow}-${name}`));
+        await suite.store.requestCancel(id, { reason: 'changed my mind', now: T + 1, terminate: false });
+        const error = { name: 'WorkflowCancelledError', message: 'changed my mind' };
+        const release = { wakeAt: null, waits: [], signalCursor: cursor };
+        await suite.store.write(id, token, { now: T + 2, entries: [journalEntry('step-1')], status, error, release });
+        const accepted = await suite.store.reopen(id, { expect: { status, runs: 1 }, status: reopened, error, entries: [], now: T + 5 });
+        expect(accepted).toBe(true);
+      }
+      expect(await details(suite.store, s.id('a'))).toMatchObject({
+        status: 'compensating',
+        cancelRequested: true,
+        terminateRequested: false,
+        cancelReason: 'changed my mind',
+        wakeAt: T + 5,
+      });
+      expect(await details(suite.store, s.id('b'))).toMatchObject({
+        status: 'pending',
+        cancelRequested: false,
+        terminateRequested: false,
+        cancelReason: null,
+        wakeAt: T + 5,
+      });
+    });
+
     it('reopen: sets deadline when given (null included) and keeps it when undefined', async () => {
       const s = testScope();
       await ended(s.id('a'), `${s.workflow}-a`);
