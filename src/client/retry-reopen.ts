@@ -1,3 +1,4 @@
+import { UNKNOWN_FAILURE } from '../engine/end-errors.js';
 import { CHILD_ENDED_SIGNAL, type ChildEnded } from '../engine/child-support.js';
 import { sameJson } from '../engine/json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
@@ -30,7 +31,7 @@ export async function retryReopen(
     // The store keeps a cancel's flag on this reopen: the engine then ends the instance cancelled.
     status = 'compensating';
     entries = journal.filter((e) => e.kind === 'compensation' && e.state === 'failed').map((e) => reset(e, now));
-    const { compensation: _compensation, ...reason } = current.error ?? { name: 'Error', message: 'Unknown failure.' };
+    const { compensation: _compensation, ...reason } = current.error ?? UNKNOWN_FAILURE;
     error = reason as typeof current.error;
   } else {
     throw new WorkflowInvalidStateError(
