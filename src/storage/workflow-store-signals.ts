@@ -1,5 +1,7 @@
 // What `WorkflowStore.signal()` and `signals()` take and return.
 
+/** The engine signal a child's final write sends its parent: key and `dedupeId` the child's id, payload the child's end. */
+export const CHILD_ENDED_SIGNAL = '$child-ended';
 
 export interface NewWorkflowSignal {
   name: string;
