@@ -10,8 +10,7 @@ import { toJsonValue } from './json-value.js';
 import type { WorkflowChildHandle, WorkflowChildOptions, WorkflowReference } from './workflow-context.js';
 import type { ExecutionHost } from './execution-host.js';
 
-/** The engine signal a child's final write sends its parent (key: the child's id). */
-export const CHILD_ENDED_SIGNAL = '$child-ended';
+export { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 
 /** The payload of `CHILD_ENDED_SIGNAL`. */
 export interface ChildEnded {

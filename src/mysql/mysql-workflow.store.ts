@@ -14,10 +14,11 @@ import { MySqlLocks } from './mysql-locks.js';
 import { MYSQL_MIGRATIONS, mysqlMigrationDialect, mysqlMigrationSql } from './mysql-migrations.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
+import { MySqlPurge } from './mysql-purge.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
-import { FINISHED, INSTANCE_COLUMNS, mysqlTables, placeholders, REOPEN_CANCEL_FLAGS, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { INSTANCE_COLUMNS, mysqlTables, placeholders, REOPEN_CANCEL_FLAGS, UNFINISHED, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
@@ -26,7 +27,7 @@ import { checkDelayRange } from '../sql/delay-range.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
-import { finishedOnly, SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
+import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
 import { distinctEntries } from '../sql/store-input.js';
 import { initSchema } from '../sql/store-schema.js';
 import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
@@ -83,7 +84,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly wakePoll: WakePollInterval | undefined;
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
-  private readonly locks: MySqlLocks;
+  private readonly purges: MySqlPurge;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
@@ -102,8 +103,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     }
     this.transactions = options.transactions ? transactionsFor(options.transactions, MYSQL_TRANSACTIONS) : null;
     this.tables = mysqlTables(this.schema);
-    const locks = (this.locks = new MySqlLocks(this.tables.locks));
+    const locks = new MySqlLocks(this.tables.locks);
     this.signalsOf = new MySqlSignals(this.tables, locks);
+    this.purges = new MySqlPurge(this.tables, this.signalsOf, locks);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);
     this.writes = new MySqlWrites(this.executor, this.tables, locks, this.signalsOf);
@@ -273,46 +275,8 @@ WHERE id = ? AND ${condition}`,
     return this.signalsOf.read(this.executor, query);
   }
 
-  async purge(query: Store.WorkflowPurgeQuery): Promise<Store.WorkflowPurgeResult> {
-    const { instances, signals, rateWindows } = this.tables;
-    const statuses = finishedOnly(query.statuses);
-    const purged =
-      statuses.length === 0
-        ? 0
-        : (
-            await retryOnLockContention(() =>
-              this.executor.query(
-                `DELETE FROM ${instances} WHERE status IN ${FINISHED} AND status IN (${placeholders(statuses.length)}) AND updated_at < ?
-ORDER BY updated_at, id LIMIT ?`,
-                [...statuses, query.before, query.limit],
-              ),
-            )
-          ).rowCount;
-    // Never the newest signal, so the last id never goes back.
-    const newest = await this.signalsOf.lastId(this.executor);
-    const signalCount = (
-      await retryOnLockContention(() =>
-        this.executor.query(`DELETE FROM ${signals} WHERE created_at < ? AND id < ? ORDER BY id LIMIT ?`, [query.before, newest, query.limit]),
-      )
-    ).rowCount;
-    const rateLimits = await retryOnLockContention(() =>
-      this.executor.transaction(async (tx) => {
-        const { rows } = await tx.query(
-          `SELECT workflow, has_key, \`key\` FROM ${rateWindows} WHERE window_end < ? ORDER BY window_end LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [query.before, query.limit],
-        );
-        if (rows.length === 0) return 0;
-        const { rowCount } = await tx.query(
-          `DELETE FROM ${rateWindows} WHERE (workflow, has_key, \`key\`) IN (${rows.map(() => '(?, ?, ?)').join(', ')}) AND window_end < ?`,
-          [...rows.flatMap((row) => [row.workflow, row.has_key, row.key]), query.before],
-        );
-        return rowCount;
-      }),
-    );
-    // Lock rows no transaction holds, up to `limit` a call (see MySqlLocks.purge): one per signal
-    // topic ever used would otherwise stay forever. Housekeeping, not reported.
-    await retryOnLockContention(() => this.locks.purge(this.executor, query.limit));
-    return { instances: purged, signals: signalCount, rateLimits };
+  purge(query: Store.WorkflowPurgeQuery): Promise<Store.WorkflowPurgeResult> {
+    return this.purges.purge(this.executor, query);
   }
 
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {

@@ -1,4 +1,5 @@
 import { quoteIdentifier } from '../sql/schema-name.js';
+import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 
 export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
 export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
@@ -212,17 +213,30 @@ RETURNING true AS requested, CASE WHEN lease_token IS NULL AND wake_at <= $2 THE
     /** $1 topic, $2 after id, $3 up to id: waits for a signal of the topic still being sent. */
     signals: `SELECT id, name, key, payload, created_at FROM ${s}.read_signals($1, $2, $3)`,
 
-    /** $1 statuses (finished ones), $2 before, $3 limit. Status and updated_at are re-checked on the deleted rows. */
+    /**
+     * $1 statuses (finished ones), $2 before, $3 limit. Status and updated_at are re-checked on the
+     * deleted rows. A child whose parent is unfinished stays (its end's signal is found through
+     * it; replayed, a parent that didn't journal it would create it again). The parent's status
+     * is a scalar subquery: a primary-key probe per candidate child under the walk of
+     * instances_finished, which the planner can't turn into a hash of every unfinished instance.
+     */
     purgeInstances: `DELETE FROM ${s}.instances WHERE id IN (
-  SELECT id FROM ${s}.instances
-  WHERE status IN ${FINISHED} AND status = ANY($1::text[]) AND updated_at < $2
-  ORDER BY updated_at, id LIMIT $3
+  SELECT i.id FROM ${s}.instances i
+  WHERE i.status IN ${FINISHED} AND i.status = ANY($1::text[]) AND i.updated_at < $2
+    AND (i.parent_id IS NULL OR NOT COALESCE((SELECT p.status IN ${UNFINISHED} FROM ${s}.instances p WHERE p.id = i.parent_id), false))
+  ORDER BY i.updated_at, i.id LIMIT $3
 ) AND status IN ${FINISHED} AND status = ANY($1::text[]) AND updated_at < $2`,
 
-    /** $1 before, $2 limit. Never the newest signal, so the last id never goes back. */
+    /**
+     * $1 before, $2 limit. Never the newest signal, so the last id never goes back, nor a child's
+     * end while the child's parent is unfinished: two primary-key probes (child, parent) per such
+     * candidate, as a scalar subquery (an EXISTS is planned as a hash of every child, per batch).
+     */
     purgeSignals: `DELETE FROM ${s}.signals WHERE id IN (
-  SELECT id FROM ${s}.signals WHERE created_at < $1 AND id < (SELECT max(id) FROM ${s}.signals)
-  ORDER BY id LIMIT $2
+  SELECT g.id FROM ${s}.signals g WHERE g.created_at < $1 AND g.id < (SELECT max(id) FROM ${s}.signals)
+    AND (g.name <> '${CHILD_ENDED_SIGNAL}' OR NOT COALESCE((SELECT p.status IN ${UNFINISHED}
+      FROM ${s}.instances c JOIN ${s}.instances p ON p.id = c.parent_id WHERE c.id = g.key), false))
+  ORDER BY g.id LIMIT $2
 )`,
 
     /** $1 before, $2 limit. Ended windows, passing over those a claim holds; window_end re-checked. */

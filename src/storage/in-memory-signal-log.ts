@@ -84,16 +84,16 @@ export class InMemorySignalLog {
   }
 
   /**
-   * Removes up to `limit` signals with `createdAt < before`, lowest id first, never the newest;
-   * returns how many. A removed signal's `dedupeId` no longer deduplicates.
+   * Removes up to `limit` signals with `createdAt < before`, lowest id first, never the newest nor
+   * one `keep` holds; returns how many. A removed signal's `dedupeId` no longer deduplicates.
    */
-  purge(before: number, limit: number): number {
+  purge(before: number, limit: number, keep: (record: WorkflowSignalRecord) => boolean): number {
     const newest = this.log.at(-1)?.record.id;
     const doomed = new Set<number>();
     const touched = new Set<string>();
     for (const { record, dedupeKey } of this.log) {
       if (doomed.size >= limit) break;
-      if (record.createdAt >= before || record.id === newest) continue;
+      if (record.createdAt >= before || record.id === newest || keep(record)) continue;
       doomed.add(record.id);
       touched.add(topicKey(record.name, record.key));
       if (dedupeKey !== null) this.dedupe.delete(dedupeKey);

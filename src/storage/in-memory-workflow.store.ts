@@ -5,6 +5,7 @@ import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
 import { storedEntryTexts, storedSignal, toStoredJson } from './stored-json.js';
+import { CHILD_ENDED_SIGNAL } from './workflow-store-signals.js';
 import {
   FINISHED_STATUSES,
   UNFINISHED_STATUSES,
@@ -190,10 +191,12 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const { before, limit } = query;
     const statuses = new Set(query.statuses);
 
-    // Unfinished instances stay whatever `statuses` says: a reopened one is running again.
+    // Unfinished instances stay whatever `statuses` says: a reopened one is running again. So does
+    // a child whose parent is unfinished: its end's signal is found through it (see below), and a
+    // parent cut short before journaling it would, on replay, create it and run it again.
     const instances = [...this.instances.values()]
       .map((stored) => stored.instance)
-      .filter((i) => FINISHED.has(i.status) && statuses.has(i.status) && i.updatedAt < before)
+      .filter((i) => FINISHED.has(i.status) && statuses.has(i.status) && i.updatedAt < before && !this.parentUnfinished(i.id))
       .sort((a, b) => a.updatedAt - b.updatedAt || compareIds(a.id, b.id))
       .slice(0, limit);
     for (const instance of instances) {
@@ -201,8 +204,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       this.claimable.remove(instance);
     }
 
-    // The newest signal stays so the last id never goes back (a new instance's cursor relies on it).
-    const signals = this.signalLog.purge(before, limit);
+    // The newest signal stays so the last id never goes back (a new instance's cursor relies on it),
+    // and a child's end stays while its parent is unfinished: the parent may not have taken it yet.
+    const signals = this.signalLog.purge(before, limit, (s) => s.name === CHILD_ENDED_SIGNAL && this.parentUnfinished(s.key));
 
     const windows = [...this.windows.entries()]
       .filter(([, window]) => window.windowEnd < before)
@@ -211,6 +215,13 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     for (const [key] of windows) this.windows.delete(key);
 
     return { instances: instances.length, signals, rateLimits: windows.length };
+  }
+
+  /** Whether the instance `id` is a child whose parent exists unfinished. */
+  private parentUnfinished(id: string | null): boolean {
+    const parentId = id === null ? null : this.instances.get(id)?.instance.parentId;
+    const parent = parentId ? this.instances.get(parentId)?.instance : undefined;
+    return parent !== undefined && !FINISHED.has(parent.status);
   }
 
   async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {

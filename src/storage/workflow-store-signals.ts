@@ -1,5 +1,10 @@
 // What `WorkflowStore.signal()` and `signals()` take and return.
 
+/**
+ * The engine signal a child's final write sends its parent: key and `dedupeId` the child's id,
+ * payload the child's end. `purge()` keeps one while the child's parent is unfinished (see there).
+ */
+export const CHILD_ENDED_SIGNAL = '$child-ended';
 
 export interface NewWorkflowSignal {
   name: string;

@@ -161,12 +161,17 @@ export interface WorkflowStore {
   signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]>;
 
   /**
-   * Housekeeping, each part one statement and none atomic with another:
+   * Housekeeping, each part on its own (none atomic with another):
    * - up to `limit` finished instances whose status is in `statuses` and `updatedAt < before`,
    *   oldest first, with their journals and waits. The status and `updatedAt` are re-checked on
-   *   the deleted rows themselves, so an instance an operator reopened meanwhile stays;
+   *   the deleted rows themselves, so an instance an operator reopened meanwhile stays. Never a
+   *   child (`parentId`) whose parent exists unfinished: its end's signal is found through it;
    * - up to `limit` signals with `createdAt < before`, lowest id first, never the newest signal
-   *   (the last id must never go back, or a new instance's cursor would let it take old signals);
+   *   (the last id must never go back, or a new instance's cursor would let it take old signals),
+   *   and never a child's end (`'$child-ended'`, keyed by the child's id) while that child's
+   *   parent exists unfinished: a parent may ask for a child's result long after the child ended
+   *   (a sleep in between), and would wait forever for an end purged meanwhile. Check both with
+   *   primary-key lookups per candidate (child, then parent), not a scan;
    * - up to `limit` rate-limit windows that ended before `before` (an ended window is the same as
    *   none), re-checking `windowEnd` on the deleted rows and skipping rows a claim holds locked.
    */

@@ -147,6 +147,35 @@ describe('children', () => {
     });
   }
 
+  it("gives a parent its child's result long after the child ended, even when purge() ran in between", async () => {
+    @Workflow('children.late')
+    class Late {
+      async run(ctx: WorkflowContext) {
+        const handle = await ctx.startChild('c', Child, { n: 6 });
+        await ctx.sleep('wait', '60d');
+        return handle.result();
+      }
+    }
+    app = await createTestApp([Calls, Child, Late]);
+    const handle = await app.client.start(Late, null, { id: 'late' });
+    await app.worker.drain();
+    expect((await app.client.getStatus('late/c')).status).toBe('completed');
+    await app.client.signal(go, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+    app.clock.advance('31d');
+    for (const statuses of [['failed'] as const, undefined]) {
+      const purged = await app.client.purge({ olderThan: '30d', ...(statuses ? { statuses: [...statuses] } : {}) });
+      expect(purged).toMatchObject({ instances: 0, signals: 0 });
+    }
+    expect((await app.client.getStatus('late/c')).status).toBe('completed');
+    app.clock.advance('30d');
+    await app.worker.drain();
+    expect(await handle.result({ timeout: 1000 })).toBe(60);
+    // Once the parent has ended, its child and the child's end go like anything else.
+    app.clock.advance('31d');
+    await app.client.signal(go, 'last', { key: 'someone-else' });
+    expect(await app.client.purge({ olderThan: '30d' })).toMatchObject({ instances: 2, signals: 2 });
+  });
+
   describe('retry() of a parent whose child was still running when the parent ended', () => {
     /** Starts `p`, cancels it while its child waits: the child is cancelled too (parentClose 'cancel'). */
     async function cancelledWithChild(): Promise<string> {

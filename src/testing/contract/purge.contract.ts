@@ -1,4 +1,6 @@
 import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../../storage/workflow-instance.js';
+import { CHILD_ENDED_SIGNAL } from '../../storage/workflow-store-signals.js';
+import type { NewWorkflowInstance, WorkflowStore } from '../../storage/workflow-store.js';
 import { claimRequest, details, lease, newInstance, newSignal, pad, purgeSpan, range, settle, testScope } from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
@@ -99,6 +101,38 @@ export function purgeContract(suite: ContractSuite): void {
       expect(await purge(t + 5_000, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 1 });
     });
 
+    it("purge: keeps a child's end signal, and the finished child, while the child's parent is unfinished", async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      const [parent, child, doneParent, doneChild] = ['parent', 'child', 'done-parent', 'done-child'].map(s.id) as [string, string, string, string];
+      // The parent sleeps (suspended) while its child ends; another parent ended with its child.
+      await settle(suite.store, newInstance(parent, `${s.workflow}-p`, { now: t }), 'suspended', { at: t + 1, wakeAt: t + 70 });
+      await endChild(suite.store, newInstance(child, `${s.workflow}-c`, { parentId: parent, now: t + 2 }), t + 3);
+      await settle(suite.store, newInstance(doneParent, `${s.workflow}-dp`, { now: t }), 'completed', { at: t + 4 });
+      await endChild(suite.store, newInstance(doneChild, `${s.workflow}-dc`, { parentId: doneParent, now: t + 5 }), t + 6);
+      // A child's end whose child is gone (deleted), and an ordinary signal: both go as before.
+      await suite.store.signal(newSignal(CHILD_ENDED_SIGNAL, { key: s.id('gone'), dedupeId: s.id('gone'), now: t + 7 }));
+      await suite.store.signal(newSignal(s.signal('n'), { now: t + 8 }));
+      await suite.store.signal(newSignal(s.signal('newest'), { now: t + 50 }));
+      const ends = async (id: string) =>
+        (await suite.store.signals({ name: CHILD_ENDED_SIGNAL, key: id, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).map((r) => r.payload);
+
+      // The parent would take this end only after its sleep: purged, it would wait for it forever.
+      for (const statuses of [['failed'] as WorkflowStatus[], all]) await suite.store.purge({ statuses, before: t + 60, limit: 100 });
+      expect(await ends(child)).toEqual([{ status: 'completed', output: 42, error: null }]);
+      expect((await details(suite.store, child)).status).toBe('completed');
+      expect(await ends(doneChild)).toEqual([]);
+      expect(await suite.store.get(doneChild)).toBeNull();
+      expect(await suite.store.get(doneParent)).toBeNull();
+      expect(await ends(s.id('gone'))).toEqual([]);
+
+      // Once the parent has ended, its child's end and the child go like any other.
+      await settle(suite.store, newInstance(parent, `${s.workflow}-p`, { now: t + 70 }), 'completed', { at: t + 71 });
+      expect(await suite.store.purge({ statuses: all, before: t + 100, limit: 100 })).toEqual({ instances: 2, signals: 1, rateLimits: 0 });
+      expect(await ends(child)).toEqual([]);
+      expect(await suite.store.get(child)).toBeNull();
+    });
+
     it('purge: a purge racing reopens never deletes a reopened instance', async () => {
       const t = await purgeSpan(suite.store);
       const s = testScope();
@@ -120,4 +154,13 @@ export function purgeContract(suite: ContractSuite): void {
       expect(purged.instances + reopened.filter(Boolean).length).toBe(20);
     });
   });
+}
+
+/** Leases the child `init` and ends it at `at` (output 42) with its end signal, as the engine's final write does. */
+async function endChild(store: WorkflowStore, init: NewWorkflowInstance, at: number): Promise<void> {
+  const { token, cursor } = await lease(store, init);
+  const payload = { status: 'completed', output: 42, error: null };
+  const signal = { name: CHILD_ENDED_SIGNAL, key: init.id, dedupeId: init.id, payload, now: at };
+  const ok = await store.write(init.id, token, { now: at, entries: [], status: 'completed', output: 42, signal, release: { wakeAt: null, waits: [], signalCursor: cursor } });
+  if (!ok) throw new Error(`Test setup: could not end ${init.id}.`);
 }
