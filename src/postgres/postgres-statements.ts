@@ -219,25 +219,27 @@ RETURNING true AS requested, CASE WHEN lease_token IS NULL AND wake_at <= $2 THE
      * it; replayed, a parent that didn't journal it would create it again). The parent's status
      * is a scalar subquery: a primary-key probe per candidate child under the walk of
      * instances_finished, which the planner can't turn into a hash of every unfinished instance.
+     * The batch's ids are an array, deleted by key: an `IN (subquery)` with its `LIMIT` a
+     * parameter is planned, generic, as a hash join over every finished instance before `$2`.
      */
-    purgeInstances: `DELETE FROM ${s}.instances WHERE id IN (
+    purgeInstances: `DELETE FROM ${s}.instances WHERE id = ANY (ARRAY(
   SELECT i.id FROM ${s}.instances i
   WHERE i.status IN ${FINISHED} AND i.status = ANY($1::text[]) AND i.updated_at < $2
     AND (i.parent_id IS NULL OR NOT COALESCE((SELECT p.status IN ${UNFINISHED} FROM ${s}.instances p WHERE p.id = i.parent_id), false))
   ORDER BY i.updated_at, i.id LIMIT $3
-) AND status IN ${FINISHED} AND status = ANY($1::text[]) AND updated_at < $2`,
+)) AND status IN ${FINISHED} AND status = ANY($1::text[]) AND updated_at < $2`,
 
     /**
      * $1 before, $2 limit. Never the newest signal, so the last id never goes back, nor a child's
      * end while the child's parent is unfinished: two primary-key probes (child, parent) per such
      * candidate, as a scalar subquery (an EXISTS is planned as a hash of every child, per batch).
      */
-    purgeSignals: `DELETE FROM ${s}.signals WHERE id IN (
+    purgeSignals: `DELETE FROM ${s}.signals WHERE id = ANY (ARRAY(
   SELECT g.id FROM ${s}.signals g WHERE g.created_at < $1 AND g.id < (SELECT max(id) FROM ${s}.signals)
     AND (g.name <> '${CHILD_ENDED_SIGNAL}' OR NOT COALESCE((SELECT p.status IN ${UNFINISHED}
       FROM ${s}.instances c JOIN ${s}.instances p ON p.id = c.parent_id WHERE c.id = g.key), false))
   ORDER BY g.id LIMIT $2
-)`,
+))`,
 
     /** $1 before, $2 limit. Ended windows, passing over those a claim holds; window_end re-checked. */
     purgeRateWindows: `DELETE FROM ${s}.rate_windows r USING (

@@ -1,0 +1,85 @@
+// purge() runs as prepared statements, one batch after another, and PostgreSQL may settle on the
+// generic plan of its batch statements after their first runs. Each batch takes `limit` ids found
+// by key order; with that limit a parameter, a generic plan of `DELETE ... WHERE id IN (SELECT ...
+// LIMIT $n)` joins them to every finished instance (or signal) before the cut-off, read whole
+// through a bitmap scan of the range: a cost that grows with the table on every batch. Checked
+// here on the generic plan of each batch statement, over tables of 20,000 rows, analyzed.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
+import type { SqlExecutor } from '../../src/sql/sql-executor.js';
+import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import type pg from 'pg';
+
+const available = await requirePostgres('PostgreSQL plans of purge()');
+const ROWS = 20_000;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+
+describe.skipIf(!available)('PostgreSQL plans of purge(), generic, over large tables', () => {
+  const schema = freshSchemaName('purgeplans');
+  let pool: pg.Pool;
+  /** The purge statements the store sent, by table, with their parameters. */
+  const sent = new Map<string, { sql: string; params: readonly unknown[] }>();
+
+  beforeAll(async () => {
+    pool = createPool({ max: 4 });
+    const executor = fromPg(pool);
+    const recording: SqlExecutor = {
+      ...executor,
+      async query(sql, params) {
+        const table = /^DELETE FROM \S+\.(instances|signals) /.exec(sql)?.[1];
+        if (table && params) sent.set(table, { sql, params });
+        return executor.query(sql, params);
+      },
+    };
+    const store = new PostgresWorkflowStore({ executor: recording, schema });
+    await store.init();
+    const s = `"${schema}"`;
+    await pool.query(`INSERT INTO ${s}.instances (id, workflow, version, status, input, signal_cursor, created_at, updated_at, runs)
+      SELECT 'i' || g, 'w', 1, CASE WHEN g % 10 = 0 THEN 'running' ELSE 'completed' END, 'null'::json, 0, g, g, 1 FROM generate_series(1, ${ROWS}) g`);
+    await pool.query(`INSERT INTO ${s}.signals (id, name, key, topic, payload, created_at)
+      SELECT nextval('${s}.signal_ids'), 's', NULL, 's', 'null'::json, g FROM generate_series(1, ${ROWS}) g`);
+    await pool.query(`ANALYZE ${s}.instances`);
+    await pool.query(`ANALYZE ${s}.signals`);
+    await store.purge({ before: 10, statuses: ['completed'], limit: 100 });
+    await store.close();
+  });
+
+  afterAll(async () => {
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  for (const table of ['instances', 'signals']) {
+    it(`deletes a batch of ${table} by key, reading no range of the table whole`, async () => {
+      const statement = sent.get(table);
+      expect(statement).toBeDefined();
+      const client = await pool.connect();
+      try {
+        await client.query('SET plan_cache_mode = force_generic_plan');
+        await client.query(`PREPARE purge_batch AS ${statement!.sql}`);
+        // EXECUTE takes literals: each parameter as the driver sends it, quoted by the server.
+        const args: string[] = [];
+        for (const param of statement!.params) args.push((await client.query('SELECT quote_nullable($1::text) AS q', [param])).rows[0].q as string);
+        // A cut-off that most rows are before: the batch must still read only what it deletes.
+        const before = table === 'instances' ? statement!.params.indexOf(10) : 0;
+        args[before] = String(ROWS - 100);
+        const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE purge_batch(${args.join(', ')})`);
+        const plan = (explained.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+        const scans = nodes(plan).filter((node) => node['Relation Name'] === table);
+        expect(scans.length).toBeGreaterThan(0);
+        expect(scans.filter((node) => node['Node Type'] === 'Seq Scan' || node['Node Type'] === 'Bitmap Heap Scan')).toEqual([]);
+      } finally {
+        await client.query('DEALLOCATE ALL');
+        await client.query('RESET plan_cache_mode');
+        client.release();
+      }
+    });
+  }
+});
