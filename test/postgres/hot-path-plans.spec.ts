@@ -11,18 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import { genericPlan, planNodes } from '../support/postgres-plans.js';
 import type pg from 'pg';
 
 const T = 1_700_000_000_000;
 const available = await requirePostgres('PostgreSQL plans of the run path');
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
 
 describe.skipIf(!available)('PostgreSQL plans of the run path, made on a small table never vacuumed', () => {
   const schema = freshSchemaName('hotplans');
@@ -76,19 +69,10 @@ describe.skipIf(!available)('PostgreSQL plans of the run path, made on a small t
       try {
         const { rows } = await client.query(`SELECT relpages FROM pg_class WHERE oid = '"${schema}".instances'::regclass`);
         expect(rows[0].relpages).toBe(0);
-        await client.query('SET plan_cache_mode = force_generic_plan');
-        await client.query(`PREPARE hot_path AS ${sql}`);
-        // EXECUTE takes literals: each parameter as the driver sends it, quoted by the server.
-        const args: string[] = [];
-        for (const param of params) args.push((await client.query('SELECT quote_nullable($1::text) AS q', [param])).rows[0].q as string);
-        const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE hot_path(${args.join(', ')})`);
-        const plan = (explained.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-        const scans = nodes(plan).filter((node) => node['Relation Name'] === 'instances');
+        const scans = planNodes(await genericPlan(client, sql, params)).filter((node) => node['Relation Name'] === 'instances');
         expect(scans.length).toBeGreaterThan(0);
         expect(scans.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
       } finally {
-        await client.query('DEALLOCATE ALL');
-        await client.query('RESET plan_cache_mode');
         client.release();
       }
     });

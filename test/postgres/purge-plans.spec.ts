@@ -8,18 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import { genericPlan, planNodes } from '../support/postgres-plans.js';
 import type pg from 'pg';
 
 const available = await requirePostgres('PostgreSQL plans of purge()');
 const ROWS = 20_000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
 
 describe.skipIf(!available)('PostgreSQL plans of purge(), generic, over large tables', () => {
   const schema = freshSchemaName('purgeplans');
@@ -62,22 +55,13 @@ describe.skipIf(!available)('PostgreSQL plans of purge(), generic, over large ta
       expect(statement).toBeDefined();
       const client = await pool.connect();
       try {
-        await client.query('SET plan_cache_mode = force_generic_plan');
-        await client.query(`PREPARE purge_batch AS ${statement!.sql}`);
-        // EXECUTE takes literals: each parameter as the driver sends it, quoted by the server.
-        const args: string[] = [];
-        for (const param of statement!.params) args.push((await client.query('SELECT quote_nullable($1::text) AS q', [param])).rows[0].q as string);
         // A cut-off that most rows are before: the batch must still read only what it deletes.
-        const before = table === 'instances' ? statement!.params.indexOf(10) : 0;
-        args[before] = String(ROWS - 100);
-        const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE purge_batch(${args.join(', ')})`);
-        const plan = (explained.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-        const scans = nodes(plan).filter((node) => node['Relation Name'] === table);
+        const params = [...statement!.params];
+        params[table === 'instances' ? params.indexOf(10) : 0] = ROWS - 100;
+        const scans = planNodes(await genericPlan(client, statement!.sql, params)).filter((node) => node['Relation Name'] === table);
         expect(scans.length).toBeGreaterThan(0);
         expect(scans.filter((node) => node['Node Type'] === 'Seq Scan' || node['Node Type'] === 'Bitmap Heap Scan')).toEqual([]);
       } finally {
-        await client.query('DEALLOCATE ALL');
-        await client.query('RESET plan_cache_mode');
         client.release();
       }
     });

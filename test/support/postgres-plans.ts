@@ -1,0 +1,30 @@
+// The generic plan PostgreSQL makes for a prepared statement (plan_cache_mode = force_generic_plan),
+// for the specs that check the store's statements reach their tables by key whatever plan is kept.
+import type pg from 'pg';
+
+export interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, the root first. */
+export const planNodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(planNodes)];
+
+/**
+ * The generic plan of `sql` on `client`, explained for `params` (each given to EXECUTE as a
+ * literal, quoted by the server as the driver would send it). The client's session is left as it was.
+ */
+export async function genericPlan(client: pg.PoolClient, sql: string, params: readonly unknown[]): Promise<PlanNode> {
+  try {
+    await client.query('SET plan_cache_mode = force_generic_plan');
+    await client.query(`PREPARE generic_plan AS ${sql}`);
+    const args: string[] = [];
+    for (const param of params) args.push((await client.query('SELECT quote_nullable($1::text) AS q', [param])).rows[0].q as string);
+    const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE generic_plan(${args.join(', ')})`);
+    return (explained.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+  } finally {
+    await client.query('DEALLOCATE ALL');
+    await client.query('RESET plan_cache_mode');
+  }
+}
