@@ -286,11 +286,28 @@ export class WorkflowClient implements OnModuleDestroy {
     return rows.map(stripLease);
   }
 
-  /** Deletes a finished instance and its journal. Throws for an unknown or unfinished one. */
+  /**
+   * Deletes a finished instance and its journal. Throws for an unknown or unfinished one, and for a
+   * child whose parent is unfinished: the parent may not have taken the child's end yet, and that
+   * end is kept (from `purge()`) only through the child.
+   */
   async delete(id: string): Promise<void> {
-    if (await this.storage.delete(id, FINISHED_STATUSES)) return;
-    const current = await this.getStatus(id);
-    throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`);
+    for (let attempt = 1; ; attempt++) {
+      if (await this.storage.delete(id, FINISHED_STATUSES)) return;
+      // The store refused in one statement; read why. A parent that ended since makes the child deletable.
+      const current = await this.getStatus(id);
+      if (UNFINISHED_STATUSES.includes(current.status)) {
+        throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`);
+      }
+      const parent = current.parentId === null ? null : await this.storage.get(current.parentId, { readable: true });
+      if (parent !== null && UNFINISHED_STATUSES.includes(parent.status)) {
+        throw new WorkflowInvalidStateError(
+          `Instance "${id}" is a child of instance "${parent.id}", which is ${parent.status}: the parent may still wait for this child's end, ` +
+            'which would be lost with the child. Let the parent end first (or cancel or terminate it), then delete the child.',
+        );
+      }
+      if (attempt === 3) throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being deleted. Read its status and try again.`);
+    }
   }
 
   /**

@@ -176,6 +176,34 @@ describe('children', () => {
     expect(await app.client.purge({ olderThan: '30d' })).toMatchObject({ instances: 2, signals: 2 });
   });
 
+  it("refuses to delete a finished child while its parent is unfinished, so a purge can't strand the parent", async () => {
+    @Workflow('children.late-delete')
+    class LateDelete {
+      async run(ctx: WorkflowContext) {
+        const handle = await ctx.startChild('c', Child, { n: 7 });
+        await ctx.sleep('wait', '60d');
+        return handle.result();
+      }
+    }
+    app = await createTestApp([Calls, Child, LateDelete]);
+    const handle = await app.client.start(LateDelete, null, { id: 'late-delete' });
+    await app.worker.drain();
+    expect((await app.client.getStatus('late-delete/c')).status).toBe('completed');
+    const refused = app.client.delete('late-delete/c');
+    await expect(refused).rejects.toMatchObject({ name: 'WorkflowInvalidStateError' });
+    await expect(refused).rejects.toThrow(/child of instance "late-delete", which is suspended.*Let the parent end first/);
+    expect((await app.client.getStatus('late-delete/c')).status).toBe('completed');
+    await app.client.signal(go, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+    app.clock.advance('31d');
+    await app.client.purge({ olderThan: '30d' });
+    app.clock.advance('30d');
+    await app.worker.drain();
+    expect(await handle.result({ timeout: 1000 })).toBe(70);
+    // Once the parent has ended, the child goes like any finished instance.
+    await app.client.delete('late-delete/c');
+    await expect(app.client.getStatus('late-delete/c')).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+  });
+
   describe('retry() of a parent whose child was still running when the parent ended', () => {
     /** Starts `p`, cancels it while its child waits: the child is cancelled too (parentClose 'cancel'). */
     async function cancelledWithChild(): Promise<string> {
