@@ -20,7 +20,7 @@ import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
-import { retryReopen } from './retry-reopen.js';
+import { reopenForRetry } from './retry-reopen.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { checkOptions } from '../options/known-keys.js';
@@ -222,13 +222,13 @@ export class WorkflowClient implements OnModuleDestroy {
    * results; failed steps and steps whose compensations ran run again; a child's end that was not a
    * completion is taken again if the child was retried since, so the parent gets the child's new
    * end), or retries the compensations of a `compensation_failed` one. Of two concurrent retries,
-   * one wins.
+   * one wins. A child's end it has not taken and that `purge()` removed is sent again from a
+   * completed child; when it can't be (the child is gone, or did not complete) the retry throws
+   * `WorkflowInvalidStateError` and changes nothing, instead of leaving the parent waiting forever.
    */
   async retry(id: string): Promise<void> {
     const current = await this.getStatus(id, { journal: true });
-    const reopen = await retryReopen(current, this.options.clock.now(), (child) => this.storage.get(child, { readable: true }));
-    const ok = await this.storage.reopen(id, reopen);
-    if (!ok) {
+    if (!(await reopenForRetry(this.storage, current, this.options.clock.now()))) {
       throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
     }
     this.runtime.kick();
