@@ -3,7 +3,27 @@ import { CHILD_ENDED_SIGNAL, type ChildEnded } from '../engine/child-support.js'
 import { sameJson } from '../engine/json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowInstanceDetails, WorkflowReopen } from '../storage/workflow-store.js';
+import { childEndsToSend } from './retry-child-ends.js';
+
+/**
+ * `WorkflowClient.retry()` once it read `current` with its journal: reopens it at `now`, after
+ * sending again the ends of its completed children that `purge()` removed and it still waits for
+ * (see `childEndsToSend()`). Sent first, so a send that fails reopens nothing; a repeated send
+ * stores nothing (ends are deduplicated by the child's id). Resolves to whether the reopen landed.
+ */
+export async function reopenForRetry(storage: WorkflowStorage, current: WorkflowInstanceDetails, now: number): Promise<boolean> {
+  const reopen = await retryReopen(current, now, (child) => storage.get(child, { readable: true }));
+  if (current.status !== 'compensation_failed') {
+    const ends = await childEndsToSend(current, reopen, {
+      child: (id) => storage.get(id, { readable: true }),
+      hasEnd: async (id, afterId) => (await storage.signals({ name: CHILD_ENDED_SIGNAL, key: id, afterId, upToId: Number.MAX_SAFE_INTEGER })).length > 0,
+    });
+    for (const end of ends) await storage.signal(end);
+  }
+  return storage.reopen(current.id, reopen);
+}
 
 /**
  * What `WorkflowClient.retry()` asks the store to reopen: the finished instance `current` (read with

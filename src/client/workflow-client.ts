@@ -20,7 +20,7 @@ import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
-import { retryReopen } from './retry-reopen.js';
+import { reopenForRetry } from './retry-reopen.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { checkOptions } from '../options/known-keys.js';
@@ -222,13 +222,13 @@ export class WorkflowClient implements OnModuleDestroy {
    * results; failed steps and steps whose compensations ran run again; a child's end that was not a
    * completion is taken again if the child was retried since, so the parent gets the child's new
    * end), or retries the compensations of a `compensation_failed` one. Of two concurrent retries,
-   * one wins.
+   * one wins. A child's end it has not taken and that `purge()` removed is sent again from a
+   * completed child; when it can't be (the child is gone, or did not complete) the retry throws
+   * `WorkflowInvalidStateError` and changes nothing, instead of leaving the parent waiting forever.
    */
   async retry(id: string): Promise<void> {
     const current = await this.getStatus(id, { journal: true });
-    const reopen = await retryReopen(current, this.options.clock.now(), (child) => this.storage.get(child, { readable: true }));
-    const ok = await this.storage.reopen(id, reopen);
-    if (!ok) {
+    if (!(await reopenForRetry(this.storage, current, this.options.clock.now()))) {
       throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
     }
     this.runtime.kick();
@@ -286,11 +286,28 @@ export class WorkflowClient implements OnModuleDestroy {
     return rows.map(stripLease);
   }
 
-  /** Deletes a finished instance and its journal. Throws for an unknown or unfinished one. */
+  /**
+   * Deletes a finished instance and its journal. Throws for an unknown or unfinished one, and for a
+   * child whose parent is unfinished: the parent may not have taken the child's end yet, and that
+   * end is kept (from `purge()`) only through the child.
+   */
   async delete(id: string): Promise<void> {
-    if (await this.storage.delete(id, FINISHED_STATUSES)) return;
-    const current = await this.getStatus(id);
-    throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`);
+    for (let attempt = 1; ; attempt++) {
+      if (await this.storage.delete(id, FINISHED_STATUSES)) return;
+      // The store refused in one statement; read why. A parent that ended since makes the child deletable.
+      const current = await this.getStatus(id);
+      if (UNFINISHED_STATUSES.includes(current.status)) {
+        throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`);
+      }
+      const parent = current.parentId === null ? null : await this.storage.get(current.parentId, { readable: true });
+      if (parent !== null && UNFINISHED_STATUSES.includes(parent.status)) {
+        throw new WorkflowInvalidStateError(
+          `Instance "${id}" is a child of instance "${parent.id}", which is ${parent.status}: the parent may still wait for this child's end, ` +
+            'which would be lost with the child. Let the parent end first (or cancel or terminate it), then delete the child.',
+        );
+      }
+      if (attempt === 3) throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being deleted. Read its status and try again.`);
+    }
   }
 
   /**

@@ -1,11 +1,8 @@
 import { journalEntryJson } from '../storage/journal-entry-json.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
-import type { JournalLimits } from './journal-limits.js';
+import type { JournalLimitEvent, JournalLimits } from './journal-limits.js';
 
 const NOTHING_LOADED: ReadonlySet<string> = new Set();
-
-/** What a journal reports when it passes a limit. */
-export type JournalLimitEvent = { kind: 'warn' | 'max'; entries: number; bytes: number };
 
 /**
  * An execution's view of its instance's journal: what was loaded, what this execution recorded and

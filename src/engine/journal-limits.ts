@@ -1,3 +1,5 @@
+import { WorkflowJournalLimitError } from '../errors/workflow-journal-limit.error.js';
+import type { WorkflowEventBody } from '../events/workflow-event.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 
 /**
@@ -17,6 +19,9 @@ export interface WorkflowJournalLimits {
 }
 
 export type JournalLimits = Required<WorkflowJournalLimits>;
+
+/** What a journal reports when it passes a limit. */
+export type JournalLimitEvent = { kind: 'warn' | 'max'; entries: number; bytes: number };
 
 export const DEFAULT_JOURNAL_LIMITS: JournalLimits = {
   warnEntries: 1_000,
@@ -59,4 +64,19 @@ export function largeJournalMessage(owner: JournalOwner, entries: number, bytes:
     `Instance "${owner.id}" of workflow "${owner.workflow}" has a large journal (${entries} entries, ${bytes} bytes); ` +
     'every execution replays all of it. Consider child workflows for long loops.'
   );
+}
+
+/**
+ * What a journal reaching a limit does: past `maxEntries` / `maxBytes`, the error the instance fails
+ * with (returned: the execution keeps the first); past a warning limit, a warning and `journal-large`.
+ */
+export function journalLimitReached(
+  owner: JournalOwner,
+  { kind, entries, bytes }: JournalLimitEvent,
+  deps: { journalLimits: JournalLimits; warn(message: string): void; emit(body: WorkflowEventBody): void },
+): WorkflowJournalLimitError | null {
+  if (kind === 'max') return new WorkflowJournalLimitError(journalLimitMessage(owner, deps.journalLimits, entries, bytes));
+  deps.warn(largeJournalMessage(owner, entries, bytes));
+  deps.emit({ type: 'journal-large', entries, bytes });
+  return null;
 }

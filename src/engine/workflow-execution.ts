@@ -11,12 +11,13 @@ import { CHILD_ENDED_SIGNAL, ChildSupport, type ChildDeps, type ChildEnded } fro
 import { createWorkflowContext } from './execution-context.js';
 import { suspensionOf, type ExecutionHost, type Parked, type Suspension } from './execution-host.js';
 import type { ExecutionObserver } from './workflow-observer.js';
-import { ExecutionJournal, type JournalLimitEvent } from './execution-journal.js';
+import { ExecutionJournal } from './execution-journal.js';
 import { ExecutionStop } from './execution-stop.js';
 import type { ExecutionOutcome, RunEnd } from './execution-outcome.js';
 import { FencedWrites } from './fenced-writes.js';
-import { journalLimitMessage, largeJournalMessage, type JournalLimits } from './journal-limits.js';
+import { journalLimitReached, type JournalLimitEvent, type JournalLimits } from './journal-limits.js';
 import { toJsonValue } from './json-value.js';
+import { assertOutsideCompensation, runAsCompensation } from './compensation-scope.js';
 import { assertOperationName, changedKindError, reusedNameError } from './operation-names.js';
 import { RecordedValues } from './recorded-values.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -208,7 +209,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
         try {
           // Terminate (or a lost lease) doesn't wait for a compensation that runs: the instance ends
           // at once, and whatever the compensation does afterwards is not recorded.
-          return await Promise.race([this.deps.observe.around('compensation', step, attempt, fn), this.stop.stopped()]);
+          return await Promise.race([this.deps.observe.around('compensation', step, attempt, () => runAsCompensation(this, fn)), this.stop.stopped()]);
         } finally {
           this.leave();
         }
@@ -291,14 +292,16 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
 
   enter(name: string, kind: WorkflowJournalKind, engine = false): void {
     assertOperationName(name, engine);
-    this.checkpoint();
+    this.checkpoint(name);
     if (this.visited.has(name)) throw this.fail(reusedNameError(this.instance, name));
     this.visited.add(name);
     const existing = this.journal.get(name);
     if (existing && existing.kind !== kind) throw this.fail(changedKindError(this.instance, name, existing.kind, kind));
   }
 
-  checkpoint(): void {
+  checkpoint(name?: string): void {
+    // Called by a compensation function, a ctx operation would wait for a run that already ended.
+    assertOutsideCompensation(this, this.instance, name);
     // A branch still going after the run ended (the loser of a Promise.race, code after a suspension)
     // must start nothing new: its side effects would never be recorded.
     if (this.ended) throw new WorkflowInterrupt('ended');
@@ -332,13 +335,9 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     this.scheduleFlush();
   }
 
-  private journalLimit({ kind, entries, bytes }: JournalLimitEvent): void {
-    if (kind === 'max') {
-      this.journalLimitError ??= new WorkflowJournalLimitError(journalLimitMessage(this.instance, this.deps.journalLimits, entries, bytes));
-      return;
-    }
-    this.deps.warn(largeJournalMessage(this.instance, entries, bytes));
-    this.deps.emit({ type: 'journal-large', entries, bytes });
+  private journalLimit(event: JournalLimitEvent): void {
+    const error = journalLimitReached(this.instance, event, this.deps);
+    this.journalLimitError ??= error;
   }
 
   /**

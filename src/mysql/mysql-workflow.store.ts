@@ -232,8 +232,14 @@ WHERE id = ? AND ${condition}`,
 
   async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
     if (statuses.length === 0) return false;
+    const { instances } = this.tables;
+    // Never a child whose parent is unfinished; a join, as MySQL refuses a subquery on the table a DELETE deletes from.
     const { rowCount } = await retryOnLockContention(() =>
-      this.executor.query(`DELETE FROM ${this.tables.instances} WHERE id = ? AND status IN (${placeholders(statuses.length)})`, [id, ...statuses]),
+      this.executor.query(
+        `DELETE i FROM ${instances} i LEFT JOIN ${instances} p ON p.id = i.parent_id AND p.status IN ${UNFINISHED}
+  WHERE i.id = ? AND i.status IN (${placeholders(statuses.length)}) AND p.id IS NULL`,
+        [id, ...statuses],
+      ),
     );
     return rowCount > 0;
   }

@@ -201,7 +201,9 @@ WHERE id = $1 AND status IN ${UNFINISHED}
 RETURNING true AS requested, CASE WHEN lease_token IS NULL AND wake_at <= $2 THEN ${notifyDue('$3', 'id')} END AS woke`,
 
     /** $1 id, $2 statuses. */
-    deleteInstance: `DELETE FROM ${s}.instances WHERE id = $1 AND status = ANY($2::text[])`,
+    /** $1 id, $2 statuses. Never a child whose parent is unfinished (see `delete()` in the store contract). */
+    deleteInstance: `DELETE FROM ${s}.instances i WHERE i.id = $1 AND i.status = ANY($2::text[])
+    AND (i.parent_id IS NULL OR NOT COALESCE((SELECT p.status IN ${UNFINISHED} FROM ${s}.instances p WHERE p.id = i.parent_id), false))`,
 
     /**
      * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. One row: the new

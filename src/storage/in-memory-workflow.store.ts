@@ -168,7 +168,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
     const stored = this.instances.get(id);
-    if (!stored || !statuses.includes(stored.instance.status)) return false;
+    if (!stored || !statuses.includes(stored.instance.status) || this.parentUnfinished(id)) return false;
     this.claimable.remove(stored.instance);
     return this.instances.delete(id);
   }

@@ -26,21 +26,10 @@ import type {
 } from './workflow-store-schedules.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
+import type { WorkflowListenOptions } from './workflow-store-listen.js';
 
 export type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
-
-/** What `WorkflowStore.listen()` may be told about its listener. */
-export interface WorkflowListenOptions {
-  /**
-   * Answers `false` while the listener's worker will look at all due work on its own, without a
-   * wake-up (its last claim filled every slot it asked for, and it claims again as soon as one
-   * frees). A store that must poll the database for wake-ups (MySQL) may skip its polls while
-   * every listener answers `false`; its next poll compares with the last one it made, so what
-   * became due in between still calls the listener. A store the database tells (PostgreSQL's
-   * LISTEN) may ignore it. Without it, the listener always needs them.
-   */
-  needsWakeUps?(): boolean;
-}
+export type { WorkflowListenOptions } from './workflow-store-listen.js';
 
 /**
  * Where instances, their journals and waits, signals and schedules live. `InMemoryWorkflowStore`
@@ -126,7 +115,10 @@ export interface WorkflowStore {
   /**
    * Deletes the instance, with its journal and waits, if its status is one of `statuses`; returns
    * whether it did. One statement: a worker still holding a lease on it finds it gone at its next
-   * write or renewal, and writes nothing.
+   * write or renewal, and writes nothing. Never a child (`parentId`) whose parent exists
+   * unfinished, checked in that statement: the child's end (the `'$child-ended'` signal keyed by
+   * its id) reaches the parent only through the child, for `purge()` keeps that end while the
+   * child's parent is unfinished; deleted, the end would be purged and the parent wait forever.
    */
   delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean>;
 

@@ -176,6 +176,94 @@ describe('children', () => {
     expect(await app.client.purge({ olderThan: '30d' })).toMatchObject({ instances: 2, signals: 2 });
   });
 
+  it("refuses to delete a finished child while its parent is unfinished, so a purge can't strand the parent", async () => {
+    @Workflow('children.late-delete')
+    class LateDelete {
+      async run(ctx: WorkflowContext) {
+        const handle = await ctx.startChild('c', Child, { n: 7 });
+        await ctx.sleep('wait', '60d');
+        return handle.result();
+      }
+    }
+    app = await createTestApp([Calls, Child, LateDelete]);
+    const handle = await app.client.start(LateDelete, null, { id: 'late-delete' });
+    await app.worker.drain();
+    expect((await app.client.getStatus('late-delete/c')).status).toBe('completed');
+    const refused = app.client.delete('late-delete/c');
+    await expect(refused).rejects.toMatchObject({ name: 'WorkflowInvalidStateError' });
+    await expect(refused).rejects.toThrow(/child of instance "late-delete", which is suspended.*Let the parent end first/);
+    expect((await app.client.getStatus('late-delete/c')).status).toBe('completed');
+    await app.client.signal(go, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+    app.clock.advance('31d');
+    await app.client.purge({ olderThan: '30d' });
+    app.clock.advance('30d');
+    await app.worker.drain();
+    expect(await handle.result({ timeout: 1000 })).toBe(70);
+    // Once the parent has ended, the child goes like any finished instance.
+    await app.client.delete('late-delete/c');
+    await expect(app.client.getStatus('late-delete/c')).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+  });
+
+  describe("retry() of a parent that ended before taking a child's end that purge() then removed", () => {
+    @Workflow('children.sleepy')
+    class Sleepy {
+      async run(ctx: WorkflowContext, input: { fail?: boolean }) {
+        const handle = await ctx.startChild('c', Child, { n: 8, fail: input.fail });
+        await ctx.sleep('wait', '60d');
+        return handle.result();
+      }
+    }
+
+    /** Starts `p`, whose child ends at once; cancels `p` during its sleep, then purges what `statuses` lists, 31 days on. */
+    async function cancelledThenPurged(input: { fail?: boolean }, statuses: Array<'completed' | 'failed' | 'cancelled'>): Promise<void> {
+      app = await createTestApp([Calls, Child, Sleepy]);
+      await app.client.start(Sleepy, input, { id: 'p' });
+      await app.worker.drain();
+      expect((await app.client.getStatus('p/c')).status).toBe(input.fail ? 'failed' : 'completed');
+      await app.client.cancel('p');
+      await app.worker.drain();
+      expect((await app.client.getStatus('p')).status).toBe('cancelled');
+      await app.client.signal(go, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+      app.clock.advance('31d');
+      expect((await app.client.purge({ olderThan: '30d', statuses })).signals).toBeGreaterThan(0);
+    }
+
+    it("sends a completed child's end again from the child, so the retried parent takes it", async () => {
+      await cancelledThenPurged({}, ['failed']);
+      expect((await app.client.getStatus('p/c')).status).toBe('completed');
+      await app.client.retry('p');
+      await app.worker.drain();
+      app.clock.advance('30d');
+      await app.worker.drain();
+      expect(await app.client.getStatus('p')).toMatchObject({ status: 'completed', output: 80 });
+    });
+
+    it('refuses the retry, changing nothing, when the child is gone too', async () => {
+      await cancelledThenPurged({}, ['completed']);
+      await expect(app.client.getStatus('p/c')).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+      const retried = app.client.retry('p');
+      await expect(retried).rejects.toMatchObject({ name: 'WorkflowInvalidStateError' });
+      await expect(retried).rejects.toThrow(/child "p\/c".*is gone/);
+      expect((await app.client.getStatus('p')).status).toBe('cancelled');
+    });
+
+    it("refuses the retry of a parent whose failed child's end was purged until the child was retried", async () => {
+      await cancelledThenPurged({ fail: true }, ['completed']);
+      expect((await app.client.getStatus('p/c')).status).toBe('failed');
+      const retried = app.client.retry('p');
+      await expect(retried).rejects.toMatchObject({ name: 'WorkflowInvalidStateError' });
+      await expect(retried).rejects.toThrow(/Retry the child first/);
+      expect((await app.client.getStatus('p')).status).toBe('cancelled');
+      // Retried, the child ends again (and fails again): its new end reaches the retried parent.
+      await app.client.retry('p/c');
+      await app.client.retry('p');
+      await app.worker.drain();
+      app.clock.advance('30d');
+      await app.worker.drain();
+      expect(await app.client.getStatus('p')).toMatchObject({ status: 'failed', error: { name: 'WorkflowChildFailedError' } });
+    });
+  });
+
   describe('retry() of a parent whose child was still running when the parent ended', () => {
     /** Starts `p`, cancels it while its child waits: the child is cancelled too (parentClose 'cancel'). */
     async function cancelledWithChild(): Promise<string> {
