@@ -30,7 +30,7 @@ export async function reopenForRetry(storage: WorkflowStorage, current: Workflow
  * its journal) made ready to run again at `now`. `readChild` reads a child (`null`: gone), for the
  * ends of children it took. Throws `WorkflowInvalidStateError` for a status that can't be retried.
  */
-export async function retryReopen(
+async function retryReopen(
   current: WorkflowInstanceDetails,
   now: number,
   readChild: (id: string) => Promise<WorkflowInstance | null>,
