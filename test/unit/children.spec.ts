@@ -61,6 +61,24 @@ class Awaiting {
 let app: TestApp;
 afterEach(async () => app?.close());
 
+/** A store whose write fails once right after a child is created: the parent's record of it is lost. */
+class CrashAfterChild extends InMemoryWorkflowStore {
+  crash = false;
+  crashed = false;
+  override async create(instance: NewWorkflowInstance) {
+    const result = await super.create(instance);
+    if (instance.parentId && !this.crashed) this.crash = this.crashed = true;
+    return result;
+  }
+  override async write(id: string, token: string, write: WorkflowWrite) {
+    if (this.crash) {
+      this.crash = false;
+      throw new Error('connection lost');
+    }
+    return super.write(id, token, write);
+  }
+}
+
 describe('children', () => {
   it('runs children, and each end reaches the parent', async () => {
     app = await createTestApp([Calls, Child, Parent]);
@@ -98,23 +116,6 @@ describe('children', () => {
   });
 
   it('reuses the same child when the parent starts it again after a crash', async () => {
-    /** A store whose write fails once right after a child is created: the parent's record of it is lost. */
-    class CrashAfterChild extends InMemoryWorkflowStore {
-      crash = false;
-      crashed = false;
-      override async create(instance: NewWorkflowInstance) {
-        const result = await super.create(instance);
-        if (instance.parentId && !this.crashed) this.crash = this.crashed = true;
-        return result;
-      }
-      override async write(id: string, token: string, write: WorkflowWrite) {
-        if (this.crash) {
-          this.crash = false;
-          throw new Error('connection lost');
-        }
-        return super.write(id, token, write);
-      }
-    }
     const store = new CrashAfterChild();
     app = await createTestApp([Calls, Child, Parent], { store });
     const handle = await app.client.start(Parent, {}, { id: 'crashy' });
@@ -370,23 +371,6 @@ describe('children', () => {
 });
 
 describe('parentClose after an execution that created a child and stopped before recording it', () => {
-  /** A store whose write fails once right after a child is created: the parent's record of it is lost. */
-  class CrashAfterChild extends InMemoryWorkflowStore {
-    crash = false;
-    crashed = false;
-    override async create(instance: NewWorkflowInstance) {
-      const result = await super.create(instance);
-      if (instance.parentId && !this.crashed) this.crash = this.crashed = true;
-      return result;
-    }
-    override async write(id: string, token: string, write: WorkflowWrite) {
-      if (this.crash) {
-        this.crash = false;
-        throw new Error('connection lost');
-      }
-      return super.write(id, token, write);
-    }
-  }
 
   @Workflow('children.slow-parent', { timeout: '1h' })
   class SlowParent {
