@@ -3,6 +3,7 @@ import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { HeldSession } from './held-session.js';
+import { outsideTransaction } from './mysql-app-transaction.js';
 import { PreparedTexts, unpreparable } from './prepared-texts.js';
 import { ServerRollbackWatch, serverInTransaction } from './server-rollback-watch.js';
 
@@ -236,25 +237,18 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
   return executor;
 }
 
-/** MySQL's ER_SP_DOES_NOT_EXIST: the savepoint named is not there. */
-const NO_SUCH_SAVEPOINT = 1305;
-
 /**
- * Refuses a `SqlExecutor` whose statements are not in a transaction (one over a pool, say): MySQL
- * takes a `SAVEPOINT` outside a transaction without a word, and the store's statements would then
- * commit each on its own, whatever the application's transaction does. Outside one, the savepoint
- * is gone with its own statement's commit, so releasing it fails: that tells.
+ * Refuses a `SqlExecutor` whose statements are not in a transaction (one over a pool, say): the
+ * store's statements would then commit each on their own, whatever the application's transaction
+ * does. A savepoint tells (see `outsideTransaction()`).
  */
 async function assertExecutorInTransaction(executor: SqlExecutor, store: string): Promise<void> {
-  await executor.query('SAVEPOINT nest_workflows_probe');
-  try {
-    await executor.query('RELEASE SAVEPOINT nest_workflows_probe');
-  } catch (error) {
-    if ((error as { errno?: unknown } | null)?.errno !== NO_SUCH_SAVEPOINT) throw error;
+  const outside = await outsideTransaction(executor);
+  if (outside) {
     throw new TypeError(
       `${store}: \`transaction\` is a SqlExecutor that is not in a transaction: its statements would commit at once. ` +
         "Pass the executor your transaction's statements go through (the `tx` of its `transaction(fn)`), before the commit.",
-      { cause: error },
+      { cause: outside },
     );
   }
 }

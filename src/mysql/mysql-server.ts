@@ -22,10 +22,17 @@ export interface MySqlServerFeatures {
    * (MySQL 8.0.22+ refuses a double for `LIMIT ?`).
    */
   readonly preparedStatements: boolean;
+  /**
+   * The session says in a statement whether it is in a transaction (MariaDB's `@@in_transaction`):
+   * the write of a `ctx.transaction()` step's result on the `transactions` option's ORM reads it
+   * in the statement that locks the instance row. MySQL 8.0 has no such variable: there a
+   * savepoint tells, in two more statements (see `MySqlWrites.writeIn()`).
+   */
+  readonly inTransactionVariable: boolean;
 }
 
 /** The common ground of MySQL 8.0 and MariaDB 10.6+: what a store that has not started yet uses. */
-export const COMMON_GROUND: MySqlServerFeatures = { oneRoundTripBatches: false, preparedStatements: false };
+export const COMMON_GROUND: MySqlServerFeatures = { oneRoundTripBatches: false, preparedStatements: false, inTransactionVariable: false };
 
 const REPEATED: SqlQueryOptions = { repeated: true };
 
@@ -47,7 +54,7 @@ export async function detectServerFeatures(executor: SqlExecutor): Promise<MySql
     const [major, minor] = [Number(match[1]), Number(match[2])];
     if (major < RETURNING_SINCE[0] || (major === RETURNING_SINCE[0] && minor < RETURNING_SINCE[1])) return COMMON_GROUND;
     await executor.query('BEGIN NOT ATOMIC DO 0; END');
-    return { oneRoundTripBatches: true, preparedStatements: true };
+    return { oneRoundTripBatches: true, preparedStatements: true, inTransactionVariable: true };
   } catch {
     return COMMON_GROUND;
   }

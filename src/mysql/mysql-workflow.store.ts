@@ -315,8 +315,9 @@ WHERE id = ? AND ${condition}`,
    * pool), and `tx.write()` is `write()` in that transaction, fenced by the lease under the
    * instance row's lock, which it holds until the commit. With a timeout, the server also bounds
    * the statements (a second past it; see `MySqlStatementTimeout` for what MySQL and MariaDB each
-   * bound). A transaction the server rolled back under the callback commits nothing more through
-   * `fromMysql2()`: it refuses its statements (`ServerRollbackWatch`).
+   * bound). A transaction the server rolled back under the callback commits nothing more:
+   * `fromMysql2()` refuses its statements (`ServerRollbackWatch`), and with the `transactions`
+   * option's ORM the step's result is not written outside it (`MySqlWrites.writeIn()`).
    */
   transaction<T>(id: string, token: string, body: (tx: Store.WorkflowStoreTransaction) => Promise<T>, options?: WorkflowStoreTransactionOptions): Promise<T> {
     return (this.transactions ?? this.executor).transaction((tx) =>
@@ -325,7 +326,7 @@ WHERE id = ? AND ${condition}`,
           handle: tx.handle ?? tx,
           write: async (write) => {
             MYSQL_INPUT.write(id, write);
-            return this.writes.writeIn(tx, id, token, write);
+            return this.writes.writeIn(tx, id, token, write, this.transactions !== null);
           },
         }),
       ),

@@ -1,6 +1,7 @@
 import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, upsertJournalStatement, type JournalRow } from './mysql-journal.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
+import { outsideTransaction } from './mysql-app-transaction.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
 import { MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
@@ -99,10 +100,13 @@ export class MySqlWrites {
   /**
    * A write in a transaction already open on `tx` (`ctx.transaction()`): its statements join that
    * transaction, locking the instance's row until it commits; never batched, never retried here
-   * (a deadlock fails the transaction, which the engine runs again).
+   * (a deadlock fails the transaction, which the engine runs again). `checkSession`: the
+   * transaction is an ORM's (the store's `transactions` option), whose statements the store can't
+   * watch as it does `fromMysql2()`'s, so the write first makes sure its session is still in that
+   * transaction (see `lockRow()`), and throws when not rather than commit alone.
    */
-  writeIn(tx: SqlExecutor, id: string, token: string, write: WorkflowWrite): Promise<boolean> {
-    return this.writeAlone(tx, prepare(id, token, write));
+  writeIn(tx: SqlExecutor, id: string, token: string, write: WorkflowWrite, checkSession = false): Promise<boolean> {
+    return this.writeAlone(tx, prepare(id, token, write), checkSession);
   }
 
   private sendBatch(writes: PendingWrite[]): Promise<boolean[]> {
@@ -245,7 +249,7 @@ export class MySqlWrites {
     return landed;
   }
 
-  private async writeAlone(tx: SqlExecutor, pending: PendingWrite): Promise<boolean> {
+  private async writeAlone(tx: SqlExecutor, pending: PendingWrite, checkSession = false): Promise<boolean> {
     const { id, token, write } = pending;
     const waits = write.release?.waits ?? [];
     const { signal } = write;
@@ -254,7 +258,7 @@ export class MySqlWrites {
       tx,
       waits.map((wait) => topicLock(wait.name, wait.key)),
     );
-    const row = await this.lockRow(tx, id);
+    const row = await this.lockRow(tx, id, checkSession);
     if (!row || row.lease_token !== token) return false;
     let signalAbove = false;
     if (waits.length > 0) {
@@ -282,9 +286,32 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
     return true;
   }
 
-  /** The row of `id`, locked. */
-  private async lockRow(tx: SqlExecutor, id: string): Promise<SqlRow | undefined> {
-    const { rows } = await tx.query(`SELECT lease_token, runs FROM ${this.tables.instances} WHERE id = ? FOR UPDATE`, [id]);
+  /**
+   * The row of `id`, locked. With `checkSession`, only while `tx`'s session is in a transaction:
+   * InnoDB rolls a whole transaction back under a deadlock (and a lock-wait timeout, with
+   * `innodb_rollback_on_timeout`), and a statement that commits implicitly (DDL) ends it, leaving
+   * the session outside any; the write's statements would then each commit on their own, the
+   * step's result recorded without the rows it stands for. Out of one, throws
+   * `outsideStepTransaction()` before the instance or its journal is written.
+   *
+   * MariaDB says so in this very statement (`@@in_transaction`, read rather than put in the
+   * `WHERE`: an empty answer would not tell a lost lease from a lost transaction), at no cost: the
+   * write's later statements follow on the same connection once it answered. MySQL 8.0 has no
+   * such variable; a savepoint tells first, in two statements (`outsideTransaction()`). The one
+   * statement that MySQL answers differently in a transaction, `SET TRANSACTION`, does so by
+   * failing there: a failed statement on every step, in the ORM's and the server's error logs.
+   */
+  private async lockRow(tx: SqlExecutor, id: string, checkSession = false): Promise<SqlRow | undefined> {
+    const inline = checkSession && this.server.inTransactionVariable;
+    if (checkSession && !inline) {
+      const outside = await outsideTransaction(tx);
+      if (outside) throw outsideStepTransaction(outside);
+    }
+    const { rows } = await tx.query(
+      `SELECT lease_token, runs${inline ? ', @@in_transaction AS in_transaction' : ''} FROM ${this.tables.instances} WHERE id = ? FOR UPDATE`,
+      [id],
+    );
+    if (inline && rows[0] && toNumber(rows[0].in_transaction) !== 1) throw outsideStepTransaction();
     return rows[0];
   }
 
@@ -338,6 +365,20 @@ function wakeAt(status: WorkflowWrite['status'], signalAt: number | null, now: n
   if (status === 'suspended') return ['CASE WHEN cancel_requested = 1 THEN ? ELSE ? END', [now, wakeAt]];
   if (status === 'compensating') return ['CASE WHEN terminate_requested = 1 THEN ? ELSE ? END', [now, wakeAt]];
   return ['?', [wakeAt]];
+}
+
+/**
+ * The refusal of a `ctx.transaction()` step's write whose session is no longer in the step's
+ * transaction (see `MySqlWrites.lockRow()`): the attempt fails, and nothing of the write commits.
+ */
+function outsideStepTransaction(cause?: Error): Error {
+  return new Error(
+    "The connection of this ctx.transaction() step is no longer in a transaction, so the step's result is not recorded and the attempt fails. " +
+      'The server rolled the transaction back under a statement of the callback whose error the callback caught and went on ' +
+      '(a deadlock, 1213; a lock-wait timeout, 1205, with innodb_rollback_on_timeout), or a statement committed it implicitly (DDL, LOCK TABLES). ' +
+      "The callback's statements after that committed each on its own. Let such errors propagate out of the callback, and keep statements that commit implicitly out of it.",
+    cause ? { cause } : undefined,
+  );
 }
 
 /** Thrown inside a batch's transaction to roll it back when a write of the batch found another token. */

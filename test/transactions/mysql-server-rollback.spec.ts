@@ -9,59 +9,22 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { createMysqlPool, requireMysql, useMysqlStore } from '../support/mysql.js';
+import { createDeadlockTables, deadlock, type DeadlockTables } from '../support/mysql-deadlock.js';
 
 const available = await requireMysql('ctx.transaction() rolled back by the server on MariaDB');
 
 /** What the workflow below does and saw, per order. */
 const plan = {
   orders: '',
-  locks: '',
-  ballast: '',
+  tables: undefined as DeadlockTables | undefined,
   /** The application's other connections: the other side of the deadlock. */
   others: undefined as mysql.Pool | undefined,
   calls: new Map<string, number>(),
   /** The error the first call caught (and swallowed). */
-  caught: new Map<string, { errno?: number; message: string }>(),
+  caught: new Map<string, unknown>(),
   /** What the callback's statements after it were told. */
   refusals: new Map<string, string>(),
 };
-
-/**
- * A real deadlock between `tx` and another transaction, in which InnoDB picks `tx` as the victim
- * (the other one has written more rows): `tx` holds row 1, the other holds row 2 and waits for
- * row 1, then `tx` asks for row 2 (and sends `alongside`, queued behind that statement). Resolves
- * to what `tx`'s statement rejected with.
- */
-async function deadlock(tx: mysql.PoolConnection, alongside?: () => Promise<unknown>): Promise<{ errno?: number; message: string }> {
-  const others = plan.others!;
-  await tx.query(`UPDATE ${plan.locks} SET hits = hits + 1 WHERE id = 1`);
-  const other = await others.getConnection();
-  try {
-    await other.query('START TRANSACTION');
-    await other.query(`INSERT INTO ${plan.ballast} (n) VALUES ${Array.from({ length: 20 }, (_, i) => `(${i})`).join(', ')}`);
-    await other.query(`UPDATE ${plan.locks} SET hits = hits + 1 WHERE id = 2`);
-    const [[{ id }]] = await other.query<mysql.RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
-    const waiting = other.query(`UPDATE ${plan.locks} SET hits = hits + 1 WHERE id = 1`);
-    for (let tries = 0; ; tries++) {
-      const [rows] = await others.query<mysql.RowDataPacket[]>("SELECT 1 FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", [id]);
-      if (rows.length > 0) break;
-      if (tries > 500) throw new Error('the other transaction never waited for row 1');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const [caught] = await Promise.all([
-      tx.query(`UPDATE ${plan.locks} SET hits = hits + 1 WHERE id = 2`).then(
-        () => ({ message: 'no deadlock' }),
-        (error: { errno?: number; message: string }) => ({ errno: error.errno, message: error.message }),
-      ),
-      alongside?.(),
-    ]);
-    await waiting;
-    return caught;
-  } finally {
-    await other.query('ROLLBACK').catch(() => undefined);
-    other.release();
-  }
-}
 
 @Injectable()
 @Workflow('tx.swallowed-deadlock')
@@ -80,7 +43,10 @@ class SwallowedDeadlockWorkflow {
           });
         // The first call catches the deadlock and goes on as if nothing happened ('queued': with
         // its next statement sent while the deadlocked one runs, and its failure caught too).
-        if (call === 1) plan.caught.set(input.order, await deadlock(tx, input.then === 'queued' ? () => after().catch(() => undefined) : undefined));
+        if (call === 1) {
+          const alongside = input.then === 'queued' ? () => after().catch(() => undefined) : undefined;
+          plan.caught.set(input.order, await deadlock(plan.others!, plan.tables!, (sql) => tx.query(sql), alongside));
+        }
         if (input.then === 'insert' || (input.then === 'queued' && call > 1)) await after();
         return { order: input.order, call, attempt };
       },
@@ -97,12 +63,8 @@ describe.skipIf(!available)('ctx.transaction() on MariaDB, rolled back by the se
   beforeAll(async () => {
     plan.others = createMysqlPool({ connectionLimit: 2 });
     plan.orders = `${fixture.schema}_orders`;
-    plan.locks = `${fixture.schema}_locks_app`;
-    plan.ballast = `${fixture.schema}_ballast`;
     await fixture.pool.query(`CREATE TABLE ${plan.orders} (id varchar(255) NOT NULL, row_name varchar(64) NOT NULL) ENGINE=InnoDB`);
-    await fixture.pool.query(`CREATE TABLE ${plan.locks} (id int PRIMARY KEY, hits int NOT NULL) ENGINE=InnoDB`);
-    await fixture.pool.query(`CREATE TABLE ${plan.ballast} (n int NOT NULL) ENGINE=InnoDB`);
-    await fixture.pool.query(`INSERT INTO ${plan.locks} (id, hits) VALUES (1, 0), (2, 0)`);
+    plan.tables = await createDeadlockTables(fixture.pool, fixture.schema);
   });
 
   afterEach(async () => {

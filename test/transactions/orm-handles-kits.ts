@@ -1,6 +1,7 @@
 // Each library's handle as the transaction-handle scenario drives it (orm-handles-scenario.ts), on
 // each SQL server: how the library connects to that server, and what the scenario does with it (a
-// transaction, an insert into the application's own table, the store's `transactions` option).
+// transaction, an insert into the application's own table, a statement of its own, the store's
+// `transactions` option).
 // What differs per server (drivers, dialects, placeholders, MySQL's READ COMMITTED sessions) is
 // here; the library's part is written once.
 import { MikroORM as PgMikroORM, EntityManager as PgMikroEntityManager } from '@mikro-orm/postgresql';
@@ -29,6 +30,8 @@ export interface Kit {
   begin<T>(fn: (handle: object) => Promise<T>): Promise<T>;
   /** Inserts an application row into `orders` with the library, in the transaction `handle`. */
   insert(handle: object, id: string): Promise<void>;
+  /** Runs `sql` (a statement without parameters) with the library, in the transaction `handle`. */
+  execute(handle: object, sql: string): Promise<void>;
   /** The store's `transactions` option for this library (`undefined` for the driver: the store's own, the default). */
   transactions(): Pick<SqlExecutor, 'transaction'> | undefined;
   /** Whether `tx` is the library's own transaction handle. */
@@ -137,6 +140,9 @@ function kyselyKit(db: Kysely<unknown>, orders: string, transactions: typeof pos
     insert: async (handle, id) => {
       await kyselySql`INSERT INTO ${kyselySql.raw(orders)} (id) VALUES (${id})`.execute(handle as KyselyTransaction<unknown>);
     },
+    execute: async (handle, sql) => {
+      await kyselySql.raw(sql).execute(handle as KyselyTransaction<unknown>);
+    },
     transactions: () => transactions(db),
     isOwnHandle: (tx) => tx instanceof KyselyTransaction,
     close: () => db.destroy(),
@@ -153,6 +159,9 @@ function drizzleKit(db: DrizzleDb, orders: string, transactions: (db: never) => 
     insert: async (handle, id) => {
       await (handle as { execute(query: unknown): Promise<unknown> }).execute(drizzleSql`INSERT INTO ${drizzleSql.raw(orders)} (id) VALUES (${id})`);
     },
+    execute: async (handle, sql) => {
+      await (handle as { execute(query: unknown): Promise<unknown> }).execute(drizzleSql.raw(sql));
+    },
     transactions: () => transactions(db as never),
     isOwnHandle: (tx) => typeof (tx as { rollback?: unknown }).rollback === 'function' && typeof (tx as { select?: unknown }).select === 'function',
     close,
@@ -164,6 +173,9 @@ function typeormKit(source: DataSource, orders: string, placeholder: string, tra
     begin: (fn) => source.transaction((manager) => fn(manager)),
     insert: async (handle, id) => {
       await (handle as EntityManager).query(`INSERT INTO ${orders} (id) VALUES (${placeholder})`, [id]);
+    },
+    execute: async (handle, sql) => {
+      await (handle as EntityManager).query(sql);
     },
     transactions: () => transactions(source),
     isOwnHandle: (tx) => tx instanceof EntityManager,
@@ -188,6 +200,10 @@ function mikroOrmKit(orm: MikroOrmLike, ownEntityManager: abstract new (...args:
     insert: async (handle, id) => {
       const em = handle as unknown as MikroEmLike;
       await em.getConnection().execute(`INSERT INTO ${orders} (id) VALUES (?)`, [id], 'run', em.getTransactionContext());
+    },
+    execute: async (handle, sql) => {
+      const em = handle as unknown as MikroEmLike;
+      await em.getConnection().execute(sql, [], 'run', em.getTransactionContext());
     },
     transactions: () => transactions(orm.em.fork() as never),
     isOwnHandle: (tx) => tx instanceof ownEntityManager,
@@ -229,6 +245,9 @@ function prismaKit(prisma: PrismaLikeClient, orders: string, placeholder: string
     insert: async (handle, id) => {
       await (handle as PrismaLikeClient).$executeRawUnsafe(`INSERT INTO ${orders} (id) VALUES (${placeholder})`, id);
     },
+    execute: async (handle, sql) => {
+      await (handle as PrismaLikeClient).$executeRawUnsafe(sql);
+    },
     transactions: () => transactions(prisma as never),
     isOwnHandle: (tx) => typeof (tx as PrismaLikeClient).$executeRawUnsafe === 'function' && !('$disconnect' in (tx as object)),
     close: () => prisma.$disconnect(),
@@ -249,6 +268,9 @@ const postgres: Connectors = {
         begin: (fn) => driverTransaction(() => pool.connect(), (client, statement) => client.query(statement), fn),
         insert: async (handle, id) => {
           await (handle as pg.PoolClient).query(`INSERT INTO ${orders} (id) VALUES ($1)`, [id]);
+        },
+        execute: async (handle, sql) => {
+          await (handle as pg.PoolClient).query(sql);
         },
         transactions: () => undefined,
         isOwnHandle: isDriverConnection,
@@ -298,6 +320,9 @@ const mariadb: Connectors = {
         begin: (fn) => driverTransaction(() => pool.getConnection(), (connection, statement) => statements[statement](connection), fn),
         insert: async (handle, id) => {
           await (handle as mysql.PoolConnection).query(`INSERT INTO ${orders} (id) VALUES (?)`, [id]);
+        },
+        execute: async (handle, sql) => {
+          await (handle as mysql.PoolConnection).query(sql);
         },
         transactions: () => undefined,
         isOwnHandle: isDriverConnection,
