@@ -39,11 +39,17 @@ export async function deadlock(
     await other.query(`UPDATE ${locks} SET hits = hits + 1 WHERE id = 2`);
     const [[{ id }]] = await other.query<mysql.RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
     const waiting = other.query(`UPDATE ${locks} SET hits = hits + 1 WHERE id = 1`);
-    for (let tries = 0; ; tries++) {
-      const [rows] = await others.query<mysql.RowDataPacket[]>("SELECT 1 FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", [id]);
-      if (rows.length > 0) break;
-      if (tries > 500) throw new Error('the other transaction never waited for row 1');
-      await new Promise((resolve) => setTimeout(resolve, 5));
+    // Awaited below once the deadlock formed; when it does not, its failure is the error thrown here.
+    waiting.catch(() => undefined);
+    try {
+      for (const deadline = Date.now() + 10_000; !(await waitsForLock(others, id)); ) {
+        if (Date.now() > deadline) throw new Error('the other transaction never waited for row 1');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    } catch (error) {
+      // Its statement would otherwise wait for row 1 until innodb_lock_wait_timeout, and the ROLLBACK below behind it.
+      await others.query(`KILL QUERY ${Number(id)}`).catch(() => undefined);
+      throw error;
     }
     const [caught] = await Promise.all([
       send(`UPDATE ${locks} SET hits = hits + 1 WHERE id = 2`).then(
@@ -58,4 +64,19 @@ export async function deadlock(
     await other.query('ROLLBACK').catch(() => undefined);
     other.release();
   }
+}
+
+/**
+ * Whether the session `id` waits for a lock now, as InnoDB's own status tells it, built when asked.
+ * Not information_schema.INNODB_TRX: InnoDB refreshes the copy those rows come from only once nobody
+ * read it for 100 ms (CACHE_MIN_IDLE_TIME_NS and trx_i_s_cache_end_read() in trx0i_s.cc), so a poll
+ * faster than that, or any other session reading it meanwhile (the test files running alongside),
+ * reads the copy made before the wait began again and again.
+ */
+async function waitsForLock(pool: mysql.Pool, id: number): Promise<boolean> {
+  const [[{ Status: status }]] = await pool.query<mysql.RowDataPacket[]>('SHOW ENGINE INNODB STATUS');
+  const session = new RegExp(`^(MySQL|MariaDB) thread id ${id},`, 'm');
+  return String(status)
+    .split(/^---TRANSACTION /m)
+    .some((transaction) => session.test(transaction) && /^LOCK WAIT /m.test(transaction));
 }
