@@ -9,9 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
-import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
-import { genericPlan, planNodes } from '../support/postgres-plans.js';
+import { genericPlan, planNodes, recordingExecutor } from '../support/postgres-plans.js';
 import type pg from 'pg';
 
 const T = 1_700_000_000_000;
@@ -25,14 +24,7 @@ describe.skipIf(!available)('PostgreSQL plans of the run path, made on a small t
 
   beforeAll(async () => {
     pool = createPool({ max: 4 });
-    const executor = fromPg(pool);
-    const recording: SqlExecutor = {
-      ...executor,
-      async query(sql, params) {
-        if (params && params.length > 0) sent.set(sql, params);
-        return executor.query(sql, params);
-      },
-    };
+    const recording = recordingExecutor(fromPg(pool), (sql, params) => sent.set(sql, params));
     const store = new PostgresWorkflowStore({ executor: recording, schema });
     await store.init();
     // W1's path: a batch of creates, a claim, a batch of step results, a batch of ends.

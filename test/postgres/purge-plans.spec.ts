@@ -6,9 +6,8 @@
 // here on the generic plan of each batch statement, over tables of 20,000 rows, analyzed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
-import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
-import { genericPlan, planNodes } from '../support/postgres-plans.js';
+import { genericPlan, planNodes, recordingExecutor } from '../support/postgres-plans.js';
 import type pg from 'pg';
 
 const available = await requirePostgres('PostgreSQL plans of purge()');
@@ -22,15 +21,10 @@ describe.skipIf(!available)('PostgreSQL plans of purge(), generic, over large ta
 
   beforeAll(async () => {
     pool = createPool({ max: 4 });
-    const executor = fromPg(pool);
-    const recording: SqlExecutor = {
-      ...executor,
-      async query(sql, params) {
-        const table = /^DELETE FROM \S+\.(instances|signals) /.exec(sql)?.[1];
-        if (table && params) sent.set(table, { sql, params });
-        return executor.query(sql, params);
-      },
-    };
+    const recording = recordingExecutor(fromPg(pool), (sql, params) => {
+      const table = /^DELETE FROM \S+\.(instances|signals) /.exec(sql)?.[1];
+      if (table) sent.set(table, { sql, params });
+    });
     const store = new PostgresWorkflowStore({ executor: recording, schema });
     await store.init();
     const s = `"${schema}"`;

@@ -1,6 +1,7 @@
 // The generic plan PostgreSQL makes for a prepared statement (plan_cache_mode = force_generic_plan),
 // for the specs that check the store's statements reach their tables by key whatever plan is kept.
 import type pg from 'pg';
+import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 
 export interface PlanNode {
   'Node Type': string;
@@ -27,4 +28,15 @@ export async function genericPlan(client: pg.PoolClient, sql: string, params: re
     await client.query('DEALLOCATE ALL');
     await client.query('RESET plan_cache_mode');
   }
+}
+
+/** `executor`, telling `heard` of every statement with parameters before it sends it. */
+export function recordingExecutor(executor: SqlExecutor, heard: (sql: string, params: readonly unknown[]) => void): SqlExecutor {
+  return {
+    ...executor,
+    async query(sql, params, options) {
+      if (params && params.length > 0) heard(sql, params);
+      return executor.query(sql, params, options);
+    },
+  };
 }
