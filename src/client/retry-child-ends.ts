@@ -11,6 +11,12 @@ export interface RetryChildReads {
   hasEnd(id: string, afterId: number): Promise<boolean>;
 }
 
+/** What `childEnds()` found: the ends to send again, and every child the reopened parent waits for (`WorkflowReopen.awaitedChildren`). */
+export interface RetryChildEnds {
+  send: NewWorkflowSignal[];
+  awaited: string[];
+}
+
 /**
  * The retried parent `current` waits again for the end of each child it started and whose end its
  * reopened journal (`reopen`) does not hold: a child it never took the end of (it ended first, say
@@ -27,9 +33,10 @@ export interface RetryChildReads {
  *   child's id);
  * - gone (deleted, or purged with the parent's end): refused, for its end, if still stored,
  *   would no longer be kept for the parent (`purge()` finds the parent through the child).
- * Without this the parent would wait for that end forever.
+ * Without this the parent would wait for that end forever. A `purge()` or `delete()` after these
+ * reads is the store's to catch: the reopen refuses unless each child in `awaited` can still end it.
  */
-export async function childEndsToSend(current: WorkflowInstanceDetails, reopen: WorkflowReopen, reads: RetryChildReads): Promise<NewWorkflowSignal[]> {
+export async function childEnds(current: WorkflowInstanceDetails, reopen: WorkflowReopen, reads: RetryChildReads): Promise<RetryChildEnds> {
   const journal = current.journal ?? [];
   const reset = new Set(reopen.entries.map((e) => e.name));
   const taken = new Set<string>();
@@ -37,9 +44,11 @@ export async function childEndsToSend(current: WorkflowInstanceDetails, reopen: 
     if (e.kind === 'signal' && e.state === 'completed' && e.signal?.name === CHILD_ENDED_SIGNAL && e.signal.key && !reset.has(e.name)) taken.add(e.signal.key);
   }
   const ends: NewWorkflowSignal[] = [];
+  const awaited: string[] = [];
   for (const e of journal) {
     const id = e.kind === 'child' && e.state === 'completed' ? e.childId : undefined;
     if (!id || taken.has(id)) continue;
+    awaited.push(id);
     const child = await reads.child(id);
     const named = `Instance "${current.id}" can't be retried: its child "${id}" (started as "${e.name}")`;
     if (child === null) {
@@ -61,5 +70,5 @@ export async function childEndsToSend(current: WorkflowInstanceDetails, reopen: 
     const payload: ChildEnded = { status: 'completed', output: child.output ?? null, error: null };
     ends.push({ name: CHILD_ENDED_SIGNAL, key: id, dedupeId: id, payload, now: reopen.now });
   }
-  return ends;
+  return { send: ends, awaited };
 }

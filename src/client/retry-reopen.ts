@@ -5,22 +5,44 @@ import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.erro
 import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowInstanceDetails, WorkflowReopen } from '../storage/workflow-store.js';
-import { childEndsToSend } from './retry-child-ends.js';
+import { childEnds } from './retry-child-ends.js';
+
+/** How many times `retryInstance()` reads the instance again after the store refused its reopen. */
+const REOPEN_TRIES = 3;
 
 /**
- * `WorkflowClient.retry()` once it read `current` with its journal: reopens it at `now`, after
- * sending again the ends of its completed children that `purge()` removed and it still waits for
- * (see `childEndsToSend()`). Sent first, so a send that fails reopens nothing; a repeated send
- * stores nothing (ends are deduplicated by the child's id). Resolves to whether the reopen landed.
+ * `WorkflowClient.retry()`: reads the instance with its journal (`read`) and reopens it (see
+ * `reopenForRetry()`). A refused reopen is read again: another retry may have won (the status then
+ * says so), or a `purge()` or `delete()` removed a child's end the parent waits for after it was
+ * checked (read again, that end is sent again, or the retry refused with the reason).
  */
-export async function reopenForRetry(storage: WorkflowStorage, current: WorkflowInstanceDetails, now: number): Promise<boolean> {
+export async function retryInstance(storage: WorkflowStorage, id: string, read: () => Promise<WorkflowInstanceDetails>, now: () => number): Promise<void> {
+  for (let attempt = 1; attempt <= REOPEN_TRIES; attempt++) {
+    const current = await read();
+    if (await reopenForRetry(storage, current, now())) return;
+  }
+  throw new WorkflowInvalidStateError(
+    `Instance "${id}" changed while it was being retried (another retry won, it is running, or purge() or delete() kept removing a child or a child's end it waits for). ` +
+      'Read its status and try again.',
+  );
+}
+
+/**
+ * Reopens `current` (read with its journal) at `now`, after sending again the ends of its completed
+ * children that `purge()` removed and it still waits for (see `childEnds()`), and asking the store
+ * to check that every child it waits for can still end it. Sent first, so a send that fails reopens
+ * nothing; a repeated send stores nothing (ends are deduplicated by the child's id). Resolves to
+ * whether the reopen landed.
+ */
+async function reopenForRetry(storage: WorkflowStorage, current: WorkflowInstanceDetails, now: number): Promise<boolean> {
   const reopen = await retryReopen(current, now, (child) => storage.get(child, { readable: true }));
   if (current.status !== 'compensation_failed') {
-    const ends = await childEndsToSend(current, reopen, {
+    const { send, awaited } = await childEnds(current, reopen, {
       child: (id) => storage.get(id, { readable: true }),
       hasEnd: async (id, afterId) => (await storage.signals({ name: CHILD_ENDED_SIGNAL, key: id, afterId, upToId: Number.MAX_SAFE_INTEGER })).length > 0,
     });
-    for (const end of ends) await storage.signal(end);
+    for (const end of send) await storage.signal(end);
+    if (awaited.length > 0) reopen.awaitedChildren = awaited;
   }
   return storage.reopen(current.id, reopen);
 }

@@ -20,7 +20,7 @@ import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
-import { reopenForRetry } from './retry-reopen.js';
+import { retryInstance } from './retry-reopen.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { checkOptions } from '../options/known-keys.js';
@@ -224,13 +224,11 @@ export class WorkflowClient implements OnModuleDestroy {
    * end), or retries the compensations of a `compensation_failed` one. Of two concurrent retries,
    * one wins. A child's end it has not taken and that `purge()` removed is sent again from a
    * completed child; when it can't be (the child is gone, or did not complete) the retry throws
-   * `WorkflowInvalidStateError` and changes nothing, instead of leaving the parent waiting forever.
+   * `WorkflowInvalidStateError` and changes nothing, instead of leaving the parent waiting forever;
+   * so it does when a `purge()` or `delete()` running meanwhile takes the child away.
    */
   async retry(id: string): Promise<void> {
-    const current = await this.getStatus(id, { journal: true });
-    if (!(await reopenForRetry(this.storage, current, this.options.clock.now()))) {
-      throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being retried (another retry won, or it is running). Read its status and try again.`);
-    }
+    await retryInstance(this.storage, id, () => this.getStatus(id, { journal: true }), () => this.options.clock.now());
     this.runtime.kick();
   }
 

@@ -10,7 +10,7 @@ import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
 import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { journalRows, upsertJournal } from './mysql-journal.js';
-import { MySqlLocks } from './mysql-locks.js';
+import { MySqlLocks, topicHash } from './mysql-locks.js';
 import { MYSQL_MIGRATIONS, mysqlMigrationDialect, mysqlMigrationSql } from './mysql-migrations.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
@@ -31,7 +31,8 @@ import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-w
 import { distinctEntries } from '../sql/store-input.js';
 import { initSchema } from '../sql/store-schema.js';
 import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
-import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
+import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
+import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 import type * as Store from '../storage/workflow-store.js';
 import type { WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
 
@@ -216,6 +217,8 @@ WHERE id = ? AND ${condition}`,
           [id, reopen.expect.status, reopen.expect.runs, reopen.now],
         );
         if (rows.length === 0) return false;
+        // Read once the row is locked, each statement seeing what committed before it: a purge() or delete() since the caller's check refuses.
+        if (reopen.awaitedChildren?.length && !(await this.endsReachable(tx, reopen.awaitedChildren))) return false;
         const deadline = reopen.deadline !== undefined ? ', deadline = ?' : '';
         await tx.query(
           `UPDATE ${instances} SET status = ?, error = ?${deadline}, ${REOPEN_CANCEL_FLAGS},
@@ -228,6 +231,16 @@ WHERE id = ? AND ${condition}`,
         return true;
       }),
     );
+  }
+
+  /** Whether each of `children` exists and is unfinished or has its end stored (`reopen`'s `awaitedChildren`). */
+  private async endsReachable(tx: SqlExecutor, children: readonly string[]): Promise<boolean> {
+    const { rows } = await tx.query(`SELECT id, status FROM ${this.tables.instances} WHERE id IN (${placeholders(children.length)})`, [...children]);
+    if (rows.length < children.length) return false;
+    const ended = rows.filter((row) => FINISHED_STATUSES.includes(row.status as WorkflowStatus)).map((row) => topicHash(CHILD_ENDED_SIGNAL, row.id as string));
+    if (ended.length === 0) return true;
+    const ends = await tx.query(`SELECT DISTINCT topic_hash FROM ${this.tables.signals} WHERE topic_hash IN (${placeholders(ended.length)})`, ended);
+    return ends.rows.length === ended.length;
   }
 
   async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {

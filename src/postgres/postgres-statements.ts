@@ -177,6 +177,19 @@ FROM ${s}.instances i WHERE i.id = $1`,
 )
 SELECT ${notify('$11')} AS notified FROM target`,
 
+    /** $1 id, $2 expected status, $3 expected runs, $4 now: `reopen`'s conditions, locking the row when they hold. */
+    lockReopen: `SELECT true AS locked FROM ${s}.instances
+WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $4) FOR UPDATE`,
+
+    /**
+     * $1 child ids, $2 the topics of their ends: one row when some child is gone, or finished with
+     * its end gone (`reopen`'s `awaitedChildren`). Read after `lockReopen`, in a snapshot of its own.
+     */
+    unreachableChild: `SELECT c.id FROM unnest($1::text[], $2::text[]) AS c (id, topic)
+WHERE NOT EXISTS (SELECT 1 FROM ${s}.instances i WHERE i.id = c.id
+  AND (i.status IN ${UNFINISHED} OR EXISTS (SELECT 1 FROM ${s}.signals g WHERE g.topic = c.topic)))
+LIMIT 1`,
+
     /**
      * $1 id, $2 now, $3 channel: asks that the instance's end be notified (`notifyEnded()`), while it
      * is unfinished. One row when it is; none when it is finished or unknown (then no notification

@@ -25,6 +25,7 @@ import { distinctEntries } from '../sql/store-input.js';
 import { initSchema } from '../sql/store-schema.js';
 import { fromJson, toBoolean, toInstance, toJson, toSignal, toWaits } from '../sql/workflow-rows.js';
 import { journalJson } from '../storage/journal-entry-json.js';
+import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -208,8 +209,22 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
     POSTGRES_INPUT.entries(id, reopen.entries);
+    const children = reopen.awaitedChildren ?? [];
+    if (children.length === 0) return this.reopenWith(this.executor, id, reopen);
+    // The row locked first, then the children read in a later snapshot: a purge() or delete() that
+    // committed meanwhile is seen, and the reopen refused with nothing changed.
+    return this.executor.transaction(async (tx) => {
+      const { rows } = await tx.query(this.sql.lockReopen, [id, reopen.expect.status, reopen.expect.runs, reopen.now]);
+      if (rows.length === 0) return false;
+      const topics = children.map((child) => signalTopic(CHILD_ENDED_SIGNAL, child));
+      if ((await tx.query(this.sql.unreachableChild, [[...children], topics])).rows.length > 0) return false;
+      return this.reopenWith(tx, id, reopen);
+    });
+  }
+
+  private async reopenWith(executor: SqlExecutor, id: string, reopen: WorkflowReopen): Promise<boolean> {
     const entries = distinctEntries(reopen.entries);
-    const { rows } = await this.executor.query(this.sql.reopen, [
+    const { rows } = await executor.query(this.sql.reopen, [
       id,
       reopen.expect.status,
       reopen.expect.runs,

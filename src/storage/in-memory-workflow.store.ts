@@ -146,6 +146,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const { instance } = stored;
     if (hasLiveLease(instance, reopen.now)) return false;
     if (instance.status !== reopen.expect.status || instance.runs !== reopen.expect.runs) return false;
+    // Each child it will wait for must still be able to end it: a purge() or delete() may have come since the caller's check.
+    const reachable = (c?: WorkflowInstance) => c !== undefined && (!FINISHED.has(c.status) || this.signalLog.hasAbove(CHILD_ENDED_SIGNAL, c.id, 0));
+    if (reopen.awaitedChildren?.some((child) => !reachable(this.instances.get(child)?.instance))) return false;
     upsertEntries(stored, reopen.entries, entries);
     instance.status = reopen.status;
     instance.error = error;

@@ -110,6 +110,13 @@ export interface WorkflowReopen {
    * waits for the end the reopened child comes to, which is stored anew instead of deduplicated.
    */
   retractSignal?: { name: string; dedupeId: string };
+  /**
+   * The children whose ends the reopened instance will wait for: it started them and its reopened
+   * journal holds no end of theirs. The reopen lands only while each of them exists and is
+   * unfinished or has its end (the `$child-ended` signal keyed by its id) stored; otherwise it
+   * changes nothing and returns `false`. Default: none.
+   */
+  awaitedChildren?: readonly string[];
   now: number;
 }
 

@@ -109,6 +109,10 @@ export interface WorkflowStore {
    * terminate) was requested: the retried compensations are still the cancel's, and the engine
    * reads the flag to end the instance `cancelled`, not `failed` (the error's name can't tell: a
    * workflow may throw a `WorkflowCancelledError` of its own).
+   * With `awaitedChildren`, it also refuses unless each such child exists and is unfinished or has
+   * its end stored, read once the row is locked: the caller checked them before, and a `purge()` or
+   * `delete()` landing in between would leave the reopened parent waiting forever for an end that is
+   * gone (once reopened, the parent is unfinished, so both keep the child and its end).
    */
   reopen(id: string, reopen: WorkflowReopen): Promise<boolean>;
 

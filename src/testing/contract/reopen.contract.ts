@@ -1,4 +1,5 @@
-import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, range, snapshot, testScope } from '../store-fixtures.js';
+import { CHILD_ENDED_SIGNAL } from '../../storage/workflow-store-signals.js';
+import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, range, settle, snapshot, testScope } from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `reopen`: a finished instance starts again from a kept journal prefix. */
@@ -139,6 +140,38 @@ export function reopenContract(suite: ContractSuite): void {
       await ended(s.id('c'), `${s.workflow}-c`);
       expect(await suite.store.reopen(s.id('c'), { ...reopen, retractSignal: { name: endName, dedupeId: s.id('c') }, expect: { status: 'cancelled', runs: 1 } })).toBe(true);
       expect(await all(endName, s.id('a'))).toEqual([again.id]);
+    });
+
+    it('reopen: with awaitedChildren, refuses (changing nothing) unless each exists and is unfinished or has its end stored', async () => {
+      const s = testScope();
+      const [parent, running, done, endless] = ['parent', 'running', 'done', 'endless'].map(s.id) as [string, string, string, string];
+      await ended(parent, s.workflow);
+      await suite.store.create(newInstance(running, `${s.workflow}-c`, { parentId: parent, now: T + 3 }));
+      for (const child of [done, endless]) await settle(suite.store, newInstance(child, `${s.workflow}-${child}`, { parentId: parent, now: T + 3 }), 'completed');
+      await suite.store.signal(newSignal(CHILD_ENDED_SIGNAL, { key: done, dedupeId: done, payload: { status: 'completed' }, now: T + 4 }));
+      // The parent's own end, retracted only when the reopen lands.
+      await suite.store.signal(newSignal(CHILD_ENDED_SIGNAL, { key: parent, dedupeId: parent, now: T + 4 }));
+      const before = await snapshot(suite.store, parent);
+      const reopen = (awaitedChildren: string[]) =>
+        suite.store.reopen(parent, {
+          expect: { status: 'cancelled', runs: 1 },
+          status: 'pending',
+          error: null,
+          entries: [journalEntry('step-2', { compensated: true })],
+          retractSignal: { name: CHILD_ENDED_SIGNAL, dedupeId: parent },
+          awaitedChildren,
+          now: T + 5,
+        });
+      const parentEnds = async () => (await suite.store.signals({ name: CHILD_ENDED_SIGNAL, key: parent, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).length;
+      // Finished with its end gone (purged), or gone itself (deleted): the reopened parent would wait forever.
+      for (const awaited of [[running, done, endless], [running, done, s.id('gone')]]) {
+        expect(await reopen(awaited)).toBe(false);
+        expect(await snapshot(suite.store, parent)).toEqual(before);
+        expect(await parentEnds()).toBe(1);
+      }
+      expect(await reopen([running, done])).toBe(true);
+      expect(await details(suite.store, parent)).toMatchObject({ status: 'pending', wakeAt: T + 5 });
+      expect(await parentEnds()).toBe(0);
     });
 
     it('reopen: of concurrent reopens exactly one lands', async () => {

@@ -1,0 +1,3 @@
+import { retryChildRaceSqlTests } from '../support/retry-child-race-sql.js';
+
+await retryChildRaceSqlTests('postgres');
