@@ -5,6 +5,7 @@ import { checkOptions } from '../options/known-keys.js';
 import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { parsePositiveDuration } from '../time/duration.js';
+import { attemptWithin } from './attempt-timeout.js';
 import type { ExecutionHost } from './execution-host.js';
 import { withHostSignal } from './host-signal.js';
 import { toJsonValue } from './json-value.js';
@@ -192,28 +193,11 @@ function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEnt
 export function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): T | Promise<T> {
   // The signal is made only when the step reads it: most never do, and making one costs.
   if (timeout === null) return fn(withHostSignal({ attempt }, host));
-  return attemptWithin(host, name, fn, attempt, timeout);
+  return attemptWithin(
+    host.abortSignal,
+    timeout,
+    () => new WorkflowTimeoutError(`Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`),
+    (signal) => fn({ attempt, signal }),
+  );
 }
 
-async function attemptWithin<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number): Promise<T> {
-  const signal = host.abortSignal;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve().then(() => fn({ attempt, signal: controller.signal })),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const error = new WorkflowTimeoutError(`Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`);
-          controller.abort(error);
-          reject(error);
-        }, timeout);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
-  }
-}
