@@ -113,7 +113,7 @@ class StepFinish implements AttemptFinish {
 
 
 /** What `ctx.step()` and `ctx.transaction()` take in their options (`WorkflowStepOptions`). */
-const STEP_OPTIONS = ['retry', 'timeout', 'compensate', 'compensateRetry'];
+const STEP_OPTIONS = ['retry', 'timeout', 'compensate', 'compensateRetry', 'compensateTimeout'];
 
 /** A step whose attempts `perform` runs (`ctx.step()`, `ctx.transaction()`): replay, retries, compensation. */
 export async function runStepWith<T>(
@@ -126,11 +126,14 @@ export async function runStepWith<T>(
   checkOptions(options, STEP_OPTIONS, `options of step "${name}"`);
   host.enter(name, 'step');
   const retry = options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
+  const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
+  // Checked with or without `compensate`: a bad value is an error wherever it is written.
+  const compensateTimeout =
+    options.compensateTimeout === undefined ? timeout : parsePositiveDuration(options.compensateTimeout, `compensateTimeout of step "${name}"`, "the step's timeout");
   if (options.compensate) {
     const compensateRetry = options.compensateRetry === undefined ? retry : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, host.retry);
-    compensations.set(name, { fn: options.compensate as (result: unknown) => unknown, retry: compensateRetry });
+    compensations.set(name, { fn: options.compensate as Compensation['fn'], retry: compensateRetry, timeout: compensateTimeout });
   }
-  const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
   const entry = host.entry(name);
   // The code gets a copy of the journaled value, on replay as on the first run: what it changes in
   // place must not change the entry (written later, or again with a saga's flag).
