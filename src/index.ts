@@ -23,6 +23,7 @@ export type {
   WorkflowStepOptions,
   WorkflowTransactionOptions,
   WorkflowStepRun,
+  WorkflowCompensationRun,
   WorkflowWaitOptions,
 } from './engine/workflow-context.js';
 export type { WorkflowRetry, WorkflowRetryOptions } from './engine/retry-policy.js';

@@ -7,9 +7,10 @@ type Reason = WorkflowInterrupt['reason'];
 const AT_ONCE: ReadonlySet<Reason> = new Set<Reason>(['terminate', 'lease-lost', 'store-error']);
 
 /**
- * Why one execution is being stopped, and the two signals that carry it: `signal` (what `ctx.signal`
- * and running steps see) and the stop-at-once signal that `stopped()` turns into a rejection, for
- * work nothing waits out (a compensation running when a terminate comes). Each `AbortController`
+ * Why one execution is being stopped, and the signals that carry it: `signal` (what `ctx.signal`
+ * and running steps see), `compensationSignal` (what a running compensation sees) and the
+ * stop-at-once signal that `stopped()` turns into a rejection, for work nothing waits out (a
+ * compensation running when a terminate comes). Each `AbortController`
  * is made when something first asks for its signal (already aborted if the stop came first): most
  * executions never stop early, and an `AbortSignal` costs microseconds to make.
  */
@@ -26,6 +27,8 @@ export class ExecutionStop {
   private now: AbortController | null = null;
   /** Why the execution stopped at once, once it did (see `stopped()`). */
   private nowReason: WorkflowInterrupt | null = null;
+  /** Behind `compensationSignal`, made when first read. */
+  private undo: AbortController | null = null;
 
   constructor(flags: { cancelRequested: boolean; terminateRequested: boolean }) {
     this.cancelRequested = flags.cancelRequested;
@@ -43,6 +46,19 @@ export class ExecutionStop {
     return this.abort.signal;
   }
 
+  /**
+   * Aborted when the compensations must stop (`compensationStop()`: terminate, shutdown, a lost
+   * lease, a store failure), with that interrupt as its reason. Not `signal`: a cancel or the run
+   * timeout aborts that one, and they are why the compensations run.
+   */
+  get compensationSignal(): AbortSignal {
+    if (this.undo === null) {
+      this.undo = new AbortController();
+      this.compensationAborted();
+    }
+    return this.undo.signal;
+  }
+
   /** Records a stop requested from outside; returns whether the execution ends at once. */
   request(reason: Reason): boolean {
     if (this.reason === null || reason === 'terminate' || reason === 'lease-lost') this.reason = reason;
@@ -55,6 +71,7 @@ export class ExecutionStop {
       this.now?.abort(this.nowReason);
     }
     this.aborted(reason);
+    this.compensationAborted();
     return atOnce;
   }
 
@@ -96,6 +113,13 @@ export class ExecutionStop {
     if (this.shutdownRequested) return 'shutdown';
     const reason = this.reason;
     return reason === 'shutdown' || reason === 'lease-lost' || reason === 'store-error' ? reason : null;
+  }
+
+  /** `compensationSignal`, once made, aborts when the compensations must stop. */
+  private compensationAborted(): void {
+    if (this.undo === null || this.undo.signal.aborted) return;
+    const stop = this.compensationStop();
+    if (stop !== null) this.undo.abort(new WorkflowInterrupt(stop));
   }
 
   /** `signal` aborts with the first interrupt (now, or when it is made). */

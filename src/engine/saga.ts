@@ -1,17 +1,23 @@
 import { NonRetryableError } from '../errors/non-retryable.error.js';
+import { WorkflowTimeoutError } from '../errors/workflow-timeout.error.js';
 import { isWorkflowInterrupt, type WorkflowInterrupt } from '../errors/workflow-interrupt.js';
 import { serializeError } from '../errors/serialize-error.js';
 import { plainCopy } from '../storage/plain-copy.js';
 import type { SerializedWorkflowError, WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import { attemptWithin } from './attempt-timeout.js';
+import type { ExecutionStop } from './execution-stop.js';
 import { backoffAfter, type RetryPolicy } from './retry-policy.js';
+import type { WorkflowCompensationRun } from './workflow-context.js';
 
 /** The engine's journal names start with `$`; a step's compensation is recorded under this prefix. */
 export const COMPENSATION_PREFIX = '$compensate:';
 
 /** A step's undo, as `ctx.step(..., { compensate })` registered it. */
 export interface Compensation {
-  fn: (result: unknown) => unknown;
+  fn: (result: unknown, run: WorkflowCompensationRun) => unknown;
   retry: RetryPolicy;
+  /** Each attempt's bound in ms (`compensateTimeout`, else the step's `timeout`), or `null` for none. */
+  timeout: number | null;
 }
 
 /** Where the compensations stand after `compensate()`. */
@@ -47,8 +53,14 @@ export interface SagaHost {
   journal(): Iterable<WorkflowJournalEntry>;
   entry(name: string): WorkflowJournalEntry | undefined;
   compensationFor(step: string): Compensation | undefined;
-  /** Why the execution must stop now, if it must: terminate, shutdown, a lost lease. */
-  stopReason(): WorkflowInterrupt['reason'] | null;
+  /**
+   * Why the compensations must stop now, if they must (`compensationStop()`: terminate, shutdown, a
+   * lost lease), and the signal that aborts when they must (what a compensation's `signal` follows
+   * besides its timeout).
+   */
+  readonly stop: Pick<ExecutionStop, 'compensationStop' | 'compensationSignal'>;
+  /** The instance's id, for the message of a compensation that timed out. */
+  readonly instanceId: string;
   now(): number;
   record(entry: WorkflowJournalEntry): void;
   /** Writes what was recorded (before a side effect); throws the execution's interrupt when the write did not land. */
@@ -67,7 +79,7 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
   for (const step of steps) {
     const compensation = host.compensationFor(step.name);
     if (!compensation) continue;
-    const stop = host.stopReason();
+    const stop = host.stop.compensationStop();
     if (stop) return { state: 'interrupted', reason: stop };
     const name = COMPENSATION_PREFIX + step.name;
     const entry = host.entry(name);
@@ -82,12 +94,17 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
     try {
       await host.flush();
       // A stop noticed while that write was under way (a terminate) starts no further compensation.
-      const stopped = host.stopReason();
+      const stopped = host.stop.compensationStop();
       if (stopped) return { state: 'interrupted', reason: stopped };
       // A copy: the entry is recorded again (compensated) and must keep the result as journaled.
-      await host.sideEffect(async () => compensation.fn(plainCopy(step.value)), step.name, attempt);
+      const value = plainCopy(step.value);
+      await host.sideEffect(() => runCompensation(host, compensation, step.name, value, attempt), step.name, attempt);
     } catch (error) {
       if (isWorkflowInterrupt(error)) return { state: 'interrupted', reason: error.reason };
+      // A compensation that failed because the execution is being stopped (its signal aborted at a
+      // shutdown, say) has not spent an attempt: the next execution runs it again.
+      const stopped = host.stop.compensationStop();
+      if (stopped) return { state: 'interrupted', reason: stopped };
       const failed = failedAttempt(name, 'compensation', entry, attempt, compensation.retry, error, host.now());
       host.record(failed);
       if (failed.state === 'waiting') return { state: 'suspended', wakeAt: failed.wakeAt! };
@@ -98,4 +115,27 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
     host.record({ ...step, compensated: true, updatedAt: at });
   }
   return { state: 'done' };
+}
+
+/**
+ * One attempt of a compensation, given `{ attempt, signal }`: within its timeout, when it has one
+ * (an attempt that passes it fails with `WorkflowTimeoutError` and its signal aborts), else as it
+ * runs, with the stop signal (made only if the compensation reads it).
+ */
+async function runCompensation(host: SagaHost, compensation: Compensation, step: string, value: unknown, attempt: number): Promise<unknown> {
+  const { timeout } = compensation;
+  if (timeout === null) {
+    return compensation.fn(value, {
+      attempt,
+      get signal() {
+        return host.stop.compensationSignal;
+      },
+    });
+  }
+  return attemptWithin(
+    host.stop.compensationSignal,
+    timeout,
+    () => new WorkflowTimeoutError(`Compensation of step "${step}" of instance "${host.instanceId}" did not finish within ${timeout} ms (attempt ${attempt}).`),
+    (signal) => compensation.fn(value, { attempt, signal }),
+  );
 }

@@ -5,6 +5,7 @@ import { checkOptions } from '../options/known-keys.js';
 import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { parsePositiveDuration } from '../time/duration.js';
+import { attemptWithin } from './attempt-timeout.js';
 import type { ExecutionHost } from './execution-host.js';
 import { withHostSignal } from './host-signal.js';
 import { toJsonValue } from './json-value.js';
@@ -112,7 +113,7 @@ class StepFinish implements AttemptFinish {
 
 
 /** What `ctx.step()` and `ctx.transaction()` take in their options (`WorkflowStepOptions`). */
-const STEP_OPTIONS = ['retry', 'timeout', 'compensate', 'compensateRetry'];
+const STEP_OPTIONS = ['retry', 'timeout', 'compensate', 'compensateRetry', 'compensateTimeout'];
 
 /** A step whose attempts `perform` runs (`ctx.step()`, `ctx.transaction()`): replay, retries, compensation. */
 export async function runStepWith<T>(
@@ -125,11 +126,14 @@ export async function runStepWith<T>(
   checkOptions(options, STEP_OPTIONS, `options of step "${name}"`);
   host.enter(name, 'step');
   const retry = options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
+  const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
+  // Checked with or without `compensate`: a bad value is an error wherever it is written.
+  const compensateTimeout =
+    options.compensateTimeout === undefined ? timeout : parsePositiveDuration(options.compensateTimeout, `compensateTimeout of step "${name}"`, "the step's timeout");
   if (options.compensate) {
     const compensateRetry = options.compensateRetry === undefined ? retry : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, host.retry);
-    compensations.set(name, { fn: options.compensate as (result: unknown) => unknown, retry: compensateRetry });
+    compensations.set(name, { fn: options.compensate as Compensation['fn'], retry: compensateRetry, timeout: compensateTimeout });
   }
-  const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
   const entry = host.entry(name);
   // The code gets a copy of the journaled value, on replay as on the first run: what it changes in
   // place must not change the entry (written later, or again with a saga's flag).
@@ -192,28 +196,11 @@ function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEnt
 export function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): T | Promise<T> {
   // The signal is made only when the step reads it: most never do, and making one costs.
   if (timeout === null) return fn(withHostSignal({ attempt }, host));
-  return attemptWithin(host, name, fn, attempt, timeout);
+  return attemptWithin(
+    host.abortSignal,
+    timeout,
+    () => new WorkflowTimeoutError(`Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`),
+    (signal) => fn({ attempt, signal }),
+  );
 }
 
-async function attemptWithin<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number): Promise<T> {
-  const signal = host.abortSignal;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve().then(() => fn({ attempt, signal: controller.signal })),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const error = new WorkflowTimeoutError(`Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`);
-          controller.abort(error);
-          reject(error);
-        }, timeout);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
-  }
-}

@@ -11,18 +11,39 @@ export interface WorkflowStepRun {
   signal: AbortSignal;
 }
 
+/** What a step's compensation receives after the step's result. */
+export interface WorkflowCompensationRun {
+  /** 1 for the first attempt of the compensation (counted apart from the step's attempts). */
+  attempt: number;
+  /**
+   * Aborted when this attempt passes its `compensateTimeout`, or when the compensations must stop:
+   * terminate, shutdown, a lost lease. Not by a cancel or the run timeout: they are why it runs.
+   * Pass it on to `fetch` and friends, so an undo that can't finish stops its I/O.
+   */
+  signal: AbortSignal;
+}
+
 export interface WorkflowStepOptions<T> {
   /** Retries of this step; default the workflow's, then the module's (3 attempts, 1s doubling up to 5m). */
   retry?: WorkflowRetry;
-  /** An attempt that takes longer fails (and is retried as any failure). */
+  /** An attempt that takes longer fails with `WorkflowTimeoutError` (and is retried as any failure). Default: no limit. */
   timeout?: Duration;
-  /** The saga's undo: run with the step's result, in reverse order, if a later step fails or the instance is cancelled or times out. */
-  compensate?: (result: T) => unknown;
+  /**
+   * The saga's undo: run with the step's result, in reverse order, if a later step fails or the
+   * instance is cancelled or times out. The second argument (`attempt`, `signal`) may be left out.
+   */
+  compensate?: (result: T, run: WorkflowCompensationRun) => unknown;
   /** Retries of the compensation; default the step's. */
   compensateRetry?: WorkflowRetry;
+  /**
+   * An attempt of the compensation that takes longer fails with `WorkflowTimeoutError` (its signal
+   * aborts) and is retried under `compensateRetry`; when none is left the instance ends
+   * `compensation_failed`. Default: the step's `timeout` (none: no limit).
+   */
+  compensateTimeout?: Duration;
 }
 
-/** `ctx.transaction()`'s options: `ctx.step()`'s (`retry`, `timeout`, `compensate`, `compensateRetry`). */
+/** `ctx.transaction()`'s options: `ctx.step()`'s (`retry`, `timeout`, `compensate`, `compensateRetry`, `compensateTimeout`). */
 export type WorkflowTransactionOptions<T> = WorkflowStepOptions<T>;
 
 export interface WorkflowWaitOptions {

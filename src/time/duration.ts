@@ -39,11 +39,12 @@ export function parseDuration(value: Duration, what = 'duration'): number {
 /**
  * `parseDuration` for a span that must last: a run timeout, a step's timeout. 0 would end the
  * instance (or fail the attempt) before it does anything, so it is refused like any invalid value.
+ * `leftOut` says what leaving the option out gives (default: no limit).
  */
-export function parsePositiveDuration(value: Duration, what: string): number {
+export function parsePositiveDuration(value: Duration, what: string, leftOut = 'no limit'): number {
   const ms = parseDuration(value, what);
   if (ms <= 0) {
-    throw invalidInput(`Invalid ${what}: ${typeof value === 'string' ? `"${value}"` : String(value)}. It must be longer than 0; leave the option out for no limit.`);
+    throw invalidInput(`Invalid ${what}: ${typeof value === 'string' ? `"${value}"` : String(value)}. It must be longer than 0; leave the option out for ${leftOut}.`);
   }
   return ms;
 }

@@ -53,4 +53,33 @@ describe('ExecutionStop', () => {
     // A later stopped() gets the same first reason.
     await expect(after.stopped()).rejects.toMatchObject({ reason: 'store-error' });
   });
+
+  it('aborts compensationSignal on what stops the compensations, never on a cancel or the deadline', () => {
+    const stop = new ExecutionStop({ cancelRequested: false, terminateRequested: false });
+    const signal = stop.compensationSignal;
+    expect(() => stop.check(false, () => true)).toThrow(WorkflowInterrupt);
+    stop.request('cancel');
+    expect(stop.signal.aborted).toBe(true);
+    expect(signal.aborted).toBe(false);
+    stop.request('shutdown');
+    expect(reasonOf(signal)).toBe('shutdown');
+    stop.request('terminate');
+    expect(reasonOf(signal)).toBe('shutdown');
+    expect(stop.compensationSignal).toBe(signal);
+
+    for (const reason of ['terminate', 'lease-lost', 'store-error'] as const) {
+      const other = new ExecutionStop({ cancelRequested: true, terminateRequested: false });
+      const late = other.compensationSignal;
+      other.request(reason);
+      expect(reasonOf(late)).toBe(reason);
+    }
+  });
+
+  it('hands out an already aborted compensationSignal when the stop came first, or the claim found a terminate', () => {
+    const stop = new ExecutionStop({ cancelRequested: false, terminateRequested: false });
+    stop.request('lease-lost');
+    expect(reasonOf(stop.compensationSignal)).toBe('lease-lost');
+    const claimed = new ExecutionStop({ cancelRequested: true, terminateRequested: true });
+    expect(reasonOf(claimed.compensationSignal)).toBe('terminate');
+  });
 });
