@@ -50,6 +50,8 @@ import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from '
 const STORE = 'PostgresWorkflowStore';
 /** How much longer than a `ctx.transaction()` step's timeout its statements may run (ms). */
 const STATEMENT_TIMEOUT_MARGIN = 1_000;
+/** The largest `statement_timeout` PostgreSQL takes (ms, about 24.8 days): a longer step's timeout is bounded by it. */
+const MAX_STATEMENT_TIMEOUT = 2_147_483_647;
 /** How long the ends' channel stays LISTENed to after the last `listenForEnds()` listener left (ms). */
 const ENDS_LINGER = 1_000;
 
@@ -307,7 +309,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    */
   transaction<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T> {
     return (this.transactions ?? this.executor).transaction(async (tx) => {
-      if (options.timeout !== null) await tx.query(`SET LOCAL statement_timeout = ${Math.ceil(options.timeout) + STATEMENT_TIMEOUT_MARGIN}`);
+      if (options.timeout !== null) await tx.query(`SET LOCAL statement_timeout = ${Math.min(Math.ceil(options.timeout) + STATEMENT_TIMEOUT_MARGIN, MAX_STATEMENT_TIMEOUT)}`);
       return body({ handle: tx.handle ?? tx, write: (write) => this.writes.writeIn(tx, id, token, write) });
     });
   }

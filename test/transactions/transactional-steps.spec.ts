@@ -190,6 +190,20 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     expect(await rows('o-timeout')).toEqual([]);
   });
 
+  it('runs a step whose timeout is longer than the server\'s largest statement_timeout (30 days), bounded by that largest', async () => {
+    let limit = '';
+    plan.after = async (tx) => {
+      limit = (await tx.query("SELECT current_setting('statement_timeout') AS limit")).rows[0].limit as string;
+    };
+    const handle = await start('o-long', { timeout: '30d' });
+    await app!.worker.drain();
+    expect(limit).toBe('2147483647ms');
+    app!.clock.advance('2m');
+    await app!.worker.drain();
+    expect(await handle.result()).toEqual({ order: 'o-long', attempt: 1 });
+    expect(await rows('o-long')).toEqual([{ attempt: 1 }]);
+  });
+
   it('refuses a statement the callback sends after its timeout while the rollback is under way: nothing of it commits', async () => {
     app = await createTestApp([LateWorkflow], { store: fixture.store as never });
     const handle = await app.client.start(LateWorkflow, { order: 'o-late' }, { id: 'o-late' });
