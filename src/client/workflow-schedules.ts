@@ -107,7 +107,9 @@ export class WorkflowSchedules {
 
   /**
    * Starts one instance now, outside the cadence (paused or not, whatever its overlap rule), with
-   * id `<id>@<ISO time of now>`; the cadence is unchanged.
+   * id `<id>@<ISO time of now>`; the cadence is unchanged. Throws `WorkflowNotFoundError` for an
+   * unknown id, and for a schedule deleted while it ran: a `delete()` that lands first wins, and no
+   * instance starts after it returned.
    */
   async trigger<O = unknown>(id: string): Promise<WorkflowHandle<O>> {
     return this.client.handle<O>(await this.admin.trigger(id));

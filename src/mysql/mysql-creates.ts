@@ -39,7 +39,7 @@ export class MySqlCreates {
   private readonly insertWithCursorSql: string;
   private readonly lastSignalSql: string;
   private readonly selectSql: (count: number) => string;
-  /** `insertSql`'s one row, inserted only while the schedule row (`id = ?`, `lease_token = ?`) is there to lock. */
+  /** `insertSql`'s one row, inserted only while the schedule row (`id = ?`, with the live lease `?`, or any lease for NULL) is there to lock. */
   private readonly occurrenceSql: string;
   private readonly scheduleLeaseSql: string;
   /** What the server offers beyond the common ground: set by the store's `init()`. */
@@ -64,8 +64,8 @@ export class MySqlCreates {
     // either committed first and leaves no row to insert from, or waits until the insert commits.
     this.occurrenceSql =
       `${insert.replace(/ VALUES$/, '')} SELECT ${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]' ` +
-      `FROM ${tables.schedules} WHERE id = ? AND lease_token = ? LOCK IN SHARE MODE`;
-    this.scheduleLeaseSql = `SELECT lease_token FROM ${tables.schedules} WHERE id = ?`;
+      `FROM ${tables.schedules} WHERE id = ? AND (? IS NULL OR (lease_token = ? AND lease_until >= ?)) LOCK IN SHARE MODE`;
+    this.scheduleLeaseSql = `SELECT lease_token, lease_until FROM ${tables.schedules} WHERE id = ?`;
     this.selectSql = (count) => `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
   }
 
@@ -88,18 +88,21 @@ export class MySqlCreates {
 
   /**
    * A schedule occurrence's create, fenced by the schedule's lease (`WorkflowStore.createOccurrence()`):
-   * one statement on the pool. When it inserts nothing, the lease is read again: still `token`'s,
-   * it was `token`'s at the insert too (a released lease never comes back), so the instance existed
-   * and is read; gone, nothing was created under it (`null`).
+   * one statement on the pool. When it inserts nothing, the fence is read again: holding now, it
+   * held at the insert too (a lease released, taken over or lapsed at `now` comes back to `token`
+   * only through a write of `token`'s own holder), so the instance existed and is read; not
+   * holding, or no instance after all, nothing was created under it (`null`).
    */
-  async createOccurrence(scheduleId: string, token: string, init: NewWorkflowInstance): Promise<Created | null> {
-    const { rowCount, insertId } = await retryOnLockContention(() => this.executor.query(this.occurrenceSql, [...this.values(init), scheduleId, token]));
+  async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<Created | null> {
+    const fence = [scheduleId, token, token, init.now];
+    const { rowCount, insertId } = await retryOnLockContention(() => this.executor.query(this.occurrenceSql, [...this.values(init), ...fence]));
     if (rowCount === 1 && typeof insertId === 'number') return { instance: this.inserted(init, insertId), created: true };
     const { rows: lease } = await this.executor.query(this.scheduleLeaseSql, [scheduleId]);
-    if (lease[0]?.lease_token !== token) return null;
+    const schedule = lease[0];
+    const held = schedule && (token === null || (schedule.lease_token === token && schedule.lease_until !== null && toNumber(schedule.lease_until) >= init.now));
+    if (!held) return null;
     const { rows } = await this.executor.query(this.selectSql(1), [init.id]);
-    if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
-    return { instance: toInstance(rows[0]), created: rowCount === 1 };
+    return rows[0] ? { instance: toInstance(rows[0]), created: rowCount === 1 } : null;
   }
 
   /**

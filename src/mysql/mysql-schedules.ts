@@ -112,7 +112,7 @@ WHERE id = ? AND lease_token = ?`,
     return rowCount > 0;
   }
 
-  createOccurrence(scheduleId: string, token: string, init: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  createOccurrence(scheduleId: string, token: string | null, init: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     MYSQL_INPUT.newInstance(init);
     return this.creates.createOccurrence(scheduleId, token, init);
   }

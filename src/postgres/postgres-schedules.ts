@@ -66,7 +66,8 @@ SELECT * FROM claimed ORDER BY wake_at, id`,
 
     /**
      * `create` (in `postgresStatements()`)'s $1-$20, plus $21 schedule id and $22 its lease token:
-     * creates only while $22 is the schedule's lease token. `FOR SHARE` holds the schedule row until
+     * creates only while $22 is the schedule's lease token and the lease is live at $14 (now); with
+     * $22 NULL (a trigger), only while the schedule exists. `FOR SHARE` holds the schedule row until
      * this statement commits, so a pause, change or delete of the schedule (an UPDATE or DELETE of
      * the row) waits for the insert; one that committed first, or that this statement waited for,
      * leaves no row to lock (READ COMMITTED re-checks the WHERE on the newest version). Always one
@@ -74,7 +75,7 @@ SELECT * FROM claimed ORDER BY wake_at, id`,
      * concurrent create committed after this statement's snapshot: read it again).
      */
     createOccurrence: `WITH fence AS (
-  SELECT id FROM ${s}.schedules WHERE id = $21 AND lease_token = $22 FOR SHARE
+  SELECT id FROM ${s}.schedules WHERE id = $21 AND ($22::text IS NULL OR (lease_token = $22 AND lease_until >= $14)) FOR SHARE
 ), inserted AS (
   INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
     rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
@@ -172,7 +173,7 @@ export class PostgresSchedules {
     return rowCount > 0;
   }
 
-  async createOccurrence(scheduleId: string, token: string, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     POSTGRES_INPUT.newInstance(init);
     const { rows } = await this.executor.query(this.sql.createOccurrence, [...newInstanceParams(init), this.channel, scheduleId, token]);
     const row = rows[0]!;

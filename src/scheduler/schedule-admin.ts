@@ -119,15 +119,19 @@ export class ScheduleAdmin {
 
   /**
    * Starts one instance now, outside the cadence (paused or not, whatever its overlap), with id
-   * `<id>@<ISO time of now>` and `scheduledAt` now; resolves to that id.
+   * `<id>@<ISO time of now>` and `scheduledAt` now; resolves to that id. The create is fenced by
+   * the schedule's existence (`createOccurrence()` without a token): a delete that lands after the
+   * read makes it throw `WorkflowNotFoundError` instead of starting an instance after the delete returned.
    */
   async trigger(id: string): Promise<string> {
     checkId(id);
     const record = await this.options.storage.getSchedule(id);
     if (!record) throw notFound(id);
     const workflow = this.options.workflow(record.workflow);
-    const now = this.options.clock.now();
-    const outcome = await startOccurrence(this.options, { scheduleId: id, workflow, input: record.input, at: now, now, overlap: 'allow', triggered: true });
+    const at = this.options.clock.now();
+    const outcome = await startOccurrence(this.options, { scheduleId: id, workflow, input: record.input, at, overlap: 'allow', triggered: true });
+    // Deleted since it was read: the delete came first, and the instance is not created after it returned.
+    if (outcome.kind === 'lost') throw notFound(id);
     return outcome.id;
   }
 

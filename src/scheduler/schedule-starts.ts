@@ -1,11 +1,12 @@
 import type { WorkflowScheduleEvent } from '../events/workflow-event.js';
 import { UNFINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowClock } from '../time/workflow-clock.js';
 import { occurrenceId } from './schedule-state.js';
 import type { WorkflowScheduleOverlap } from './schedule-spec.js';
 
 /** The store operations a schedule's starts use (`WorkflowStorage` has them). */
-export type ScheduleStartStorage = Pick<WorkflowStorage, 'create' | 'createOccurrence' | 'list' | 'requestCancel'>;
+export type ScheduleStartStorage = Pick<WorkflowStorage, 'createOccurrence' | 'list' | 'requestCancel'>;
 
 /** The workflow a schedule starts, at the newest version this process runs. */
 export interface ScheduledWorkflow {
@@ -18,6 +19,7 @@ export interface ScheduledWorkflow {
 
 export interface ScheduleStartDeps {
   storage: ScheduleStartStorage;
+  clock: WorkflowClock;
   emit(event: WorkflowScheduleEvent): void;
   /** An instance was created: the local worker may run it at once. */
   started(instance: WorkflowInstance): void;
@@ -30,13 +32,13 @@ export interface ScheduleOccurrence {
   workflow: ScheduledWorkflow;
   input: unknown;
   at: number;
-  now: number;
   overlap: WorkflowScheduleOverlap;
   /** `WorkflowSchedules.trigger()`, outside the cadence. */
   triggered: boolean;
   /**
    * The scheduler's lease token on the schedule: the instance is created only while it still holds
-   * the lease (`WorkflowStore.createOccurrence()`). Absent for `trigger()`, which holds none.
+   * the lease, live (`WorkflowStore.createOccurrence()`). Absent for `trigger()`, which holds none:
+   * its instance is created only while the schedule exists.
    */
   leaseToken?: string;
 }
@@ -44,7 +46,8 @@ export interface ScheduleOccurrence {
 /**
  * What one occurrence did: started an instance, found it started already (by another process), was
  * skipped, or started nothing because the schedule's lease was gone (a pause, a change or a delete
- * released it, or another process took it over): the caller then stops serving the schedule.
+ * released it, another process took it over, or it lapsed): the caller then stops serving the
+ * schedule. For `trigger()`, `lost` means the schedule was deleted.
  */
 export type OccurrenceOutcome = { kind: 'started' | 'existed' | 'lost'; id: string } | { kind: 'skipped'; id: string; running: string };
 
@@ -52,22 +55,26 @@ export type OccurrenceOutcome = { kind: 'started' | 'existed' | 'lost'; id: stri
  * Starts the instance of one occurrence, `<scheduleId>@<ISO time>`, applying `overlap` to the
  * schedule's unfinished instances. The id makes the start idempotent: however many processes
  * (or stale lease holders) get here for one occurrence, the store creates one instance. Under a
- * lease, the create lands only while the lease is held, and `cancel-previous` cancels only after
+ * lease, the create lands only while the lease is held and live, and `cancel-previous` cancels only after
  * it landed: a pause, change or delete that released the lease first leaves the running instances
  * alone and starts nothing.
  */
 export async function startOccurrence(deps: ScheduleStartDeps, occurrence: ScheduleOccurrence): Promise<OccurrenceOutcome> {
-  const { storage } = deps;
-  const { scheduleId, workflow, at, now, leaseToken } = occurrence;
+  const { storage, clock } = deps;
+  const { scheduleId, workflow, at, leaseToken } = occurrence;
   const id = occurrenceId(scheduleId, at);
   let unfinished: WorkflowInstance[] = [];
   if (occurrence.overlap !== 'allow') {
     unfinished = (await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES], limit: 1000, offset: 0 })).filter((i) => i.id !== id);
     if (unfinished.length > 0 && occurrence.overlap === 'skip') {
-      deps.emit({ type: 'schedule-skipped', scheduleId, workflow: workflow.name, at: now, scheduledAt: at, reason: 'overlap', running: unfinished[0]!.id });
+      deps.emit({ type: 'schedule-skipped', scheduleId, workflow: workflow.name, at: clock.now(), scheduledAt: at, reason: 'overlap', running: unfinished[0]!.id });
       return { kind: 'skipped', id, running: unfinished[0]!.id };
     }
   }
+  // Read after every await that comes before the create: the store takes the lease as live only
+  // at this time, so a holder that stalled past its lease on the way (a slow read, an event-loop
+  // block, a GC pause) starts nothing it planned before the stall.
+  const now = clock.now();
   const init = {
     id,
     workflow: workflow.name,
@@ -80,11 +87,11 @@ export async function startOccurrence(deps: ScheduleStartDeps, occurrence: Sched
     timeout: workflow.timeout,
     now,
   };
-  const result = leaseToken === undefined ? await storage.create(init) : await storage.createOccurrence(scheduleId, leaseToken, init);
+  const result = await storage.createOccurrence(scheduleId, leaseToken ?? null, init);
   if (!result) return { kind: 'lost', id };
   for (const previous of unfinished) {
     // Only earlier runs: going over an occurrence again (after a process died before recording its
-    // starts, or as a holder whose lease lapsed) must not cancel the later ones it started already.
+    // starts) must not cancel the later ones it started already.
     // Also when the instance existed: a process that died between its create and these cancels left them to do.
     if (previous.scheduledAt !== null && previous.scheduledAt > at) continue;
     const reason = `Schedule "${scheduleId}" started ${id} (overlap: 'cancel-previous').`;

@@ -200,7 +200,6 @@ export class WorkflowScheduler {
         workflow,
         input: record.input,
         at,
-        now: clock.now(),
         overlap: spec.overlap,
         triggered: false,
         leaseToken: token,

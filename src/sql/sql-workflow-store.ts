@@ -54,7 +54,7 @@ export interface SqlScheduleStore {
   delete(id: string, revision?: number): Promise<boolean>;
   claim(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]>;
   write(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
-  createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
+  createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 }
 
 /** A SQL store's re-encryption half: `WorkflowStore`'s payload-rewrite methods. */
@@ -140,7 +140,7 @@ export abstract class SqlWorkflowStoreBase {
     return this.scheduleStore.write(id, token, write);
   }
 
-  createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     return this.scheduleStore.createOccurrence(scheduleId, token, instance);
   }
 }

@@ -82,9 +82,14 @@ export class InMemorySchedules {
     return copy(claimed);
   }
 
-  /** Whether `token` is the schedule's lease token (an unknown schedule holds none). */
-  leasedBy(id: string, token: string): boolean {
-    return this.schedules.get(id)?.leaseToken === token;
+  /**
+   * The fence of `createOccurrence()`: whether `token` holds the schedule's lease, live at `now`;
+   * with `token: null`, whether the schedule exists.
+   */
+  fenced(id: string, token: string | null, now: number): boolean {
+    const schedule = this.schedules.get(id);
+    if (!schedule) return false;
+    return token === null || (schedule.leaseToken === token && (schedule.leaseUntil ?? 0) >= now);
   }
 
   write(id: string, token: string, write: WorkflowScheduleWrite): boolean {

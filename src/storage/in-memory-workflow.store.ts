@@ -88,9 +88,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     return this.createNow(init);
   }
 
-  async createOccurrence(scheduleId: string, token: string, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     // The lease check and the insert with no `await` between: a pause or a delete lands before both or after.
-    if (!this.schedules.leasedBy(scheduleId, token)) return null;
+    if (!this.schedules.fenced(scheduleId, token, init.now)) return null;
     return this.createNow(init);
   }
 

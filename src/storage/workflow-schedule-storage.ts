@@ -99,8 +99,11 @@ export abstract class WorkflowScheduleStorage {
     return this.store.writeSchedule(id, token, write);
   }
 
-  /** `create()` of a schedule's occurrence, only while `token` holds the schedule's lease (`null` otherwise). */
-  async createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  /**
+   * `create()` of a schedule's occurrence, only while `token` holds the schedule's live lease (with
+   * `token: null`, while the schedule exists); `null` otherwise.
+   */
+  async createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     const { encoding } = this;
     if (!encoding) return this.store.createOccurrence(scheduleId, token, instance);
     const result = await this.store.createOccurrence(scheduleId, token, await encoding.newInstance(instance));

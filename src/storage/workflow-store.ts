@@ -278,16 +278,23 @@ export interface WorkflowStore {
   /**
    * A schedule occurrence's `create()`, fenced by the schedule's lease: as `create()` (the new
    * instance, or the existing one untouched), but only while `token` is still the lease token of
-   * schedule `scheduleId`; otherwise it creates nothing and returns `null`. The check and the insert
-   * are one atomic step that holds the schedule row against changes until the insert commits (a
-   * SQL store locks the row in share mode in the insert's own statement): a `saveSchedule()` that
-   * releases the lease, a `deleteSchedule()` or a claim under another token either lands first, and
-   * the create returns `null`, or waits until the instance is stored. So once a pause, a change or
-   * a delete of the schedule has returned, no process that read the schedule before it starts an
-   * occurrence of it (with a check before a plain `create()`, the change could land in between).
-   * Returns `null` also when the instance exists and the lease is no longer `token`'s.
+   * schedule `scheduleId` and the lease is live at the instance's `now` (`leaseUntil >= now`, as
+   * `claimSchedules()` counts it); otherwise it creates nothing and returns `null`. The check and
+   * the insert are one atomic step that holds the schedule row against changes until the insert
+   * commits (a SQL store locks the row in share mode in the insert's own statement): a
+   * `saveSchedule()` that releases the lease, a `deleteSchedule()` or a claim under another token
+   * either lands first, and the create returns `null`, or waits until the instance is stored. So
+   * once a pause, a change or a delete of the schedule has returned, no process that read the
+   * schedule before it starts an occurrence of it (with a check before a plain `create()`, the
+   * change could land in between). And a holder that stalled past its lease (an event-loop block,
+   * a GC pause) before it read the clock for `now` starts nothing it planned before the stall, even
+   * while nobody took the schedule over: the next claim plans again and sees how late it is
+   * (catch-up); its `writeSchedule()` still lands (a late record beats none, a late start does
+   * not). `token: null` (a trigger, which holds no lease): only while the schedule exists, under
+   * the same lock, so no trigger that read the schedule before a delete returned starts after it.
+   * Returns `null` also when the instance exists and the fence no longer holds.
    */
-  createOccurrence(scheduleId: string, token: string, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
+  createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 
   /**
    * Re-encryption (optional for stores of your own; every store we ship has it, and the contract

@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewWorkflowInstance, WorkflowScheduleSave } from '../../src/storage/workflow-store.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 
-// createOccurrence() holds the schedule row (FOR SHARE) until its insert commits: a pause that
-// comes while the insert is under way waits for it, so once the pause returns, nothing it released
-// the lease from is created any more.
+// createOccurrence() holds the schedule row (FOR SHARE) until its insert commits: a pause (or, for
+// a trigger's create without a token, a delete) that comes while the insert is under way waits for
+// it, so once the change returns, nothing it fenced out is created any more.
 const T = 1_700_000_000_000;
 const available = await requirePostgres('PostgresWorkflowStore createOccurrence fence');
 
-describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a pause', () => {
+describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a pause or a delete', () => {
   const fixture = usePostgresStore('occfence', { beforeAll, afterAll }, 6);
 
   /** Resolves once `n` statements of this schema wait for a lock, or `settled()` says to stop looking. */
@@ -24,17 +24,20 @@ describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a p
     if (!settled()) throw new Error(`Fewer than ${n} statements waited for a lock.`);
   }
 
-  it('a pause that comes while the create is under way waits until the instance is stored', async () => {
+  /**
+   * Another transaction inserts the occurrence's id and keeps it open: the create (fenced by the
+   * lease, or with `fence` null by the schedule's existence) stops at that row, after it passed its
+   * fence (and locked the schedule row). Then `change` comes, and must wait for the create's commit.
+   */
+  async function race(fence: 'lease' | null, change: (save: WorkflowScheduleSave) => Promise<unknown>) {
     const { store, pool } = fixture;
     const id = `s-${randomUUID()}`;
     const save: WorkflowScheduleSave = { id, workflow: 'w', declared: false, spec: {}, input: null, paused: false, wakeAt: T, state: {}, expectRevision: null, releaseLease: false, now: T };
     await store.saveSchedule(save);
-    const token = randomUUID();
-    expect(await store.claimSchedules({ owner: 'a', token, now: T, leaseUntil: T + 30_000, limit: 1, workflows: ['w'] })).toHaveLength(1);
+    const lease = randomUUID();
+    expect(await store.claimSchedules({ owner: 'a', token: lease, now: T, leaseUntil: T + 30_000, limit: 1, workflows: ['w'] })).toHaveLength(1);
+    const token = fence === null ? null : lease;
     const init: NewWorkflowInstance = { id: `${id}@${T}`, workflow: 'w', version: 1, input: null, scheduleId: id, scheduledAt: T, deadline: null, now: T };
-
-    // Another transaction inserts the occurrence's id and keeps it open: the create stops at that
-    // row, after it passed its lease check (and locked the schedule row).
     const blocker = await pool.connect();
     const order: string[] = [];
     try {
@@ -42,17 +45,26 @@ describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a p
       await store.createInTransaction(blocker, init);
       const created = store.createOccurrence(id, token, init).then((r) => (order.push('create'), r));
       await waiting(1);
-      const paused = store.saveSchedule({ ...save, paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }).then((r) => (order.push('pause'), r));
-      await waiting(2, () => order.includes('pause'));
+      const changed = change(save).then((r) => (order.push('change'), r));
+      await waiting(2, () => order.includes('change'));
       await blocker.query('ROLLBACK');
-      const [result, saved] = await Promise.all([created, paused]);
-      expect(order).toEqual(['create', 'pause']);
+      const [result, after] = await Promise.all([created, changed]);
+      expect(order).toEqual(['create', 'change']);
       expect(result?.created).toBe(true);
-      expect(saved).toMatchObject({ paused: true, leaseToken: null });
+      // After the change, the same fence creates nothing.
+      expect(await store.createOccurrence(id, token, { ...init, id: `${id}@${T + 1}` })).toBeNull();
+      return after;
     } finally {
       blocker.release(true);
     }
-    // After the pause, the old token creates nothing.
-    expect(await store.createOccurrence(id, token, { ...init, id: `${id}@${T + 1}` })).toBeNull();
+  }
+
+  it('a pause that comes while the create is under way waits until the instance is stored', async () => {
+    const saved = await race('lease', (save) => fixture.store.saveSchedule({ ...save, paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }));
+    expect(saved).toMatchObject({ paused: true, leaseToken: null });
+  });
+
+  it("a delete that comes while a trigger's create (no token) is under way waits until the instance is stored", async () => {
+    expect(await race(null, (save) => fixture.store.deleteSchedule(save.id))).toBe(true);
   });
 });

@@ -54,14 +54,52 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
       }
     });
 
-    it('createOccurrence: a lapsed lease nobody took over still creates; an instance that exists under a lost lease returns null, unchanged', async () => {
+    it('createOccurrence: creates while the lease is live at now (up to leaseUntil); nothing once it lapsed, even while nobody took it over', async () => {
       const s = testScope();
       const token = await leased(s, 'a');
       const init = occurrence(s, 'a', T);
-      const { instance } = (await suite.store.createOccurrence(s.id('a'), token, { ...init, now: T + 5_000 }))!;
-      await suite.store.saveSchedule(scheduleSave(s.id('a'), s.workflow, { expectRevision: 1, releaseLease: true, now: T + 5_001 }));
+      const { instance } = (await suite.store.createOccurrence(s.id('a'), token, { ...init, now: T + 1_000 }))!;
+      expect(instance).toMatchObject({ id: init.id, createdAt: T + 1_000 });
+      // A holder that stalled past its lease: the token still stands, the lease does not.
+      const late = occurrence(s, 'a', T + 1);
+      expect(await suite.store.createOccurrence(s.id('a'), token, { ...late, now: T + 1_001 })).toBeNull();
+      expect(await suite.store.get(late.id)).toBeNull();
+      expect(await suite.store.createOccurrence(s.id('a'), token, { ...init, now: T + 1_001 })).toBeNull();
+      expect(await suite.store.getSchedule(s.id('a'))).toMatchObject({ leaseToken: token, leaseUntil: T + 1_000 });
+      // A write of the holder that extends the lease makes it live again.
+      expect(await suite.store.writeSchedule(s.id('a'), token, { now: T + 1_002, state: null, wakeAt: T, release: false, leaseUntil: T + 5_000 })).toBe(true);
+      expect(await suite.store.createOccurrence(s.id('a'), token, { ...late, now: T + 1_003 })).toMatchObject({ created: true, instance: { id: late.id } });
+    });
+
+    it('createOccurrence: an instance that exists under a lost lease returns null, unchanged', async () => {
+      const s = testScope();
+      const token = await leased(s, 'a');
+      const init = occurrence(s, 'a', T);
+      const { instance } = (await suite.store.createOccurrence(s.id('a'), token, { ...init, now: T + 500 }))!;
+      await suite.store.saveSchedule(scheduleSave(s.id('a'), s.workflow, { expectRevision: 1, releaseLease: true, now: T + 501 }));
       expect(await suite.store.createOccurrence(s.id('a'), token, init)).toBeNull();
       expect(await suite.store.get(init.id)).toEqual({ ...instance, waits: [] });
+    });
+
+    it('createOccurrence without a token (a trigger): creates while the schedule exists, paused, leased by anyone or not; nothing once it was deleted', async () => {
+      const s = testScope();
+      await leased(s, 'leased');
+      await suite.store.saveSchedule(scheduleSave(s.id('paused'), s.workflow, { paused: true, wakeAt: null }));
+      await suite.store.saveSchedule(scheduleSave(s.id('free'), s.workflow));
+      for (const schedule of ['leased', 'paused', 'free']) {
+        const init = occurrence(s, schedule, T + 2_000);
+        const created = await suite.store.createOccurrence(s.id(schedule), null, { ...init, now: T + 2_000 });
+        expect(created, schedule).toMatchObject({ created: true, instance: { id: init.id, scheduleId: s.id(schedule) } });
+        expect(await suite.store.createOccurrence(s.id(schedule), null, { ...init, input: 'other', now: T + 2_001 }), schedule).toEqual({ instance: created!.instance, created: false });
+      }
+      expect(await suite.store.getSchedule(s.id('leased'))).toMatchObject({ revision: 1, leaseUntil: T + 1_000 });
+      expect(await suite.store.deleteSchedule(s.id('free'))).toBe(true);
+      for (const schedule of ['free', 'missing']) {
+        const init = occurrence(s, schedule, T + 3_000);
+        expect(await suite.store.createOccurrence(s.id(schedule), null, init), schedule).toBeNull();
+        expect(await suite.store.get(init.id), schedule).toBeNull();
+      }
+      expect(await suite.store.createOccurrence(s.id('free'), null, occurrence(s, 'free', T + 2_000))).toBeNull();
     });
 
     it('createOccurrence: racing saves that release the lease, each create lands before its save or not at all', async () => {
@@ -78,6 +116,21 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
         if (created) expect({ created: created.created, id: stored?.id }).toEqual({ created: true, id: init.id });
         else expect(stored).toBeNull();
         expect(await suite.store.createOccurrence(s.id(name), token, occurrence(s, name, T + 100 + i))).toBeNull();
+      }
+    });
+
+    it('createOccurrence without a token: racing deletes, each create lands before its delete or not at all', async () => {
+      const s = testScope();
+      for (const i of range(8)) {
+        const name = `d${i}`;
+        await suite.store.saveSchedule(scheduleSave(s.id(name), s.workflow));
+        const init = occurrence(s, name, T + i);
+        const [created, deleted] = await Promise.all([suite.store.createOccurrence(s.id(name), null, init), suite.store.deleteSchedule(s.id(name))]);
+        expect(deleted).toBe(true);
+        const stored = await suite.store.get(init.id);
+        if (created) expect({ created: created.created, id: stored?.id }).toEqual({ created: true, id: init.id });
+        else expect(stored).toBeNull();
+        expect(await suite.store.createOccurrence(s.id(name), null, occurrence(s, name, T + 100 + i))).toBeNull();
       }
     });
   });

@@ -28,7 +28,7 @@ export function schedulerHarness(
     logger: { error: (message, error) => errors.push([message, error]) },
   });
   const admin = new ScheduleAdmin({
-    storage: store,
+    storage: options.storage ?? store,
     workflow: (name) => {
       const found = workflows.get(name);
       if (!found) throw new Error(`unknown workflow ${name}`);

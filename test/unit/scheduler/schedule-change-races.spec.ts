@@ -1,6 +1,8 @@
-// A change of a schedule (pause, delete, a new cadence) that lands after a scheduler read the
-// schedule and before it started the occurrence: once the change has returned, nothing it stopped starts.
+// A change of a schedule (pause, delete, a new cadence) that lands after a scheduler (or a
+// trigger) read the schedule and before it started the occurrence: once the change has returned,
+// nothing it stopped starts. And a scheduler that stalls past its lease starts nothing late.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WorkflowNotFoundError } from '../../../src/errors/workflow-not-found.error.js';
 import { InMemoryWorkflowStore } from '../../../src/storage/in-memory-workflow.store.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
 import { runsOf, schedulerHarness } from './harness.js';
@@ -9,19 +11,21 @@ const T = Date.parse('2026-01-01T00:00:00Z');
 
 /**
  * The store as a scheduler's process sees it: once `arm(change)` was called, the next instance
- * create it sends first runs `change` to its end, so the change lands between the scheduler's
- * read of the schedule and its start. `changed` is when the change returned.
+ * create it sends (or the next call of the method named `on`) first runs `change` to its end, so
+ * the change lands between the scheduler's read of the schedule and its start. `changed` is when
+ * the change returned.
  */
 function interleaved(store: InMemoryWorkflowStore) {
   let change: (() => Promise<unknown>) | null = null;
+  let on = 'create';
   const seen = { changed: false, creates: 0 };
   const storage = new Proxy(store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver);
       if (typeof value !== 'function') return value;
       return async (...args: unknown[]) => {
-        if (String(key).startsWith('create')) {
-          seen.creates++;
+        if (String(key).startsWith('create')) seen.creates++;
+        if (String(key).startsWith(on)) {
           const run = change;
           change = null;
           if (run) {
@@ -33,7 +37,14 @@ function interleaved(store: InMemoryWorkflowStore) {
       };
     },
   });
-  return { storage, seen, arm: (next: () => Promise<unknown>) => (change = next) };
+  return {
+    storage,
+    seen,
+    arm: (next: () => Promise<unknown>, method = 'create') => {
+      change = next;
+      on = method;
+    },
+  };
 }
 
 function setup() {
@@ -153,5 +164,50 @@ describe('a change racing a scheduler that has read the schedule', () => {
     expect((await store.get(first))!.cancelRequested).toBe(true);
     expect((await store.get(third))!.cancelRequested).toBe(false);
     expect(await runsOf(store, 'hourly')).toEqual([first, third]);
+  });
+});
+
+describe('trigger() racing delete()', () => {
+  it('once delete() has returned, a trigger() that read the schedule before it starts nothing and throws WorkflowNotFoundError', async () => {
+    const { store, link, a, admin } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '1h' });
+    link.arm(() => admin.delete('beat'));
+    await expect(a.admin.trigger('beat')).rejects.toThrow(WorkflowNotFoundError);
+    expect(link.seen.changed).toBe(true);
+    expect(await runsOf(store, 'beat')).toEqual([]);
+    expect(a.events.filter((e) => e.type === 'schedule-fired')).toEqual([]);
+  });
+
+  it('a trigger() whose start lands before a pause or with another process holding the lease still starts', async () => {
+    const { store, clock, link, a, admin, other } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    link.arm(() => admin.pause('beat'));
+    const paused = await a.admin.trigger('beat');
+    expect(link.seen.changed).toBe(true);
+    await admin.resume('beat');
+    clock.advance('10s');
+    await other.scheduler.drain();
+    clock.advance('15s');
+    const leased = await store.claimSchedules({ owner: 'x', token: 'x', now: clock.now(), leaseUntil: clock.now() + 60_000, limit: 1, workflows: ['reports'] });
+    expect(leased.map((s) => s.id)).toEqual(['beat']);
+    expect(await a.admin.trigger('beat')).toBe('beat@2026-01-01T00:00:25.000Z');
+    expect(await runsOf(store, 'beat')).toEqual([paused, 'beat@2026-01-01T00:00:10.000Z', 'beat@2026-01-01T00:00:25.000Z']);
+  });
+});
+
+describe('a holder whose lease lapsed while nobody took the schedule over', () => {
+  it('starts nothing it planned before the stall: the schedule is claimed again and catch-up decides', async () => {
+    const { store, clock, link, a, admin } = setup();
+    await admin.upsert('beat', { workflow: 'reports', every: '1m', catchup: 'none' });
+    clock.set(T + 60_000);
+    // The pass claims 00:01 (lease until 00:01:30), then stalls 4 minutes while it reads the
+    // schedule's unfinished runs (an event-loop block, a GC pause, a slow pool): nobody else runs.
+    link.arm(async () => clock.advance('4m'), 'list');
+    expect(await a.scheduler.drain()).toBe(1);
+    expect(link.seen.changed).toBe(true);
+    // 00:01 to 00:04 were missed by then (catchup 'none'); 00:05 is on time.
+    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:05:00.000Z']);
+    expect(a.events.filter((e) => e.type === 'schedule-caught-up')).toMatchObject([{ missedFrom: T + 60_000, missedTo: T + 240_000, started: [] }]);
+    expect(await store.getSchedule('beat')).toMatchObject({ leaseToken: null, wakeAt: T + 360_000 });
   });
 });
