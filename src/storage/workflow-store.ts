@@ -11,12 +11,7 @@ import type {
   WorkflowPurgeResult,
 } from './workflow-store-instances.js';
 import type { WorkflowClaimRequest, WorkflowClaim } from './workflow-store-claims.js';
-import type {
-  NewWorkflowSignal,
-  WorkflowSignalResult,
-  WorkflowSignalQuery,
-  WorkflowSignalRecord,
-} from './workflow-store-signals.js';
+import type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
 import type {
   WorkflowScheduleRecord,
   WorkflowScheduleSave,
@@ -387,12 +382,7 @@ export type {
   WorkflowClaimRequest,
   WorkflowClaim,
 } from './workflow-store-claims.js';
-export type {
-  NewWorkflowSignal,
-  WorkflowSignalResult,
-  WorkflowSignalQuery,
-  WorkflowSignalRecord,
-} from './workflow-store-signals.js';
+export type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
 export type {
   WorkflowScheduleRecord,
   WorkflowScheduleSave,
