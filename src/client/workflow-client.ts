@@ -315,8 +315,10 @@ export class WorkflowClient implements OnModuleDestroy {
    */
   async purge(options: { olderThan: Duration | Date; statuses?: WorkflowStatus[]; limit?: number }): Promise<WorkflowPurgeResult> {
     const now = this.options.clock.now();
-    const before = options.olderThan instanceof Date ? options.olderThan.getTime() : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
-    if (!Number.isFinite(before)) throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
+    const cutoff = options.olderThan instanceof Date ? options.olderThan.getTime() : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
+    if (!Number.isFinite(cutoff)) throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
+    // Nothing ended after now, but an open rate window ends later: a cutoff past now would delete it.
+    const before = Math.min(cutoff, now + 1);
     if (options.statuses !== undefined && !Array.isArray(options.statuses)) {
       throw invalidInput(`Invalid purge() option "statuses": ${JSON.stringify(options.statuses)}. Use an array of statuses, or leave it out for every finished one.`);
     }

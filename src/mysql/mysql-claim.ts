@@ -61,10 +61,10 @@ export class MySqlClaims {
         const rows: SqlRow[] = [];
         if (limitWorkflows.length > 0) {
           const leases = await tx.query(
-            `SELECT 'lease' AS kind, workflow, concurrency_key AS \`key\`, COUNT(*) AS count FROM ${instances}
-WHERE workflow IN (${placeholders(limitWorkflows.length)}) AND lease_token IS NOT NULL AND lease_until >= ?
-GROUP BY workflow, concurrency_key`,
-            [...limitWorkflows, request.now],
+            `SELECT CASE WHEN lease_until >= ? THEN 'lease' ELSE 'lapsed' END AS kind, workflow, concurrency_key AS \`key\`, COUNT(*) AS count
+FROM ${instances} WHERE workflow IN (${placeholders(limitWorkflows.length)}) AND lease_token IS NOT NULL
+GROUP BY kind, workflow, concurrency_key`,
+            [request.now, ...limitWorkflows],
           );
           rows.push(...leases.rows);
         }
@@ -77,6 +77,13 @@ WHERE window_end > ? AND (${rateRules.map(() => '(workflow = ? AND count >= CASE
           rows.push(...full.rows);
         }
         return rows;
+      },
+      revokeLapsed: async (workflows) => {
+        await tx.query(
+          `UPDATE ${instances} SET lease_token = NULL, lease_until = NULL
+WHERE workflow IN (${placeholders(workflows.length)}) AND lease_token IS NOT NULL AND lease_until < ?`,
+          [...workflows, request.now],
+        );
       },
       candidates: async (count, exclusions) => {
         const rows = await this.due(tx, request, count, exclusions);

@@ -143,18 +143,22 @@ ORDER BY c.priority, c.wake_at, c.created_at, c.id`;
 ) AS locks`,
 
     /**
-     * Under limits, in one snapshot: the live leases per workflow and concurrency key ($1 workflows,
-     * $2 now), and the open rate windows that are full ($3 workflows, $4 their `max`, $5 their
-     * per-key `max`); `kind` tells them apart.
+     * Under limits, in one snapshot: the leases per workflow and concurrency key, live (`lease`) or
+     * lapsed (`lapsed`) at $2 now ($1 workflows), and the open rate windows that are full ($3
+     * workflows, $4 their `max`, $5 their per-key `max`); `kind` tells them apart.
      */
-    claimUsage: `SELECT 'lease' AS kind, workflow, concurrency_key AS key, count(*)::integer AS count
-FROM ${s}.instances WHERE lease_token IS NOT NULL AND lease_until >= $2 AND workflow = ANY($1::text[])
-GROUP BY workflow, concurrency_key
+    claimUsage: `SELECT CASE WHEN lease_until >= $2 THEN 'lease' ELSE 'lapsed' END AS kind, workflow, concurrency_key AS key, count(*)::integer AS count
+FROM ${s}.instances WHERE lease_token IS NOT NULL AND workflow = ANY($1::text[])
+GROUP BY 1, workflow, concurrency_key
 UNION ALL
 SELECT CASE WHEN r.has_key THEN 'full-key' ELSE 'full' END, r.workflow, r.key, r.count
 FROM ${s}.rate_windows r JOIN unnest($3::text[], $4::integer[], $5::integer[]) AS rule(workflow, max, key_max)
   ON rule.workflow = r.workflow
 WHERE r.window_end > $2 AND r.count >= CASE WHEN r.has_key THEN rule.key_max ELSE rule.max END`,
+
+    /** Under limits, ends the leases of $1 (workflows) that lapsed at $2 (now). */
+    revokeLapsed: `UPDATE ${s}.instances SET lease_token = NULL, lease_until = NULL
+WHERE lease_token IS NOT NULL AND lease_until < $2 AND workflow = ANY($1::text[])`,
 
     /**
      * Under limits, the candidates in claim order, locked: $1 now, $2 workflow names, $3 their

@@ -54,6 +54,9 @@ export async function claimInstances(
         ]);
         return rows;
       },
+      async revokeLapsed(workflows) {
+        await tx.query(statements.revokeLapsed, [workflows, now]);
+      },
       async candidates(count, exclusions) {
         const { rows } = await tx.query(statements.claimCandidates, [
           now,

@@ -34,11 +34,13 @@ export interface LimitedClaimSteps<Result> {
   /** Locks each listed workflow's concurrency lock, in one order every claim shares. */
   lockWorkflows(workflows: string[]): Promise<void>;
   /**
-   * In one snapshot: rows `{ kind: 'lease', workflow, key, count }` (live leases per workflow and
-   * concurrency key, of `limitWorkflows`) and `{ kind: 'full' | 'full-key', workflow, key }` (open
-   * windows of `rates` that are full).
+   * In one snapshot: rows `{ kind: 'lease' | 'lapsed', workflow, key, count }` (leases per workflow
+   * and concurrency key, of `limitWorkflows`, live or lapsed at `now`) and `{ kind: 'full' |
+   * 'full-key', workflow, key }` (open windows of `rates` that are full).
    */
   usage(limitWorkflows: string[], rates: Array<{ workflow: string; max: number | null; keyMax: number | null }>): Promise<SqlRow[]>;
+  /** Ends the leases of `workflows`' instances that lapsed at `now`: clears their token and `leaseUntil`. */
+  revokeLapsed(workflows: string[]): Promise<void>;
   /** Up to `count` due candidates in claim order, locked (skipping locked ones), minus the exclusions. */
   candidates(count: number, exclusions: ClaimExclusions): Promise<LimitedCandidate[]>;
   /** Locks the windows in the given order (creating missing ones as ended); rows as `rate_windows` holds them. */
@@ -67,21 +69,33 @@ export function claimRules(request: WorkflowClaimRequest): { limits: WorkflowCon
 
 /**
  * `claim()` under concurrency and rate limits, in the caller's transaction: takes the limited
- * workflows' locks, counts live leases and full windows under them, locks candidates (passing over
- * full workflows, keys and windows, so a busy key never holds back the others), selects with
- * `selectClaims()`, locks the rate windows the selection takes room in (in `rateWindowsOf()`
- * order), selects again with the exact counts read under those locks, and leases what is left.
+ * workflows' locks, counts live leases and full windows under them (ending the lapsed leases of
+ * those workflows first, when there are any), locks candidates (passing over full workflows, keys
+ * and windows, so a busy key never holds back the others), selects with `selectClaims()`, locks
+ * the rate windows the selection takes room in (in `rateWindowsOf()` order), selects again with
+ * the exact counts read under those locks, and leases what is left.
  */
 export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>, request: WorkflowClaimRequest): Promise<Result> {
   const { now } = request;
   const { limits, rates } = claimRules(request);
+  const limitWorkflows = limits.map((rule) => rule.workflow);
   // Taken before counting, in one order every claim shares, so two claims never both take the last slot.
-  if (limits.length > 0) await steps.lockWorkflows(limits.map((rule) => rule.workflow));
+  if (limits.length > 0) await steps.lockWorkflows(limitWorkflows);
 
-  const usageRows = await steps.usage(
-    limits.map((rule) => rule.workflow),
-    rates.map((rule) => ({ workflow: rule.workflow, max: rule.limit?.max ?? null, keyMax: rule.perKey?.max ?? null })),
-  );
+  const readUsage = () =>
+    steps.usage(
+      limitWorkflows,
+      rates.map((rule) => ({ workflow: rule.workflow, max: rule.limit?.max ?? null, keyMax: rule.perKey?.max ?? null })),
+    );
+  let usageRows = await readUsage();
+  if (usageRows.some((row) => row.kind === 'lapsed')) {
+    // A lapsed lease holds no slot, so this claim may give its slot away; left standing, its holder
+    // (stalled, not dead) could renew it and run beside the new lease, over the limit. Ended before
+    // counting: a renewal that lands first is counted live by the second read, one that lands
+    // after finds its token gone. Only after a crash or a stall, so the plain path pays nothing.
+    await steps.revokeLapsed(limitWorkflows);
+    usageRows = await readUsage();
+  }
   const leasedByKey = new Map<string, number>();
   const leasedByWorkflow = new Map<string, number>();
   const exclusions: ClaimExclusions = { fullWorkflows: [], fullKeys: [], fullOwnWindows: [], fullKeyWindows: [] };
@@ -94,7 +108,7 @@ export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>,
       if (key !== null) leasedByKey.set(pairKey(workflow, key), count);
     } else if (row.kind === 'full') {
       exclusions.fullOwnWindows.push(workflow);
-    } else if (key !== null) {
+    } else if (row.kind === 'full-key' && key !== null) {
       exclusions.fullKeyWindows.push([workflow, key]);
     }
   }

@@ -107,6 +107,19 @@ export function selectClaims<T extends ClaimCandidate>(
 }
 
 /**
+ * The requested workflows whose concurrency slots a claim counts (a `limit` or a `perKey`): before
+ * counting, it ends their lapsed leases (see `WorkflowStore.claim()`).
+ */
+export function slotLimitedWorkflows(request: { workflows: ReadonlyArray<{ name: string }>; limits?: readonly WorkflowConcurrencyLimit[] }): Set<string> {
+  const requested = new Set(request.workflows.map(({ name }) => name));
+  const limited = new Set<string>();
+  for (const rule of request.limits ?? []) {
+    if (requested.has(rule.workflow) && (rule.limit !== null || rule.perKey !== null)) limited.add(rule.workflow);
+  }
+  return limited;
+}
+
+/**
  * The rate windows `candidates` could take room in, each once, ordered by workflow then key (the
  * workflow's own window first). SQL stores lock these rows (inserting missing ones) in this order,
  * which every claim shares, so two claims never wait on each other in a cycle.

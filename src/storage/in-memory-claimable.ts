@@ -55,6 +55,21 @@ export class ClaimableInstances {
   }
 
   /**
+   * Ends the leases of `workflows`' instances that lapsed at `now` (clears their token and
+   * `leaseUntil`): a claim under concurrency limits does so before it counts their slots as free,
+   * so a stalled holder can't renew one into a slot beside what the claim leases.
+   */
+  endLapsedLeases(workflows: ReadonlySet<string>, now: number): void {
+    if (workflows.size === 0) return;
+    for (const instance of [...this.leaseHolders()]) {
+      if (!workflows.has(instance.workflow) || instance.leaseUntil === null || instance.leaseUntil >= now) continue;
+      instance.leaseToken = null;
+      instance.leaseUntil = null;
+      this.update(instance);
+    }
+  }
+
+  /**
    * The suspended instances, which a signal may wake: a signal looks at these instead of every
    * instance. Every change to `suspended` goes through `update()`; changes away are found here.
    */

@@ -1,5 +1,5 @@
 import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
-import { selectClaims } from './claim-selection.js';
+import { selectClaims, slotLimitedWorkflows } from './claim-selection.js';
 import { ClaimableInstances } from './in-memory-claimable.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
@@ -234,6 +234,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     for (const { name, version } of request.workflows) {
       versions.set(name, (versions.get(name) ?? new Set()).add(version));
     }
+    // Counted as holding no slot, a lapsed lease must not be renewed beside what this claim leases.
+    this.claimable.endLapsedLeases(slotLimitedWorkflows(request), now);
     const accepts = (instance: WorkflowInstance) =>
       !hasLiveLease(instance, now) && versions.get(instance.workflow)?.has(instance.version) === true;
     const usage = {

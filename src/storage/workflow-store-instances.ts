@@ -146,6 +146,10 @@ export interface WorkflowRelease {
 export interface WorkflowPurgeQuery {
   /** Finished statuses only, at least one. */
   statuses: WorkflowStatus[];
+  /**
+   * The cutoff, at most one millisecond past the caller's now (`WorkflowClient.purge()` brings a
+   * later one back): every rate window ending before it has ended, so none still counting is deleted.
+   */
   before: number;
   /** At least 1: the most instances, signals and windows (each) one call deletes. */
   limit: number;

@@ -189,13 +189,20 @@ export interface WorkflowStore {
    * Candidates without room are passed over, so one busy key never holds back the others. Counting
    * and leasing are one step under locks taken in a fixed order (per workflow for slots, per window
    * row for rates), so two claims never both take the last room.
+   *
+   * Before counting slots, under those locks, a claim ends each lease of a workflow in `limits` (with
+   * a `limit` or a `perKey`) that lapsed at `now`: clears `leaseToken` and `leaseUntil`, leaving the
+   * instance due. It counts that slot free and may fill it; left standing, the lease's holder
+   * (stalled, not dead) could renew it and run beside the new one, over the limit. A renewal that
+   * lands first is counted live; one that lands after finds its token gone.
    */
   claim(request: WorkflowClaimRequest): Promise<WorkflowClaim>;
 
   /**
    * Extends the lease to `leaseUntil` while `token` is still the instance's lease token (even if
-   * it lapsed, as long as nobody claimed it since), and returns the cancel and terminate flags;
-   * else changes nothing and returns `null`. One conditional update.
+   * it lapsed, as long as nobody claimed it since, nor ended it: see `claim()`'s `limits`), and
+   * returns the cancel and terminate flags; else changes nothing and returns `null`. One
+   * conditional update.
    */
   renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null>;
 

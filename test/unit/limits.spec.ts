@@ -39,3 +39,25 @@ describe('concurrency limits', () => {
     expect(peak.get('*')).toBeGreaterThanOrEqual(2);
   });
 });
+
+@Workflow('limits.rate', { rateLimit: { limit: { max: 1, duration: '1h' } } })
+class Rated {
+  async run(ctx: WorkflowContext) {
+    await ctx.step('work', async () => 1);
+  }
+}
+
+describe('rate limits', () => {
+  it('a purge with a cutoff in the future leaves the open window: no more executions start in it', async () => {
+    app = await createTestApp([Rated]);
+    await app.client.start(Rated, {}, { id: 'r-1' });
+    await app.client.start(Rated, {}, { id: 'r-2' });
+    expect(await app.worker.drain()).toBe(1);
+    // Every finished instance and every expired window goes; the window that runs for another hour stays.
+    const purged = await app.client.purge({ olderThan: new Date(app.clock.now() + 86_400_000) });
+    expect(purged).toMatchObject({ instances: 1, rateLimits: 0 });
+    expect(await app.worker.drain()).toBe(0);
+    app.clock.advance('1h');
+    expect(await app.worker.drain()).toBe(1);
+  });
+});

@@ -1,4 +1,4 @@
-import { BASE_TIME as T, claimRequest, idsOf, lease, newInstance, pad, range, testScope } from '../store-fixtures.js';
+import { BASE_TIME as T, claimRequest, details, idsOf, lease, newInstance, pad, range, testScope } from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** Claim limits: the concurrency slots and the rate windows a claim respects, alone and under concurrent claims. */
@@ -72,6 +72,28 @@ export function claimLimitsContract(suite: ContractSuite): void {
       // One tick later the lease has lapsed: its slot is free, and one of the two (the holder, due first) is taken.
       const after = await suite.store.claim(claimRequest(s.workflow, { now: T + 1_001, ...concurrency(s.workflow, 1, 1) }));
       expect(after.instances.map((i) => i.id)).toEqual([s.id('holder')]);
+    });
+
+    it("concurrency: a claim that counts a lapsed lease's slot as free ends that lease, so its holder can't renew it into a second running instance", async () => {
+      const s = testScope();
+      for (const rules of [concurrency(s.workflow, 1, null), concurrency(s.workflow, null, 1)]) {
+        const round = s.id(`${rules.limits[0]!.limit === null ? 'key' : 'limit'}`);
+        // The holder has a lower priority than the instance behind it: a claim of one takes that one, not the holder.
+        const holder = newInstance(`${round}-holder`, s.workflow, { concurrencyKey: 'k', priority: 5 });
+        const { token } = await lease(suite.store, holder, { leaseUntil: T + 1_000, ...rules });
+        await suite.store.create(newInstance(`${round}-next`, s.workflow, { concurrencyKey: 'k', now: T + 1 }));
+        const next = claimRequest(s.workflow, { now: T + 1_001, limit: 1, leaseUntil: T + 60_000, ...rules });
+        expect((await suite.store.claim(next)).instances.map((i) => i.id)).toEqual([`${round}-next`]);
+        // Renewed (or written to), the lapsed lease would hold a slot beside the new one: two at once where one may run.
+        expect(await suite.store.renew(holder.id, token, T + 60_000)).toBeNull();
+        expect(await suite.store.write(holder.id, token, { now: T + 1_002, entries: [] })).toBe(false);
+        expect((await details(suite.store, holder.id)).leaseToken).toBeNull();
+        // Nothing leaks: once the slot is free again, the holder is claimed and runs on.
+        await suite.store.write(`${round}-next`, next.token, { now: T + 1_003, entries: [], status: 'completed', release: { wakeAt: null, waits: [], signalCursor: 0 } });
+        const after = await suite.store.claim(claimRequest(s.workflow, { now: T + 1_004, ...rules }));
+        expect(after.instances.map((i) => i.id)).toEqual([holder.id]);
+        await suite.store.write(holder.id, after.instances[0]!.leaseToken!, { now: T + 1_005, entries: [], status: 'completed', release: { wakeAt: null, waits: [], signalCursor: 0 } });
+      }
     });
 
     it('concurrency: at most perKey per concurrencyKey; instances without a key count only toward limit', async () => {
