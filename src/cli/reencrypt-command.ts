@@ -36,11 +36,13 @@ function isCodec(value: unknown): value is WorkflowPayloadCodec {
 export function parseCursor(text: string): WorkflowReencryptCursor {
   try {
     const cursor = JSON.parse(text) as WorkflowReencryptCursor;
-    if (typeof cursor === 'object' && cursor !== null && typeof cursor.signal === 'number' && typeof cursor.schedules === 'number') return cursor;
+    if (typeof cursor === 'object' && cursor !== null && typeof cursor.signal === 'number' && (typeof cursor.schedule === 'string' || cursor.schedule === null)) {
+      return cursor;
+    }
   } catch {
     // reported below
   }
-  throw new TypeError(`--resume takes the cursor an earlier run printed, such as '{"instance":null,"signal":0,"schedules":0}'; got ${text}.`);
+  throw new TypeError(`--resume takes the cursor an earlier run printed, such as '{"instance":null,"signal":0,"schedule":null}'; got ${text}.`);
 }
 
 /** One line of progress. */

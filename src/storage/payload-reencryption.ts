@@ -12,8 +12,8 @@ export interface WorkflowReencryptCursor {
   instance: WorkflowListPosition | null;
   /** The last signal id done; 0: none yet. */
   signal: number;
-  /** Schedules done so far (they are read by `id`, in pages). */
-  schedules: number;
+  /** The last schedule done, in `id` order; `null`: none yet. */
+  schedule: string | null;
 }
 
 /** Progress, reported after every batch, and the result at the end. */
@@ -86,7 +86,7 @@ export class PayloadReencryption {
       rewritten: 0,
       changed: 0,
       unreadable: 0,
-      cursor: options.resumeFrom ? { ...options.resumeFrom } : { instance: null, signal: 0, schedules: 0 },
+      cursor: options.resumeFrom ? { ...options.resumeFrom } : { instance: null, signal: 0, schedule: null },
     };
     let resumed = options.resumeFrom !== undefined;
     for (;;) {
@@ -103,7 +103,7 @@ export class PayloadReencryption {
       }
       resumed = false;
       progress.pass++;
-      progress.cursor = { instance: null, signal: 0, schedules: 0 };
+      progress.cursor = { instance: null, signal: 0, schedule: null };
     }
   }
 
@@ -138,7 +138,11 @@ export class PayloadReencryption {
     progress.phase = 'schedules';
     for (;;) {
       if (options.signal?.aborted) return;
-      const page = await store.listSchedules({ limit: Math.min(batch, SCHEDULE_PAGE_LIMIT), offset: progress.cursor.schedules });
+      // By key, past the last one done: with an offset, a schedule deleted behind the position
+      // meanwhile would move the next one into the page already read, and it would be skipped.
+      const after = progress.cursor.schedule;
+      const page = await store.listSchedules({ limit: Math.min(batch, SCHEDULE_PAGE_LIMIT), offset: 0, ...(after === null ? {} : { after }) });
+      if (after !== null && page.some((schedule) => schedule.id === after)) throw ignoredAfter(store, after);
       for (const schedule of page) {
         const change = await this.change(schedule.input, progress);
         if (change) {
@@ -158,7 +162,7 @@ export class PayloadReencryption {
           this.count(saved ? 1 : 0, 1, progress);
         }
         progress.read.schedules++;
-        progress.cursor.schedules++;
+        progress.cursor.schedule = schedule.id;
       }
       if (page.length > 0) report();
       if (page.length < batch) break;
@@ -265,4 +269,12 @@ export class PayloadReencryption {
     }
     return store as Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore;
   }
+}
+
+/** A store whose `listSchedules()` returned `after` itself when asked for what comes after it: it ignores the option, and paging would never end. */
+function ignoredAfter(store: WorkflowStore, after: string): TypeError {
+  return new TypeError(
+    `${store.constructor.name}.listSchedules() ignored the query's "after": asked for the schedules after ${JSON.stringify(after)}, ` +
+      'it returned that schedule again. Return only schedules whose id sorts after "after" (see the WorkflowStore contract), so re-encryption can page through them.',
+  );
 }

@@ -249,7 +249,11 @@ export interface WorkflowStore {
   /** The schedule, or `null`. */
   getSchedule(id: string): Promise<WorkflowScheduleRecord | null>;
 
-  /** Schedules matching the filter, ordered by `id`: one page. */
+  /**
+   * Schedules matching the filter, ordered by `id`: one page, from `after` (past that id) when
+   * given, so a reader paging through every schedule misses none that a delete meanwhile would
+   * shift by an offset (re-encryption's pages depend on it).
+   */
   listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]>;
 
   /** Deletes the schedule (only while its `revision` is `revision`, when given); returns whether it did. */
