@@ -61,6 +61,10 @@ export function reportResult(result: WorkflowReencryptResult, current: string, w
     out(`Done: every payload in ${where} is under codec "${current}". The codecs after it can be removed from the list.`);
     return 0;
   }
+  if (result.remaining === null) {
+    out(`Not done: it stopped before reading everything in ${where}. Run it again with --resume '${JSON.stringify(result.cursor)}'. Keep the older codecs.`);
+    return 1;
+  }
   out(
     `Not done: ${result.remaining} payloads are not under codec "${current}" ` +
       `(${result.unreadable} could not be read by any codec in the list: add the codec that wrote them; the rest kept changing: run it again). Keep the older codecs.`,

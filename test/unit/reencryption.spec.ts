@@ -130,6 +130,29 @@ describe('re-encryption on the in-memory store', () => {
     expect(dumpInMemoryStore(store)).not.toContain('plain-');
   });
 
+  it('an interrupted run never says nothing is left: remaining is null until a pass has read the whole store', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
+    let app = await open(store, clock, { codec: k1 });
+    for (let i = 0; i < 5; i++) await app.client.start(EncSleep, { secret: `stop-${i}` }, { id: `stop-${i}` });
+    app = await reopen(app, store, clock, { codec: [new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' }), k1] });
+    const stop = new AbortController();
+    const stopped = await app.client.reencrypt({ batchSize: 2, signal: stop.signal, onProgress: () => stop.abort() });
+    expect(stopped).toMatchObject({ phase: 'instances', rewritten: 2, read: { instances: 2 } });
+    // Three instances are still under k1: whoever reads only `remaining` must not drop k1.
+    expect(stopped.remaining).toBeNull();
+    // Resumed, and stopped again after its first batch (the rest of the instances): still not whole.
+    const stop2 = new AbortController();
+    const resumed = await app.client.reencrypt({ batchSize: 50, resumeFrom: stopped.cursor, signal: stop2.signal, onProgress: () => stop2.abort() });
+    expect(resumed).toMatchObject({ pass: 1, rewritten: 3 });
+    expect(resumed.remaining).toBeNull();
+    // Resumed and held to one pass, it reads only from the cursor on: not the whole store either.
+    expect(await app.client.reencrypt({ resumeFrom: resumed.cursor, maxPasses: 1 })).toMatchObject({ phase: 'done', remaining: null });
+    expect(await app.client.reencrypt({ resumeFrom: resumed.cursor })).toMatchObject({ remaining: 0 });
+    expect(dumpInMemoryStore(store)).not.toContain('$wfc1:k1:');
+  });
+
   it('under load: instances written under the old key run on while it rewrites them; nothing is lost', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
