@@ -36,11 +36,13 @@ function isCodec(value: unknown): value is WorkflowPayloadCodec {
 export function parseCursor(text: string): WorkflowReencryptCursor {
   try {
     const cursor = JSON.parse(text) as WorkflowReencryptCursor;
-    if (typeof cursor === 'object' && cursor !== null && typeof cursor.signal === 'number' && typeof cursor.schedules === 'number') return cursor;
+    if (typeof cursor === 'object' && cursor !== null && typeof cursor.signal === 'number' && (typeof cursor.schedule === 'string' || cursor.schedule === null)) {
+      return cursor;
+    }
   } catch {
     // reported below
   }
-  throw new TypeError(`--resume takes the cursor an earlier run printed, such as '{"instance":null,"signal":0,"schedules":0}'; got ${text}.`);
+  throw new TypeError(`--resume takes the cursor an earlier run printed, such as '{"instance":null,"signal":0,"schedule":null}'; got ${text}.`);
 }
 
 /** One line of progress. */
@@ -58,6 +60,10 @@ export function reportResult(result: WorkflowReencryptResult, current: string, w
   if (result.remaining === 0) {
     out(`Done: every payload in ${where} is under codec "${current}". The codecs after it can be removed from the list.`);
     return 0;
+  }
+  if (result.remaining === null) {
+    out(`Not done: it stopped before reading everything in ${where}. Run it again with --resume '${JSON.stringify(result.cursor)}'. Keep the older codecs.`);
+    return 1;
   }
   out(
     `Not done: ${result.remaining} payloads are not under codec "${current}" ` +

@@ -59,6 +59,7 @@ export function listSchedulesStatement(dialect: SqlDialect, prefix: string, quer
   const where: string[] = [];
   if (query.workflow !== undefined) where.push(`workflow = ${p.add(query.workflow)}`);
   if (query.declared !== undefined) where.push(`declared = ${p.add(query.declared)}`);
+  if (query.after !== undefined) where.push(`id > ${p.add(query.after)}`);
   return page(p, prefix, where, 'id', query);
 }
 

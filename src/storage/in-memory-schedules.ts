@@ -56,6 +56,7 @@ export class InMemorySchedules {
     const found = [...this.schedules.values()]
       .filter((s) => query.workflow === undefined || s.workflow === query.workflow)
       .filter((s) => query.declared === undefined || s.declared === query.declared)
+      .filter((s) => query.after === undefined || compare(s.id, query.after) > 0)
       .sort((a, b) => compare(a.id, b.id));
     return copy(found.slice(query.offset, query.offset + query.limit));
   }

@@ -12,8 +12,8 @@ export interface WorkflowReencryptCursor {
   instance: WorkflowListPosition | null;
   /** The last signal id done; 0: none yet. */
   signal: number;
-  /** Schedules done so far (they are read by `id`, in pages). */
-  schedules: number;
+  /** The last schedule done, in `id` order; `null`: none yet. */
+  schedule: string | null;
 }
 
 /** Progress, reported after every batch, and the result at the end. */
@@ -37,9 +37,11 @@ export interface WorkflowReencryptResult extends WorkflowReencryptProgress {
   /**
    * Payloads still not under the current codec after the last pass: unreadable ones, and any a
    * concurrent write kept changing. 0 means every stored payload is under the current codec, and
-   * the codecs after it can be removed from the list.
+   * the codecs after it can be removed from the list. `null` when the last pass did not read the
+   * whole store (stopped by `signal`, or a resumed run held to one pass by `maxPasses`): nothing is
+   * known of the rest, so run it again (from `cursor`).
    */
-  remaining: number;
+  remaining: number | null;
 }
 
 /** What `reencrypt()` takes. */
@@ -86,32 +88,33 @@ export class PayloadReencryption {
       rewritten: 0,
       changed: 0,
       unreadable: 0,
-      cursor: options.resumeFrom ? { ...options.resumeFrom } : { instance: null, signal: 0, schedules: 0 },
+      cursor: options.resumeFrom ? { ...options.resumeFrom } : { instance: null, signal: 0, schedule: null },
     };
     let resumed = options.resumeFrom !== undefined;
     for (;;) {
       const before = { changed: progress.changed, unreadable: progress.unreadable };
-      await this.pass(store, batch, progress, options);
-      if (options.signal?.aborted) return { ...progress, remaining: progress.changed - before.changed + progress.unreadable - before.unreadable };
+      // Stopped midway, the counts say nothing of what it did not read: never report that as 0 left.
+      if (!(await this.pass(store, batch, progress, options))) return { ...progress, remaining: null };
       const changed = progress.changed - before.changed;
       const unreadable = progress.unreadable - before.unreadable;
       // Another pass when this one met concurrent writes, or started midway (a resume).
       if ((changed === 0 && !resumed) || progress.pass >= maxPasses) {
         progress.phase = 'done';
         options.onProgress?.({ ...progress });
-        return { ...progress, remaining: changed + unreadable };
+        return { ...progress, remaining: resumed ? null : changed + unreadable };
       }
       resumed = false;
       progress.pass++;
-      progress.cursor = { instance: null, signal: 0, schedules: 0 };
+      progress.cursor = { instance: null, signal: 0, schedule: null };
     }
   }
 
-  private async pass(store: Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore, batch: number, progress: WorkflowReencryptProgress, options: WorkflowReencryptOptions): Promise<void> {
+  /** One pass from `progress.cursor` to the end; resolves to `false` when `options.signal` stopped it first. */
+  private async pass(store: Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore, batch: number, progress: WorkflowReencryptProgress, options: WorkflowReencryptOptions): Promise<boolean> {
     const report = () => options.onProgress?.({ ...progress, read: { ...progress.read }, cursor: { ...progress.cursor } });
     progress.phase = 'instances';
     for (;;) {
-      if (options.signal?.aborted) return;
+      if (options.signal?.aborted) return false;
       const after = progress.cursor.instance ?? undefined;
       const page = await store.list({ limit: batch, offset: 0, ...(after ? { after } : {}) });
       for (const instance of page) {
@@ -124,7 +127,7 @@ export class PayloadReencryption {
     }
     progress.phase = 'signals';
     for (;;) {
-      if (options.signal?.aborted) return;
+      if (options.signal?.aborted) return false;
       const page = await store.listSignals({ afterId: progress.cursor.signal, limit: batch });
       for (const record of page) {
         const change = await this.change(record.payload, progress);
@@ -137,8 +140,12 @@ export class PayloadReencryption {
     }
     progress.phase = 'schedules';
     for (;;) {
-      if (options.signal?.aborted) return;
-      const page = await store.listSchedules({ limit: Math.min(batch, SCHEDULE_PAGE_LIMIT), offset: progress.cursor.schedules });
+      if (options.signal?.aborted) return false;
+      // By key, past the last one done: with an offset, a schedule deleted behind the position
+      // meanwhile would move the next one into the page already read, and it would be skipped.
+      const after = progress.cursor.schedule;
+      const page = await store.listSchedules({ limit: Math.min(batch, SCHEDULE_PAGE_LIMIT), offset: 0, ...(after === null ? {} : { after }) });
+      if (after !== null && page.some((schedule) => schedule.id === after)) throw ignoredAfter(store, after);
       for (const schedule of page) {
         const change = await this.change(schedule.input, progress);
         if (change) {
@@ -158,11 +165,12 @@ export class PayloadReencryption {
           this.count(saved ? 1 : 0, 1, progress);
         }
         progress.read.schedules++;
-        progress.cursor.schedules++;
+        progress.cursor.schedule = schedule.id;
       }
       if (page.length > 0) report();
       if (page.length < batch) break;
     }
+    return true;
   }
 
   /** Rewrites what is not current of one instance: its fields and its journal's values and errors. */
@@ -265,4 +273,12 @@ export class PayloadReencryption {
     }
     return store as Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore;
   }
+}
+
+/** A store whose `listSchedules()` returned `after` itself when asked for what comes after it: it ignores the option, and paging would never end. */
+function ignoredAfter(store: WorkflowStore, after: string): TypeError {
+  return new TypeError(
+    `${store.constructor.name}.listSchedules() ignored the query's "after": asked for the schedules after ${JSON.stringify(after)}, ` +
+      'it returned that schedule again. Return only schedules whose id sorts after "after" (see the WorkflowStore contract), so re-encryption can page through them.',
+  );
 }

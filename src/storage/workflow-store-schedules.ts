@@ -42,6 +42,12 @@ export interface WorkflowScheduleSave {
 export interface WorkflowScheduleQuery {
   workflow?: string;
   declared?: boolean;
+  /**
+   * Only schedules whose `id` sorts after this one (keyset paging, as `WorkflowListQuery.after`):
+   * a schedule deleted or created before the position meanwhile shifts no page, where `offset` would
+   * skip one or read one twice.
+   */
+  after?: string;
   limit: number;
   offset: number;
 }

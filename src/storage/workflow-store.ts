@@ -255,7 +255,11 @@ export interface WorkflowStore {
   /** The schedule, or `null`. */
   getSchedule(id: string): Promise<WorkflowScheduleRecord | null>;
 
-  /** Schedules matching the filter, ordered by `id`: one page. */
+  /**
+   * Schedules matching the filter, ordered by `id`: one page, from `after` (past that id) when
+   * given, so a reader paging through every schedule misses none that a delete meanwhile would
+   * shift by an offset (re-encryption's pages depend on it).
+   */
   listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]>;
 
   /** Deletes the schedule (only while its `revision` is `revision`, when given); returns whether it did. */
@@ -382,13 +386,7 @@ export type {
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
 } from './workflow-store-instances.js';
-export type {
-  WorkflowRateWindow,
-  WorkflowConcurrencyLimit,
-  WorkflowRateLimitRule,
-  WorkflowClaimRequest,
-  WorkflowClaim,
-} from './workflow-store-claims.js';
+export type { WorkflowRateWindow, WorkflowConcurrencyLimit, WorkflowRateLimitRule, WorkflowClaimRequest, WorkflowClaim } from './workflow-store-claims.js';
 export type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
 export type {
   WorkflowScheduleRecord,

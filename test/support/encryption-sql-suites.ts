@@ -9,6 +9,7 @@ import { main as cli } from '../../src/cli/index.js';
 import { AesGcmPayloadCodec } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import { EncSleep, encryptionApp, runEncryptionScenario, type EncryptionApp } from './encryption-scenario.js';
+import { scheduleDeletedBetweenPages } from './reencryption-races.js';
 import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from './reencryption-scenario.js';
 import { requireServer, SERVER, useSqlTarget, type SqlKind } from './sql-target.js';
 
@@ -43,6 +44,14 @@ export async function encryptionSuites(kind: SqlKind): Promise<void> {
       await app.close();
       app = await encryptionApp(fixture.target.store, clock, { codec: [k2, k1, firstKey] }, [EncLoad]);
       await reencryptUnderLoad(app, clock, ids, k1, () => fixture.target.dump());
+    });
+  });
+
+  describe.runIf(available)(`re-encryption racing other writes on ${server}`, () => {
+    const fixture = useSqlTarget(kind, 'encrace', { beforeAll, afterAll });
+
+    it('reads every schedule when one it already rewrote is deleted before the next page', async () => {
+      await scheduleDeletedBetweenPages(fixture.target.store);
     });
   });
 

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore, type WorkflowPayloadCodec } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import { EncFail, EncSleep, EncWait, MARK, dumpInMemoryStore, encryptionApp, expectNoPlaintext, type EncryptionApp } from '../support/encryption-scenario.js';
+import { scheduleDeletedBetweenPages } from '../support/reencryption-races.js';
 import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from '../support/reencryption-scenario.js';
 
 /** AES-GCM, but every encode and decode waits a turn of the event loop: re-encryption then interleaves with the worker at every payload. */
@@ -129,6 +130,29 @@ describe('re-encryption on the in-memory store', () => {
     expect(dumpInMemoryStore(store)).not.toContain('plain-');
   });
 
+  it('an interrupted run never says nothing is left: remaining is null until a pass has read the whole store', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
+    let app = await open(store, clock, { codec: k1 });
+    for (let i = 0; i < 5; i++) await app.client.start(EncSleep, { secret: `stop-${i}` }, { id: `stop-${i}` });
+    app = await reopen(app, store, clock, { codec: [new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' }), k1] });
+    const stop = new AbortController();
+    const stopped = await app.client.reencrypt({ batchSize: 2, signal: stop.signal, onProgress: () => stop.abort() });
+    expect(stopped).toMatchObject({ phase: 'instances', rewritten: 2, read: { instances: 2 } });
+    // Three instances are still under k1: whoever reads only `remaining` must not drop k1.
+    expect(stopped.remaining).toBeNull();
+    // Resumed, and stopped again after its first batch (the rest of the instances): still not whole.
+    const stop2 = new AbortController();
+    const resumed = await app.client.reencrypt({ batchSize: 50, resumeFrom: stopped.cursor, signal: stop2.signal, onProgress: () => stop2.abort() });
+    expect(resumed).toMatchObject({ pass: 1, rewritten: 3 });
+    expect(resumed.remaining).toBeNull();
+    // Resumed and held to one pass, it reads only from the cursor on: not the whole store either.
+    expect(await app.client.reencrypt({ resumeFrom: resumed.cursor, maxPasses: 1 })).toMatchObject({ phase: 'done', remaining: null });
+    expect(await app.client.reencrypt({ resumeFrom: resumed.cursor })).toMatchObject({ remaining: 0 });
+    expect(dumpInMemoryStore(store)).not.toContain('$wfc1:k1:');
+  });
+
   it('under load: instances written under the old key run on while it rewrites them; nothing is lost', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
@@ -138,5 +162,26 @@ describe('re-encryption on the in-memory store', () => {
     const ids = await prepareUnderOldKey(app, 'load', 20);
     app = await reopen(app, store, clock, { codec: [k2, k1] });
     await reencryptUnderLoad(app, clock, ids, k1, async () => dumpInMemoryStore(store));
+  });
+
+  it('reads every schedule when one it already rewrote is deleted before the next page', async () => {
+    await scheduleDeletedBetweenPages(new InMemoryWorkflowStore());
+  });
+
+  it('refuses a store whose listSchedules() ignores "after", instead of paging through the same schedules for ever', async () => {
+    const store = new InMemoryWorkflowStore();
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
+    let app = await open(store, clock, { codec: k1 });
+    for (const id of ['s-1', 's-2', 's-3']) {
+      await app.storage.saveSchedule({
+        id, workflow: 'enc.sleep', declared: false, spec: { every: '1h' }, input: { secret: id },
+        paused: false, wakeAt: null, state: {}, expectRevision: null, releaseLease: false, now: clock.now(),
+      });
+    }
+    const listSchedules = store.listSchedules.bind(store);
+    store.listSchedules = ({ after: _ignored, ...query }) => listSchedules(query);
+    app = await reopen(app, store, clock, { codec: [new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' }), k1] });
+    await expect(app.client.reencrypt({ batchSize: 2 })).rejects.toThrow(/listSchedules\(\) ignored the query's "after": asked for the schedules after "s-2", it returned that schedule again/);
   });
 });

@@ -119,6 +119,20 @@ export function schedulesContract(suite: ContractSuite): void {
       expect(listed).toEqual([await suite.store.getSchedule(s.id('e'))]);
     });
 
+    it('listSchedules with after: the page starts past that id, so a schedule deleted behind the position skips none', async () => {
+      const s = testScope();
+      for (const name of ['a', 'b', 'c', 'd']) await suite.store.saveSchedule(scheduleSave(s.id(name), s.workflow));
+      const page = async (after: string) =>
+        (await suite.store.listSchedules({ workflow: s.workflow, after: s.id(after), limit: 2, offset: 0 })).map((r) => r.id.slice(s.prefix.length + 1));
+      expect(await page('a')).toEqual(['b', 'c']);
+      // A reader that has done a and b: a is deleted meanwhile (an offset of 2 would now start at d).
+      expect(await suite.store.deleteSchedule(s.id('a'))).toBe(true);
+      expect(await page('b')).toEqual(['c', 'd']);
+      expect(await page('d')).toEqual([]);
+      // A position need not be a stored id.
+      expect(await page('bb')).toEqual(['c', 'd']);
+    });
+
     it('deleteSchedule: deletes it, or only at the given revision; refuses an unknown id or another revision', async () => {
       const s = testScope();
       await suite.store.saveSchedule(scheduleSave(s.id('a'), s.workflow));
