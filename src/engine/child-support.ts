@@ -1,3 +1,4 @@
+import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
 import { WorkflowChildFailedError } from '../errors/workflow-child-failed.error.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
 import { UNFINISHED_STATUSES, type WorkflowParentClose, type WorkflowStatus } from '../storage/workflow-instance.js';
@@ -6,7 +7,7 @@ import type { WorkflowClock } from '../time/workflow-clock.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 import { checkOptions } from '../options/known-keys.js';
 import { parsePositiveDuration } from '../time/duration.js';
-import { toJsonValue } from './json-value.js';
+import { sameJson, toJsonValue } from './json-value.js';
 import type { WorkflowChildHandle, WorkflowChildOptions, WorkflowReference } from './workflow-context.js';
 import type { ExecutionHost } from './execution-host.js';
 
@@ -174,5 +175,21 @@ export async function closeChildren(
       if (await storage.requestCancel(child.id, { reason: text, now: clock.now(), terminate })) accepted(child.id, terminate);
     }
     if (children.length < CHILDREN_PAGE) return;
+  }
+}
+
+/** Creates a child, or accepts the one a crashed execution created (same workflow, input and parent). */
+export async function createChild(deps: { storage: WorkflowStorage; kick(): void }, child: NewWorkflowInstance): Promise<void> {
+  const { instance, created } = await deps.storage.create(child);
+  if (created) {
+    deps.kick();
+    return;
+  }
+  if (instance.workflow !== child.workflow || instance.parentId !== child.parentId || !sameJson(instance.input, child.input)) {
+    throw new WorkflowAlreadyStartedError(
+      `Child id "${child.id}" is taken by another instance (${instance.workflow}, parent ${instance.parentId ?? 'none'}). ` +
+        'Give the child an id of its own with startChild(name, workflow, input, { id }).',
+      child.id,
+    );
   }
 }

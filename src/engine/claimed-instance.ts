@@ -18,6 +18,8 @@ export interface ClaimedInstance {
   released?: boolean;
   /** The worker's: this execution's own work is over, only its last write is left; its slot may go to the next item. */
   ending?: () => void;
+  /** Cancels and terminates noticed before the execution started (see `UnstartedClaims`): its start reads the flags again. */
+  noticed?: number;
 }
 
 /** The local lease check's margin: a tenth of the lease, at most a second. */

@@ -1,5 +1,4 @@
 import { serializeError } from '../errors/serialize-error.js';
-import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
 import { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
 import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
@@ -9,9 +8,9 @@ import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { NewWorkflowInstance, WorkflowConcurrencyLimit, WorkflowRateLimitRule, WorkflowWrite } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
-import { CHILD_ENDED_SIGNAL, closeChildren, type ChildEnded, type ResolvedChildWorkflow } from './child-support.js';
+import { CHILD_ENDED_SIGNAL, closeChildren, createChild, type ChildEnded, type ResolvedChildWorkflow } from './child-support.js';
 import type { JournalLimits } from './journal-limits.js';
-import { sameJson, toJsonValue } from './json-value.js';
+import { toJsonValue } from './json-value.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { WorkflowDefinition, WorkflowReference } from './workflow-context.js';
 import type { ExecutionOutcome } from './execution-outcome.js';
@@ -19,6 +18,7 @@ import { abandonClaimed, leaseMargin, type ClaimedInstance } from './claimed-ins
 import { looksLikeStoreError, reportFailure, reportLostLease, reportStoreError } from './execution-reports.js';
 import { WorkflowExecution } from './workflow-execution.js';
 import { LocalExecutions } from './local-executions.js';
+import { readAtStart, UnstartedClaims } from './unstarted-claims.js';
 import { cancelled, endOfCompensations, terminated, timedOutError, UNKNOWN_FAILURE } from './end-errors.js';
 import { NO_OBSERVER, type ExecutionObserver, type WorkflowObserver } from './workflow-observer.js';
 
@@ -76,6 +76,7 @@ export interface EngineOptions {
  */
 export class WorkflowEngine {
   private readonly running = new LocalExecutions();
+  private readonly unstarted = new UnstartedClaims();
   private readonly observer: WorkflowObserver;
 
   constructor(private readonly options: EngineOptions) { this.observer = options.observer ?? NO_OBSERVER; }
@@ -84,10 +85,13 @@ export class WorkflowEngine {
    * Leases up to `limit` due instances of the workflows this process runs, granted at `now`; with
    * `ids` (named by a notification), the store may take just those (see `WorkflowClaimRequest.ids`).
    */
-  async claim(lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<ClaimedInstance[]> {
+  claim(lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<ClaimedInstance[]> {
+    const workflows = this.options.registry.versions();
+    return workflows.length === 0 ? Promise.resolve([]) : this.unstarted.claim(() => this.claimNow(workflows, lease, now, limit, ids));
+  }
+
+  private async claimNow(workflows: Array<{ name: string; version: number }>, lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<ClaimedInstance[]> {
     const { registry, storage } = this.options;
-    const workflows = registry.versions();
-    if (workflows.length === 0) return [];
     const { instances, lastSignalId } = await storage.claim({
       ...lease,
       now,
@@ -111,7 +115,10 @@ export class WorkflowEngine {
     const flags = await this.options.storage.renew(claimed.instance.id, claimed.instance.leaseToken!, until);
     if (flags !== null && !claimed.released) claimed.leaseUntil = until;
     const exec = claimed.exec;
-    if (!exec) return flags !== null;
+    if (!exec) {
+      this.unstarted.renewed(claimed, flags);
+      return flags !== null;
+    }
     if (flags === null) exec.interrupt('lease-lost');
     else if (flags.terminateRequested) exec.interrupt('terminate');
     else if (flags.cancelRequested && !exec.replayOnly) exec.interrupt('cancel');
@@ -133,25 +140,30 @@ export class WorkflowEngine {
   noticeCancel(id: string, terminate: boolean): void {
     const exec = this.running.get(id);
     if (exec && (terminate || !exec.replayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
+    this.unstarted.notice(id);
     this.options.kick();
   }
 
   async execute(claimed: ClaimedInstance, shutdown: AbortSignal): Promise<void> {
-    const { instance, signalCursor } = claimed;
+    let { instance } = claimed;
+    const { signalCursor } = claimed;
     const { registry, storage, clock, logger } = this.options;
     const definition = registry.get(instance.workflow, instance.version);
     let exec: WorkflowExecution | undefined;
     const observed = this.observer.execution(instance);
     try {
       if (!definition) throw new Error(`Claimed "${instance.id}" of ${instance.workflow}@${instance.version}, which this process does not run.`);
-      // A first claim has nothing journaled yet (a retry or hand-back always has runs > 1): skip the read.
-      const details = instance.runs === 1 ? { journal: [] } : await storage.get(instance.id, { journal: true });
-      if (!details) return; // deleted since the claim
+      // The journal (a rerun's), and the cancel flags as they stand now: a request since the claim stops it before its first step.
+      const start = await readAtStart(storage, claimed);
+      if (!start) return; // deleted since the claim
+      claimed.instance = instance = start.instance;
       const timedOut = instance.deadline !== null && clock.now() >= instance.deadline;
       const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;
-      exec = new WorkflowExecution(instance, details.journal ?? [], signalCursor, this.executionDeps(instance, definition.retry, claimed, observed), replayOnly);
+      exec = new WorkflowExecution(instance, start.journal, signalCursor, this.executionDeps(instance, definition.retry, claimed, observed), replayOnly);
       claimed.exec = exec;
+      // From here a notice reaches the execution itself (in the same turn as the read's answer: none falls between).
       this.running.add(exec);
+      this.unstarted.started(claimed);
       this.running.hearShutdown(shutdown);
       exec.shutdown = shutdown;
       if (shutdown.aborted) exec.interrupt('shutdown');
@@ -171,6 +183,7 @@ export class WorkflowEngine {
       else if (looksLikeStoreError(error)) this.storeFailed(error, `concluding "${instance.id}"`);
       else logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
     } finally {
+      this.unstarted.started(claimed);
       observed.close();
       exec?.close();
       if (exec) this.running.delete(exec);
@@ -338,26 +351,10 @@ export class WorkflowEngine {
       warn: (message: string) => logger.warn(message),
       resolveChild: registry.resolveChild.bind(registry),
       // Inside the child's start (its span, with telemetry): the child's executions join that trace.
-      createChild: (child: NewWorkflowInstance) => this.createChild({ ...child, traceContext: this.observer.startContext(child.workflow, child.id) }),
+      createChild: (child: NewWorkflowInstance) => createChild(this.options, { ...child, traceContext: this.observer.startContext(child.workflow, child.id) }),
       observe,
       ending: claimed.ending,
     };
-  }
-
-  /** Creates a child, or accepts the one a crashed execution created (same workflow, input and parent). */
-  private async createChild(child: NewWorkflowInstance): Promise<void> {
-    const { instance, created } = await this.options.storage.create(child);
-    if (created) {
-      this.options.kick();
-      return;
-    }
-    if (instance.workflow !== child.workflow || instance.parentId !== child.parentId || !sameJson(instance.input, child.input)) {
-      throw new WorkflowAlreadyStartedError(
-        `Child id "${child.id}" is taken by another instance (${instance.workflow}, parent ${instance.parentId ?? 'none'}). ` +
-          'Give the child an id of its own with startChild(name, workflow, input, { id }).',
-        child.id,
-      );
-    }
   }
 
   /** A payload no configured codec can read (a key removed too early): hand it back for later, never fail it. */
