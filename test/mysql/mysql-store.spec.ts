@@ -594,6 +594,27 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       }
     });
 
+    for (const isolation of ['READ COMMITTED', 'REPEATABLE READ']) {
+      it(`a start in a ${isolation} transaction takes the last signal id as its cursor, as create() does`, async () => {
+        const { store, pool } = fixture;
+        const s = testScope();
+        // Sent before the start: the instance must not take it (its cursor is at or above its id).
+        const before = await store.signal(newSignal(s.signal('before')));
+        const connection = await pool.getConnection();
+        try {
+          await connection.query(`SET SESSION TRANSACTION ISOLATION LEVEL ${isolation}`);
+          await connection.beginTransaction();
+          const started = await store.createInTransaction(connection, newInstance(s.id('started'), s.workflow));
+          await connection.commit();
+          expect(started.instance.signalCursor).toBe(before.id);
+          const { waits: _waits, ...stored } = (await store.get(s.id('started')))!;
+          expect(started.instance).toStrictEqual(stored);
+        } finally {
+          connection.destroy();
+        }
+      });
+    }
+
     it('a start in a REPEATABLE READ transaction (the default) holds up no signal while that transaction stays open', async () => {
       const { store, pool } = fixture;
       const s = testScope();
