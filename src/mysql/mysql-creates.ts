@@ -57,7 +57,8 @@ export class MySqlCreates {
     const insert = `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics) VALUES`;
     this.insertSql = (rows) => `${insert} ${Array.from({ length: rows }, () => row).join(', ')}`;
     this.insertWithCursorSql = `${insert} (${placeholders(columns.length + 4)}, '[]')`;
-    this.lastSignalSql = `${lastSignal} AS last`;
+    // The alias on the column: after the table it would name the table, and `last` read nothing.
+    this.lastSignalSql = `SELECT COALESCE(MAX(id), 0) AS last FROM ${tables.signals}`;
     // A locking read of the schedule row inside the insert's own statement: it takes the row's
     // share lock (READ COMMITTED would otherwise read a snapshot, locking nothing) and reads its
     // newest version, so a pause, change or delete of the schedule (an UPDATE or DELETE of the row)

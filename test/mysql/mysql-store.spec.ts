@@ -6,6 +6,7 @@ import { MIGRATIONS } from '../../src/mysql/migrations.generated.js';
 import { migrationStatements } from '../../src/mysql/mysql-migrations.js';
 import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
 import { commonGroundOnly, createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql, useMysqlStore } from '../support/mysql.js';
+import { lockWaits } from '../support/mysql-lock-waits.js';
 
 const available = await requireMysql('MySqlWorkflowStore');
 
@@ -98,20 +99,40 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     pool.on('connection', (connection) => {
       connection.query('SET SESSION auto_increment_increment = 7, SESSION auto_increment_offset = 3');
     });
+    const holder = await pool.getConnection();
     try {
       const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: fixture.schema });
-      let sending = true;
+      const tick = (dedupeId: string) => newSignal(s.signal('tick'), { dedupeId });
       const sent: number[] = [];
-      const sender = (async () => {
-        let n = 0;
-        while (sending) sent.push((await store.signal(newSignal(s.signal('tick'), { dedupeId: `tick-${n++}` }))).id);
-        return n;
-      })();
       const answers = [];
-      // One at a time: each is a batch of one (the INSERT IGNORE whose insert id is the cursor).
-      for (let i = 0; i < 30; i++) answers.push(await store.create(newInstance(s.id(`c${i}`), s.workflow)));
-      sending = false;
-      expect(await sender).toBeGreaterThan(0);
+      // One at a time: each is a batch of one (the INSERT IGNORE whose insert id is the cursor),
+      // sent together with a signal; which of the two the server takes first is left to it. Each
+      // pair starts once the one before it settled, so create i + 1 comes after signal i committed
+      // and before signal i + 1 was sent: the cursors climb with the signals whatever the timing.
+      for (let i = 0; i < 30; i++) {
+        const [answer, signal] = await Promise.all([store.create(newInstance(s.id(`c${i}`), s.workflow)), store.signal(tick(`tick-${i}`))]);
+        answers.push(answer);
+        sent.push(signal.id);
+      }
+      // And one create under a signal in flight: its id allocated, its transaction open. The signal
+      // commits only once the create waits for it, or the create answered without waiting.
+      await holder.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await holder.beginTransaction();
+      sent.push((await store.signalInTransaction(holder, tick('in-flight'))).id);
+      let settled = false;
+      const meanwhile = store.create(newInstance(s.id('meanwhile'), s.workflow)).finally(() => (settled = true));
+      // Awaited below; when the poll throws first, its failure is the one reported.
+      meanwhile.catch(() => undefined);
+      try {
+        for (const deadline = Date.now() + 10_000; !settled && !(await lockWaits(fixture.pool)).some((trx) => trx.includes(`${fixture.schema}_`)); ) {
+          if (Date.now() > deadline) throw new Error('the create neither waited for the signal in flight nor answered');
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      } finally {
+        await holder.commit();
+      }
+      answers.push(await meanwhile);
+      expect(sent).toHaveLength(31);
       expect(sent.every((id) => id % 7 === 3)).toBe(true);
       expect(new Set(answers.map(({ instance }) => instance.signalCursor)).size).toBeGreaterThan(1);
       for (const { instance, created } of answers) {
@@ -120,6 +141,7 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         expect(instance).toStrictEqual(stored);
       }
     } finally {
+      holder.release();
       await pool.end();
     }
   });
@@ -571,6 +593,27 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         connection.destroy();
       }
     });
+
+    for (const isolation of ['READ COMMITTED', 'REPEATABLE READ']) {
+      it(`a start in a ${isolation} transaction takes the last signal id as its cursor, as create() does`, async () => {
+        const { store, pool } = fixture;
+        const s = testScope();
+        // Sent before the start: the instance must not take it (its cursor is at or above its id).
+        const before = await store.signal(newSignal(s.signal('before')));
+        const connection = await pool.getConnection();
+        try {
+          await connection.query(`SET SESSION TRANSACTION ISOLATION LEVEL ${isolation}`);
+          await connection.beginTransaction();
+          const started = await store.createInTransaction(connection, newInstance(s.id('started'), s.workflow));
+          await connection.commit();
+          expect(started.instance.signalCursor).toBe(before.id);
+          const { waits: _waits, ...stored } = (await store.get(s.id('started')))!;
+          expect(started.instance).toStrictEqual(stored);
+        } finally {
+          connection.destroy();
+        }
+      });
+    }
 
     it('a start in a REPEATABLE READ transaction (the default) holds up no signal while that transaction stays open', async () => {
       const { store, pool } = fixture;

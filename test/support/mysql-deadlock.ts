@@ -2,6 +2,7 @@
 // in which InnoDB picks the transaction under test as the victim: it rolls that whole transaction
 // back and leaves its session outside any transaction.
 import type mysql from 'mysql2/promise';
+import { lockWaits } from './mysql-lock-waits.js';
 
 /** The application tables a deadlock needs: `locks` holds rows 1 and 2, `ballast` the other side's weight. */
 export interface DeadlockTables {
@@ -66,17 +67,8 @@ export async function deadlock(
   }
 }
 
-/**
- * Whether the session `id` waits for a lock now, as InnoDB's own status tells it, built when asked.
- * Not information_schema.INNODB_TRX: InnoDB refreshes the copy those rows come from only once nobody
- * read it for 100 ms (CACHE_MIN_IDLE_TIME_NS and trx_i_s_cache_end_read() in trx0i_s.cc), so a poll
- * faster than that, or any other session reading it meanwhile (the test files running alongside),
- * reads the copy made before the wait began again and again.
- */
+/** Whether the session `id` waits for a lock now, as InnoDB's own status tells it (see `lockWaits()`). */
 async function waitsForLock(pool: mysql.Pool, id: number): Promise<boolean> {
-  const [[{ Status: status }]] = await pool.query<mysql.RowDataPacket[]>('SHOW ENGINE INNODB STATUS');
   const session = new RegExp(`^(MySQL|MariaDB) thread id ${id},`, 'm');
-  return String(status)
-    .split(/^---TRANSACTION /m)
-    .some((transaction) => session.test(transaction) && /^LOCK WAIT /m.test(transaction));
+  return (await lockWaits(pool)).some((transaction) => session.test(transaction));
 }
