@@ -45,6 +45,15 @@ export class UnstartedClaims {
   }
 
   /**
+   * The store said a cancel or terminate of `id` was stored, in this process or another: a claim
+   * still out may have read the flags before it (its answer can come after the notification), so
+   * its start reads them again. The claims that answered are the worker's to renew at once.
+   */
+  heardOf(id: string): void {
+    if (this.claims > 0) this.heard.add(id);
+  }
+
+  /**
    * A renewal of `item`, not started yet, read `flags`: a request the claim did not read makes the
    * start read the flags again; `null` (the lease is gone), it never starts.
    */

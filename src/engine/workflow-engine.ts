@@ -144,6 +144,9 @@ export class WorkflowEngine {
     this.options.kick();
   }
 
+  /** The store said a cancel or terminate of `id` was stored: a claim still out reads the flags again at its start (`UnstartedClaims.heardOf()`). */
+  heardOfCancel(id: string): void { this.unstarted.heardOf(id); }
+
   async execute(claimed: ClaimedInstance, shutdown: AbortSignal): Promise<void> {
     let { instance } = claimed;
     const { signalCursor } = claimed;

@@ -1,5 +1,6 @@
 import type { DelayRange } from '../sql/delay-range.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
+import type { WorkflowWakeUpKind } from '../storage/workflow-store.js';
 
 /** How long to wait before the first reconnection attempt (default 100 ms), and the most it backs off to (30 s). */
 export type ReconnectBackoff = DelayRange;
@@ -15,6 +16,13 @@ export const ENDED_PREFIX = 'ended:';
 
 /** The payload prefix of one instance made due without a lease (`due:<id>`: a start, a hand-back); `''` says only that work is due. */
 export const DUE_PREFIX = 'due:';
+
+/**
+ * The payload prefix of a cancel or terminate of one instance (`cancel:<id>`): its holder reads the
+ * flags at once, and every worker looks for work (see `WorkflowWakeUpKind`). Versions before it sent
+ * `''`, and read this one as that.
+ */
+export const CANCEL_PREFIX = 'cancel:';
 
 /**
  * What a listener hears: a notification's payload, or `null` after a reconnection (notifications
@@ -174,12 +182,13 @@ export class PostgresListener {
   /**
    * On the wake-up channel: calls `listener` when work may be due (any notification but an older
    * version's end, and after a reconnection), with the instance's id when the notification names
-   * the one instance it made due.
+   * the one instance it made due, or with its id and `'cancel'` when it names a cancel or terminate.
    */
-  addWakeUps(listener: (id?: string) => void): Promise<() => Promise<void>> {
+  addWakeUps(listener: (id?: string, kind?: WorkflowWakeUpKind) => void): Promise<() => Promise<void>> {
     return this.add((notice) => {
       if (notice === null) listener();
       else if (notice.startsWith(DUE_PREFIX)) listener(notice.slice(DUE_PREFIX.length));
+      else if (notice.startsWith(CANCEL_PREFIX)) listener(notice.slice(CANCEL_PREFIX.length), 'cancel');
       else if (!notice.startsWith(ENDED_PREFIX)) listener();
     });
   }

@@ -63,6 +63,16 @@ export function notifyDue(channelParam: string, idColumn: string): string {
 }
 
 /**
+ * Notifies `cancel:<id>` (`CANCEL_PREFIX`): a cancel or terminate of the instance in `idColumn` was
+ * stored, so the worker holding its lease reads the flags at once (it renews that lease now), and
+ * every worker looks for work, as for `''` (a suspended instance is due now). Sent at the commit of
+ * the request, so a renewal that follows it reads the flags.
+ */
+export function notifyCancel(channelParam: string, idColumn: string): string {
+  return `(SELECT true FROM pg_notify(${channelParam}, 'cancel:' || ${idColumn}))`;
+}
+
+/**
  * The journal upsert of `reopen` and `write`, as a CTE after `target` (the instance row they
  * updated, its `journal_seq` already raised by the entry count): new names take the next `seq`s in
  * array order, so the journal keeps first-write order; an existing name keeps its `seq` and gets
@@ -88,7 +98,7 @@ export function postgresStatements(schemaName: string) {
   const cancel = (condition: string, flags: string) => `UPDATE ${s}.instances SET ${flags}, cancel_reason = $2,
   wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= $3 THEN wake_at ELSE $3 END, updated_at = $3
 WHERE id = $1 AND ${condition}
-RETURNING ${notify('$4')} AS notified`;
+RETURNING ${notifyCancel('$4', 'id')} AS notified`;
 
   return {
     /** The wake-ups' LISTEN/NOTIFY channel: one per schema. */

@@ -43,6 +43,7 @@ import type {
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
+  WorkflowWakeUpKind,
   WorkflowWrite,
 } from '../storage/workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
@@ -316,12 +317,13 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
 
   /**
    * Calls `listener` when another process (or this one) made work due: a start or a hand-back due
-   * now (with its id, which `claim()` then takes by key), a signal that woke an instance, a cancel,
-   * a retry. LISTENs on the schema's wake-up channel, on the executor's LISTEN connection (one per
-   * `fromPg()` executor, shared with `listenForEnds()`), reconnected with backoff when it drops
-   * (then `listener` is called once, for what it missed).
+   * now (with its id, which `claim()` then takes by key), a signal that woke an instance, a cancel
+   * or terminate (with its id and `'cancel'`, once committed), a retry. LISTENs on the schema's
+   * wake-up channel, on the executor's LISTEN connection (one per `fromPg()` executor, shared with
+   * `listenForEnds()`), reconnected with backoff when it drops (then `listener` is called once, for
+   * what it missed).
    */
-  async listen(listener: (id?: string) => void): Promise<() => Promise<void>> {
+  async listen(listener: (id?: string, kind?: WorkflowWakeUpKind) => void): Promise<() => Promise<void>> {
     return (this.wakeUps ??= new PostgresListener(this.executor, this.sql.channel)).addWakeUps(listener);
   }
 

@@ -3,6 +3,7 @@ import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js'
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowWakeUpKind } from '../storage/workflow-store.js';
 import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
 import { LeasedWorker, type LeasedWorkerTimings } from '../worker/leased-worker.js';
 import { StoreOutage } from './store-outage.js';
@@ -101,7 +102,8 @@ export class WorkflowRuntime {
     if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => this.kick()));
     try {
       // While a backlog keeps the loop claiming on its own, a store that polls for wake-ups may rest.
-      const stopListening = await storage.listen((id) => this.kick(id), { needsWakeUps: () => !this.loop.claimsUnprompted });
+      const listener = (id?: string, kind?: WorkflowWakeUpKind) => (kind === 'cancel' && id !== undefined ? this.heardOfCancel(id) : this.kick(id));
+      const stopListening = await storage.listen(listener, { needsWakeUps: () => !this.loop.claimsUnprompted });
       if (stopListening) this.stops.push(() => stopListening().catch(() => undefined));
     } catch (error) {
       logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);
@@ -161,6 +163,18 @@ export class WorkflowRuntime {
    */
   whileRunningHere(id: string): Promise<void> | null {
     return this.options.engine.whileRunningHere(id);
+  }
+
+  /**
+   * The store said a cancel or terminate of `id` was stored (in any process): an execution of it
+   * here, or a claim of it not started yet, reads the flags now (its lease is renewed at once, not at
+   * the next heartbeat; a claim still out reads them as it starts), and the loop looks for work, as
+   * after any wake-up (the request made a suspended instance due).
+   */
+  private heardOfCancel(id: string): void {
+    this.options.engine.heardOfCancel(id);
+    this.loop.renewNow(id);
+    this.kick();
   }
 
   /** A cancel or terminate accepted in this process: an execution running here stops now. */

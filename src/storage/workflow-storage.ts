@@ -21,6 +21,7 @@ import type {
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
+  WorkflowWakeUpKind,
   WorkflowWrite,
 } from './workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
@@ -270,10 +271,11 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
 
   /**
    * Calls `listener` when another process may have made work due (with the instance's id when the
-   * store names the one it made due); resolves to a function that stops it, or `null` when the
-   * store can't notify (polling alone then finds the work). `options`: see `WorkflowListenOptions`.
+   * store names the one it made due, and `'cancel'` when a cancel or terminate of it was stored: see
+   * `WorkflowWakeUpKind`); resolves to a function that stops it, or `null` when the store can't
+   * notify (polling alone then finds the work). `options`: see `WorkflowListenOptions`.
    */
-  async listen(listener: (id?: string) => void, options?: WorkflowListenOptions): Promise<(() => Promise<void>) | null> {
+  async listen(listener: (id?: string, kind?: WorkflowWakeUpKind) => void, options?: WorkflowListenOptions): Promise<(() => Promise<void>) | null> {
     return this.store.listen ? this.store.listen(listener, options) : null;
   }
 

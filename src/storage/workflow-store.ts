@@ -21,10 +21,10 @@ import type {
 } from './workflow-store-schedules.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
-import type { WorkflowListenOptions } from './workflow-store-listen.js';
+import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
 
 export type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
-export type { WorkflowListenOptions } from './workflow-store-listen.js';
+export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
 
 /**
  * Where instances, their journals and waits, signals and schedules live. `InMemoryWorkflowStore`
@@ -330,10 +330,12 @@ export interface WorkflowStore {
    * hand-back), so idle workers look at once instead of at their next poll. Polling stays the
    * safety net, so a missed notification only costs latency. When the notification names the one
    * instance it made due (a start), `listener` gets its id, which the worker may pass to `claim()`
-   * as `ids`. Resolves to a function that stops it. `options.needsWakeUps` (see
-   * `WorkflowListenOptions`) says when the listener can do without.
+   * as `ids`. Optionally, a cancel or terminate is named with `kind` `'cancel'`, sent only once
+   * stored: the holder of that instance's lease reads its flags at once (`WorkflowWakeUpKind`).
+   * Resolves to a function that stops it. `options.needsWakeUps` (see `WorkflowListenOptions`)
+   * says when the listener can do without.
    */
-  listen?(listener: (id?: string) => void, options?: WorkflowListenOptions): Promise<() => Promise<void>>;
+  listen?(listener: (id?: string, kind?: WorkflowWakeUpKind) => void, options?: WorkflowListenOptions): Promise<() => Promise<void>>;
 
   /**
    * Optional: calls `listener` with an instance's id when it ends (completed, failed, cancelled,

@@ -6,6 +6,7 @@ import { createContract } from './contract/create.contract.js';
 import { deleteContract } from './contract/delete.contract.js';
 import { getAndListContract } from './contract/get-and-list.contract.js';
 import { listKeysetContract } from './contract/list-keyset.contract.js';
+import { listenContract } from './contract/listen.contract.js';
 import { payloadRewriteContract } from './contract/payload-rewrite.contract.js';
 import { traceContextContract } from './contract/trace-context.contract.js';
 import { countDueContract } from './contract/count-due.contract.js';
@@ -67,6 +68,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   signalsContract,
   reopenContract,
   endNoticeContract,
+  listenContract,
   deleteContract,
   purgeContract,
   schedulesContract,

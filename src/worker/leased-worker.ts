@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { InFlight } from '../engine/in-flight.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
+import { LeaseRenewals } from './lease-renewals.js';
 
 /** The longest wait between claims while they fail (a database that is down). */
 export const MAX_BACKOFF = 15_000;
@@ -35,7 +36,7 @@ export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
   claim(lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<T[]>;
   /** An item's id, as wake-ups name it. Without it, named wake-ups count as plain ones. */
   idOf?(item: T): string;
-  /** Extends an item's lease; `false` when it is gone. */
+  /** Extends an item's lease; `false` when it is gone. Never called for an item while a renewal of it is out. */
   renew(item: T, until: number): Promise<boolean>;
   /**
    * Runs an item to its end; `shutdown` aborts when the worker stops. Must not throw. It may call
@@ -69,7 +70,6 @@ export class LeasedWorker<T> {
   private wake: (() => void) | null = null;
   /** Something may be due: a kick, a poll, or a claim that came back full. The loop claims when a slot is free. */
   private wanted = true;
-  private heartbeat: NodeJS.Timeout | null = null;
   private readonly tasks = new InFlight<Promise<void>>();
   /** Slots taken by items this process is creating itself (`reserve()`), not yet running. */
   private reserved = 0;
@@ -97,8 +97,35 @@ export class LeasedWorker<T> {
   /** A claim of all due work (no `ids`) is out. */
   private claimingAll = false;
 
+  /** The heartbeat, and the renewals `renewNow()` asks for between beats. */
+  private readonly heartbeat: LeaseRenewals<T>;
+
   constructor(private readonly options: LeasedWorkerOptions<T>) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    const { clock, leaseDuration, heartbeatInterval } = options;
+    this.heartbeat = new LeaseRenewals<T>({
+      clock,
+      leaseDuration,
+      heartbeatInterval,
+      items: () => [...this.running, ...this.waiting],
+      renew: (item, until) => options.renew(item, until),
+      // An item claimed ahead whose lease is gone (taken over after a stall) is not started.
+      lost: (item) => {
+        const index = this.waiting.indexOf(item);
+        if (index >= 0) this.waiting.splice(index, 1);
+      },
+      onError: (error, stage) => options.onError(error, stage),
+    });
+  }
+
+  /**
+   * Renews the items of `id` this loop runs or holds claimed ahead now, not at the next heartbeat:
+   * the store said a cancel or terminate of it was stored, and the renewal reads the flags (and hands
+   * them to the item, as a heartbeat's does). Coalesced with the heartbeat (see `LeaseRenewals`).
+   */
+  renewNow(id: string): void {
+    const idOf = this.options.idOf;
+    if (idOf) this.heartbeat.renewNow((item) => idOf(item) === id);
   }
 
   /** Items running now. */
@@ -135,7 +162,7 @@ export class LeasedWorker<T> {
   start(): void {
     if (this.started || this.stopping) return;
     this.started = true;
-    this.startHeartbeat();
+    this.heartbeat.start();
     this.loop = this.run();
   }
 
@@ -194,7 +221,7 @@ export class LeasedWorker<T> {
   async drain(options: { limit?: number } = {}): Promise<number> {
     // After shutdown nothing runs here any more (and no heartbeat timer is started again).
     if (this.shutdownController.signal.aborted) return 0;
-    this.startHeartbeat();
+    this.heartbeat.start();
     this.draining++;
     let executed = 0;
     try {
@@ -210,7 +237,7 @@ export class LeasedWorker<T> {
     } finally {
       // Another drain() may still run items whose leases the heartbeat renews (and a failed claim
       // leaves no timer behind).
-      if (--this.draining === 0 && !this.started) this.stopHeartbeat();
+      if (--this.draining === 0 && !this.started) this.heartbeat.stop();
     }
     return executed;
   }
@@ -238,7 +265,7 @@ export class LeasedWorker<T> {
         this.noneReserved = null;
         if (this.running.size > 0) await this.options.abandon?.([...this.running]);
       }
-      this.stopHeartbeat();
+      this.heartbeat.stop();
     })();
     return this.stopping;
   }
@@ -368,33 +395,5 @@ export class LeasedWorker<T> {
 
   private lease(now: number): WorkflowLease {
     return { owner: this.owner, token: randomUUID(), leaseUntil: now + this.options.leaseDuration };
-  }
-
-  private startHeartbeat(): void {
-    if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => void this.beat(), this.options.heartbeatInterval);
-    this.heartbeat.unref();
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
-  }
-
-  private async beat(): Promise<void> {
-    const until = this.options.clock.now() + this.options.leaseDuration;
-    await Promise.all([
-      ...[...this.running].map((item) => this.options.renew(item, until).catch((error) => this.options.onError(error, 'renew'))),
-      ...this.waiting.map(async (item) => {
-        try {
-          // An item claimed ahead whose lease is gone (taken over after a stall) is not started.
-          if (await this.options.renew(item, until)) return;
-          const index = this.waiting.indexOf(item);
-          if (index >= 0) this.waiting.splice(index, 1);
-        } catch (error) {
-          this.options.onError(error, 'renew');
-        }
-      }),
-    ]);
   }
 }

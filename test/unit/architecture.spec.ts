@@ -24,7 +24,7 @@ const MAX_LINES = 400;
 /** Parts that import nothing from Nest, directly or through what they import (the scheduler's Nest service aside). */
 const isCore = (path: string) =>
   /^(engine|storage|time|codec|runtime|errors|signals)\//.test(path) ||
-  path === 'worker/leased-worker.ts' ||
+  /^worker\/(leased-worker|lease-renewals)\.ts$/.test(path) ||
   (/^scheduler\//.test(path) && !path.endsWith('.service.ts'));
 
 const STORE_RULES: StoreAccessRules = {
