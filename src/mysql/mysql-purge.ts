@@ -36,6 +36,14 @@ export class MySqlPurge {
    * the id InnoDB appends) in order for each status and stops at `limit`, merging the few rows it
    * took; the parent's status is a scalar subquery, one primary-key probe per candidate child. One
    * range over every listed status would read and sort every old finished instance each batch.
+   *
+   * The delete checks each child's parent again, by a join that locks the parent's row (InnoDB
+   * reads the tables a DELETE joins with locking reads, of the newest committed version): a reopen
+   * of the parent holds that row from its check of the children to its commit, so the delete
+   * waits for it and then finds the parent unfinished, and keeps the child the reopened parent
+   * waits for. The plain read saw the parent finished before that commit. Lock order: the delete
+   * locks children and their parents in the order it reads them, so two purges (or a purge and a
+   * `delete()`) may deadlock; InnoDB rolls one statement back at once, and it runs again.
    */
   private async instances(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number> {
     const { instances } = this.tables;
@@ -52,7 +60,8 @@ export class MySqlPurge {
     const ids = rows.map((row) => row.id as string);
     const deleted = await retryOnLockContention(() =>
       executor.query(
-        `DELETE FROM ${instances} WHERE id IN (${placeholders(ids.length)}) AND status IN ${FINISHED} AND status IN (${placeholders(statuses.length)}) AND updated_at < ?`,
+        `DELETE i FROM ${instances} i LEFT JOIN ${instances} p ON p.id = i.parent_id AND p.status IN ${UNFINISHED}
+  WHERE i.id IN (${placeholders(ids.length)}) AND i.status IN ${FINISHED} AND i.status IN (${placeholders(statuses.length)}) AND i.updated_at < ? AND p.id IS NULL`,
         [...ids, ...statuses, query.before],
       ),
     );
@@ -63,7 +72,9 @@ export class MySqlPurge {
    * Never the newest signal, so the last id never goes back; never a child's end while the child's
    * parent is unfinished (a scalar subquery: two primary-key probes per such candidate, never a
    * materialized set). The ids are read first, a plain read: a DELETE reading `instances` in a
-   * subquery would lock the rows it reads.
+   * subquery would lock every row it reads. The delete then checks the parent of each child whose
+   * end it takes again, by a join that locks the child's and the parent's rows, as `instances()`
+   * does and for the same reason: a reopen of the parent in progress is waited for.
    */
   private async signals(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number> {
     const { signals, instances } = this.tables;
@@ -77,7 +88,14 @@ ORDER BY g.id LIMIT ?`,
     );
     if (rows.length === 0) return 0;
     const ids = rows.map((row) => row.id as number | string);
-    const deleted = await retryOnLockContention(() => executor.query(`DELETE FROM ${signals} WHERE id IN (${placeholders(ids.length)})`, ids));
+    const deleted = await retryOnLockContention(() =>
+      executor.query(
+        `DELETE g FROM ${signals} g LEFT JOIN ${instances} c ON g.name = ? AND c.id = g.\`key\`
+  LEFT JOIN ${instances} p ON p.id = c.parent_id AND p.status IN ${UNFINISHED}
+  WHERE g.id IN (${placeholders(ids.length)}) AND p.id IS NULL`,
+        [CHILD_ENDED_SIGNAL, ...ids],
+      ),
+    );
     return deleted.rowCount;
   }
 

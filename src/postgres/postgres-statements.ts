@@ -88,6 +88,22 @@ export function journalUpsert(s: string, entries: string, count: string): string
 }
 
 /**
+ * Whether a child (or its end) may be deleted as far as its parent is concerned, the parent `p`
+ * found by `from` (`<instances> p WHERE ...`): true when there is none or it is gone; when it is
+ * finished, only once this statement holds it `FOR SHARE`. `reopen()` holds the parent's row
+ * from its check of the children to its commit (`lockReopen`): a delete or purge that read the
+ * parent finished before that commit must not take a child the reopened parent will wait for. The
+ * lock makes it wait for the reopen (`'wait'`) and then re-read the parent (READ COMMITTED follows
+ * the row to its newest version and checks `status` again: reopened, it no longer matches), or pass
+ * over the child while the row is held (`'skip'`). Only finished parents are locked: claims and
+ * workers lock only unfinished rows, so they never meet this lock.
+ */
+function parentLetsGo(s: string, from: string, held: 'wait' | 'skip'): string {
+  return `COALESCE((SELECT (SELECT true FROM ${s}.instances q WHERE q.id = p.id AND q.status IN ${FINISHED}
+      FOR SHARE${held === 'skip' ? ' SKIP LOCKED' : ''}) IS NOT NULL FROM ${from}), true)`;
+}
+
+/**
  * The store's statements for one schema, built once. Statement text holds only constants and the
  * quoted schema; every value is a parameter. Where a statement notifies listeners it calls
  * `pg_notify()` in its own transaction, so the notification goes out only if that commits.
@@ -223,10 +239,12 @@ LIMIT 1`,
 WHERE id = $1 AND status IN ${UNFINISHED}
 RETURNING true AS requested, CASE WHEN lease_token IS NULL AND wake_at <= $2 THEN ${notifyDue('$3', 'id')} END AS woke`,
 
-    /** $1 id, $2 statuses. */
-    /** $1 id, $2 statuses. Never a child whose parent is unfinished (see `delete()` in the store contract). */
+    /**
+     * $1 id, $2 statuses. Never a child whose parent is unfinished (see `delete()` in the store
+     * contract), nor one whose parent a reopen is moving (`parentLetsGo()`, waiting for it).
+     */
     deleteInstance: `DELETE FROM ${s}.instances i WHERE i.id = $1 AND i.status = ANY($2::text[])
-    AND (i.parent_id IS NULL OR NOT COALESCE((SELECT p.status IN ${UNFINISHED} FROM ${s}.instances p WHERE p.id = i.parent_id), false))`,
+    AND (i.parent_id IS NULL OR ${parentLetsGo(s, `${s}.instances p WHERE p.id = i.parent_id`, 'wait')})`,
 
     /**
      * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. One row: the new
@@ -241,29 +259,36 @@ RETURNING true AS requested, CASE WHEN lease_token IS NULL AND wake_at <= $2 THE
     /**
      * $1 statuses (finished ones), $2 before, $3 limit. Status and updated_at are re-checked on the
      * deleted rows. A child whose parent is unfinished stays (its end's signal is found through
-     * it; replayed, a parent that didn't journal it would create it again). The parent's status
-     * is a scalar subquery: a primary-key probe per candidate child under the walk of
-     * instances_finished, which the planner can't turn into a hash of every unfinished instance.
-     * The batch's ids are an array, deleted by key: an `IN (subquery)` with its `LIMIT` a
+     * it; replayed, a parent that didn't journal it would create it again), and so does one whose
+     * parent another transaction holds (`parentLetsGo()`: a reopen may be moving it). The
+     * parent's status is a scalar subquery: primary-key probes per candidate child under the walk
+     * of instances_finished, which the planner can't turn into a hash of every unfinished
+     * instance. The batch's ids are an array, deleted by key: an `IN (subquery)` with its `LIMIT` a
      * parameter is planned, generic, as a hash join over every finished instance before `$2`.
+     *
+     * It never waits for a row lock (`SKIP LOCKED`, for the candidates and for their parents), so
+     * it is never part of a deadlock. Waiting, it would be: it share-locks parents before it
+     * deletes, so two purges could each wait to delete a parent the other holds shared. Rows
+     * another transaction holds are left for a later purge.
      */
     purgeInstances: `DELETE FROM ${s}.instances WHERE id = ANY (ARRAY(
   SELECT i.id FROM ${s}.instances i
   WHERE i.status IN ${FINISHED} AND i.status = ANY($1::text[]) AND i.updated_at < $2
-    AND (i.parent_id IS NULL OR NOT COALESCE((SELECT p.status IN ${UNFINISHED} FROM ${s}.instances p WHERE p.id = i.parent_id), false))
-  ORDER BY i.updated_at, i.id LIMIT $3
+    AND (i.parent_id IS NULL OR ${parentLetsGo(s, `${s}.instances p WHERE p.id = i.parent_id`, 'skip')})
+  ORDER BY i.updated_at, i.id LIMIT $3 FOR UPDATE SKIP LOCKED
 )) AND status IN ${FINISHED} AND status = ANY($1::text[]) AND updated_at < $2`,
 
     /**
      * $1 before, $2 limit. Never the newest signal, so the last id never goes back, nor a child's
-     * end while the child's parent is unfinished: two primary-key probes (child, parent) per such
-     * candidate, as a scalar subquery (an EXISTS is planned as a hash of every child, per batch).
+     * end while the child's parent is unfinished or held (`parentLetsGo()`): primary-key probes
+     * (child, parent) per such candidate, as a scalar subquery (an EXISTS is planned as a hash of
+     * every child, per batch). As `purgeInstances`, it never waits for a row lock.
      */
     purgeSignals: `DELETE FROM ${s}.signals WHERE id = ANY (ARRAY(
   SELECT g.id FROM ${s}.signals g WHERE g.created_at < $1 AND g.id < (SELECT max(id) FROM ${s}.signals)
-    AND (g.name <> '${CHILD_ENDED_SIGNAL}' OR NOT COALESCE((SELECT p.status IN ${UNFINISHED}
-      FROM ${s}.instances c JOIN ${s}.instances p ON p.id = c.parent_id WHERE c.id = g.key), false))
-  ORDER BY g.id LIMIT $2
+    AND (g.name <> '${CHILD_ENDED_SIGNAL}'
+      OR ${parentLetsGo(s, `${s}.instances c JOIN ${s}.instances p ON p.id = c.parent_id WHERE c.id = g.key`, 'skip')})
+  ORDER BY g.id LIMIT $2 FOR UPDATE SKIP LOCKED
 ))`,
 
     /** $1 before, $2 limit. Ended windows, passing over those a claim holds; window_end re-checked. */

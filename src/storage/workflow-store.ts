@@ -118,6 +118,8 @@ export interface WorkflowStore {
    * unfinished, checked in that statement: the child's end (the `'$child-ended'` signal keyed by
    * its id) reaches the parent only through the child, for `purge()` keeps that end while the
    * child's parent is unfinished; deleted, the end would be purged and the parent wait forever.
+   * A finished parent is checked under its row lock, which a `reopen()` of it holds from its check
+   * of the children to its commit: wait for that reopen, read the parent again, refuse.
    */
   delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean>;
 
@@ -163,6 +165,8 @@ export interface WorkflowStore {
    *   parent exists unfinished: a parent may ask for a child's result long after the child ended
    *   (a sleep in between), and would wait forever for an end purged meanwhile. Check both with
    *   primary-key lookups per candidate (child, then parent), not a scan;
+   * - for both, a finished parent is checked under its row lock as in `delete()` (during its reopen,
+   *   keep the child and end); lock only finished parents, and mind deadlocks between purges;
    * - up to `limit` rate-limit windows that ended before `before` (an ended window is the same as
    *   none), re-checking `windowEnd` on the deleted rows and skipping rows a claim holds locked.
    */

@@ -153,6 +153,29 @@ export function purgeContract(suite: ContractSuite): void {
       }
       expect(purged.instances + reopened.filter(Boolean).length).toBe(20);
     });
+
+    it('purge: racing reopens of parents with awaitedChildren, never takes a child or end that a reopened parent waits for', async () => {
+      const t = await purgeSpan(suite.store);
+      const s = testScope();
+      const pairs = range(16).map((i) => [s.id(pad(i)), s.id(`${pad(i)}/c`)] as const);
+      for (const [parent, child] of pairs) {
+        await settle(suite.store, newInstance(parent, `${s.workflow}-p`, { now: t }), 'failed', { at: t + 1 });
+        await endChild(suite.store, newInstance(child, `${s.workflow}-c`, { parentId: parent, now: t + 1 }), t + 2);
+      }
+      const reopen = (parent: string, child: string) =>
+        suite.store.reopen(parent, { expect: { status: 'failed', runs: 1 }, status: 'pending', error: null, entries: [], awaitedChildren: [child], now: t + 5_000 });
+      const purge = () => suite.store.purge({ statuses: all, before: t + 1_000, limit: 100 });
+      // A purge after every few reopens, so that purges land at different points of different reopens.
+      const calls = pairs.flatMap(([parent, child], i) => (i % 4 === 1 ? [reopen(parent, child), purge()] : [reopen(parent, child)]));
+      const results = await Promise.all(calls);
+      const reopened = results.filter((result) => typeof result === 'boolean');
+      for (const [i, [parent, child]] of pairs.entries()) {
+        if (!reopened[i]) continue;
+        expect((await suite.store.get(parent))?.status, parent).toBe('pending');
+        expect((await suite.store.get(child))?.status, child).toBe('completed');
+        expect(await suite.store.signals({ name: CHILD_ENDED_SIGNAL, key: child, afterId: 0, upToId: Number.MAX_SAFE_INTEGER }), child).toHaveLength(1);
+      }
+    });
   });
 }
 

@@ -1,5 +1,6 @@
 import { CHILD_ENDED_SIGNAL } from '../../storage/workflow-store-signals.js';
-import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, range, settle, snapshot, testScope } from '../store-fixtures.js';
+import { FINISHED_STATUSES } from '../../storage/workflow-instance.js';
+import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, pad, range, settle, snapshot, testScope } from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `reopen`: a finished instance starts again from a kept journal prefix. */
@@ -172,6 +173,36 @@ export function reopenContract(suite: ContractSuite): void {
       expect(await reopen([running, done])).toBe(true);
       expect(await details(suite.store, parent)).toMatchObject({ status: 'pending', wakeAt: T + 5 });
       expect(await parentEnds()).toBe(0);
+    });
+
+    it('reopen: with awaitedChildren, racing a delete() of the child, never lands once the child is gone', async () => {
+      const s = testScope();
+      const pairs = range(16).map((i) => [s.id(`p${pad(i)}`), s.id(`p${pad(i)}/c`)] as const);
+      for (const [parent, child] of pairs) {
+        await ended(parent, s.workflow);
+        await settle(suite.store, newInstance(child, `${s.workflow}-c`, { parentId: parent, now: T + 3 }), 'completed');
+        await suite.store.signal(newSignal(CHILD_ENDED_SIGNAL, { key: child, dedupeId: child, now: T + 4 }));
+      }
+      const outcomes = await Promise.all(
+        pairs.map(async ([parent, child], i) => {
+          const reopening = suite.store.reopen(parent, {
+            expect: { status: 'cancelled', runs: 1 },
+            status: 'pending',
+            error: null,
+            entries: [],
+            awaitedChildren: [child],
+            now: T + 5,
+          });
+          // Each pair a little further apart, so the delete lands at a different point of the reopen.
+          for (let tick = 0; tick < i; tick++) await new Promise((resolve) => setTimeout(resolve, 0));
+          const deleted = await suite.store.delete(child, [...FINISHED_STATUSES]);
+          return { reopened: await reopening, deleted, child: await suite.store.get(child) };
+        }),
+      );
+      for (const { reopened, deleted, child } of outcomes) {
+        expect(reopened && deleted).toBe(false);
+        if (reopened) expect(child).not.toBeNull();
+      }
     });
 
     it('reopen: of concurrent reopens exactly one lands', async () => {

@@ -1,0 +1,3 @@
+import { reopenPurgeRaceTests } from '../support/reopen-purge-race-sql.js';
+
+await reopenPurgeRaceTests('postgres');

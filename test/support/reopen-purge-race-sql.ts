@@ -1,0 +1,219 @@
+// retry() reopens a finished parent in a transaction: it locks the parent's row, reads the children
+// it will wait for (each still there, its end stored), updates the row and commits. A purge() or
+// delete() of such a child that runs while that transaction is open must not take the child or its
+// end: the parent, reopened at the commit, would wait forever for them. Deterministic: the store's
+// executor holds the reopen transaction open after its last statement (the lock held, the children
+// read, not yet committed); the purge or delete runs then, to its end or until it waits for a lock;
+// then the reopen commits.
+import { describe, expect, it } from 'vitest';
+import type { SqlExecutor } from '../../src/sql/sql-executor.js';
+import { Workflow, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
+import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
+import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
+import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createMysqlPool, dropTables } from './mysql.js';
+import { createPool, dropSchema } from './postgres.js';
+import { freshSchema, requireServer, SERVER, type SqlKind } from './sql-target.js';
+
+const other = new WorkflowSignal<string>('lockrace.other');
+
+@Workflow('lockrace.child')
+class LockRaceChild {
+  async run(ctx: WorkflowContext, n: number) {
+    return ctx.step('work', () => n * 10);
+  }
+}
+
+/** Starts its child, which ends at once, and asks for its result only after a long sleep. */
+@Workflow('lockrace.parent')
+class LockRaceParent {
+  async run(ctx: WorkflowContext, n: number) {
+    const handle = await ctx.startChild('c', LockRaceChild, n);
+    await ctx.sleep('wait', '60d');
+    return handle.result();
+  }
+}
+
+/** The statement both stores' `reopen()` locks the row with (its conditions, `FOR UPDATE`). */
+const REOPEN_LOCK = /AND runs = (\$3|\?) AND NOT \(lease_token IS NOT NULL AND lease_until >= (\$4|\?)\) FOR UPDATE/;
+
+interface Pause {
+  /** Resolves once a reopen transaction has run its last statement, landing, and waits to commit. */
+  reached: Promise<void>;
+  /** Lets it commit. */
+  release(): void;
+}
+
+/** `executor`, whose next landing reopen transaction (once armed) waits before its commit. */
+function pausing(executor: SqlExecutor): { executor: SqlExecutor; pauseNextReopen(): Pause } {
+  let armed: { reached(): void; released: Promise<void> } | null = null;
+  const wrapped: SqlExecutor = {
+    ...executor,
+    transaction: (fn, options) =>
+      executor.transaction(async (tx) => {
+        let reopening = false;
+        const watched: SqlExecutor = {
+          ...tx,
+          query(sql, params, queryOptions) {
+            if (REOPEN_LOCK.test(sql)) reopening = true;
+            return tx.query(sql, params, queryOptions);
+          },
+        };
+        const result = await fn(watched);
+        const pause = armed;
+        if (reopening && result === true && pause) {
+          armed = null;
+          pause.reached();
+          await pause.released;
+        }
+        return result;
+      }, options),
+  };
+  return {
+    executor: wrapped,
+    pauseNextReopen() {
+      let reached!: () => void;
+      let release!: () => void;
+      const pause: Pause = { reached: new Promise((resolve) => (reached = resolve)), release: () => release() };
+      armed = { reached, released: new Promise((resolve) => (release = resolve)) };
+      return pause;
+    },
+  };
+}
+
+interface Target {
+  store: PostgresWorkflowStore | MySqlWorkflowStore;
+  pauseNextReopen(): Pause;
+  /** Whether a statement on the store's tables waits for a row lock. */
+  lockWaiting(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+function openTarget(kind: SqlKind): Target {
+  const schema = freshSchema(kind, 'rpr');
+  if (kind === 'postgres') {
+    const pool = createPool({ max: 6 });
+    const { executor, pauseNextReopen } = pausing(fromPg(pool));
+    const store = new PostgresWorkflowStore({ executor, schema });
+    return {
+      store,
+      pauseNextReopen,
+      lockWaiting: async () =>
+        (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`, [`"${schema}".`])).rows.length > 0,
+      async close() {
+        await store.close();
+        await dropSchema(pool, schema);
+        await pool.end();
+      },
+    };
+  }
+  const pool = createMysqlPool({ connectionLimit: 6 });
+  const { executor, pauseNextReopen } = pausing(fromMysql2(pool));
+  const store = new MySqlWorkflowStore({ executor, schema });
+  return {
+    store,
+    pauseNextReopen,
+    async lockWaiting() {
+      const [rows] = await pool.query(`SELECT 1 FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND INSTR(trx_query, ?) > 0`, [`\`${schema}_`]);
+      return (rows as unknown[]).length > 0;
+    },
+    async close() {
+      await store.close();
+      await dropTables(pool, schema);
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Waits until `work` settled or `waiting()` says it waits for a lock (at most 20 s). Asks every
+ * 150 ms: InnoDB refreshes what `information_schema.innodb_trx` shows only when it was not read for
+ * 100 ms, so asking more often would read the same stale rows for ever.
+ */
+async function settledOrWaiting(work: Promise<unknown>, waiting: () => Promise<boolean>): Promise<void> {
+  let settled = false;
+  void work.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const deadline = Date.now() + 20_000;
+  while (!settled && !(await waiting())) {
+    if (Date.now() > deadline) throw new Error('Test: the purge or delete neither ended nor waited for a lock within 20 s.');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
+/** Registers the scenario for `kind`'s test server. */
+export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
+  const available = await requireServer(kind, 'purge() and delete() during a reopen');
+  describe.runIf(available)(`purge() and delete() of a child while retry() reopens its parent (${SERVER[kind]})`, () => {
+    /**
+     * Parent `p` starts child `p/c` (which completes at once) and sleeps; it is cancelled in its
+     * sleep, 31 days pass, and `retry('p')` runs, its reopen held before its commit while `race`
+     * runs. Resolves to how `race` ended.
+     */
+    async function scenario(race: (app: TestApp) => Promise<unknown>, then: (app: TestApp, raced: { value?: unknown; error?: unknown }) => Promise<void>) {
+      const target = openTarget(kind);
+      await target.store.init();
+      const app = await createTestApp([LockRaceChild, LockRaceParent], { store: target.store });
+      try {
+        await app.client.start(LockRaceParent, 7, { id: 'p' });
+        await app.worker.drain();
+        expect((await app.client.getStatus('p/c')).status).toBe('completed');
+        await app.client.cancel('p');
+        await app.worker.drain();
+        expect((await app.client.getStatus('p')).status).toBe('cancelled');
+        await app.client.signal(other, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+        app.clock.advance('31d');
+        const pause = target.pauseNextReopen();
+        const retried = app.client.retry('p');
+        retried.catch(() => undefined);
+        await pause.reached;
+        const racing = race(app);
+        racing.catch(() => undefined);
+        await settledOrWaiting(racing, () => target.lockWaiting());
+        pause.release();
+        await retried;
+        const raced = await racing.then(
+          (value: unknown) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+        await then(app, raced);
+        // The child and its end are there: the reopened parent takes the end and completes.
+        expect((await app.client.getStatus('p/c')).status).toBe('completed');
+        expect(await app.store.signals({ name: '$child-ended', key: 'p/c', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
+        await app.worker.drain();
+        app.clock.advance('30d');
+        await app.worker.drain();
+        expect(await app.client.getStatus('p')).toMatchObject({ status: 'completed', output: 70 });
+      } finally {
+        await app.close();
+        await target.close();
+      }
+    }
+
+    it('purge() keeps the child and its end', async () => {
+      await scenario(
+        (app) => app.client.purge({ olderThan: '30d', statuses: ['completed'] }),
+        async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+      );
+    });
+
+    it("purge() of signals keeps the child's end", async () => {
+      await scenario(
+        (app) => app.client.purge({ olderThan: '30d', statuses: ['failed'] }),
+        async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+      );
+    });
+
+    it('delete() of the child refuses: its parent is reopened', async () => {
+      await scenario(
+        (app) => app.client.delete('p/c'),
+        async (_app, raced) => {
+          expect(raced.error).toMatchObject({ name: 'WorkflowInvalidStateError' });
+          expect(String(raced.error)).toMatch(/child of instance "p", which is pending/);
+        },
+      );
+    });
+  });
+}
