@@ -12,13 +12,7 @@ import type {
 } from './workflow-store-instances.js';
 import type { WorkflowClaimRequest, WorkflowClaim } from './workflow-store-claims.js';
 import type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
-import type {
-  WorkflowScheduleRecord,
-  WorkflowScheduleSave,
-  WorkflowScheduleQuery,
-  WorkflowScheduleClaimRequest,
-  WorkflowScheduleWrite,
-} from './workflow-store-schedules.js';
+import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -37,9 +31,9 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * `writeSchedule` and `createOccurrence` (fenced by the lease token), `signal` with `write` (ordered by the signal lock),
  * `saveSchedule` (conditional on a revision), and `reopen`, `requestCancel` and `purge` (which
  * re-check their conditions on the rows they change). Each method's comment names the race its
- * rule prevents.
+ * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts).
  */
-export interface WorkflowStore {
+export interface WorkflowStore extends WorkflowScheduleStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -248,65 +242,6 @@ export interface WorkflowStore {
   transaction?<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T>;
 
   /**
-   * Stores a schedule as one conditional write and returns it as stored, or `null` when the
-   * condition fails. `expectRevision: null` inserts it unless the id exists (revision 1,
-   * `createdAt = now`); a number replaces the schedule whose `revision` is still that number
-   * (revision + 1). Sets `updatedAt = now`; `releaseLease` clears its lease so the worker holding
-   * it can no longer `writeSchedule()`. Of two concurrent saves expecting one revision, one lands.
-   */
-  saveSchedule(schedule: WorkflowScheduleSave): Promise<WorkflowScheduleRecord | null>;
-
-  /** The schedule, or `null`. */
-  getSchedule(id: string): Promise<WorkflowScheduleRecord | null>;
-
-  /**
-   * Schedules matching the filter, ordered by `id`: one page, from `after` (past that id) when
-   * given, so a reader paging through every schedule misses none that a delete meanwhile would
-   * shift by an offset (re-encryption's pages depend on it).
-   */
-  listSchedules(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]>;
-
-  /** Deletes the schedule (only while its `revision` is `revision`, when given); returns whether it did. */
-  deleteSchedule(id: string, revision?: number): Promise<boolean>;
-
-  /**
-   * Leases up to `limit` due schedules (not paused, `wakeAt <= now`, no lease or a lapsed one,
-   * `workflow` in `workflows`), most overdue first (`wakeAt`, then `id`): sets `leaseToken`,
-   * `leaseOwner`, `leaseUntil` and nothing else. Two concurrent claims never return the same one.
-   */
-  claimSchedules(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]>;
-
-  /**
-   * The schedule lease holder's write: sets `state`, `wakeAt`, `revision + 1`, `updatedAt = now`
-   * and with `release` clears the lease (without it, `leaseUntil` when given extends the lease, so
-   * the holder keeps the schedule through its next occurrence), only while `token` is its lease
-   * token; else returns `false`. One conditional update: a holder whose lease was taken over, or
-   * released by a save, writes nothing.
-   */
-  writeSchedule(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
-
-  /**
-   * A schedule occurrence's `create()`, fenced by the schedule's lease: as `create()` (the new
-   * instance, or the existing one untouched), but only while `token` is still the lease token of
-   * schedule `scheduleId` and the lease is live at the instance's `now` (`leaseUntil >= now`, as
-   * `claimSchedules()` counts it); otherwise it creates nothing and returns `null`. The check and
-   * the insert are one atomic step that holds the schedule row against changes until the insert
-   * commits (a SQL store locks the row in share mode in the insert's own statement): a
-   * `saveSchedule()` that releases the lease, a `deleteSchedule()` or a claim under another token
-   * either lands first, and the create returns `null`, or waits until the instance is stored. So
-   * once a pause, a change or a delete of the schedule has returned, no process that read the
-   * schedule before it starts an occurrence of it (with a check before a plain `create()`, the
-   * change could land in between). And a holder that stalled past its lease (an event-loop block,
-   * a GC pause) before it read the clock for `now` starts nothing it planned before the stall, even
-   * while nobody took the schedule over: the next claim plans again and sees how late it is
-   * (catch-up); its `writeSchedule()` still lands (a late record beats none, a late start does
-   * not). `token: null` (a trigger, which holds no lease): only while the schedule exists, under
-   * the same lock, so no trigger that read the schedule before a delete returned starts after it.
-   * Returns `null` also when the instance exists and the fence no longer holds.
-   */
-  createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
-
-  /**
    * Re-encryption (optional for stores of your own; every store we ship has it, and the contract
    * suite checks it unless told not to): replaces payloads of one instance, each only while the
    * store still holds exactly its `from` (compare-and-set per payload, the value as `get()` read it),
@@ -400,5 +335,6 @@ export type {
   WorkflowScheduleQuery,
   WorkflowScheduleClaimRequest,
   WorkflowScheduleWrite,
+  WorkflowScheduleStore,
 } from './workflow-store-schedules.js';
 export type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
