@@ -4,6 +4,7 @@ import type mysql from 'mysql2/promise';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import type { NewWorkflowInstance, WorkflowScheduleSave } from '../../src/storage/workflow-store.js';
 import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
+import { lockWaits } from '../support/mysql-lock-waits.js';
 
 // createOccurrence() reads the schedule row with a share lock inside its insert, held until the
 // insert commits: a pause (or, for a trigger's create without a token, a delete) that comes while
@@ -32,14 +33,9 @@ describe.skipIf(!available)('MySqlWorkflowStore: createOccurrence against a paus
 
   /** Resolves once `n` transactions on this schema's tables wait for a lock, or `settled()` says to stop looking. */
   async function waiting(n: number, settled: () => boolean = () => false): Promise<void> {
-    // InnoDB refreshes what INNODB_TRX shows only when it was last read over 0.1 s before: poll slower than that.
-    for (let i = 0; i < 60 && !settled(); i++) {
-      const [rows] = await pool.query<mysql.RowDataPacket[]>(
-        `SELECT count(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?`,
-        [`%${schema}\\_%`],
-      );
-      if (Number(rows[0]!.n) >= n) return;
-      await new Promise((resolve) => setTimeout(resolve, 150));
+    for (let i = 0; i < 400 && !settled(); i++) {
+      if ((await lockWaits(pool)).filter((transaction) => transaction.includes(`${schema}_`)).length >= n) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
     if (!settled()) throw new Error(`Fewer than ${n} statements waited for a lock.`);
   }

@@ -14,6 +14,7 @@ import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { createMysqlPool, dropTables } from './mysql.js';
 import { createPool, dropSchema } from './postgres.js';
 import { freshSchema, requireServer, SERVER, type SqlKind } from './sql-target.js';
+import { lockWaits } from './mysql-lock-waits.js';
 
 const other = new WorkflowSignal<string>('lockrace.other');
 
@@ -114,8 +115,7 @@ function openTarget(kind: SqlKind): Target {
     store,
     pauseNextReopen,
     async lockWaiting() {
-      const [rows] = await pool.query(`SELECT 1 FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND INSTR(trx_query, ?) > 0`, [`\`${schema}_`]);
-      return (rows as unknown[]).length > 0;
+      return (await lockWaits(pool)).some((transaction) => transaction.includes(`\`${schema}_`));
     },
     async close() {
       await store.close();
@@ -125,11 +125,7 @@ function openTarget(kind: SqlKind): Target {
   };
 }
 
-/**
- * Waits until `work` settled or `waiting()` says it waits for a lock (at most 20 s). Asks every
- * 150 ms: InnoDB refreshes what `information_schema.innodb_trx` shows only when it was not read for
- * 100 ms, so asking more often would read the same stale rows for ever.
- */
+/** Waits until `work` settled or `waiting()` says it waits for a lock (at most 20 s). */
 async function settledOrWaiting(work: Promise<unknown>, waiting: () => Promise<boolean>): Promise<void> {
   let settled = false;
   void work.then(
@@ -139,7 +135,7 @@ async function settledOrWaiting(work: Promise<unknown>, waiting: () => Promise<b
   const deadline = Date.now() + 20_000;
   while (!settled && !(await waiting())) {
     if (Date.now() > deadline) throw new Error('Test: the purge or delete neither ended nor waited for a lock within 20 s.');
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
