@@ -128,8 +128,11 @@ export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>,
   let selection = selectClaims(candidates, request.limit, request, { leased, windowCount: () => 0 });
 
   const updates: RateWindowUpdate[] = [];
-  if (rates.length > 0 && selection.selected.length > 0) {
-    const locked = await steps.lockWindows(rateWindowsOf(selection.selected, rates));
+  // None when no selected candidate counts toward a window (another workflow's, or one without a
+  // rate-limit key under a per-key rule): then there is nothing to lock, count or write back.
+  const windows = rates.length > 0 ? rateWindowsOf(selection.selected, rates) : [];
+  if (windows.length > 0) {
+    const locked = await steps.lockWindows(windows);
     const open = new Map<string, { windowEnd: number; count: number }>();
     for (const row of locked) {
       const windowEnd = toNumber(row.window_end);

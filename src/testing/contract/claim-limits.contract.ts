@@ -249,5 +249,19 @@ export function claimLimitsContract(suite: ContractSuite): void {
       const keys = [...perKey, ...(await keyedClaim()).instances].map((i) => i.rateLimitKey!);
       expect(keys.sort()).toEqual(['key-0', 'key-0', 'key-1', 'key-1', 'key-2', 'key-2']);
     });
+
+    it("rate: a claim of instances that count toward no window (another workflow's, or without a rateLimitKey under a per-key rule) takes them", async () => {
+      const s = testScope();
+      const other = `${s.workflow}-unlimited`;
+      const rules = rate(s.workflow, null, { max: 1, duration: 60_000 });
+      const workflows = [{ name: s.workflow, version: 1 }, { name: other, version: 1 }];
+      const ids = async (now: number, limit: number) => idsOf(await suite.store.claim(claimRequest(s.workflow, { now, limit, workflows, ...rules })));
+      await suite.store.create(newInstance(s.id('other'), other));
+      await suite.store.create(newInstance(s.id('keyless'), s.workflow, { now: T + 1 }));
+      await suite.store.create(newInstance(s.id('keyed'), s.workflow, { rateLimitKey: 'k', now: T + 2 }));
+      expect(await ids(T + 10, 1)).toEqual([s.id('other')]);
+      expect(await ids(T + 20, 1)).toEqual([s.id('keyless')]);
+      expect(await ids(T + 30, 10)).toEqual([s.id('keyed')]);
+    });
   });
 }
