@@ -176,21 +176,24 @@ WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
     });
     let extra = '';
     if (exclusions) {
+      const excluded: string[] = [];
       const notIn = (column: string, values: readonly string[]) => {
         if (values.length === 0) return;
-        extra += `\n  AND ${column} NOT IN (${placeholders(values.length)})`;
+        excluded.push(`${column} NOT IN (${placeholders(values.length)})`);
         params.push(...values);
       };
       const pairsNotIn = (column: string, values: ReadonlyArray<[string, string]>) => {
         if (values.length === 0) return;
         // A NULL key is in no pair: without the IS NULL, NOT IN would be unknown and drop the row.
-        extra += `\n  AND (${column} IS NULL OR (workflow, ${column}) NOT IN (${values.map(() => '(?, ?)').join(', ')}))`;
+        excluded.push(`(${column} IS NULL OR (workflow, ${column}) NOT IN (${values.map(() => '(?, ?)').join(', ')}))`);
         params.push(...values.flat());
       };
       notIn('workflow', exclusions.fullWorkflows);
       pairsNotIn('concurrency_key', exclusions.fullKeys);
       notIn('workflow', exclusions.fullOwnWindows);
       pairsNotIn('rate_limit_key', exclusions.fullKeyWindows);
+      // An instance to terminate needs no room (see `ClaimCandidate`): no exclusion passes it over.
+      if (excluded.length > 0) extra = `\n  AND (terminate_requested = 1 OR (${excluded.join('\n    AND ')}))`;
     }
     params.push(count);
     return {

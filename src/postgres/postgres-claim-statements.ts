@@ -164,19 +164,21 @@ WHERE lease_token IS NOT NULL AND lease_until < $2 AND workflow = ANY($1::text[]
      * Under limits, the candidates in claim order, locked: $1 now, $2 workflow names, $3 their
      * versions, $4 how many, $5 workflows with no free slot, $6/$7 (workflow, concurrency key)s
      * with none, $8 workflows whose own window is full, $9/$10 (workflow, rate-limit key)s whose
-     * window is full. Those are passed over here, so a busy key never holds back the others.
+     * window is full. Those are passed over here, so a busy key never holds back the others; an
+     * instance to terminate is not (it needs no room: see `ClaimCandidate`). A filter on the row
+     * only: the index conditions, and so the plan, are the same.
      */
     claimCandidates: `WITH RECURSIVE ${pickDue(
       s,
-      'c.workflow, c.concurrency_key, c.rate_limit_key',
+      'c.workflow, c.concurrency_key, c.rate_limit_key, c.terminate_requested',
       '$4',
       `
-    AND NOT (c.workflow = ANY($5::text[]))
-    AND NOT EXISTS (SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(w, k) WHERE f.w = c.workflow AND f.k = c.concurrency_key)
-    AND NOT (c.workflow = ANY($8::text[]))
-    AND NOT EXISTS (SELECT 1 FROM unnest($9::text[], $10::text[]) AS f(w, k) WHERE f.w = c.workflow AND f.k = c.rate_limit_key)`,
+    AND (c.terminate_requested OR (NOT (c.workflow = ANY($5::text[]))
+      AND NOT EXISTS (SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(w, k) WHERE f.w = c.workflow AND f.k = c.concurrency_key)
+      AND NOT (c.workflow = ANY($8::text[]))
+      AND NOT EXISTS (SELECT 1 FROM unnest($9::text[], $10::text[]) AS f(w, k) WHERE f.w = c.workflow AND f.k = c.rate_limit_key)))`,
     )}
-SELECT id, workflow, concurrency_key, rate_limit_key FROM picked ORDER BY ${CLAIM_ORDER}`,
+SELECT id, workflow, concurrency_key, rate_limit_key, terminate_requested FROM picked ORDER BY ${CLAIM_ORDER}`,
 
     /**
      * Locks the rate windows $1/$2/$3 (workflow, has_key, key) in array order, inserting missing

@@ -15,7 +15,10 @@ export interface RateWindowUpdate {
   count: number;
 }
 
-/** What passes candidates over before they are even locked: the slots and windows already full. */
+/**
+ * What passes candidates over before they are even locked: the slots and windows already full. Never
+ * a candidate with a terminate requested, which needs no room (see `ClaimCandidate`).
+ */
 export interface ClaimExclusions {
   fullWorkflows: string[];
   /** (workflow, concurrency key) pairs without a free slot. */
@@ -41,7 +44,10 @@ export interface LimitedClaimSteps<Result> {
   usage(limitWorkflows: string[], rates: Array<{ workflow: string; max: number | null; keyMax: number | null }>): Promise<SqlRow[]>;
   /** Ends the leases of `workflows`' instances that lapsed at `now`: clears their token and `leaseUntil`. */
   revokeLapsed(workflows: string[]): Promise<void>;
-  /** Up to `count` due candidates in claim order, locked (skipping locked ones), minus the exclusions. */
+  /**
+   * Up to `count` due candidates in claim order, locked (skipping locked ones), minus those the
+   * exclusions name unless a terminate was requested of them; each with its `terminate_requested`.
+   */
   candidates(count: number, exclusions: ClaimExclusions): Promise<LimitedCandidate[]>;
   /** Locks the windows in the given order (creating missing ones as ended); rows as `rate_windows` holds them. */
   lockWindows(windows: Array<{ workflow: string; key: string | null }>): Promise<SqlRow[]>;
@@ -71,9 +77,10 @@ export function claimRules(request: WorkflowClaimRequest): { limits: WorkflowCon
  * `claim()` under concurrency and rate limits, in the caller's transaction: takes the limited
  * workflows' locks, counts live leases and full windows under them (ending the lapsed leases of
  * those workflows first, when there are any), locks candidates (passing over full workflows, keys
- * and windows, so a busy key never holds back the others), selects with `selectClaims()`, locks
- * the rate windows the selection takes room in (in `rateWindowsOf()` order), selects again with
- * the exact counts read under those locks, and leases what is left.
+ * and windows, so a busy key never holds back the others, but never an instance to terminate,
+ * which needs no room), selects with `selectClaims()`, locks the rate windows the selection takes
+ * room in (in `rateWindowsOf()` order), selects again with the exact counts read under those
+ * locks, and leases what is left.
  */
 export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>, request: WorkflowClaimRequest): Promise<Result> {
   const { now } = request;
@@ -128,8 +135,11 @@ export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>,
   let selection = selectClaims(candidates, request.limit, request, { leased, windowCount: () => 0 });
 
   const updates: RateWindowUpdate[] = [];
-  if (rates.length > 0 && selection.selected.length > 0) {
-    const locked = await steps.lockWindows(rateWindowsOf(selection.selected, rates));
+  // None when no selected candidate counts toward a window (another workflow's, one without a
+  // rate-limit key under a per-key rule, or one to terminate): nothing to lock, count or write back.
+  const windows = rates.length > 0 ? rateWindowsOf(selection.selected, rates) : [];
+  if (windows.length > 0) {
+    const locked = await steps.lockWindows(windows);
     const open = new Map<string, { windowEnd: number; count: number }>();
     for (const row of locked) {
       const windowEnd = toNumber(row.window_end);
@@ -155,13 +165,14 @@ export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>,
   );
 }
 
-/** A candidate from a row with `id`, `workflow`, `concurrency_key` and `rate_limit_key`. */
+/** A candidate from a row with `id`, `workflow`, `concurrency_key`, `rate_limit_key` and `terminate_requested`. */
 export function toCandidate(row: SqlRow): LimitedCandidate {
   return {
     id: String(row.id),
     workflow: String(row.workflow),
     concurrencyKey: row.concurrency_key === null || row.concurrency_key === undefined ? null : String(row.concurrency_key),
     rateLimitKey: row.rate_limit_key === null || row.rate_limit_key === undefined ? null : String(row.rate_limit_key),
+    terminateRequested: toBoolean(row.terminate_requested),
   };
 }
 

@@ -5,6 +5,11 @@ export interface ClaimCandidate {
   workflow: string;
   concurrencyKey: string | null;
   rateLimitKey: string | null;
+  /**
+   * A terminate was requested: the claim only ends the instance (no step, no compensation, no
+   * user code), so it needs no room in a slot or a window and takes none.
+   */
+  terminateRequested: boolean;
 }
 
 /**
@@ -60,7 +65,9 @@ interface Bucket {
  * and rate windows. It walks the candidates once and takes each one that still has room in every
  * bucket it counts toward (its workflow's slots, its concurrency key's slots, its workflow's window,
  * its rate-limit key's window), counting what it already took: a candidate without room is passed
- * over rather than ending the walk, so one busy key never holds back the candidates behind it.
+ * over rather than ending the walk, so one busy key never holds back the candidates behind it. A
+ * candidate with `terminateRequested` counts toward no bucket: it is taken whatever is full, and
+ * leaves the room it would have taken to the candidates behind it.
  *
  * Pure, so SQL stores can reuse it: lock the limited workflows and the window rows (see
  * `rateWindowsOf()`) in a fixed order, count under those locks, call this, then lease `selected`
@@ -148,6 +155,9 @@ function bucketsOf(
 ): Bucket[] {
   const { workflow, concurrencyKey, rateLimitKey } = candidate;
   const buckets: Bucket[] = [];
+  // Ending a terminated instance runs none of its code: an operator's terminate never waits for a
+  // slot or a window that long executions hold.
+  if (candidate.terminateRequested) return buckets;
   // Ids are prefixed by kind (`s`lots, `r`ate windows): a workflow's slots and its window are two counts.
   if (concurrency?.limit != null) {
     buckets.push({ id: `s${JSON.stringify([workflow, null])}`, workflow, key: null, capacity: concurrency.limit });

@@ -172,21 +172,22 @@ export interface WorkflowStore extends WorkflowScheduleStore {
    * one (`leaseUntil < now`), and a `workflow`/`version` pair in `workflows`. Each claimed instance
    * gets the lease (`leaseToken`, `leaseOwner`, `leaseUntil`), `runs + 1`, `updatedAt = now` and
    * status `running` (a `compensating` one keeps its status). Returns them as updated, with the last
-   * signal id read after the claim (the execution's signal cursor).
+   * signal id read after the claim (the execution's signal cursor). Two concurrent claims never
+   * return the same instance: lock the candidates, skip rows another claim holds (`SKIP LOCKED`).
    *
-   * Two concurrent claims never return the same instance: lock the candidates and skip the rows
-   * another claim holds (`FOR UPDATE SKIP LOCKED`).
-   *
-   * `limits`: a live lease (`leaseUntil >= now`, so up to and including `leaseUntil`) holds a
-   * slot; at most `limit` instances of the workflow (all versions) and `perKey` of one
-   * `concurrencyKey` hold one at a time. Only the workflow's own leases count: another workflow's,
-   * even with the same concurrency key, take none of its slots. `rateLimits`: every claim takes
-   * room in its workflow's window and its `rateLimitKey`'s window; a window holds `max` claims,
-   * opens at the first claim after the previous one ended (after an idle gap too: windows are not
-   * kept on a grid) and lasts `duration`.
-   * Candidates without room are passed over, so one busy key never holds back the others. Counting
-   * and leasing are one step under locks taken in a fixed order (per workflow for slots, per window
-   * row for rates), so two claims never both take the last room.
+   * `limits`: a live lease (`leaseUntil >= now`, so up to and including `leaseUntil`) holds a slot,
+   * a terminated instance's too (its execution may still be in workflow code); at most `limit`
+   * instances of the workflow (all versions) and `perKey` of one `concurrencyKey` hold one at a
+   * time. Only the workflow's own leases count: another workflow's, even with the same concurrency
+   * key, take none of its slots. `rateLimits`: every claim takes room in its workflow's window and
+   * its `rateLimitKey`'s window; a window holds `max` claims, opens at the first claim after the
+   * previous one ended (after an idle gap too: not on a grid) and lasts `duration`. Candidates
+   * without room are passed over, so one busy key never holds back the others. Counting and leasing
+   * are one step under locks taken in a fixed order (per workflow for slots, per window row for
+   * rates), so two claims never both take the last room. But a candidate with `terminateRequested`
+   * is claimed whatever its slots and windows hold, taking room in none: the engine just ends it (no
+   * workflow code runs), so an operator's terminate never waits for long executions of its key. A
+   * cancel runs compensations (workflow code): it waits for room like any execution.
    *
    * Before counting slots, under those locks, a claim ends each lease of a workflow in `limits` (with
    * a `limit` or a `perKey`) that lapsed at `now`: clears `leaseToken` and `leaseUntil`, leaving the
@@ -197,10 +198,9 @@ export interface WorkflowStore extends WorkflowScheduleStore {
   claim(request: WorkflowClaimRequest): Promise<WorkflowClaim>;
 
   /**
-   * Extends the lease to `leaseUntil` while `token` is still the instance's lease token (even if
-   * it lapsed, as long as nobody claimed it since, nor ended it: see `claim()`'s `limits`), and
-   * returns the cancel and terminate flags; else changes nothing and returns `null`. One
-   * conditional update.
+   * Extends the lease to `leaseUntil` while `token` is still the instance's lease token (even if it
+   * lapsed, while nobody claimed it since nor ended it: see `claim()`'s `limits`), and returns the
+   * cancel and terminate flags; else changes nothing and returns `null`. One conditional update.
    */
   renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null>;
 

@@ -53,6 +53,12 @@ const CLAIMS = {
     types: ['bigint', 'text[]', 'integer[]', 'integer', ...Array<string>(6).fill('text[]')],
     args: [String(T + 100), `ARRAY['flow']`, 'ARRAY[1]', '10', ...Array<string>(6).fill(`'{}'::text[]`)],
   },
+  // Full slots and windows, passed over in a filter that an instance to terminate bypasses: still a filter on the row.
+  'claim under limits (candidates), with full slots and windows': {
+    sql: (schema: string) => postgresClaimStatements(schema).claimCandidates,
+    types: ['bigint', 'text[]', 'integer[]', 'integer', ...Array<string>(6).fill('text[]')],
+    args: [String(T + 100), `ARRAY['flow']`, 'ARRAY[1]', '10', `ARRAY['another']`, `ARRAY['flow']`, `ARRAY['busy']`, `ARRAY['another']`, `ARRAY['flow']`, `ARRAY['busy']`],
+  },
 };
 
 /**

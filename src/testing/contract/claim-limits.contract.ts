@@ -152,6 +152,41 @@ export function claimLimitsContract(suite: ContractSuite): void {
       expect(keys.sort()).toEqual(['key-0', 'key-1', 'key-2', 'key-3']);
     });
 
+    it('concurrency: an instance with terminate requested is claimed whatever the slots hold, and takes no slot; a cancel waits for one', async () => {
+      const s = testScope();
+      const terminate = (id: string) => suite.store.requestCancel(id, { reason: 'stop', now: T + 5, terminate: true });
+      for (const [round, limit, perKey] of [['limit', 1, null], ['key', null, 1]] as const) {
+        const workflow = `${s.workflow}-${round}`;
+        const rules = concurrency(workflow, limit, perKey);
+        await lease(suite.store, newInstance(`${workflow}-holder`, workflow, { concurrencyKey: 'k' }), { leaseUntil: T + 60_000, ...rules });
+        await suite.store.create(newInstance(`${workflow}-doomed`, workflow, { concurrencyKey: 'k', now: T + 1 }));
+        await suite.store.create(newInstance(`${workflow}-cancelled`, workflow, { concurrencyKey: 'k', now: T + 2 }));
+        await suite.store.create(newInstance(`${workflow}-next`, workflow, { concurrencyKey: 'k', now: T + 3 }));
+        expect(await terminate(`${workflow}-doomed`)).toBe(true);
+        // A cancel runs compensations, which are the workflow's code: it waits for a slot like any execution.
+        expect(await suite.store.requestCancel(`${workflow}-cancelled`, { reason: 'stop', now: T + 5, terminate: false })).toBe(true);
+        const claim = await suite.store.claim(claimRequest(workflow, { now: T + 10, ...rules }));
+        expect(claim.instances.map((i) => [i.id, i.terminateRequested])).toEqual([[`${workflow}-doomed`, true]]);
+      }
+      // With room for one more: the terminated instance leaves it to the instance behind it.
+      const rules = concurrency(s.workflow, 2, 2);
+      await lease(suite.store, newInstance(s.id('holder'), s.workflow, { concurrencyKey: 'k' }), { leaseUntil: T + 60_000, ...rules });
+      await suite.store.create(newInstance(s.id('doomed'), s.workflow, { concurrencyKey: 'k', now: T + 1 }));
+      await suite.store.create(newInstance(s.id('next'), s.workflow, { concurrencyKey: 'k', now: T + 2 }));
+      await terminate(s.id('doomed'));
+      const claim = await suite.store.claim(claimRequest(s.workflow, { now: T + 10, ...rules }));
+      expect(idsOf(claim)).toEqual(['doomed', 'next'].map(s.id));
+    });
+
+    it('concurrency: a live lease holds its slot after a terminate too (the execution may still be in the workflow\'s code until it notices)', async () => {
+      const s = testScope();
+      const rules = concurrency(s.workflow, null, 1);
+      await lease(suite.store, newInstance(s.id('holder'), s.workflow, { concurrencyKey: 'k' }), { leaseUntil: T + 60_000, ...rules });
+      await suite.store.create(newInstance(s.id('next'), s.workflow, { concurrencyKey: 'k', now: T + 1 }));
+      expect(await suite.store.requestCancel(s.id('holder'), { reason: 'stop', now: T + 5, terminate: true })).toBe(true);
+      expect((await suite.store.claim(claimRequest(s.workflow, { now: T + 10, ...rules }))).instances).toEqual([]);
+    });
+
     const rate = (workflow: string, limit: { max: number; duration: number } | null, perKey: typeof limit = null) => ({
       rateLimits: [{ workflow, limit, perKey }],
     });
@@ -248,6 +283,42 @@ export function claimLimitsContract(suite: ContractSuite): void {
       const perKey = (await Promise.all(range(8).map(keyedClaim))).flatMap((c) => c.instances);
       const keys = [...perKey, ...(await keyedClaim()).instances].map((i) => i.rateLimitKey!);
       expect(keys.sort()).toEqual(['key-0', 'key-0', 'key-1', 'key-1', 'key-2', 'key-2']);
+    });
+
+    it('rate: an instance with terminate requested is claimed whatever its windows hold, and takes no room in them', async () => {
+      const s = testScope();
+      const rules = rate(s.workflow, { max: 3, duration: 60_000 }, { max: 2, duration: 60_000 });
+      const ids = async (now: number) => idsOf(await suite.store.claim(claimRequest(s.workflow, { now, ...rules })));
+      await suite.store.create(newInstance(s.id('first'), s.workflow, { rateLimitKey: 'k' }));
+      expect(await ids(T + 10)).toEqual([s.id('first')]);
+      // One claim left in the key's window: the terminated instance, first in claim order, leaves it to `next`.
+      for (const [i, name] of ['doomed', 'next', 'after'].entries()) {
+        await suite.store.create(newInstance(s.id(name), s.workflow, { rateLimitKey: 'k', now: T + 11 + i }));
+      }
+      await suite.store.requestCancel(s.id('doomed'), { reason: 'stop', now: T + 15, terminate: true });
+      expect(await ids(T + 20)).toEqual(['doomed', 'next'].map(s.id));
+      // The key's window is full; the workflow's holds one more. A terminated instance still passes.
+      await suite.store.create(newInstance(s.id('late'), s.workflow, { rateLimitKey: 'k', now: T + 21 }));
+      await suite.store.requestCancel(s.id('late'), { reason: 'stop', now: T + 22, terminate: true });
+      expect(await ids(T + 30)).toEqual([s.id('late')]);
+      // Two claims counted in the workflow's window: another key still has room in it.
+      await suite.store.create(newInstance(s.id('other'), s.workflow, { rateLimitKey: 'o', now: T + 31 }));
+      expect(await ids(T + 40)).toEqual([s.id('other')]);
+      expect(await ids(T + 50)).toEqual([]);
+    });
+
+    it("rate: a claim of instances that count toward no window (another workflow's, or without a rateLimitKey under a per-key rule) takes them", async () => {
+      const s = testScope();
+      const other = `${s.workflow}-unlimited`;
+      const rules = rate(s.workflow, null, { max: 1, duration: 60_000 });
+      const workflows = [{ name: s.workflow, version: 1 }, { name: other, version: 1 }];
+      const ids = async (now: number, limit: number) => idsOf(await suite.store.claim(claimRequest(s.workflow, { now, limit, workflows, ...rules })));
+      await suite.store.create(newInstance(s.id('other'), other));
+      await suite.store.create(newInstance(s.id('keyless'), s.workflow, { now: T + 1 }));
+      await suite.store.create(newInstance(s.id('keyed'), s.workflow, { rateLimitKey: 'k', now: T + 2 }));
+      expect(await ids(T + 10, 1)).toEqual([s.id('other')]);
+      expect(await ids(T + 20, 1)).toEqual([s.id('keyless')]);
+      expect(await ids(T + 30, 10)).toEqual([s.id('keyed')]);
     });
   });
 }

@@ -1,0 +1,3 @@
+import { terminateSlotsSqlTests } from '../support/terminate-slots-sql.js';
+
+await terminateSlotsSqlTests('mysql');
