@@ -28,5 +28,6 @@ export class WorkflowExplorer implements OnModuleInit {
       if (!wrapper.instance) continue;
       this.registry.register(metatype as WorkflowClassLike, wrapper.instance);
     }
+    this.registry.markCollected();
   }
 }

@@ -37,8 +37,23 @@ export class WorkflowRegistry implements EngineRegistry {
   private limitList: WorkflowConcurrencyLimit[] = [];
   private rateList: WorkflowRateLimitRule[] = [];
   private limited = new Set<string>();
+  private collected = false;
 
   constructor(private readonly defaultRetry: RetryPolicy) {}
+
+  /**
+   * Marks the application's `@Workflow` providers as collected (the explorer calls it in
+   * `onModuleInit`). Until then a workflow that can't be found is reported as "not initialized",
+   * since the likely cause is a missing `app.init()`, not a missing provider.
+   */
+  markCollected(): void {
+    this.collected = true;
+  }
+
+  /** Whether the application's `@Workflow` providers have been collected (its `init()` ran). */
+  get isCollected(): boolean {
+    return this.collected;
+  }
 
   /** Adds a decorated class with its provider instance. */
   register(metatype: WorkflowClassLike, instance: unknown): RegisteredWorkflow {
@@ -105,6 +120,7 @@ export class WorkflowRegistry implements EngineRegistry {
       const found = this.byClass.get(workflow);
       if (!found) {
         const meta = getWorkflowMetadata(workflow);
+        if (meta && !this.collected) throw new UnknownWorkflowError(`${workflow.name} (@Workflow('${meta.name}')) ${notInitialized}`);
         throw new UnknownWorkflowError(
           meta
             ? `${workflow.name} (@Workflow('${meta.name}')) is not a provider of this application. Add it to a module's providers.`
@@ -119,6 +135,7 @@ export class WorkflowRegistry implements EngineRegistry {
     }
     const found = version === undefined ? this.newest.get(workflow) : this.byKey.get(`${workflow}@${version}`);
     if (!found) {
+      if (!this.collected) throw new UnknownWorkflowError(`Workflow "${workflow}" ${notInitialized}`);
       const known = this.all().map((w) => `${w.name}@${w.version}`);
       throw new UnknownWorkflowError(
         `No workflow "${workflow}"${version === undefined ? '' : ` version ${version}`} is declared in this application` +
@@ -148,6 +165,16 @@ export class WorkflowRegistry implements EngineRegistry {
     this.limited = new Set([...limits.keys(), ...rates.keys()]);
   }
 }
+
+/** What a workflow looked up before the application's `init()` is told (the registry is empty then). */
+const notInitialized =
+  'is not registered yet: the application has not been initialized. Call `await app.init()` (a testing module\'s ' +
+  '`init()`; `app.listen()` calls it) before start() or drain(): the @Workflow providers are collected then.';
+
+/** The message of `drain()` before the application's `init()`, when it would find nothing to run. */
+export const DRAIN_BEFORE_INIT =
+  'drain() was called but the application has not been initialized, so no workflow is registered and nothing would run. ' +
+  'Call `await app.init()` (a testing module\'s `init()`) first: the @Workflow providers are collected then.';
 
 const WORKFLOW_OPTIONS = ['version', 'timeout', 'retry', 'concurrency', 'rateLimit', 'priority', 'schedules'];
 

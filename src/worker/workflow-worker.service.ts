@@ -1,4 +1,6 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
+import { DRAIN_BEFORE_INIT, WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowRuntime, type WorkflowLoopStatus } from '../runtime/workflow-runtime.js';
 import { WorkflowSchedulerService } from '../scheduler/workflow-scheduler.service.js';
 
@@ -15,6 +17,7 @@ export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplication
   constructor(
     private readonly runtime: WorkflowRuntime,
     private readonly scheduler: WorkflowSchedulerService,
+    private readonly registry: WorkflowRegistry,
   ) {}
 
   /** This worker's id, shown as `leaseOwner`. */
@@ -48,9 +51,11 @@ export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplication
   /**
    * Runs every instance and starts every schedule occurrence due at the clock's current time,
    * again and again until nothing is left (children started and parents they wake included);
-   * resolves to the number of executions.
+   * resolves to the number of executions. Throws `WorkflowInvalidStateError` before the
+   * application's `init()` (nothing is registered then, so it would quietly run nothing).
    */
   async drain(options: { limit?: number } = {}): Promise<number> {
+    if (!this.registry.isCollected) throw new WorkflowInvalidStateError(DRAIN_BEFORE_INIT);
     const limit = options.limit ?? Infinity;
     let executed = 0;
     for (;;) {

@@ -137,7 +137,7 @@ describe('documentation samples', () => {
   it('compiles every TypeScript sample of README.md and docs/ against the packed package', async () => {
     const samples = docSamples(repo);
     expect(samples.length).toBeGreaterThan(10);
-    const dir = await app('doc-samples', { type: 'module' }, ['@types/node', '@types/pg', 'pg', 'mysql2', '@nestjs/testing', '@nestjs/terminus', 'vitest', '@jest/globals', 'typeorm', 'drizzle-orm', 'kysely', '@mikro-orm/core', '@mikro-orm/postgresql', '@mikro-orm/knex']);
+    const dir = await app('doc-samples', { type: 'module' }, ['@types/node', '@types/pg', 'pg', 'mysql2', '@nestjs/testing', '@nestjs/terminus', 'vitest', '@jest/globals', 'typeorm', 'drizzle-orm', 'kysely', '@mikro-orm/core', '@mikro-orm/postgresql', '@mikro-orm/knex', 'unplugin-swc']);
     mkdirSync(join(dir, 'samples'));
     const where = new Map<string, { page: string; line: number }>();
     for (const sample of samples) {
