@@ -11,11 +11,15 @@ import type { ExecutionHost } from './execution-host.js';
  * `ctx.waitForSignal()` for one execution (and how a child's result is awaited: an engine signal
  * named `$child-ended`). Takes the oldest signal above the instance's cursor, up to the
  * execution's, that no earlier wait of the same name and key took; else journals the wait and
- * parks on it until a signal or its timeout.
+ * parks on it until a signal or its timeout. "Earlier" is call order: waits of one name and key
+ * that read at once (`Promise.all`) choose in the order they were called, not in the order the
+ * store answers their reads (on a pool, any order), so the first called takes the oldest signal.
  */
 export class SignalWaits {
   /** Per name and key, the highest signal id a wait of this execution took. */
   private taken: Map<string, number> | null = null; // made at the first signal taken
+  /** Per name and key, the last wait of this execution still choosing its signal: the next one chooses after it. */
+  private choosing: Map<string, Promise<void>> | null = null; // made at the first read
 
   constructor(
     private readonly host: ExecutionHost,
@@ -36,22 +40,32 @@ export class SignalWaits {
     const now = host.now();
     const wakeAt = entry ? (entry.wakeAt ?? null) : timeout === undefined ? null : now + parseDuration(timeout, `timeout of wait "${name}"`);
     const wait = { name: signal, key };
-    const afterId = Math.max(host.instance.signalCursor, this.taken?.get(waitKey(wait)) ?? 0);
+    const k = waitKey(wait);
+    const afterId = Math.max(host.instance.signalCursor, this.taken?.get(k) ?? 0);
+    const choosing = (this.choosing ??= new Map());
+    const before = choosing.get(k);
+    let chosen!: () => void;
+    const turn = new Promise<void>((resolve) => (chosen = resolve));
+    choosing.set(k, turn);
     host.begin();
     let found;
     try {
       const records = await this.read({ name: signal, key, afterId, upToId: host.signalCursor });
-      // A parallel wait of the same name and key may have taken a signal while this one read: take
-      // the oldest still free. Parking on a signal that was already read would never be woken,
-      // since the suspension's check only looks above the cursor.
-      const taken = this.taken?.get(waitKey(wait)) ?? 0;
+      // A parallel wait of the same name and key called before this one chooses first (its read
+      // may answer later), then this one takes the oldest signal still free. Parking on a signal
+      // that was already read would never be woken, since the suspension's check only looks above
+      // the cursor.
+      if (before) await before;
+      const taken = this.taken?.get(k) ?? 0;
       found = records.find((record) => record.id > taken);
+      if (found) this.take(signal, key, found.id);
     } finally {
+      if (choosing.get(k) === turn) choosing.delete(k);
+      chosen();
       host.leave();
     }
     host.checkpoint();
     if (found) {
-      this.take(signal, key, found.id);
       const at = host.now();
       host.observe.signalTaken(signal, at - found.createdAt);
       host.record({ name, kind: 'signal', state: 'completed', value: found.payload, signal: wait, signalId: found.id, createdAt: entry?.createdAt ?? at, updatedAt: at });

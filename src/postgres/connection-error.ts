@@ -38,6 +38,12 @@ export function explainConnectionError(error: unknown, schema: string): unknown 
  * never answers fails startup with a `WorkflowError` naming the server, instead of hanging it; one
  * that refuses fails as `explainConnectionError()` says. The timed-out attempt is left to the pool
  * (its `connectionTimeoutMillis`, when set, ends it).
+ *
+ * The same statement reads the isolation level the pool's statements run at, and refuses any but
+ * READ COMMITTED: the store's statements take a signal topic's lock and then read what committed
+ * before it was granted, which a snapshot taken at the statement's start (REPEATABLE READ,
+ * SERIALIZABLE) can't see. A signal would then miss a suspension that committed while it waited,
+ * and that instance would sleep through it.
  */
 export async function checkAnswers(executor: SqlExecutor, timeout: number, schema: string): Promise<void> {
   const target = executor.target ?? 'the server of the pool';
@@ -56,8 +62,10 @@ export async function checkAnswers(executor: SqlExecutor, timeout: number, schem
       timeout,
     );
   });
+  let isolation: unknown;
   try {
-    await Promise.race([executor.query('SELECT 1'), expired]);
+    const { rows } = await Promise.race([executor.query("SELECT current_setting('transaction_isolation') AS isolation"), expired]);
+    isolation = rows[0]?.isolation;
   } catch (error) {
     const explained = explainConnectionError(error, schema);
     if (explained instanceof WorkflowError && explained !== error && executor.target) {
@@ -66,5 +74,15 @@ export async function checkAnswers(executor: SqlExecutor, timeout: number, schem
     throw explained;
   } finally {
     clearTimeout(timer);
+  }
+  if (isolation !== 'read committed') {
+    throw new WorkflowError(
+      `PostgresWorkflowStore could not start: the pool's statements run at ${String(isolation).toUpperCase()} ` +
+        '(`default_transaction_isolation`), and the store needs READ COMMITTED: under a snapshot taken when a statement ' +
+        'starts, a signal misses an instance that suspended on it while the signal waited for its lock, and the instance ' +
+        "sleeps through it. Set `default_transaction_isolation` to 'read committed' for the store's pool " +
+        "(`new Pool({ options: '-c default_transaction_isolation=read\\\\ committed' })`) or for its role " +
+        "(`ALTER ROLE ... SET default_transaction_isolation = 'read committed'`).",
+    );
   }
 }

@@ -1,0 +1,98 @@
+// Waits of one signal name and key that read at once (`Promise.all`) take the signals in the order
+// they were called, not in the order the store answers their reads: on a pool, two reads go on two
+// connections and may answer in either order. Run on every store: in-memory, PostgreSQL, MariaDB.
+import { randomUUID } from 'node:crypto';
+import { afterEach, expect, it } from 'vitest';
+import { Test } from '@nestjs/testing';
+import { Workflow, WorkflowClient, WorkflowSignal, WorkflowsModule, WorkflowWorker, type WorkflowContext, type WorkflowStore } from '../../src/index.js';
+import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+
+const vote = new WorkflowSignal<{ by: string }>('parallel-waits.vote');
+const ready = new WorkflowSignal<null>('parallel-waits.ready');
+
+/** Two waits of one name and key, read together once `ready` came: `first` was called first. */
+@Workflow('parallel-waits.two')
+class TwoVotes {
+  async run(ctx: WorkflowContext, key: string) {
+    await ctx.waitForSignal('ready', ready, { key });
+    const [first, second] = await Promise.all([ctx.waitForSignal('first', vote, { key }), ctx.waitForSignal('second', vote, { key })]);
+    return [first.by, second.by];
+  }
+}
+
+/**
+ * Holds the first read of `vote` signals with `key` until the second one has answered, so the
+ * second wait hears from the store first.
+ */
+function answerSecondReadFirst(store: WorkflowStore, key: string, restores: Array<() => void>): void {
+  const original = store.signals;
+  let secondAnswered!: () => void;
+  const answered = new Promise<void>((resolve) => (secondAnswered = resolve));
+  let reads = 0;
+  store.signals = async function (this: WorkflowStore, query) {
+    if (query.name !== vote.name || query.key !== key) return original.call(this, query);
+    if (++reads === 1) {
+      await answered;
+      return original.call(this, query);
+    }
+    const records = await original.call(this, query);
+    secondAnswered();
+    return records;
+  };
+  restores.push(() => (store.signals = original));
+}
+
+/** Registers the scenario's tests; `storeOf()` is the test's store (each test uses keys of its own). */
+export function parallelWaitsTests(storeOf: () => WorkflowStore): void {
+  const restores: Array<() => void> = [];
+  const closes: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const restore of restores.splice(0)) restore();
+    for (const close of closes.splice(0)) await close();
+  });
+
+  async function app() {
+    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
+    const module = await Test.createTestingModule({
+      imports: [WorkflowsModule.forRoot({ store: storeOf(), clock, worker: false })],
+      providers: [TwoVotes],
+    }).compile();
+    await module.init();
+    closes.push(() => module.close());
+    return { client: module.get(WorkflowClient), worker: module.get(WorkflowWorker) };
+  }
+
+  it('two parallel waits of one name and key take the two signals in call order when the later wait hears from the store first', async () => {
+    const { client, worker } = await app();
+    const key = randomUUID();
+    const handle = await client.start(TwoVotes, key);
+    await worker.drain();
+    await client.signal(vote, { by: 'ann' }, { key });
+    await client.signal(vote, { by: 'bob' }, { key });
+    answerSecondReadFirst(storeOf(), key, restores);
+    await client.signal(ready, null, { key });
+    await worker.drain();
+    expect(await handle.result({ timeout: 1_000 })).toEqual(['ann', 'bob']);
+  });
+
+  it('two parallel waits of one name and key, one signal per execution: each takes its own, in order', async () => {
+    const { client, worker } = await app();
+    const key = randomUUID();
+    const handle = await client.start(TwoVotes, key);
+    await client.signal(ready, null, { key });
+    await worker.drain();
+    expect((await handle.status()).waits).toEqual([{ name: vote.name, key }]);
+    await client.signal(vote, { by: 'ann' }, { key });
+    answerSecondReadFirst(storeOf(), key, restores);
+    await worker.drain();
+    const { journal } = await handle.status({ journal: true });
+    expect(journal!.filter((entry) => entry.kind === 'signal').map((entry) => [entry.name, entry.state])).toEqual([
+      ['ready', 'completed'],
+      ['first', 'completed'],
+      ['second', 'waiting'],
+    ]);
+    await client.signal(vote, { by: 'bob' }, { key });
+    await worker.drain();
+    expect(await handle.result({ timeout: 1_000 })).toEqual(['ann', 'bob']);
+  });
+}
