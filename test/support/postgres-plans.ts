@@ -6,6 +6,10 @@ import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 export interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  /** The name the statement gives the relation (its alias, or the table's name). */
+  Alias?: string;
+  /** The index an index (only) scan reads. */
+  'Index Name'?: string;
   Plans?: PlanNode[];
 }
 
@@ -16,9 +20,17 @@ export const planNodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?
  * The generic plan of `sql` on `client`, explained for `params` (each given to EXECUTE as a
  * literal, quoted by the server as the driver would send it). The client's session is left as it was.
  */
-export async function genericPlan(client: pg.PoolClient, sql: string, params: readonly unknown[]): Promise<PlanNode> {
+export function genericPlan(client: pg.PoolClient, sql: string, params: readonly unknown[]): Promise<PlanNode> {
+  return preparedPlan(client, sql, params, 'generic');
+}
+
+/**
+ * The plan of `sql` prepared on `client`, generic (the one a prepared statement may keep) or
+ * custom (made for `params`, as for its first runs), as `genericPlan()` explains it.
+ */
+export async function preparedPlan(client: pg.PoolClient, sql: string, params: readonly unknown[], plan: 'generic' | 'custom'): Promise<PlanNode> {
   try {
-    await client.query('SET plan_cache_mode = force_generic_plan');
+    await client.query(`SET plan_cache_mode = force_${plan}_plan`);
     await client.query(`PREPARE generic_plan AS ${sql}`);
     const args: string[] = [];
     for (const param of params) args.push((await client.query('SELECT quote_nullable($1::text) AS q', [param])).rows[0].q as string);
