@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
 import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
+import type { WorkflowStore } from '../../src/storage/workflow-store.js';
 import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql } from './mysql.js';
 import { createPool, dropSchema, freshSchemaName, pgConnection, requirePostgres } from './postgres.js';
 
@@ -134,6 +135,26 @@ export function useSqlTarget(
   return {
     get target() {
       return target!;
+    },
+  };
+}
+
+/**
+ * `open()` and `close()` for a scenario that opens a store per test: each `open()` migrates a store
+ * of `kind` on a fresh schema; `close(store)` closes that store and its pool and drops its tables.
+ */
+export function freshStores(kind: SqlKind, prefix: string): { open(): Promise<WorkflowStore>; close(store: WorkflowStore): Promise<void> } {
+  const open = new Map<WorkflowStore, SqlTarget>();
+  return {
+    async open() {
+      const target = openSqlTarget(kind, freshSchema(kind, prefix));
+      await target.store.init();
+      open.set(target.store, target);
+      return target.store;
+    },
+    async close(store) {
+      await open.get(store)?.close({ drop: true });
+      open.delete(store);
     },
   };
 }
