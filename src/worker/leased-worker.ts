@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { InFlight } from '../engine/in-flight.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
-import type { WorkflowClock } from '../time/workflow-clock.js';
 import { LeaseRenewals } from './lease-renewals.js';
+import type { LeasedWorkerOptions } from './leased-worker-options.js';
+
+export type { LeasedWorkerOptions, LeasedWorkerTimings } from './leased-worker-options.js';
 
 /** The longest wait between claims while they fail (a database that is down). */
 export const MAX_BACKOFF = 15_000;
@@ -15,43 +17,6 @@ export const MAX_BACKOFF = 15_000;
  * from other processes that have room.
  */
 export const CLAIM_AHEAD_MAX_RUN = 250;
-
-/** How a leased worker paces itself (milliseconds, but `concurrency`). */
-export interface LeasedWorkerTimings {
-  /** Items executed at once. */
-  concurrency: number;
-  pollInterval: number;
-  leaseDuration: number;
-  heartbeatInterval: number;
-  shutdownTimeout: number;
-}
-
-export interface LeasedWorkerOptions<T> extends LeasedWorkerTimings {
-  owner?: string;
-  clock: WorkflowClock;
-  /**
-   * Leases up to `limit` due items under `lease`, granted at `now`. With `ids` (named by wake-ups),
-   * it may take just those of them it can, by key.
-   */
-  claim(lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<T[]>;
-  /** An item's id, as wake-ups name it. Without it, named wake-ups count as plain ones. */
-  idOf?(item: T): string;
-  /** Extends an item's lease; `false` when it is gone. Never called for an item while a renewal of it is out. */
-  renew(item: T, until: number): Promise<boolean>;
-  /**
-   * Runs an item to its end; `shutdown` aborts when the worker stops. Must not throw. It may call
-   * `ending()` once the item's own work is over and only its last write is left to land (the
-   * write that releases its lease): its slot then goes to the next item at once, so that item's
-   * work overlaps that write's round trip. The item still counts as running (renewed, waited for
-   * at shutdown) until `execute()` resolves.
-   */
-  execute(item: T, shutdown: AbortSignal, ending: () => void): Promise<void>;
-  onError(error: unknown, stage: 'claim' | 'renew'): void;
-  /** Shutdown stopped waiting for these items (`shutdownTimeout` passed): report and release them. */
-  abandon?(items: T[]): Promise<void>;
-  /** Claims ahead only while items run at most this long (ms, a moving average). Default `CLAIM_AHEAD_MAX_RUN`. */
-  claimAheadMaxRun?: number;
-}
 
 /**
  * The generic leased loop: claims due items up to `concurrency`, runs them, renews their leases
@@ -78,6 +43,8 @@ export class LeasedWorker<T> {
   private backlog = false;
   /** `drain()` calls under way: the heartbeat they started stops when the last ends (the loop off). */
   private draining = 0;
+  /** Claims of `drain()` on their way: shutdown waits for them, so what they lease is handed back before the store closes. */
+  private readonly drainClaims = new InFlight<Promise<unknown>>();
   /** Claims that failed in a row: the wait before the next poll doubles with each (see `pollDelay()`). */
   private claimFailures = 0;
   private lastClaim: number | null = null;
@@ -228,11 +195,14 @@ export class LeasedWorker<T> {
       const max = options.limit ?? Infinity;
       while (executed < max && !this.shutdownController.signal.aborted) {
         const now = this.options.clock.now();
-        const items = await this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed));
+        // Tracked as the claim answers, so a shutdown that waits for the claim finds its items running.
+        const claim = this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed)).then((items) => items.map((item) => this.track(item)));
+        this.drainClaims.add(claim);
+        const tasks = await claim.finally(() => this.drainClaims.delete(claim));
         this.lastClaim = this.options.clock.now();
-        if (items.length === 0) break;
-        executed += items.length;
-        await Promise.all(items.map((item) => this.track(item)));
+        if (tasks.length === 0) break;
+        executed += tasks.length;
+        await Promise.all(tasks);
       }
     } finally {
       // Another drain() may still run items whose leases the heartbeat renews (and a failed claim
@@ -244,10 +214,10 @@ export class LeasedWorker<T> {
 
   /**
    * Stops claiming, aborts running items (they see it through their `shutdown` signal and hand
-   * back what they can), and waits up to `shutdownTimeout` for them, and for the starts that
-   * reserved a slot before it began (their item, created leased, runs with the aborted signal and
-   * hands its lease back before the store closes). Items still running after that go to
-   * `abandon()` (reported, their leases released). Safe to call twice.
+   * back what they can), and waits up to `shutdownTimeout` for them, for the starts that reserved a
+   * slot before it began and for the claims `drain()` had out (their items, leased, run with the
+   * aborted signal and hand their leases back before the store closes). Items still running after
+   * that go to `abandon()` (reported, their leases released). Safe to call twice.
    */
   shutdown(): Promise<void> {
     this.stopping ??= (async () => {
@@ -256,10 +226,11 @@ export class LeasedWorker<T> {
       await this.loop;
       // Claimed ahead, never started: each runs with the aborted signal, so it hands its lease back at once.
       for (const item of this.waiting.splice(0)) void this.track(item);
-      if (this.tasks.size > 0 || this.reserved > 0) {
+      if (this.tasks.size > 0 || this.reserved > 0 || this.drainClaims.size > 0) {
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.shutdownTimeout)));
         if (this.reserved > 0) await Promise.race([new Promise<void>((resolve) => (this.noneReserved = resolve)), timeout]);
+        await Promise.race([Promise.allSettled([...this.drainClaims]), timeout]);
         await Promise.race([Promise.allSettled([...this.tasks]), timeout]);
         clearTimeout(timer);
         this.noneReserved = null;

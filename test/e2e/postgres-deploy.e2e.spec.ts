@@ -1,0 +1,3 @@
+import { deployScenario } from './deploy-scenario.js';
+
+await deployScenario('postgres');
