@@ -210,7 +210,7 @@ export class WorkflowEngine {
     }
     if (outcome.fatal) return this.finish(exec, 'failed', { error: serializeError(outcome.fatal) });
     if (instance.status === 'compensating') return this.compensate(exec, instance.error ?? UNKNOWN_FAILURE, true, endOfCompensations(instance));
-    if (outcome.terminateRequested) return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
+    if (outcome.terminateRequested) return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec, true)) });
     if (outcome.cancelRequested) return this.compensate(exec, cancelled(await this.cancelReason(exec)), false, 'cancelled');
     if (timedOut || reason === 'timeout') return this.compensate(exec, timedOutError(instance), false);
     if (reason === 'journal-limit' && outcome.journalLimitError) return this.compensate(exec, serializeError(outcome.journalLimitError), false);
@@ -290,7 +290,7 @@ export class WorkflowEngine {
         return;
       }
       case 'interrupted':
-        if (result.reason === 'terminate') return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec)) });
+        if (result.reason === 'terminate') return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec, true)) });
         if (result.reason === 'lease-lost' || result.reason === 'store-error') return this.writeRefused(exec);
         if (result.reason === 'shutdown') {
           await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
@@ -335,8 +335,9 @@ export class WorkflowEngine {
     await closeChildren(this.options, exec.instance.id, reason, (id, terminate) => this.noticeCancel(id, terminate));
   }
 
-  private async cancelReason(exec: WorkflowExecution): Promise<string | null> {
-    if (exec.instance.cancelRequested) return exec.instance.cancelReason;
+  /** The ending request's reason: the copy's if it has that request, else the store's (a terminate after a cancel replaces it). */
+  private async cancelReason(exec: WorkflowExecution, terminate = false): Promise<string | null> {
+    if (terminate ? exec.instance.terminateRequested : exec.instance.cancelRequested) return exec.instance.cancelReason;
     return (await this.options.storage.get(exec.instance.id))?.cancelReason ?? null;
   }
 

@@ -186,3 +186,35 @@ describe('terminate while a child is being created', () => {
     expect(child?.error?.name).toBe('WorkflowCancelledError');
   });
 });
+
+describe('terminate while a cancel compensates', () => {
+  const gate = { started: deferred(), release: deferred() };
+
+  @Workflow('interrupts.cancel-then-terminate')
+  class Refunds {
+    async run(ctx: WorkflowContext) {
+      await ctx.step('charge', async () => 'ch-1', {
+        compensate: async () => {
+          gate.started.resolve();
+          await gate.release.promise;
+        },
+      });
+      await ctx.waitForSignal('never', go);
+    }
+  }
+
+  it("ends with the terminate's reason, not the cancel's it was compensating for", async () => {
+    app = await createTestApp([Refunds]);
+    const handle = await app.client.start(Refunds, null);
+    await app.worker.drain();
+    await app.client.cancel(handle.id, 'customer asked');
+    const drained = app.worker.drain();
+    await gate.started.promise;
+    await app.client.terminate(handle.id, 'refund stuck');
+    await drained;
+    gate.release.resolve();
+    const status = await handle.status();
+    expect(status.status).toBe('cancelled');
+    expect(status.error).toMatchObject({ name: 'WorkflowTerminatedError', message: 'refund stuck' });
+  });
+});
