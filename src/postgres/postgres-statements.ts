@@ -161,6 +161,21 @@ SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $
   + (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances
     WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1 LIMIT $2) b))::int AS due`,
 
+    /**
+     * $1 dueBefore, $2 declared names, $3 their versions, $4 cap: countUndeclaredDue(). Due
+     * instances without a lease (instances_due) and with one lapsed before $1 (instances_leased_until),
+     * of pairs not declared, each part stopping at the cap; grouped per pair.
+     */
+    countUndeclaredDue: `SELECT workflow, version, count(*)::int AS count FROM (SELECT * FROM (
+  (SELECT workflow, version FROM ${s}.instances i
+    WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1
+      AND NOT EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = i.workflow AND p.v = i.version) LIMIT $4)
+  UNION ALL
+  (SELECT workflow, version FROM ${s}.instances i
+    WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1
+      AND NOT EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = i.workflow AND p.v = i.version) LIMIT $4)
+) due LIMIT $4) capped GROUP BY workflow, version ORDER BY workflow, version`,
+
     /** $1 the store's instances table as `schema.instances`: whether this connection's database has it. */
     schemaExists: `SELECT to_regclass($1::text) IS NOT NULL AS found`,
 

@@ -43,6 +43,8 @@ import type {
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
+  WorkflowUndeclaredDue,
+  WorkflowUndeclaredDueQuery,
   WorkflowWakeUpKind,
   WorkflowWrite,
 } from '../storage/workflow-store.js';
@@ -202,6 +204,13 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   async countDue(now: number, cap: number): Promise<number> {
     const { rows } = await this.executor.query(this.sql.countDue, [now, cap]);
     return Number(rows[0]?.due ?? 0);
+  }
+
+  async countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
+    const names = query.workflows.map(({ name }) => name);
+    const versions = query.workflows.map(({ version }) => version);
+    const { rows } = await this.executor.query(this.sql.countUndeclaredDue, [query.dueBefore, names, versions, query.cap]);
+    return rows.map((row) => ({ workflow: String(row.workflow), version: Number(row.version), count: Number(row.count) }));
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {

@@ -3,10 +3,11 @@ import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js'
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowWakeUpKind } from '../storage/workflow-store.js';
+import type { WorkflowUndeclaredDue, WorkflowWakeUpKind } from '../storage/workflow-store.js';
 import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
 import { LeasedWorker, type LeasedWorkerTimings } from '../worker/leased-worker.js';
 import { StoreOutage } from './store-outage.js';
+import { UndeclaredVersions } from './undeclared-versions.js';
 import type { WorkflowWakeUps } from './workflow-wake-ups.js';
 
 /** The background worker's settings, resolved (milliseconds). */
@@ -24,13 +25,22 @@ export interface WorkflowLoopStatus {
   lastClaimAt: number | null;
   /** Executions running in this process now. */
   executing: number;
+  /**
+   * What the worker's last look for instances no process claims found: due past its grace period,
+   * of a workflow version this process does not declare, per version (see `UndeclaredVersions`).
+   * `[]` before the first look (an idle worker looks at most once a minute), or with a store that can't count them.
+   */
+  undeclaredDue: WorkflowUndeclaredDue[];
 }
 
 export interface WorkflowRuntimeOptions {
   engine: WorkflowEngine;
   storage: WorkflowStorage;
-  /** Whether a workflow has a concurrency or rate limit (its starts are then left to claims). */
-  registry: { isLimited(workflow: string): boolean };
+  /**
+   * Whether a workflow has a concurrency or rate limit (its starts are then left to claims), and
+   * the versions this process declares (without `versions`, no warning about instances of others).
+   */
+  registry: { isLimited(workflow: string): boolean; versions?(): Array<{ name: string; version: number }> };
   wakeUps: WorkflowWakeUps;
   clock: WorkflowClock;
   worker: RuntimeWorkerSettings;
@@ -47,6 +57,7 @@ export interface WorkflowRuntimeOptions {
  */
 export class WorkflowRuntime {
   private readonly loop: LeasedWorker<ClaimedInstance>;
+  private readonly undeclared: UndeclaredVersions | null;
   private readonly enabled: boolean;
   private readonly stops: Array<() => unknown> = [];
   private stopped: Promise<void> | null = null;
@@ -55,6 +66,16 @@ export class WorkflowRuntime {
     const { engine, worker, clock } = options;
     const outage = options.outage ?? new StoreOutage(options.logger);
     this.enabled = worker.enabled;
+    const { registry } = options;
+    const undeclared = (this.undeclared = registry.versions
+      ? new UndeclaredVersions({
+          storage: options.storage,
+          declared: () => registry.versions!(),
+          logger: options.logger,
+          // Long past a lease's lapse and a few polls: a process that declares the version would have claimed them.
+          grace: 3 * Math.max(worker.leaseDuration, worker.pollInterval),
+        })
+      : null);
     this.loop = new LeasedWorker<ClaimedInstance>({
       owner: worker.id,
       concurrency: worker.concurrency,
@@ -66,6 +87,8 @@ export class WorkflowRuntime {
       claim: async (lease, now, limit, ids) => {
         const claimed = await engine.claim(lease, now, limit, ids);
         outage.recovered();
+        // Idle (a claim of everything found nothing): rarely, one read for instances no process claims.
+        if (claimed.length === 0 && ids === undefined) await undeclared?.idle(now);
         return claimed;
       },
       idOf: (claimed) => claimed.instance.id,
@@ -89,7 +112,7 @@ export class WorkflowRuntime {
 
   /** The background loop's state, for health checks. */
   loopStatus(): WorkflowLoopStatus {
-    return { running: this.loop.looping, lastClaimAt: this.loop.lastClaimAt, executing: this.loop.active.size };
+    return { running: this.loop.looping, lastClaimAt: this.loop.lastClaimAt, executing: this.loop.active.size, undeclaredDue: this.undeclared?.found ?? [] };
   }
 
   /**

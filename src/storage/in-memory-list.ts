@@ -1,6 +1,6 @@
 import { plainCopy } from './plain-copy.js';
 import { FINISHED_STATUSES, type WorkflowInstance } from './workflow-instance.js';
-import type { WorkflowListPosition, WorkflowListQuery } from './workflow-store.js';
+import type { WorkflowListPosition, WorkflowListQuery, WorkflowUndeclaredDue, WorkflowUndeclaredDueQuery } from './workflow-store.js';
 
 /**
  * `list()` over instances held in memory: the filters, the order (`createdAt`, then `id` by UTF-16
@@ -39,6 +39,17 @@ export function hasLiveLease(instance: WorkflowInstance, now: number): boolean {
   return instance.leaseToken !== null && instance.leaseUntil !== null && instance.leaseUntil >= now;
 }
 
+/** Due now, unless it already is (an earlier `wakeAt` stays: it is the more overdue one). */
+export function makeDue(instance: WorkflowInstance, now: number): void {
+  if (instance.wakeAt === null || instance.wakeAt > now) instance.wakeAt = now;
+  instance.updatedAt = now;
+}
+
+/** The key of a rate window: its workflow and rate-limit key (`null`: the workflow's own). */
+export function windowKey(workflow: string, key: string | null): string {
+  return JSON.stringify([workflow, key]);
+}
+
 /** `countDue()` over instances held in memory: unfinished, due at `now`, no live lease; up to `cap`. */
 export function countDue(instances: Iterable<WorkflowInstance>, now: number, cap: number): number {
   let due = 0;
@@ -47,6 +58,25 @@ export function countDue(instances: Iterable<WorkflowInstance>, now: number, cap
     if (!FINISHED_STATUSES.includes(instance.status) && instance.wakeAt !== null && instance.wakeAt <= now && !hasLiveLease(instance, now)) due += 1;
   }
   return due;
+}
+
+/** `countUndeclaredDue()` over instances held in memory (see `WorkflowStore.countUndeclaredDue`). */
+export function countUndeclaredDue(instances: Iterable<WorkflowInstance>, query: WorkflowUndeclaredDueQuery): WorkflowUndeclaredDue[] {
+  const declared = new Set(query.workflows.map(({ name, version }) => JSON.stringify([name, version])));
+  const counts = new Map<string, WorkflowUndeclaredDue>();
+  let found = 0;
+  for (const instance of instances) {
+    if (found >= query.cap) break;
+    if (FINISHED_STATUSES.includes(instance.status) || instance.wakeAt === null || instance.wakeAt > query.dueBefore) continue;
+    if (instance.leaseToken !== null && (instance.leaseUntil === null || instance.leaseUntil >= query.dueBefore)) continue;
+    const key = JSON.stringify([instance.workflow, instance.version]);
+    if (declared.has(key)) continue;
+    found += 1;
+    const count = counts.get(key);
+    if (count) count.count += 1;
+    else counts.set(key, { workflow: instance.workflow, version: instance.version, count: 1 });
+  }
+  return [...counts.values()].sort((a, b) => compareIds(a.workflow, b.workflow) || a.version - b.version);
 }
 
 /** Instances of `workflow` holding a live lease at `now`, with `concurrencyKey` unless it is null. */

@@ -14,7 +14,7 @@ import {
   type WorkflowStatus,
   type WorkflowWait,
 } from './workflow-instance.js';
-import { compareIds, copyInstance, countDue, countLeased, hasLiveLease, listPage } from './in-memory-list.js';
+import { compareIds, copyInstance, countDue, countLeased, countUndeclaredDue, hasLiveLease, listPage, makeDue, windowKey } from './in-memory-list.js';
 import { newStoredInstance } from './in-memory-new-instance.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from './plain-copy.js';
@@ -42,6 +42,8 @@ import type {
   WorkflowPayloadChange,
   WorkflowPayloadRewrite,
   WorkflowSignalPageQuery,
+  WorkflowUndeclaredDue,
+  WorkflowUndeclaredDueQuery,
   WorkflowWrite,
 } from './workflow-store.js';
 
@@ -119,6 +121,10 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async countDue(now: number, cap: number): Promise<number> {
     return countDue(this.claimable.instances(), now, cap);
+  }
+
+  async countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
+    return countUndeclaredDue(this.claimable.instances(), query);
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
@@ -387,14 +393,4 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 /** Upserts by name (a replaced entry keeps its place, a new one goes last): `entries` with the texts `storedEntryTexts()` made. */
 function upsertEntries(stored: StoredInstance, entries: readonly WorkflowJournalEntry[], texts: readonly string[]): void {
   for (let index = 0; index < entries.length; index++) stored.journal.set(entries[index]!.name, texts[index]!);
-}
-
-/** Due now, unless it already is (an earlier `wakeAt` stays: it is the more overdue one). */
-function makeDue(instance: WorkflowInstance, now: number): void {
-  if (instance.wakeAt === null || instance.wakeAt > now) instance.wakeAt = now;
-  instance.updatedAt = now;
-}
-
-function windowKey(workflow: string, key: string | null): string {
-  return JSON.stringify([workflow, key]);
 }

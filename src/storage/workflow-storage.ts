@@ -21,6 +21,8 @@ import type {
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
+  WorkflowUndeclaredDue,
+  WorkflowUndeclaredDueQuery,
   WorkflowWakeUpKind,
   WorkflowWrite,
 } from './workflow-store.js';
@@ -267,6 +269,11 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
   /** Due instances no live lease holds, up to `cap`; `null` when the store can't count them. */
   async countDue(now: number, cap: number): Promise<number | null> {
     return this.store.countDue ? this.store.countDue(now, cap) : null;
+  }
+
+  /** Due instances of versions not in `query.workflows`, per version (see `WorkflowStore.countUndeclaredDue`); `null` when the store can't count them. */
+  async countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[] | null> {
+    return this.store.countUndeclaredDue ? this.store.countUndeclaredDue(query) : null;
   }
 
   /**

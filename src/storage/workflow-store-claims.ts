@@ -43,3 +43,20 @@ export interface WorkflowClaim {
   /** The highest signal id stored, or 0: the execution sees signals up to it. */
   lastSignalId: number;
 }
+
+/** `WorkflowStore.countUndeclaredDue()`: what it looks for. */
+export interface WorkflowUndeclaredDueQuery {
+  /** Count only instances due at this time already (and, with a lapsed lease, lapsed before it). */
+  dueBefore: number;
+  /** The workflow versions the caller declares: instances of these are not counted. */
+  workflows: Array<{ name: string; version: number }>;
+  /** Stop after this many instances (at least 1): the counts then add up to `cap` at most. */
+  cap: number;
+}
+
+/** One workflow version's count in `WorkflowStore.countUndeclaredDue()`'s answer. */
+export interface WorkflowUndeclaredDue {
+  workflow: string;
+  version: number;
+  count: number;
+}

@@ -10,7 +10,7 @@ import type {
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
 } from './workflow-store-instances.js';
-import type { WorkflowClaimRequest, WorkflowClaim } from './workflow-store-claims.js';
+import type { WorkflowClaimRequest, WorkflowClaim, WorkflowUndeclaredDue, WorkflowUndeclaredDueQuery } from './workflow-store-claims.js';
 import type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
@@ -310,6 +310,19 @@ export interface WorkflowStore extends WorkflowScheduleStore {
    */
   countDue?(now: number, cap: number): Promise<number>;
 
+  /**
+   * Optional: the instances `claim()` could have taken at `query.dueBefore` already but that are not
+   * of a workflow/version pair in `query.workflows`, counted per pair (ordered by workflow, then
+   * version), stopping after `query.cap` instances in all. Due as in `claim()`: unfinished, `wakeAt
+   * <= dueBefore`, and no lease or one that lapsed before `dueBefore` (`leaseUntil < dueBefore`).
+   * The worker asks, rarely and only when a claim of its own found nothing, with `dueBefore` some
+   * lease durations ago: what is found has waited that long for a claim, so most likely no running
+   * process declares its version (removed in a deploy, or a rollback to a release without it), and
+   * the worker says so in its log. One read, by the indexes the claim and `countDue()` use (never a
+   * scan of every instance); a store without it reports nothing.
+   */
+  countUndeclaredDue?(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]>;
+
   /** Optional: releases what the store opened itself (a LISTEN connection...), never the app's pool. */
   close?(): Promise<void>;
 }
@@ -327,7 +340,15 @@ export type {
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
 } from './workflow-store-instances.js';
-export type { WorkflowRateWindow, WorkflowConcurrencyLimit, WorkflowRateLimitRule, WorkflowClaimRequest, WorkflowClaim } from './workflow-store-claims.js';
+export type {
+  WorkflowRateWindow,
+  WorkflowConcurrencyLimit,
+  WorkflowRateLimitRule,
+  WorkflowClaimRequest,
+  WorkflowClaim,
+  WorkflowUndeclaredDue,
+  WorkflowUndeclaredDueQuery,
+} from './workflow-store-claims.js';
 export type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
 export type {
   WorkflowScheduleRecord,

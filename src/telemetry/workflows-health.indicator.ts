@@ -100,6 +100,10 @@ export class WorkflowsHealthIndicator {
       else if (!alive) problems.push(age === null ? 'the worker loop has not claimed yet' : `the worker loop last claimed ${Math.round(age / 1000)} s ago`);
     }
 
+    // Shown, never down (no restart of this process helps): instances of versions no process declares.
+    const { undeclaredDue } = this.worker.loopStatus();
+    if (undeclaredDue.length > 0) details.undeclaredDue = undeclaredDue;
+
     return problems.length > 0 ? indicator.down({ ...details, message: `${problems.join('; ')}.` }) : indicator.up(details);
   }
 }

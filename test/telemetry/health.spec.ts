@@ -84,6 +84,18 @@ describe('WorkflowsHealthIndicator', () => {
     expect((error as ServiceUnavailableException).getResponse()).toMatchObject({ status: 'error', error: { workflows: { status: 'down' } } });
   });
 
+  it('shows, staying up, the instances of versions this process does not declare that its last idle look found', async () => {
+    const clock = new ManualWorkflowClock(new Date('2026-05-01T00:00:00Z'));
+    const store = new InMemoryWorkflowStore();
+    const { indicator, worker } = await boot({ store, clock, worker: false });
+    await store.create({ id: 'orphan', workflow: 'health.noop', version: 9, input: null, deadline: null, now: clock.now() });
+    await worker.drain(); // looks, but the instance has not been due past the grace period (90 s) yet
+    expect((await indicator.isHealthy()).workflows).not.toHaveProperty('undeclaredDue');
+    clock.advance('2m');
+    expect(await worker.drain()).toBe(0);
+    expect((await indicator.isHealthy()).workflows).toMatchObject({ status: 'up', dueBacklog: 1, undeclaredDue: [{ workflow: 'health.noop', version: 9, count: 1 }] });
+  });
+
   it('is down when the worker loop has stopped, or is stuck in a claim with free slots', async () => {
     const clock = new ManualWorkflowClock(new Date('2026-05-01T00:00:00Z'));
     const inner = new InMemoryWorkflowStore();
