@@ -22,7 +22,7 @@ import { INSTANCE_COLUMNS, mysqlTables, placeholders, REOPEN_CANCEL_FLAGS, UNFIN
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
-import { countUndeclaredDue } from './mysql-undeclared-due.js';
+import { countDue, countUndeclaredDue } from './mysql-undeclared-due.js';
 import { COMMON_GROUND, detectServerFeatures, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
@@ -189,6 +189,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     const { sql, params } = listInstancesStatement(MYSQL_DIALECT, `SELECT ${INSTANCE_COLUMNS} FROM ${this.tables.instances}`, query);
     const { rows } = await this.executor.query(sql, params);
     return rows.map(toInstance);
+  }
+
+  countDue(now: number, cap: number): Promise<number> {
+    return countDue(this.executor, this.tables.instances, now, cap);
   }
 
   async countUndeclaredDue(query: Store.WorkflowUndeclaredDueQuery): Promise<Store.WorkflowUndeclaredDue[]> {
