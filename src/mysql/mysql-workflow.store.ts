@@ -120,7 +120,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   }
 
   private wakePoller(): MySqlWakePoller {
-    return new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll, () => repeatedOn(this.server));
+    return new MySqlWakePoller(this.executor, this.tables.instances, this.tables.cancelNotices, this.wakePoll, () => repeatedOn(this.server));
   }
 
   /**
@@ -190,15 +190,23 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     return rows.map(toInstance);
   }
 
+  /**
+   * Sets the flags in one statement that also counts the request in `cancel_notices` when the
+   * instance is leased (an UPDATE of both tables): the wake-up poll reads that count, and a process
+   * holding leases reads their flags when it moves (see `MySqlCancelNotices`). Joined LEFT, so a
+   * missing counter row costs only that notice (heard at the next heartbeat), never the request.
+   */
   async requestCancel(id: string, request: Store.WorkflowCancelRequest): Promise<boolean> {
     const [flags, condition] = request.terminate
-      ? ['cancel_requested = 1, terminate_requested = 1', `status IN ${UNFINISHED} AND terminate_requested = 0`]
-      : ['cancel_requested = 1', `status IN ('pending', 'running', 'suspended') AND cancel_requested = 0`];
+      ? ['i.cancel_requested = 1, i.terminate_requested = 1', `i.status IN ${UNFINISHED} AND i.terminate_requested = 0`]
+      : ['i.cancel_requested = 1', `i.status IN ('pending', 'running', 'suspended') AND i.cancel_requested = 0`];
+    const { instances, cancelNotices } = this.tables;
     const { rowCount } = await retryOnLockContention(() =>
       this.executor.query(
-        `UPDATE ${this.tables.instances} SET ${flags}, cancel_reason = ?,
-  wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= ? THEN wake_at ELSE ? END, updated_at = ?
-WHERE id = ? AND ${condition}`,
+        `UPDATE ${instances} i LEFT JOIN ${cancelNotices} n ON n.id = 1
+SET ${flags}, i.cancel_reason = ?, i.wake_at = CASE WHEN i.wake_at IS NOT NULL AND i.wake_at <= ? THEN i.wake_at ELSE ? END, i.updated_at = ?,
+  n.seq = n.seq + (i.lease_token IS NOT NULL)
+WHERE i.id = ? AND ${condition}`,
         [request.reason, request.now, request.now, request.now, id],
       ),
     );
@@ -348,11 +356,13 @@ WHERE id = ? AND ${condition}`,
 
   /**
    * Calls `listener` when another process (or this one) made work due, found by a short adaptive
-   * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY. The poll reads nothing while every
-   * listener's `needsWakeUps()` answers `false` (a worker with a backlog claims on its own).
+   * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY. The poll reads no marker while every
+   * listener's `needsWakeUps()` answers `false` (a worker with a backlog claims on its own). A
+   * cancel or terminate of an instance in `options.held()` is named (`'cancel'`) through the
+   * counter the poll reads beside the marker (see `MySqlCancelNotices`), also while it rests.
    */
-  listen(listener: () => void, options?: Store.WorkflowListenOptions): Promise<() => Promise<void>> {
-    return this.poller.add(listener, options?.needsWakeUps);
+  listen(listener: (id?: string, kind?: Store.WorkflowWakeUpKind) => void, options?: Store.WorkflowListenOptions): Promise<() => Promise<void>> {
+    return this.poller.add(listener, options);
   }
 
   /**
