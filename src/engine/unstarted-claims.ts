@@ -22,6 +22,8 @@ export class UnstartedClaims {
   private claims = 0;
   /** Ids noticed while a claim was out (kept while any is). */
   private readonly heard = new InFlight<string>();
+  /** A request of some instance, not named, was heard while a claim was out (kept while any is). */
+  private heardSome = false;
 
   /** Runs a claim: its instances count as unstarted from its answer until `started()`. */
   async claim<T extends ClaimedInstance>(claim: () => Promise<T[]>): Promise<T[]> {
@@ -32,9 +34,12 @@ export class UnstartedClaims {
     } finally {
       for (const item of claimed) {
         this.waiting.add(item);
-        if (this.heard.size > 0 && this.heard.has(item.instance.id)) noticed(item);
+        if (this.heardSome || (this.heard.size > 0 && this.heard.has(item.instance.id))) noticed(item);
       }
-      if (--this.claims === 0) this.heard.takeAll();
+      if (--this.claims === 0) {
+        this.heard.takeAll();
+        this.heardSome = false;
+      }
     }
   }
 
@@ -51,6 +56,15 @@ export class UnstartedClaims {
    */
   heardOf(id: string): void {
     if (this.claims > 0) this.heard.add(id);
+  }
+
+  /**
+   * The store said a cancel or terminate of some instance was stored, without naming it (MySQL's
+   * counter): every claim still out reads the flags of what it took again at its start, as for
+   * `heardOf()`. The instances held already are the store's to name (`WorkflowListenOptions.held`).
+   */
+  heardOfSome(): void {
+    if (this.claims > 0) this.heardSome = true;
   }
 
   /**

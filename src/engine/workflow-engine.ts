@@ -147,6 +147,9 @@ export class WorkflowEngine {
   /** The store said a cancel or terminate of `id` was stored: a claim still out reads the flags again at its start (`UnstartedClaims.heardOf()`). */
   heardOfCancel(id: string): void { this.unstarted.heardOf(id); }
 
+  /** The store said a cancel or terminate of some instance was stored, not which: the claims still out read the flags again at their start (`UnstartedClaims.heardOfSome()`). */
+  heardOfSomeCancel(): void { this.unstarted.heardOfSome(); }
+
   async execute(claimed: ClaimedInstance, shutdown: AbortSignal): Promise<void> {
     let { instance } = claimed;
     const { signalCursor } = claimed;

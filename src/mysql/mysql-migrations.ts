@@ -35,8 +35,8 @@ const CREATE_INDEX = /^CREATE INDEX `?(\w+)`? ON `([^`]+)` \([^;]+\)$/i;
  * The one column (`ALTER TABLE t ADD COLUMN c ...`) or index (`CREATE INDEX i ON t (...)`) a
  * statement adds, else `null`. Such a statement can't run twice and can't say IF NOT EXISTS on
  * both servers (MariaDB has it, MySQL 8.0 doesn't), so the runner checks for what it adds first:
- * every statement of a migration is either `CREATE TABLE IF NOT EXISTS` or one of these (a test
- * holds the shipped files to it).
+ * every statement of a migration is either `CREATE TABLE IF NOT EXISTS`, `INSERT IGNORE` of fixed
+ * rows, or one of these (a test holds the shipped files to it).
  */
 export function addedObject(statement: string): SchemaObject | null {
   const column = ADD_COLUMN.exec(statement);
@@ -93,7 +93,7 @@ function historyTable(schema: string): string {
  * (`step` 1, 2...) as soon as it ran; a run stopped halfway resumes after the last recorded
  * statement, and `step` 0 marks the migration complete. Runs hold the named lock
  * `nest_workflows:migrate:<schema>` (`GET_LOCK`, held by the session), so processes that start
- * together migrate once. The statement a stopped run executed but did not record runs again: `CREATE TABLE IF NOT EXISTS` does nothing then, and a column or an index that
+ * together migrate once. The statement a stopped run executed but did not record runs again: `CREATE TABLE IF NOT EXISTS` and `INSERT IGNORE` do nothing then, and a column or an index that
  * `information_schema` lists already (`addedObject()`) is recorded without being added again.
  */
 export function mysqlMigrationDialect(schema: string): MigrationDialect {

@@ -11,6 +11,7 @@ export function mysqlTables(schema: string) {
     locks: t('locks'),
     rateWindows: t('rate_windows'),
     schedules: t('schedules'),
+    cancelNotices: t('cancel_notices'),
   };
 }
 

@@ -1,5 +1,10 @@
 import { doubledDelay, type DelayRange } from '../sql/delay-range.js';
 import type { SqlExecutor, SqlQueryOptions } from '../sql/sql-executor.js';
+import type { WorkflowListenOptions, WorkflowWakeUpKind } from '../storage/workflow-store-listen.js';
+import { MySqlCancelNotices, RESTING_CANCEL_POLL, type CancelWatcher } from './mysql-cancel-notices.js';
+
+/** A `listen()` listener: called for any wake-up, and with an id it holds and `'cancel'` for a request of it. */
+export type WakeListener = (id?: string, kind?: WorkflowWakeUpKind) => void;
 
 /** How often the poll looks, in milliseconds: `minDelay` after a change, doubling to `maxDelay` while nothing changes. */
 export type WakePollInterval = DelayRange;
@@ -22,14 +27,23 @@ export const WAKE_POLL_ACTIVE_WINDOW = 1_000;
  * work keeps becoming due). Each process's own starts and signals wake its workers directly; the
  * workers' poll stays the safety net for anything this misses.
  *
+ * The same statement reads the cancel counter (a second scalar subquery, by primary key), which
+ * a cancel or terminate of a leased instance moves: the listeners holding such an instance are
+ * told (`MySqlCancelNotices`), and no one is woken for it.
+ *
  * While every listener says it needs no wake-ups (`needsWakeUps()`: its worker has a backlog and
- * claims all due work on its own), the poll reads nothing, keeping its pace; the first read after
+ * claims all due work on its own), the poll reads no marker, keeping its pace; the first read after
  * compares with the last one made, as if the poll had only been slower, so what became due in
- * between and is still unclaimed moves the marker and wakes the listeners.
+ * between and is still unclaimed moves the marker and wakes the listeners. It still reads the
+ * cancel counter alone, every `RESTING_CANCEL_POLL` ms, while a listener holds leases.
  */
 export class MySqlWakePoller {
-  /** Each listener, with what says whether it needs wake-ups now (none: always). */
-  private readonly listeners = new Map<() => void, (() => boolean) | undefined>();
+  /** Each listener, with what says whether it needs wake-ups now (none: always) and what it holds. */
+  private readonly listeners = new Map<WakeListener, WorkflowListenOptions>();
+  /** Who holds a lease of an instance a request was stored for (the listeners, by what they hold). */
+  private readonly cancels: MySqlCancelNotices;
+  /** When the cancel counter was last read (`Date.now()`), for the resting poll's pace. */
+  private counterReadAt = -Infinity;
   private timer: NodeJS.Timeout | null = null;
   private marker: string | null = null;
   private delay: number;
@@ -40,20 +54,28 @@ export class MySqlWakePoller {
   constructor(
     private readonly executor: SqlExecutor,
     private readonly instances: string,
+    /** The cancel counter's table (`<schema>_cancel_notices`). */
+    cancelNotices: string,
     private readonly interval: WakePollInterval = { minDelay: 5, maxDelay: 25 },
     /** The read's `query()` options (the `repeated` hint, once the store knows its server). */
     private readonly readOptions: () => SqlQueryOptions | undefined = () => undefined,
   ) {
     this.delay = interval.minDelay;
+    this.cancels = new MySqlCancelNotices(executor, instances, cancelNotices, () => this.watchers(), readOptions);
+  }
+
+  private *watchers(): Iterable<CancelWatcher> {
+    for (const [listener, { held }] of this.listeners) yield { named: (id) => listener(id, 'cancel'), held };
   }
 
   /**
-   * Adds `listener` (with `needsWakeUps`, when it can do without for a while); the first starts the
-   * poll. Resolves to a function that removes it (the last stops the poll).
+   * Adds `listener` (with `needsWakeUps`, when it can do without for a while, and `held`, the
+   * instances whose requests it hears); the first starts the poll. Resolves to a function that
+   * removes it (the last stops the poll).
    */
-  async add(listener: () => void, needsWakeUps?: () => boolean): Promise<() => Promise<void>> {
+  async add(listener: WakeListener, options: WorkflowListenOptions = {}): Promise<() => Promise<void>> {
     if (this.stopped) throw new Error('The store is closed: it no longer polls for wake-ups.');
-    this.listeners.set(listener, needsWakeUps);
+    this.listeners.set(listener, options);
     if (this.listeners.size === 1) {
       // The first read only sets the marker: what is due already is the workers' first claim's business.
       // With the database away, the poll starts all the same and keeps looking at `maxDelay`; its
@@ -98,7 +120,13 @@ export class MySqlWakePoller {
   }
 
   private async tick(): Promise<void> {
-    if (!this.needed()) return;
+    if (!this.needed()) {
+      if (Date.now() - this.counterReadAt < RESTING_CANCEL_POLL || !this.cancels.holding()) return;
+      this.counterReadAt = Date.now();
+      // The database away: read again at the next pace; the heartbeat covers the gap.
+      await this.cancels.readCounter().catch(() => undefined);
+      return;
+    }
     let marker: string;
     try {
       marker = await this.read();
@@ -126,7 +154,7 @@ export class MySqlWakePoller {
 
   /** Whether some listener needs wake-ups now (a `needsWakeUps()` that throws counts as needing them). */
   private needed(): boolean {
-    for (const needsWakeUps of this.listeners.values()) {
+    for (const { needsWakeUps } of this.listeners.values()) {
       try {
         if (!needsWakeUps || needsWakeUps()) return true;
       } catch {
@@ -136,14 +164,17 @@ export class MySqlWakePoller {
     return false;
   }
 
+  /** The marker (`''`: nothing due), reading the cancel counter in the same statement. */
   private async read(): Promise<string> {
     const { rows } = await this.executor.query(
-      `SELECT id, wake_at FROM ${this.instances} FORCE INDEX (instances_wake)
-WHERE lease_token IS NULL AND wake_at <= ? ORDER BY wake_at DESC, id DESC LIMIT 1`,
+      `SELECT (SELECT CONCAT(wake_at, '|', id) FROM ${this.instances} FORCE INDEX (instances_wake)
+  WHERE lease_token IS NULL AND wake_at <= ? ORDER BY wake_at DESC, id DESC LIMIT 1) AS due, ${this.cancels.counter} AS cancels`,
       [Date.now()],
       this.readOptions(),
     );
     const row = rows[0];
-    return row ? `${String(row.wake_at)}|${String(row.id)}` : '';
+    this.counterReadAt = Date.now();
+    this.cancels.observe(row?.cancels);
+    return row?.due === null || row?.due === undefined ? '' : String(row.due);
   }
 }

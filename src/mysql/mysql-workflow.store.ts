@@ -13,6 +13,7 @@ import { journalRows, upsertJournal } from './mysql-journal.js';
 import { MySqlLocks, topicHash } from './mysql-locks.js';
 import { MYSQL_MIGRATIONS, mysqlMigrationDialect, mysqlMigrationSql } from './mysql-migrations.js';
 import { retryOnLockContention } from './mysql-retry.js';
+import { requestCancel } from './mysql-cancel-notices.js';
 import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
 import { MySqlPurge } from './mysql-purge.js';
 import { MySqlSchedules } from './mysql-schedules.js';
@@ -121,7 +122,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   }
 
   private wakePoller(): MySqlWakePoller {
-    return new MySqlWakePoller(this.executor, this.tables.instances, this.wakePoll, () => repeatedOn(this.server));
+    return new MySqlWakePoller(this.executor, this.tables.instances, this.tables.cancelNotices, this.wakePoll, () => repeatedOn(this.server));
   }
 
   /**
@@ -199,19 +200,8 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     return countUndeclaredDue(this.executor, this.tables.instances, query);
   }
 
-  async requestCancel(id: string, request: Store.WorkflowCancelRequest): Promise<boolean> {
-    const [flags, condition] = request.terminate
-      ? ['cancel_requested = 1, terminate_requested = 1', `status IN ${UNFINISHED} AND terminate_requested = 0`]
-      : ['cancel_requested = 1', `status IN ('pending', 'running', 'suspended') AND cancel_requested = 0`];
-    const { rowCount } = await retryOnLockContention(() =>
-      this.executor.query(
-        `UPDATE ${this.tables.instances} SET ${flags}, cancel_reason = ?,
-  wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= ? THEN wake_at ELSE ? END, updated_at = ?
-WHERE id = ? AND ${condition}`,
-        [request.reason, request.now, request.now, request.now, id],
-      ),
-    );
-    return rowCount > 0;
+  requestCancel(id: string, request: Store.WorkflowCancelRequest): Promise<boolean> {
+    return requestCancel(this.executor, this.tables, id, request);
   }
 
   async reopen(id: string, reopen: Store.WorkflowReopen): Promise<boolean> {
@@ -357,11 +347,13 @@ WHERE id = ? AND ${condition}`,
 
   /**
    * Calls `listener` when another process (or this one) made work due, found by a short adaptive
-   * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY. The poll reads nothing while every
-   * listener's `needsWakeUps()` answers `false` (a worker with a backlog claims on its own).
+   * poll (see `MySqlWakePoller`): MySQL has no LISTEN/NOTIFY. The poll reads no marker while every
+   * listener's `needsWakeUps()` answers `false` (a worker with a backlog claims on its own). A
+   * cancel or terminate of an instance in `options.held()` is named (`'cancel'`) through the
+   * counter the poll reads beside the marker (see `MySqlCancelNotices`), also while it rests.
    */
-  listen(listener: () => void, options?: Store.WorkflowListenOptions): Promise<() => Promise<void>> {
-    return this.poller.add(listener, options?.needsWakeUps);
+  listen(listener: (id?: string, kind?: Store.WorkflowWakeUpKind) => void, options?: Store.WorkflowListenOptions): Promise<() => Promise<void>> {
+    return this.poller.add(listener, options);
   }
 
   /**

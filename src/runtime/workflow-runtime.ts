@@ -125,8 +125,12 @@ export class WorkflowRuntime {
     if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => this.kick()));
     try {
       // While a backlog keeps the loop claiming on its own, a store that polls for wake-ups may rest.
-      const listener = (id?: string, kind?: WorkflowWakeUpKind) => (kind === 'cancel' && id !== undefined ? this.heardOfCancel(id) : this.kick(id));
-      const stopListening = await storage.listen(listener, { needsWakeUps: () => !this.loop.claimsUnprompted });
+      const listener = (id?: string, kind?: WorkflowWakeUpKind) => {
+        // A request the store could not name (MySQL's counter) concerns only the claims out here: no wake-up.
+        if (kind === 'cancel') return id === undefined ? this.options.engine.heardOfSomeCancel() : this.heardOfCancel(id);
+        this.kick(id);
+      };
+      const stopListening = await storage.listen(listener, { needsWakeUps: () => !this.loop.claimsUnprompted, held: () => this.heldIds() });
       if (stopListening) this.stops.push(() => stopListening().catch(() => undefined));
     } catch (error) {
       logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);
@@ -198,6 +202,12 @@ export class WorkflowRuntime {
     this.options.engine.heardOfCancel(id);
     this.loop.renewNow(id);
     this.kick();
+  }
+
+  /** The instances this loop holds leases of: those it runs, and those it claimed ahead. */
+  private *heldIds(): Iterable<string> {
+    for (const claimed of this.loop.active) yield claimed.instance.id;
+    for (const claimed of this.loop.queued) yield claimed.instance.id;
   }
 
   /** A cancel or terminate accepted in this process: an execution running here stops now. */

@@ -272,7 +272,9 @@ export interface WorkflowStore extends WorkflowScheduleStore {
    * as `ids`. Optionally, a cancel or terminate is named with `kind` `'cancel'`, sent only once
    * stored: the holder of that instance's lease reads its flags at once (`WorkflowWakeUpKind`).
    * Resolves to a function that stops it. `options.needsWakeUps` (see `WorkflowListenOptions`)
-   * says when the listener can do without.
+   * says when the listener can do without; `options.held` names the instances it holds, for a
+   * store that can only ask which of them has a request (MySQL): it must ask even while the
+   * listener needs no wake-ups, after a `'cancel'` without an id for the claims still out.
    */
   listen?(listener: (id?: string, kind?: WorkflowWakeUpKind) => void, options?: WorkflowListenOptions): Promise<() => Promise<void>>;
 

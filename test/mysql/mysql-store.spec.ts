@@ -704,9 +704,9 @@ describe.skipIf(!available)('MySQL migrations', () => {
     const schema = fresh();
     const stores = Array.from({ length: 3 }, () => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema }));
     const applied = await Promise.all(stores.map((store) => store.migrate()));
-    expect(applied.flat()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout']);
+    expect(applied.flat()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout', '0004_cancel_notices']);
     expect(await stores[0]!.migrate()).toEqual([]);
-    expect(await tables(schema)).toHaveLength(8);
+    expect(await tables(schema)).toHaveLength(9);
   });
 
   it('resumes a run stopped halfway after the last recorded statement', async () => {
@@ -720,8 +720,8 @@ describe.skipIf(!available)('MySQL migrations', () => {
     await pool.query(statements[1]!);
     await pool.query(`INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (1, 1, 'init')`);
     const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false });
-    await expect(store.init()).rejects.toThrow(/0001_init, 0002_trace_context_list_indexes, 0003_run_timeout not applied.*migrate --mysql/);
-    expect(await store.migrate()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout']);
+    await expect(store.init()).rejects.toThrow(/0001_init, 0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied.*migrate --mysql/);
+    expect(await store.migrate()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout', '0004_cancel_notices']);
     await store.init();
     const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 1 ORDER BY step`);
     expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual(statements.map((_, i) => i).concat(statements.length).slice(0));
@@ -750,8 +750,8 @@ describe.skipIf(!available)('MySQL migrations', () => {
       await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow('stopped before the record');
       expect(ran).toBe(migrationStatements(MIGRATIONS[1]!.sql.replaceAll('{{schema}}', schema))[step - 1]);
       const store = new MySqlWorkflowStore({ executor, schema, migrate: false });
-      await expect(store.init()).rejects.toThrow(/0002_trace_context_list_indexes, 0003_run_timeout not applied/);
-      expect(await store.migrate()).toEqual(['0002_trace_context_list_indexes', '0003_run_timeout']);
+      await expect(store.init()).rejects.toThrow(/0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied/);
+      expect(await store.migrate()).toEqual(['0002_trace_context_list_indexes', '0003_run_timeout', '0004_cancel_notices']);
       await store.init();
       const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 2 ORDER BY step`);
       expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual([0, 1, 2, 3]);
@@ -760,6 +760,40 @@ describe.skipIf(!available)('MySQL migrations', () => {
       expect((await store.create({ ...newInstance('x', 'w'), traceContext })).instance.traceContext).toEqual(traceContext);
     });
   }
+
+  it('resumes a run stopped after 0004 inserted the cancel counter and before it recorded it, with one counter that cancels of leased instances move', async () => {
+    const schema = fresh();
+    const executor = fromMysql2(pool);
+    const crashAt = `INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (?, ?, ?)`;
+    const crashing = (inner: typeof executor): typeof executor => ({
+      query: async (sql, params) => {
+        if (sql === crashAt && params?.[0] === 4 && params[1] === 2) throw new Error('stopped before the record');
+        return inner.query(sql, params);
+      },
+      transaction: (fn) => inner.transaction((tx) => fn(crashing(tx))),
+    });
+    await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow('stopped before the record');
+    const store = new MySqlWorkflowStore({ executor, schema });
+    await store.init();
+    const counter = async () => (await pool.query(`SELECT id, seq FROM \`${schema}_cancel_notices\``))[0];
+    expect(await counter()).toEqual([{ id: 1, seq: 0 }]);
+    // A cancel of an instance nobody leases makes it due (the wake-up poll's marker): not counted. Of a leased one: counted.
+    await store.create(newInstance('idle', 'w-idle'));
+    await store.create(newInstance('leased', 'w'));
+    await store.claim({ owner: 'o', token: 'tok', leaseUntil: T + 60_000, now: T, limit: 1, workflows: [{ name: 'w', version: 1 }] });
+    expect(await store.requestCancel('idle', { reason: 'r', now: T, terminate: false })).toBe(true);
+    expect(await counter()).toEqual([{ id: 1, seq: 0 }]);
+    expect(await store.requestCancel('leased', { reason: 'r', now: T, terminate: false })).toBe(true);
+    expect(await store.requestCancel('leased', { reason: 'r', now: T, terminate: false })).toBe(false);
+    expect(await store.requestCancel('leased', { reason: 'r', now: T, terminate: true })).toBe(true);
+    expect(await counter()).toEqual([{ id: 1, seq: 2 }]);
+    // Without its row (deleted by hand), a request is still stored; only its notice is lost.
+    await pool.query(`DELETE FROM \`${schema}_cancel_notices\``);
+    await store.create(newInstance('leased-2', 'w-2'));
+    await store.claim({ owner: 'o', token: 'tok2', leaseUntil: T + 60_000, now: T, limit: 1, workflows: [{ name: 'w-2', version: 1 }] });
+    expect(await store.requestCancel('leased-2', { reason: 'r', now: T, terminate: false })).toBe(true);
+    expect((await store.get('leased-2'))?.cancelRequested).toBe(true);
+  });
 
   it('prints a script that may run twice, or again after a run stopped halfway, and leaves the tables current', async () => {
     const schema = fresh();

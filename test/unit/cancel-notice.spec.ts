@@ -1,8 +1,9 @@
 // A store's notification that names a cancel or terminate (`listen()`'s `'cancel'`, as PostgreSQL
 // sends it) stops an execution of that instance running in this process within a renewal, not at
 // its next heartbeat (an hour here), whichever process stored the request: here the store's own
-// requestCancel(), which nothing in this process hears of but the notification. A store that names
-// nothing (the in-memory one, MySQL) leaves it to the heartbeat.
+// requestCancel(), which nothing in this process hears of but the notification. A notice of some
+// request the store cannot name (MySQL's counter) makes a claim still out read the flags at its
+// start, and wakes no one. A store that names nothing (the in-memory one) leaves it to the heartbeat.
 import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -55,9 +56,11 @@ class NotifyingStore extends InMemoryWorkflowStore {
   }
 
   /** A cancel or terminate stored "in another process": the store's own request, then its notification. */
-  async requestFromElsewhere(id: string, terminate: boolean, notice: 'named' | 'plain' = 'named'): Promise<void> {
+  async requestFromElsewhere(id: string, terminate: boolean, notice: 'named' | 'unnamed' | 'plain' = 'named'): Promise<void> {
     expect(await this.requestCancel(id, { reason: 'stop', now: Date.now(), terminate })).toBe(true);
     if (notice === 'named') this.listener!(id, 'cancel');
+    // As MySQL's counter tells it: some request was stored, which one it does not say.
+    else if (notice === 'unnamed') this.listener!(undefined, 'cancel');
     else this.listener!();
   }
 }
@@ -74,9 +77,9 @@ describe('a cancel or terminate named by the store', () => {
     for (const close of closes.splice(0)) await close();
   });
 
-  async function app(store: WorkflowStore) {
+  async function app(store: WorkflowStore, pollInterval = '20ms') {
     const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, worker: { pollInterval: '20ms', leaseDuration: '2h', heartbeatInterval: '1h', shutdownTimeout: '100ms' } })],
+      imports: [WorkflowsModule.forRoot({ store, worker: { pollInterval, leaseDuration: '2h', heartbeatInterval: '1h', shutdownTimeout: '100ms' } })],
       providers: [HoldThenCharge],
     }).compile();
     await module.init();
@@ -109,31 +112,49 @@ describe('a cancel or terminate named by the store', () => {
       expect(store.renewals - renewals).toBe(1);
     });
 
-    it(`reads the flags at the start of a claim whose answer came after the ${request} notice`, async () => {
-      const store = new NotifyingStore();
-      const id = `claim-out-${request}`;
-      const answered = deferred();
-      const released = deferred();
-      const claim = store.claim.bind(store);
-      store.claim = async (request) => {
-        const claimed = await claim(request);
-        if (!claimed.instances.some((instance) => instance.id === id)) return claimed;
-        store.claim = claim;
-        answered.resolve();
-        await released.promise;
-        return claimed;
-      };
-      const client = await app(store);
-      await store.create({ id, workflow: 'cancel-notice.hold', version: 1, input: null, deadline: null, now: Date.now() });
-      await answered.promise;
-      // Committed after the claim read the flags, heard before its answer reached the worker.
-      await store.requestFromElsewhere(id, request === 'terminate');
-      released.resolve();
-      await vi.waitFor(async () => expect((await client.getStatus(id)).status).toBe('cancelled'), { timeout: 2_000, interval: 10 });
-      expect((await client.getStatus(id)).error?.name).toBe(ended.error);
-      expect(did.get(id)).toBeUndefined();
-    });
+    for (const notice of ['named', 'unnamed'] as const) {
+      it(`reads the flags at the start of a claim whose answer came after the ${notice} ${request} notice`, async () => {
+        const store = new NotifyingStore();
+        const id = `claim-out-${request}`;
+        const answered = deferred();
+        const released = deferred();
+        const claim = store.claim.bind(store);
+        store.claim = async (request) => {
+          const claimed = await claim(request);
+          if (!claimed.instances.some((instance) => instance.id === id)) return claimed;
+          store.claim = claim;
+          answered.resolve();
+          await released.promise;
+          return claimed;
+        };
+        const client = await app(store);
+        await store.create({ id, workflow: 'cancel-notice.hold', version: 1, input: null, deadline: null, now: Date.now() });
+        await answered.promise;
+        // Committed after the claim read the flags, heard before its answer reached the worker.
+        await store.requestFromElsewhere(id, request === 'terminate', notice);
+        released.resolve();
+        await vi.waitFor(async () => expect((await client.getStatus(id)).status).toBe('cancelled'), { timeout: 2_000, interval: 10 });
+        expect((await client.getStatus(id)).error?.name).toBe(ended.error);
+        expect(did.get(id)).toBeUndefined();
+      });
+    }
   }
+
+  it('claims nothing for a notice of some request it cannot name (no wake-up, unlike a plain one)', async () => {
+    const store = new NotifyingStore();
+    let claims = 0;
+    const claim = store.claim.bind(store);
+    store.claim = (request) => (claims++, claim(request));
+    await app(store, '1h');
+    await vi.waitFor(() => expect(claims).toBeGreaterThan(0));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = claims;
+    for (let i = 0; i < 5; i++) store.listener!(undefined, 'cancel');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(claims).toBe(before);
+    store.listener!();
+    await vi.waitFor(() => expect(claims).toBe(before + 1));
+  });
 
   it('leaves an execution to its heartbeat when the store names no cancel (a plain wake-up, as before)', async () => {
     const store = new NotifyingStore();

@@ -9,7 +9,8 @@ function markerExecutor(marker: { id: string | null }, reads: number[]): SqlExec
   return {
     query: async () => {
       reads.push(Date.now());
-      return { rows: marker.id === null ? [] : [{ id: marker.id, wake_at: 1 }], rowCount: marker.id === null ? 0 : 1 };
+      // One row always: the marker's subquery (NULL when nothing is due) and the cancel counter's.
+      return { rows: [{ due: marker.id === null ? null : `1|${marker.id}`, cancels: 0 }], rowCount: 1 };
     },
     transaction: () => Promise.reject(new Error('The wake-up poll runs no transaction.')),
   };
@@ -26,7 +27,7 @@ describe('MySQL wake-up poll', () => {
     vi.useFakeTimers();
     const marker: { id: string | null } = { id: null };
     const reads: number[] = [];
-    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', { minDelay: 5, maxDelay: 25 });
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', { minDelay: 5, maxDelay: 25 });
     let woken = 0;
     const stop = await poller.add(() => woken++);
 
@@ -62,7 +63,7 @@ describe('MySQL wake-up poll', () => {
     vi.useFakeTimers();
     const marker: { id: string | null } = { id: 'a' };
     const reads: number[] = [];
-    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', { minDelay: 8, maxDelay: 12 });
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', { minDelay: 8, maxDelay: 12 });
     const stop = await poller.add(() => undefined);
     await vi.advanceTimersByTimeAsync(20);
     marker.id = 'b';
@@ -83,7 +84,7 @@ describe('MySQL wake-up poll', () => {
       ...working,
       query: (...args: Parameters<SqlExecutor['query']>) => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : working.query(...args)),
     };
-    const poller = new MySqlWakePoller(executor, 'instances', { minDelay: 5, maxDelay: 25 });
+    const poller = new MySqlWakePoller(executor, 'instances', 'cancel_notices', { minDelay: 5, maxDelay: 25 });
     let woken = 0;
     const stop = await poller.add(() => woken++);
     await vi.advanceTimersByTimeAsync(100);
@@ -106,12 +107,12 @@ describe('MySQL wake-up poll', () => {
     vi.useFakeTimers();
     const marker: { id: string | null } = { id: 'a' };
     const reads: number[] = [];
-    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', { minDelay: 5, maxDelay: 25 });
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', { minDelay: 5, maxDelay: 25 });
     let busy = false;
     let woken = 0;
-    const stop = await poller.add(() => woken++, () => !busy);
+    const stop = await poller.add(() => woken++, { needsWakeUps: () => !busy });
     let other = 0;
-    const stopOther = await poller.add(() => other++, () => false);
+    const stopOther = await poller.add(() => other++, { needsWakeUps: () => false });
     await vi.advanceTimersByTimeAsync(50);
     expect(woken).toBe(0);
 
@@ -151,8 +152,10 @@ describe('MySQL wake-up poll', () => {
     // A needsWakeUps() that throws counts as needing them.
     busy = true;
     await stopOther();
-    const stopThrowing = await poller.add(() => other++, () => {
-      throw new Error('broken');
+    const stopThrowing = await poller.add(() => other++, {
+      needsWakeUps: () => {
+        throw new Error('broken');
+      },
     });
     marker.id = 'f';
     await vi.advanceTimersByTimeAsync(30);

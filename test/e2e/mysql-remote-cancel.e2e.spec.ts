@@ -1,0 +1,180 @@
+// A cancel or terminate requested in one app (an API or dashboard process, no worker) reaches the
+// execution running in another app (the worker) on MySQL/MariaDB, which has no LISTEN/NOTIFY:
+// through the wake-up poll's cancel counter, not at the worker's next heartbeat. The heartbeat is
+// 30 s here, and the running step must see its signal abort, and the instance end, within a few
+// seconds: with free slots (the poll reads as usual) and with every slot taken (the worker claims on
+// its own and its poll rests). Two Nest apps in this test process, each with its own pool, on one
+// table prefix, as two processes would have.
+import { Inject, Injectable, Module, type INestApplicationContext, type OnApplicationShutdown } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Workflow, WorkflowClient, WorkflowsModule, type WorkflowContext } from '../../src/index.js';
+import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
+import type { WorkflowListenOptions, WorkflowWakeUpKind } from '../../src/storage/workflow-store.js';
+import { RESTING_CANCEL_POLL } from '../../src/mysql/mysql-cancel-notices.js';
+import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql } from '../support/mysql.js';
+
+const available = await requireMysql('cancel across processes e2e');
+const schema = freshPrefix('remotecancel');
+
+/** Far below the worker's heartbeat (30 s): only the poll's cancel counter can stop the step this soon. */
+const BOUND = 3_000;
+
+/** What each instance's steps did (by id), and when its running step saw its signal abort. */
+const did = new Map<string, string[]>();
+const record = (id: string, what: string) => void did.set(id, [...(did.get(id) ?? []), what]);
+const holding = new Map<string, () => void>();
+const abortedAt = new Map<string, number>();
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+@Injectable()
+class Effects {
+  /** A long side effect that stops when its signal aborts (a cancel, a terminate). */
+  hold(id: string, signal: AbortSignal): Promise<string> {
+    record(id, 'hold');
+    holding.get(id)?.();
+    return new Promise((resolve) => {
+      signal.addEventListener(
+        'abort',
+        () => {
+          abortedAt.set(id, Date.now());
+          resolve('stopped');
+        },
+        { once: true },
+      );
+    });
+  }
+}
+
+@Workflow('remote-cancel.hold')
+class HoldThenCharge {
+  constructor(private readonly effects: Effects) {}
+
+  async run(ctx: WorkflowContext) {
+    await ctx.step('hold', ({ signal }) => this.effects.hold(ctx.id, signal), { compensate: () => record(ctx.id, 'undo hold') });
+    await ctx.step('charge', () => record(ctx.id, 'charge'));
+    return 'charged';
+  }
+}
+
+@Module({
+  providers: [{ provide: 'POOL', useFactory: () => mysql.createPool({ ...mysqlConnection, connectionLimit: 3 }) }],
+  exports: ['POOL'],
+})
+class DatabaseModule implements OnApplicationShutdown {
+  constructor(@Inject('POOL') readonly pool: mysql.Pool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** What the worker's runtime told its store's `listen()`: whether it needs wake-ups now (its poll rests while not). */
+let listening: WorkflowListenOptions | undefined;
+
+/** The store, keeping the `listen()` options the worker passes, so a test can see its poll rest. */
+class ObservedStore extends MySqlWorkflowStore {
+  override listen(listener: (id?: string, kind?: WorkflowWakeUpKind) => void, options?: WorkflowListenOptions) {
+    listening = options;
+    return super.listen(listener, options);
+  }
+}
+
+function appModule(worker: { enabled: boolean; concurrency?: number }) {
+  @Module({
+    imports: [
+      DatabaseModule,
+      WorkflowsModule.forRootAsync({
+        imports: [DatabaseModule],
+        inject: ['POOL'],
+        useFactory: (pool: mysql.Pool) => ({
+          store: new ObservedStore({ executor: fromMysql2(pool), schema }),
+          worker: { ...worker, leaseDuration: '90s', heartbeatInterval: '30s', shutdownTimeout: '1s' },
+        }),
+      }),
+    ],
+    providers: [Effects, HoldThenCharge],
+  })
+  class AppModule {}
+  return AppModule;
+}
+
+const cases = [
+  { request: 'cancel', error: 'WorkflowCancelledError', did: ['hold', 'undo hold'] },
+  { request: 'terminate', error: 'WorkflowTerminatedError', did: ['hold'] },
+] as const;
+
+const workers = [
+  // A claim that fills every slot it asked for leaves a backlog: the worker claims on its own as
+  // slots free, and its wake-up poll rests meanwhile (`needsWakeUps()` is false).
+  { slots: 'with free slots (the wake-up poll reads)', concurrency: 4, resting: false },
+  { slots: 'with every slot taken (the wake-up poll rests)', concurrency: 1, resting: true },
+];
+
+describe.skipIf(!available)('a cancel or terminate from another process on MariaDB', () => {
+  let api: INestApplicationContext;
+
+  beforeAll(async () => {
+    // The API process runs no worker (and migrates the tables); the worker processes run the instances.
+    api = await NestFactory.createApplicationContext(appModule({ enabled: false }), { logger: false });
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    const pool = createMysqlPool({ connectionLimit: 1 });
+    await dropTables(pool, schema);
+    await pool.end();
+  });
+
+  for (const { slots, concurrency, resting } of workers) {
+    describe(slots, () => {
+      let worker: INestApplicationContext;
+
+      beforeAll(async () => {
+        worker = await NestFactory.createApplicationContext(appModule({ enabled: true, concurrency }), { logger: false });
+      });
+
+      afterAll(async () => {
+        await worker?.close();
+      });
+
+      for (const { request, error, did: expected } of cases) {
+        it(`stops the running step at once (not at the worker's next heartbeat) on a ${request} from another process`, async () => {
+          const client = api.get(WorkflowClient);
+          const id = `hold-${request}-${concurrency}`;
+          const held = deferred();
+          holding.set(id, held.resolve);
+          await client.start(HoldThenCharge, null, { id });
+          await held.promise;
+          // The poll rests exactly when the worker needs no wake-ups (it claims on its own).
+          expect(listening?.needsWakeUps?.()).toBe(!resting);
+          if (resting) await new Promise((resolve) => setTimeout(resolve, 2 * RESTING_CANCEL_POLL)); // past any read that began before the rest
+          expect(listening?.needsWakeUps?.()).toBe(!resting);
+          const requested = Date.now();
+          await client[request](id, 'operator said stop');
+          for (;;) {
+            const status = await client.getStatus(id);
+            if (status.status === 'cancelled') {
+              expect(status.error).toMatchObject({ name: error, message: 'operator said stop' });
+              break;
+            }
+            if (Date.now() - requested > BOUND) {
+              throw new Error(
+                `After ${BOUND} ms the instance is still ${status.status} (its step's signal ${abortedAt.has(id) ? 'aborted' : 'did not abort'}): the ${request} waits for the worker's heartbeat.`,
+              );
+            }
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          expect(abortedAt.get(id)! - requested).toBeLessThan(BOUND);
+          expect(did.get(id)).toEqual(expected);
+        }, 20_000);
+      }
+    });
+  }
+});
