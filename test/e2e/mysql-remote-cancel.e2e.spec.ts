@@ -5,63 +5,19 @@
 // seconds: with free slots (the poll reads as usual) and with every slot taken (the worker claims on
 // its own and its poll rests). Two Nest apps in this test process, each with its own pool, on one
 // table prefix, as two processes would have.
-import { Inject, Injectable, Module, type INestApplicationContext, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type INestApplicationContext, type OnApplicationShutdown } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Workflow, WorkflowClient, WorkflowsModule, type WorkflowContext } from '../../src/index.js';
+import { WorkflowClient, WorkflowsModule } from '../../src/index.js';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from '../../src/storage/workflow-store.js';
 import { RESTING_CANCEL_POLL } from '../../src/mysql/mysql-cancel-notices.js';
 import { createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql } from '../support/mysql.js';
+import { cases, Effects, expectStoppedSoon, HoldThenCharge, startHolding } from './remote-cancel-scenario.js';
 
 const available = await requireMysql('cancel across processes e2e');
 const schema = freshPrefix('remotecancel');
-
-/** Far below the worker's heartbeat (30 s): only the poll's cancel counter can stop the step this soon. */
-const BOUND = 3_000;
-
-/** What each instance's steps did (by id), and when its running step saw its signal abort. */
-const did = new Map<string, string[]>();
-const record = (id: string, what: string) => void did.set(id, [...(did.get(id) ?? []), what]);
-const holding = new Map<string, () => void>();
-const abortedAt = new Map<string, number>();
-
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-@Injectable()
-class Effects {
-  /** A long side effect that stops when its signal aborts (a cancel, a terminate). */
-  hold(id: string, signal: AbortSignal): Promise<string> {
-    record(id, 'hold');
-    holding.get(id)?.();
-    return new Promise((resolve) => {
-      signal.addEventListener(
-        'abort',
-        () => {
-          abortedAt.set(id, Date.now());
-          resolve('stopped');
-        },
-        { once: true },
-      );
-    });
-  }
-}
-
-@Workflow('remote-cancel.hold')
-class HoldThenCharge {
-  constructor(private readonly effects: Effects) {}
-
-  async run(ctx: WorkflowContext) {
-    await ctx.step('hold', ({ signal }) => this.effects.hold(ctx.id, signal), { compensate: () => record(ctx.id, 'undo hold') });
-    await ctx.step('charge', () => record(ctx.id, 'charge'));
-    return 'charged';
-  }
-}
 
 @Module({
   providers: [{ provide: 'POOL', useFactory: () => mysql.createPool({ ...mysqlConnection, connectionLimit: 3 }) }],
@@ -105,11 +61,6 @@ function appModule(worker: { enabled: boolean; concurrency?: number }) {
   return AppModule;
 }
 
-const cases = [
-  { request: 'cancel', error: 'WorkflowCancelledError', did: ['hold', 'undo hold'] },
-  { request: 'terminate', error: 'WorkflowTerminatedError', did: ['hold'] },
-] as const;
-
 const workers = [
   // A claim that fills every slot it asked for leaves a backlog: the worker claims on its own as
   // slots free, and its wake-up poll rests meanwhile (`needsWakeUps()` is false).
@@ -144,35 +95,16 @@ describe.skipIf(!available)('a cancel or terminate from another process on Maria
         await worker?.close();
       });
 
-      for (const { request, error, did: expected } of cases) {
-        it(`stops the running step at once (not at the worker's next heartbeat) on a ${request} from another process`, async () => {
+      for (const request of cases) {
+        it(`stops the running step at once (not at the worker's next heartbeat) on a ${request.request} from another process`, async () => {
           const client = api.get(WorkflowClient);
-          const id = `hold-${request}-${concurrency}`;
-          const held = deferred();
-          holding.set(id, held.resolve);
-          await client.start(HoldThenCharge, null, { id });
-          await held.promise;
+          const id = `hold-${request.request}-${concurrency}`;
+          await startHolding(client, id);
           // The poll rests exactly when the worker needs no wake-ups (it claims on its own).
           expect(listening?.needsWakeUps?.()).toBe(!resting);
           if (resting) await new Promise((resolve) => setTimeout(resolve, 2 * RESTING_CANCEL_POLL)); // past any read that began before the rest
           expect(listening?.needsWakeUps?.()).toBe(!resting);
-          const requested = Date.now();
-          await client[request](id, 'operator said stop');
-          for (;;) {
-            const status = await client.getStatus(id);
-            if (status.status === 'cancelled') {
-              expect(status.error).toMatchObject({ name: error, message: 'operator said stop' });
-              break;
-            }
-            if (Date.now() - requested > BOUND) {
-              throw new Error(
-                `After ${BOUND} ms the instance is still ${status.status} (its step's signal ${abortedAt.has(id) ? 'aborted' : 'did not abort'}): the ${request} waits for the worker's heartbeat.`,
-              );
-            }
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-          expect(abortedAt.get(id)! - requested).toBeLessThan(BOUND);
-          expect(did.get(id)).toEqual(expected);
+          await expectStoppedSoon(client, id, request);
         }, 20_000);
       }
     });
