@@ -11,6 +11,8 @@ import { crossOriginRefusal, type RequestHeaders } from './same-origin.js';
 interface HttpRequest {
   url: string;
   originalUrl?: string;
+  /** The connection (a `TLSSocket`, `encrypted`, when the app itself serves https). */
+  socket?: { encrypted?: boolean };
 }
 interface HttpResponse {
   status(code: number): unknown;
@@ -101,7 +103,7 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       @Res({ passthrough: true }) response: HttpResponse,
     ): Promise<string> {
       const base = basePath(request, `/actions/${action}`);
-      const refusal = crossOriginRefusal(headers, this.options.trustedOrigins);
+      const refusal = crossOriginRefusal(headers, this.options.trustedOrigins, request.socket?.encrypted === true);
       if (refusal !== null) return send(response, this.service.problem(base, 403, `Refused: ${refusal}. Act from the dashboard's own pages.`));
       return send(response, await this.service.act(base, action, form));
     }

@@ -97,6 +97,46 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     expect((await fetch(cancel)).status).toBe(404);
   });
 
+  it('refuses a post from the plain-http origin of a dashboard served over https, and from look-alike, other-port and null origins', async () => {
+    const { url, client } = await boot(adapter);
+    const cancel = `${url}/workflows/actions/cancel`;
+    const host = new URL(url).host;
+    // A browser without Sec-Fetch-Site (Safari before 16.4) sends only Origin: a page on
+    // http://<host> (a network attacker can forge any plain-http page) is not the https dashboard.
+    const downgraded = await post(cancel, { id: 'x-1' }, { origin: `http://${host}`, 'x-forwarded-proto': 'https' });
+    expect(downgraded.status).toBe(403);
+    expect(await downgraded.text()).toContain(`a request from origin http://${host}`);
+    for (const origin of ['null', `http://${host}.evil.example`, `http://evil.example#${host}`, `http://127.0.0.1:1`, `http://localhost:${new URL(url).port}`]) {
+      expect((await post(cancel, { id: 'x-1' }, { origin })).status).toBe(403);
+    }
+    expect((await post(cancel, { id: 'x-1' }, { origin: url, 'sec-fetch-site': 'same-site' })).status).toBe(403);
+    expect((await client.getStatus('x-1')).cancelRequested).toBe(false);
+    // The same page over https acts.
+    const secure = await post(cancel, { id: 'x-1' }, { origin: `https://${host}`, 'x-forwarded-proto': 'https' });
+    expect(secure.status).toBe(303);
+    expect((await client.getStatus('x-1')).cancelRequested).toBe(true);
+  });
+
+  it('renders ids, keys and signal payloads with markup, quotes, javascript: and U+2028 inert', async () => {
+    const { url, client, worker } = await boot(adapter);
+    const nasty = `javascript:alert(1)//"'><script>x</script>\u2028<img src=x onerror=alert(2)>`;
+    await client.start('dash.order', { order: nasty }, { id: nasty });
+    await worker.drain();
+    await client.signal('order.approved', { by: nasty }, { key: nasty });
+    await worker.drain();
+    for (const path of ['/workflows', `/workflows/instance?id=${encodeURIComponent(nasty)}`]) {
+      const response = await fetch(`${url}${path}`);
+      expect(response.status).toBe(200);
+      const body = await response.text();
+      expect(body).not.toContain('<script>x');
+      expect(body).not.toContain('<img');
+      // In a value attribute it is only text; a link, a source or a form target never starts with it.
+      expect(body).not.toMatch(/(href|src|action)="javascript:/i);
+      expect(body).toContain('javascript:alert(1)//&quot;&#39;&gt;&lt;script&gt;x&lt;/script&gt;');
+      expect(body.match(/<script\b[^>]*>/g)).toEqual(['<script src="/workflows/assets/dashboard.js" defer>']);
+    }
+  });
+
   it('sends a signal from the form; a payload that is not JSON is refused with a 400 and sends nothing', async () => {
     const { url, client, worker } = await boot(adapter);
     const signal = `${url}/workflows/actions/signal`;

@@ -33,6 +33,16 @@ describe('crossOriginRefusal', () => {
     expect(crossOriginRefusal({ origin: 'null', host: 'app:3000' }, [])).toContain('origin null');
     expect(crossOriginRefusal({ origin: 'http://app:3001', host: 'app:3000' }, [])).not.toBeNull();
   });
+  it('refuses the plain-http origin of a request that came over https, however it knows', () => {
+    expect(crossOriginRefusal({ origin: 'http://app', host: 'app' }, [], true)).toContain('origin http://app');
+    expect(crossOriginRefusal({ origin: 'http://app', host: 'app', 'x-forwarded-proto': 'HTTPS, http' }, [])).not.toBeNull();
+    expect(crossOriginRefusal({ origin: 'http://app', host: 'app', forwarded: 'for=10.0.0.1;proto="https";host=app, for=10.0.0.2' }, [])).not.toBeNull();
+    expect(crossOriginRefusal({ origin: 'https://app', host: 'app' }, [], true)).toBeNull();
+    expect(crossOriginRefusal({ origin: 'https://app', host: 'app', 'x-forwarded-proto': 'https' }, [])).toBeNull();
+    // Otherwise the host alone decides, as before (a proxy in front may label the scheme its own way).
+    expect(crossOriginRefusal({ origin: 'https://app', host: 'app', 'x-forwarded-proto': 'http' }, [])).toBeNull();
+    expect(crossOriginRefusal({ origin: 'http://app', host: 'app', 'x-forwarded-proto': 'http' }, [])).toBeNull();
+  });
 });
 
 describe('dashboard options', () => {
