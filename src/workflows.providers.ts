@@ -77,7 +77,7 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
   { provide: WorkflowEvents, useFactory: () => new WorkflowEvents() },
   {
     provide: WORKFLOWS_OBSERVER,
-    useFactory: (options: ResolvedWorkflowsOptions, storage: WorkflowStorage) => createWorkflowObserver(options.telemetry, storage, options.clock),
+    useFactory: (options: ResolvedWorkflowsOptions, storage: WorkflowStorage) => createWorkflowObserver(options.telemetry, storage, options.clock, options.codec.length > 0),
     inject: [WORKFLOWS_RESOLVED_OPTIONS, WorkflowStorage],
   },
   { provide: WorkflowWakeUps, useFactory: () => new WorkflowWakeUps() },

@@ -67,7 +67,9 @@ export class SignalWaits {
     host.checkpoint();
     if (found) {
       const at = host.now();
-      host.observe.signalTaken(signal, at - found.createdAt);
+      // The engine's own waits (a child's end) are no signal the application sent: telemetry reports
+      // the application's signals only.
+      if (!engine) host.observe.signalTaken(signal, at - found.createdAt);
       host.record({ name, kind: 'signal', state: 'completed', value: found.payload, signal: wait, signalId: found.id, createdAt: entry?.createdAt ?? at, updatedAt: at });
       // A copy: the code may change it in place before the entry is written.
       return plainCopy(found.payload) as T;

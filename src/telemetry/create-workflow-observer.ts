@@ -9,11 +9,12 @@ export const DUE_BACKLOG_CAP = 10_000;
 
 /**
  * The module's telemetry: OpenTelemetry spans and metrics when `enabled` and `@opentelemetry/api`
- * is installed (an optional peer), else nothing at all.
+ * is installed (an optional peer), else nothing at all. With `encrypted` (a codec is configured),
+ * spans carry errors by name only: their messages and stacks are encrypted at rest.
  */
-export async function createWorkflowObserver(enabled: boolean, storage: WorkflowStorage, clock: WorkflowClock): Promise<WorkflowObserver> {
+export async function createWorkflowObserver(enabled: boolean, storage: WorkflowStorage, clock: WorkflowClock, encrypted: boolean): Promise<WorkflowObserver> {
   if (!enabled) return NO_OBSERVER;
   const api = await loadOpenTelemetry();
   if (!api) return NO_OBSERVER;
-  return new OpenTelemetryObserver(api, { dueBacklog: () => storage.countDue(clock.now(), DUE_BACKLOG_CAP) });
+  return new OpenTelemetryObserver(api, { dueBacklog: () => storage.countDue(clock.now(), DUE_BACKLOG_CAP), errorMessages: !encrypted });
 }

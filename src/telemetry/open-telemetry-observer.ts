@@ -14,6 +14,13 @@ export const INSTRUMENTATION_NAME = '@nestjs/workflows';
 export interface OpenTelemetryObserverOptions {
   /** Due instances not yet claimed (at most a cap), or `null` when the store can't count them. */
   dueBacklog(): Promise<number | null>;
+  /**
+   * Whether error statuses and exceptions carry the error's message and stack. `false` when a
+   * codec encrypts them at rest (they may carry data: an order id, a cancel reason): the spans then
+   * carry the error's name only, so no tracing backend receives in clear what the store keeps
+   * encrypted.
+   */
+  errorMessages: boolean;
 }
 
 /** What an execution wrote, by the event the engine emits for it. */
@@ -25,6 +32,17 @@ const OUTCOMES: Partial<Record<WorkflowEventType, ObservedOutcome>> = {
   'workflow-cancelled': 'cancelled',
   'workflow-compensation-failed': 'compensation_failed',
 };
+
+/**
+ * At most this many step names per workflow are values of `workflow.step.name` on the step
+ * duration, in one process; the names a workflow reaches after them report as `STEP_NAME_OTHER`.
+ * Step names are often built from ids (`email-${user.id}` in a loop): each would otherwise make
+ * series of its own, without bound, in the metrics backend.
+ */
+export const STEP_NAMES_PER_WORKFLOW = 100;
+
+/** The step name reported past `STEP_NAMES_PER_WORKFLOW` (names starting with `$` are the engine's: no step has it). */
+export const STEP_NAME_OTHER = '$other';
 
 const SPAN_KIND_PRODUCER = 3;
 const SPAN_KIND_CONSUMER = 4;
@@ -56,11 +74,17 @@ export class OpenTelemetryObserver implements WorkflowObserver {
    * no-op histogram stays one. Then a step attempt is not timed at all.
    */
   private readonly stepsMeasured: boolean;
+  /** Per workflow, the step names reported as they are (at most `STEP_NAMES_PER_WORKFLOW`). */
+  private readonly stepNames = new Map<string, Set<string>>();
+
+  /** Whether spans carry errors' messages and stacks (see `OpenTelemetryObserverOptions.errorMessages`). */
+  private readonly errorMessages: boolean;
 
   constructor(
     private readonly api: OpenTelemetryApiModule,
     options: OpenTelemetryObserverOptions,
   ) {
+    this.errorMessages = options.errorMessages;
     this.tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
     const meter = api.metrics.getMeter(INSTRUMENTATION_NAME);
     const counter = (name: string, description: string) => meter.createCounter(name, { description, unit: '{instance}' });
@@ -135,7 +159,7 @@ export class OpenTelemetryObserver implements WorkflowObserver {
     const outcome = (ended: ObservedOutcome, error?: SerializedWorkflowError | null) => {
       span.setAttribute('workflow.outcome', ended);
       // A compensating instance is not a failed execution; every other ending with an error is.
-      if (error && ended !== 'compensating') span.setStatus({ code: STATUS_ERROR, message: `${error.name}: ${error.message}` });
+      if (error && ended !== 'compensating') span.setStatus({ code: STATUS_ERROR, message: this.describe(error) });
     };
     return {
       around: <T>(kind: ObservedOperation, name: string, attempt: number, fn: () => Promise<T>) => {
@@ -170,12 +194,22 @@ export class OpenTelemetryObserver implements WorkflowObserver {
       return await fn();
     } catch (error) {
       failed = true;
-      if (child) fail(child, error);
+      if (child) this.fail(child, error);
       throw error;
     } finally {
       child?.end();
-      this.stepDuration.record(performance.now() - started, { 'workflow.name': workflow, 'workflow.step.name': step, 'workflow.step.outcome': failed ? 'error' : 'ok' });
+      this.stepDuration.record(performance.now() - started, { 'workflow.name': workflow, 'workflow.step.name': this.stepName(workflow, step), 'workflow.step.outcome': failed ? 'error' : 'ok' });
     }
+  }
+
+  /** `step` as a metric attribute value: itself for the first `STEP_NAMES_PER_WORKFLOW` names of `workflow`, then `STEP_NAME_OTHER`. */
+  private stepName(workflow: string, step: string): string {
+    let names = this.stepNames.get(workflow);
+    if (names === undefined) this.stepNames.set(workflow, (names = new Set()));
+    if (names.has(step)) return step;
+    if (names.size >= STEP_NAMES_PER_WORKFLOW) return STEP_NAME_OTHER;
+    names.add(step);
+    return step;
   }
 
   /** A compensation attempt or a child's start, in its span `child`. */
@@ -183,10 +217,26 @@ export class OpenTelemetryObserver implements WorkflowObserver {
     try {
       return await fn();
     } catch (error) {
-      fail(child, error);
+      this.fail(child, error);
       throw error;
     } finally {
       child.end();
+    }
+  }
+
+  /** How an error shows in a span's status: `name: message`, or its name alone. */
+  private describe(error: { name: string; message: string }): string {
+    return this.errorMessages ? `${error.name}: ${error.message}` : error.name;
+  }
+
+  /** A failed attempt: its exception recorded (by type only when messages are kept out) and an error status. */
+  private fail(span: Span, error: unknown): void {
+    if (error instanceof Error) {
+      span.recordException(this.errorMessages ? error : { name: error.name });
+      span.setStatus({ code: STATUS_ERROR, message: this.describe(error) });
+    } else {
+      // A thrown value that is no Error (a string, an object) is data itself: shown only with messages.
+      span.setStatus(this.errorMessages ? { code: STATUS_ERROR, message: String(error) } : { code: STATUS_ERROR });
     }
   }
 
@@ -203,7 +253,3 @@ export class OpenTelemetryObserver implements WorkflowObserver {
 /** The key `contextCarried()` probes with. */
 const PROBE = Symbol('@nestjs/workflows:context-probe');
 
-function fail(span: Span, error: unknown): void {
-  if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: STATUS_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
-}

@@ -89,6 +89,15 @@ class Stolen implements WorkflowDefinition<null, string> {
   }
 }
 
+@Workflow('tel.mailing')
+class Mailing implements WorkflowDefinition<number, number> {
+  async run(ctx: WorkflowContext, users: number) {
+    // Named by the item, as docs/workflows.md says to in a loop: one name per user.
+    for (let user = 1; user <= users; user++) await ctx.step(`email-${user}`, () => user);
+    return users;
+  }
+}
+
 let app: TestApp;
 beforeEach(() => otel.resetSpans());
 afterEach(async () => app?.close());
@@ -237,6 +246,30 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
       (points.get('workflows.step.duration') ?? []).map((p) => [stepKey(p), (p.value as { count: number }).count - (stepsBefore.get(stepKey(p)) ?? 0)]),
     );
     expect(steps).toMatchObject({ 'try/error': 1, 'try/ok': 1, 'reserve/ok': 1, 'charge/error': 1, 'double/ok': 1, 'slow/ok': 1 });
+  });
+
+  it("reports no signal delivery for a child's end (an engine-internal signal), only for the application's signals", async () => {
+    app = await createTestApp([Switches, Kid, Order]);
+    await app.client.start(Order, 'o-4', { id: 'o-4' });
+    await app.worker.drain();
+    app.clock.advance('1m');
+    await app.worker.drain();
+    expect((await app.client.getStatus('o-4')).status).toBe('completed');
+    const signals = ((await otel.collect()).get('workflows.signal.delivery_latency') ?? []).map((p) => p.attributes['workflow.signal.name']);
+    expect(signals.filter((name) => String(name).startsWith('$'))).toEqual([]);
+    expect(named('workflow.execute tel.order').flatMap((s) => s.events.map((e) => e.name))).not.toContain('signal taken');
+  });
+
+  it('bounds the step names a workflow reports as metric attributes: names built from ids make no series each', async () => {
+    app = await createTestApp([Mailing]);
+    await app.client.start(Mailing, 150, { id: 'm-1' });
+    await app.worker.drain();
+    expect((await app.client.getStatus('m-1')).status).toBe('completed');
+    const points = ((await otel.collect()).get('workflows.step.duration') ?? []).filter((p) => p.attributes['workflow.name'] === 'tel.mailing');
+    const counts = Object.fromEntries(points.map((p) => [String(p.attributes['workflow.step.name']), (p.value as { count: number }).count]));
+    expect(Object.keys(counts)).toHaveLength(101);
+    expect(counts['email-100']).toBe(1);
+    expect(counts['$other']).toBe(50);
   });
 
   it('with telemetry: false, nothing is observed and no trace context is stored', async () => {
