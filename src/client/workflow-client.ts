@@ -336,7 +336,9 @@ export class WorkflowClient implements OnModuleDestroy {
       total.instances += done.instances;
       total.signals += done.signals;
       total.rateLimits += done.rateLimits;
-      if (options.limit !== undefined || (done.instances < batch && done.signals < batch && done.rateLimits < batch)) return total;
+      // Until a batch finds nothing: one that skipped rows another transaction holds (PostgreSQL's
+      // SKIP LOCKED) deletes fewer than it asked for while more remain.
+      if (options.limit !== undefined || done.instances + done.signals + done.rateLimits === 0) return total;
     }
   }
 
