@@ -1,4 +1,5 @@
 import type { EngineLogger } from '../engine/workflow-engine.js';
+import { UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowUndeclaredDue } from '../storage/workflow-store.js';
 
@@ -8,7 +9,8 @@ export const UNDECLARED_CHECK_INTERVAL = 60_000;
 export const UNDECLARED_REPEAT = 60 * 60_000;
 /** The most instances one look counts (then reported as "at least"). */
 const CAP = 1_000;
-const UNFINISHED = "['pending', 'running', 'suspended', 'compensating']";
+/** The unfinished statuses as the warning's `client.list()` call writes them. */
+const UNFINISHED = `[${UNFINISHED_STATUSES.map((status) => `'${status}'`).join(', ')}]`;
 
 export interface UndeclaredVersionsOptions {
   storage: WorkflowStorage;
