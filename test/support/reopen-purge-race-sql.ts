@@ -7,7 +7,6 @@
 // then the reopen commits.
 import { describe, expect, it } from 'vitest';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
-import { Workflow, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
@@ -15,25 +14,7 @@ import { createMysqlPool, dropTables } from './mysql.js';
 import { createPool, dropSchema } from './postgres.js';
 import { freshSchema, requireServer, SERVER, type SqlKind } from './sql-target.js';
 import { lockWaits } from './mysql-lock-waits.js';
-
-const other = new WorkflowSignal<string>('lockrace.other');
-
-@Workflow('lockrace.child')
-class LockRaceChild {
-  async run(ctx: WorkflowContext, n: number) {
-    return ctx.step('work', () => n * 10);
-  }
-}
-
-/** Starts its child, which ends at once, and asks for its result only after a long sleep. */
-@Workflow('lockrace.parent')
-class LockRaceParent {
-  async run(ctx: WorkflowContext, n: number) {
-    const handle = await ctx.startChild('c', LockRaceChild, n);
-    await ctx.sleep('wait', '60d');
-    return handle.result();
-  }
-}
+import { other, RaceChild, RaceParent } from './retry-child-race-scenario.js';
 
 /** The statement both stores' `reopen()` locks the row with (its conditions, `FOR UPDATE`). */
 const REOPEN_LOCK = /AND runs = (\$3|\?) AND NOT \(lease_token IS NOT NULL AND lease_until >= (\$4|\?)\) FOR UPDATE/;
@@ -151,9 +132,9 @@ export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
     async function scenario(race: (app: TestApp) => Promise<unknown>, then: (app: TestApp, raced: { value?: unknown; error?: unknown }) => Promise<void>) {
       const target = openTarget(kind);
       await target.store.init();
-      const app = await createTestApp([LockRaceChild, LockRaceParent], { store: target.store });
+      const app = await createTestApp([RaceChild, RaceParent], { store: target.store });
       try {
-        await app.client.start(LockRaceParent, 7, { id: 'p' });
+        await app.client.start(RaceParent, 7, { id: 'p' });
         await app.worker.drain();
         expect((await app.client.getStatus('p/c')).status).toBe('completed');
         await app.client.cancel('p');

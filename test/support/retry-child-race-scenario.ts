@@ -7,10 +7,11 @@ import { expect, it } from 'vitest';
 import { Workflow, WorkflowSignal, type WorkflowContext, type WorkflowReopen, type WorkflowStore } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 
-const other = new WorkflowSignal<string>('race.other');
+/** A signal of another topic: purge never removes the newest signal, so the tests send one after the child's end. */
+export const other = new WorkflowSignal<string>('race.other');
 
 @Workflow('race.child')
-class RaceChild {
+export class RaceChild {
   async run(ctx: WorkflowContext, n: number) {
     return ctx.step('work', () => n * 10);
   }
@@ -18,7 +19,7 @@ class RaceChild {
 
 /** Starts its child, which ends at once, and asks for its result only after a long sleep. */
 @Workflow('race.parent')
-class RaceParent {
+export class RaceParent {
   async run(ctx: WorkflowContext, n: number) {
     const handle = await ctx.startChild('c', RaceChild, n);
     await ctx.sleep('wait', '60d');
