@@ -1,7 +1,7 @@
 import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
 import { INSTANCE_COLUMNS, MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
-import { NEW_INSTANCE_COLUMNS, newInstanceParams, newInstanceRow } from '../sql/instance-params.js';
+import { insertedInstance, NEW_INSTANCE_COLUMNS, newInstanceRow, newInstanceRowParams, type NewInstanceRow } from '../sql/instance-params.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
 import { toInstance, toNumber } from '../sql/workflow-rows.js';
@@ -10,10 +10,15 @@ import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
 type Created = { instance: WorkflowInstance; created: boolean };
 
-/** A create with its row's values (payloads as JSON text), made once. */
-interface PendingCreate {
-  init: NewWorkflowInstance;
+/** A create's row (payloads as JSON text) and its values for `insertSql`, made once. */
+interface MadeRow {
+  row: NewInstanceRow;
   values: unknown[];
+}
+
+/** A create waiting for its batch. */
+interface PendingCreate extends MadeRow {
+  init: NewWorkflowInstance;
 }
 
 /** The text a create sends (what `MAX_BATCH_TEXT` bounds). */
@@ -72,16 +77,16 @@ export class MySqlCreates {
 
   /** Batched with the creates made at the same time. */
   create(init: NewWorkflowInstance): Promise<Created> {
-    return this.batcher.add({ init, values: this.values(init) });
+    return this.batcher.add({ init, ...made(init) });
   }
 
   /**
    * One create on the pool: a new row is the values it was inserted with, and the cursor the
    * answer carries; an existing one is read.
    */
-  async createWith(executor: SqlExecutor, init: NewWorkflowInstance, values = this.values(init)): Promise<Created> {
+  async createWith(executor: SqlExecutor, init: NewWorkflowInstance, { row, values }: MadeRow = made(init)): Promise<Created> {
     const { rowCount, insertId } = await executor.query(this.insertSql(1), values);
-    if (rowCount === 1 && typeof insertId === 'number') return { instance: this.inserted(init, insertId), created: true };
+    if (rowCount === 1 && typeof insertId === 'number') return { instance: insertedInstance(row, insertId), created: true };
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
     if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: rowCount === 1 };
@@ -96,8 +101,9 @@ export class MySqlCreates {
    */
   async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<Created | null> {
     const fence = [scheduleId, token, token, init.now];
-    const { rowCount, insertId } = await retryOnLockContention(() => this.executor.query(this.occurrenceSql, [...this.values(init), ...fence]));
-    if (rowCount === 1 && typeof insertId === 'number') return { instance: this.inserted(init, insertId), created: true };
+    const { row, values } = made(init);
+    const { rowCount, insertId } = await retryOnLockContention(() => this.executor.query(this.occurrenceSql, [...values, ...fence]));
+    if (rowCount === 1 && typeof insertId === 'number') return { instance: insertedInstance(row, insertId), created: true };
     const { rows: lease } = await this.executor.query(this.scheduleLeaseSql, [scheduleId]);
     const schedule = lease[0];
     const held = schedule && (token === null || (schedule.lease_token === token && schedule.lease_until !== null && toNumber(schedule.lease_until) >= init.now));
@@ -115,8 +121,9 @@ export class MySqlCreates {
   async createInApplication(executor: SqlExecutor, init: NewWorkflowInstance): Promise<Created> {
     const { rows: last } = await executor.query(this.lastSignalSql);
     const cursor = toNumber(last[0]?.last ?? 0);
-    const { rowCount } = await executor.query(this.insertWithCursorSql, [...this.values(init), cursor]);
-    if (rowCount === 1) return { instance: this.inserted(init, cursor), created: true };
+    const { row, values } = made(init);
+    const { rowCount } = await executor.query(this.insertWithCursorSql, [...values, cursor]);
+    if (rowCount === 1) return { instance: insertedInstance(row, cursor), created: true };
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
     if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: false };
@@ -127,35 +134,10 @@ export class MySqlCreates {
     return rowCount === 1;
   }
 
-  /** The row `insertSql` stored for `init` with `signalCursor`, as `toInstance()` reads it back. */
-  private inserted(init: NewWorkflowInstance, signalCursor: number): WorkflowInstance {
-    const leased = init.lease !== undefined;
-    return toInstance({
-      ...newInstanceRow(init),
-      status: leased ? 'running' : 'pending',
-      output: null,
-      error: null,
-      custom_status: null,
-      runs: leased ? 1 : 0,
-      signal_cursor: signalCursor,
-      cancel_requested: 0,
-      terminate_requested: 0,
-      cancel_reason: null,
-      created_at: init.now,
-      updated_at: init.now,
-    });
-  }
-
-  /** One row's values for `insertSql`. */
-  private values(init: NewWorkflowInstance): unknown[] {
-    const leased = init.lease !== undefined;
-    return [...newInstanceParams(init), init.now, leased ? 'running' : 'pending', leased ? 1 : 0];
-  }
-
   private async sendBatch(batch: PendingCreate[]): Promise<Created[]> {
     if (batch.length === 1) {
-      const [{ init, values }] = batch as [PendingCreate];
-      return [await retryOnLockContention(() => this.createWith(this.executor, init, values))];
+      const [pending] = batch as [PendingCreate];
+      return [await retryOnLockContention(() => this.createWith(this.executor, pending.init, pending))];
     }
     // One insert per id, the first call's; a repeat (even of the same object) sees it stored.
     const first = new Map<string, PendingCreate>();
@@ -184,9 +166,9 @@ export class MySqlCreates {
     );
     const cursors = new Map(rows.map((row) => [String(row.id), toNumber(row.signal_cursor)]));
     const created = new Map<string, { instance: WorkflowInstance; mine: boolean }>();
-    for (const { init } of inits) {
+    for (const { init, row } of inits) {
       const cursor = cursors.get(init.id);
-      if (cursor !== undefined) created.set(init.id, { instance: this.inserted(init, cursor), mine: true });
+      if (cursor !== undefined) created.set(init.id, { instance: insertedInstance(row, cursor), mine: true });
     }
     const existing = ids.filter((id) => !created.has(id));
     if (existing.length > 0) for (const [id, read] of await this.read(this.executor, existing, new Set())) created.set(id, read);
@@ -226,3 +208,10 @@ export class MySqlCreates {
 
 /** Thrown inside a batch's transaction to roll it back when some of its ids existed already. */
 const SOME_EXISTED = new Error('some ids of the batch existed');
+
+/** `init`'s row and `insertSql`'s values for it: the row's, then updated_at, the status and the runs (a create leased to its caller starts running, its first run counted). */
+function made(init: NewWorkflowInstance): MadeRow {
+  const row = newInstanceRow(init);
+  const leased = row.lease_token !== null;
+  return { row, values: [...newInstanceRowParams(row), row.now, leased ? 'running' : 'pending', leased ? 1 : 0] };
+}
