@@ -2,10 +2,9 @@
 // claim's answer is on its way, or while a rerun reads its journal): the execution must not run a
 // step after the request returned. Run on every store: the in-memory one, PostgreSQL and MariaDB.
 import { randomUUID } from 'node:crypto';
-import { afterEach, expect, it } from 'vitest';
-import { Test } from '@nestjs/testing';
-import { Workflow, WorkflowClient, WorkflowsModule, WorkflowWorker, type WorkflowContext, type WorkflowStore } from '../../src/index.js';
-import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { expect, it } from 'vitest';
+import { Workflow, type WorkflowContext, type WorkflowStore } from '../../src/index.js';
+import { scenarioApps, type ScenarioApp } from './scenario-apps.js';
 
 /** What each instance did, by id. */
 const done = new Map<string, string[]>();
@@ -77,26 +76,10 @@ function holdClaim(store: WorkflowStore, id: string, restores: Array<() => void>
  * tests share: every test uses ids of its own).
  */
 export function cancelAtStartTests(storeOf: () => WorkflowStore): void {
-  const restores: Array<() => void> = [];
-  const closes: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const restore of restores.splice(0)) restore();
-    for (const close of closes.splice(0)) await close();
-  });
-
-  async function app() {
-    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store: storeOf(), clock, worker: false })],
-      providers: [Order],
-    }).compile();
-    await module.init();
-    closes.push(() => module.close());
-    return { client: module.get(WorkflowClient), worker: module.get(WorkflowWorker), clock };
-  }
+  const { app, restores } = scenarioApps(storeOf, [Order]);
 
   /** An instance that reserved and sleeps, due again: its next execution reads its journal. */
-  async function dueAgain(a: Awaited<ReturnType<typeof app>>) {
+  async function dueAgain(a: ScenarioApp) {
     const { id } = await a.client.start(Order, null, { id: `order-${randomUUID()}` });
     await a.worker.drain();
     expect(done.get(id)).toEqual(['reserve']);
@@ -106,7 +89,7 @@ export function cancelAtStartTests(storeOf: () => WorkflowStore): void {
 
   for (const request of ['cancel', 'terminate'] as const) {
     const ended = request === 'cancel' ? { error: 'WorkflowCancelledError', did: ['reserve', 'undo reserve'] } : { error: 'WorkflowTerminatedError', did: ['reserve'] };
-    const expectEnded = async (a: Awaited<ReturnType<typeof app>>, id: string, did: string[] | undefined) => {
+    const expectEnded = async (a: ScenarioApp, id: string, did: string[] | undefined) => {
       const status = await a.client.getStatus(id);
       expect({ status: status.status, error: status.error?.name, message: status.error?.message, did: done.get(id) }).toEqual({
         status: 'cancelled',
@@ -116,29 +99,23 @@ export function cancelAtStartTests(storeOf: () => WorkflowStore): void {
       });
     };
 
-    it(`a ${request} accepted in this process before a rerun reads its journal: no step runs after it returned`, async () => {
-      const a = await app();
-      const id = await dueAgain(a);
-      const read = holdJournalRead(storeOf(), id, 'before', restores);
-      const drained = a.worker.drain();
-      await read.reached;
-      await a.client[request](id, 'stop');
-      read.release();
-      await drained;
-      await expectEnded(a, id, ended.did);
-    });
-
-    it(`a ${request} accepted in this process while a rerun's journal read is out (answered before it landed): no step runs after it returned`, async () => {
-      const a = await app();
-      const id = await dueAgain(a);
-      const read = holdJournalRead(storeOf(), id, 'after', restores);
-      const drained = a.worker.drain();
-      await read.reached;
-      await a.client[request](id, 'stop');
-      read.release();
-      await drained;
-      await expectEnded(a, id, ended.did);
-    });
+    const whens = {
+      before: 'before a rerun reads its journal',
+      after: "while a rerun's journal read is out (answered before it landed)",
+    } as const;
+    for (const [when, during] of Object.entries(whens) as Array<[keyof typeof whens, string]>) {
+      it(`a ${request} accepted in this process ${during}: no step runs after it returned`, async () => {
+        const a = await app();
+        const id = await dueAgain(a);
+        const read = holdJournalRead(storeOf(), id, when, restores);
+        const drained = a.worker.drain();
+        await read.reached;
+        await a.client[request](id, 'stop');
+        read.release();
+        await drained;
+        await expectEnded(a, id, ended.did);
+      });
+    }
 
     it(`a ${request} another process committed before a rerun reads its journal: the read's flags stop it, no step runs`, async () => {
       const a = await app();

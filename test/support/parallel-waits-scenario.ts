@@ -2,10 +2,9 @@
 // they were called, not in the order the store answers their reads: on a pool, two reads go on two
 // connections and may answer in either order. Run on every store: in-memory, PostgreSQL, MariaDB.
 import { randomUUID } from 'node:crypto';
-import { afterEach, expect, it } from 'vitest';
-import { Test } from '@nestjs/testing';
-import { Workflow, WorkflowClient, WorkflowSignal, WorkflowsModule, WorkflowWorker, type WorkflowContext, type WorkflowStore } from '../../src/index.js';
-import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { expect, it } from 'vitest';
+import { Workflow, WorkflowSignal, type WorkflowContext, type WorkflowStore } from '../../src/index.js';
+import { scenarioApps } from './scenario-apps.js';
 
 const vote = new WorkflowSignal<{ by: string }>('parallel-waits.vote');
 const ready = new WorkflowSignal<null>('parallel-waits.ready');
@@ -44,23 +43,7 @@ function answerSecondReadFirst(store: WorkflowStore, key: string, restores: Arra
 
 /** Registers the scenario's tests; `storeOf()` is the test's store (each test uses keys of its own). */
 export function parallelWaitsTests(storeOf: () => WorkflowStore): void {
-  const restores: Array<() => void> = [];
-  const closes: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const restore of restores.splice(0)) restore();
-    for (const close of closes.splice(0)) await close();
-  });
-
-  async function app() {
-    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store: storeOf(), clock, worker: false })],
-      providers: [TwoVotes],
-    }).compile();
-    await module.init();
-    closes.push(() => module.close());
-    return { client: module.get(WorkflowClient), worker: module.get(WorkflowWorker) };
-  }
+  const { app, restores } = scenarioApps(storeOf, [TwoVotes]);
 
   it('two parallel waits of one name and key take the two signals in call order when the later wait hears from the store first', async () => {
     const { client, worker } = await app();
