@@ -14,7 +14,7 @@ import { createMysqlPool, dropTables } from './mysql.js';
 import { createPool, dropSchema } from './postgres.js';
 import { freshSchema, requireServer, SERVER, type SqlKind } from './sql-target.js';
 import { lockWaits } from './mysql-lock-waits.js';
-import { other, RaceChild, RaceParent } from './retry-child-race-scenario.js';
+import { cancelledParentAMonthLater, RaceChild, RaceParent } from './retry-child-race-scenario.js';
 
 /** The statement both stores' `reopen()` locks the row with (its conditions, `FOR UPDATE`). */
 const REOPEN_LOCK = /AND runs = (\$3|\?) AND NOT \(lease_token IS NOT NULL AND lease_until >= (\$4|\?)\) FOR UPDATE/;
@@ -134,14 +134,7 @@ export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
       await target.store.init();
       const app = await createTestApp([RaceChild, RaceParent], { store: target.store });
       try {
-        await app.client.start(RaceParent, 7, { id: 'p' });
-        await app.worker.drain();
-        expect((await app.client.getStatus('p/c')).status).toBe('completed');
-        await app.client.cancel('p');
-        await app.worker.drain();
-        expect((await app.client.getStatus('p')).status).toBe('cancelled');
-        await app.client.signal(other, 'later', { key: 'someone-else' }); // purge never removes the newest signal
-        app.clock.advance('31d');
+        await cancelledParentAMonthLater(app);
         const pause = target.pauseNextReopen();
         const retried = app.client.retry('p');
         retried.catch(() => undefined);

@@ -47,6 +47,21 @@ function racing(store: WorkflowStore): { store: WorkflowStore; beforeReopen?: ()
   return control;
 }
 
+/**
+ * Parent `p` started child `p/c` (which completed at once) and sleeps; it is cancelled in its sleep
+ * and 31 days pass: a `retry('p')` now finds a finished child that `purge()` may remove.
+ */
+export async function cancelledParentAMonthLater(app: TestApp): Promise<void> {
+  await app.client.start(RaceParent, 7, { id: 'p' });
+  await app.worker.drain();
+  expect((await app.client.getStatus('p/c')).status).toBe('completed');
+  await app.client.cancel('p');
+  await app.worker.drain();
+  expect((await app.client.getStatus('p')).status).toBe('cancelled');
+  await app.client.signal(other, 'later', { key: 'someone-else' }); // purge never removes the newest signal
+  app.clock.advance('31d');
+}
+
 export interface RetryChildRaceOptions {
   /** A store for one test (a fresh schema on a SQL server). */
   open(): Promise<WorkflowStore>;
@@ -65,14 +80,7 @@ export function retryChildRaceTests(options: RetryChildRaceOptions): void {
     const control = racing(store);
     const app = await createTestApp([RaceChild, RaceParent], { store: control.store });
     try {
-      await app.client.start(RaceParent, 7, { id: 'p' });
-      await app.worker.drain();
-      expect((await app.client.getStatus('p/c')).status).toBe('completed');
-      await app.client.cancel('p');
-      await app.worker.drain();
-      expect((await app.client.getStatus('p')).status).toBe('cancelled');
-      await app.client.signal(other, 'later', { key: 'someone-else' }); // purge never removes the newest signal
-      app.clock.advance('31d');
+      await cancelledParentAMonthLater(app);
       control.beforeReopen = () => race(app);
       const retried = app.client.retry('p');
       retried.catch(() => undefined);
