@@ -3,14 +3,14 @@
 // one app is woken by the store's LISTEN/NOTIFY when another app ends the instance, not by polling
 // (both poll once an hour here); a result() still waiting when its app closes rejects; closing
 // apps wired this way ends their pools without hanging.
-import { Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Workflow, WorkflowClient, WorkflowClientClosedError, WorkflowsModule, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
-import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
-import { createPool, dropSchema, freshSchemaName, pgConnection, requirePostgres } from '../support/postgres.js';
+import { Workflow, WorkflowClient, WorkflowClientClosedError, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
+import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import { postgresAppModule } from '../support/postgres-apps.js';
 
 const available = await requirePostgres('handles across processes e2e');
 const schema = freshSchemaName('handles');
@@ -33,36 +33,8 @@ class DoubleIt {
   }
 }
 
-/** As docs/postgres.md: the application provides its pool, and ends it when it shuts down. */
-@Module({
-  providers: [{ provide: pg.Pool, useFactory: () => new pg.Pool({ ...pgConnection, max: 3 }) }],
-  exports: [pg.Pool],
-})
-class DatabaseModule implements OnApplicationShutdown {
-  constructor(readonly pool: pg.Pool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
-}
-
 function appModule(worker: boolean) {
-  @Module({
-    imports: [
-      DatabaseModule,
-      WorkflowsModule.forRootAsync({
-        imports: [DatabaseModule],
-        inject: [pg.Pool],
-        useFactory: (pool: pg.Pool) => ({
-          store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }),
-          worker: { enabled: worker, pollInterval: '1h' },
-        }),
-      }),
-    ],
-    providers: [Doubler, DoubleIt],
-  })
-  class AppModule {}
-  return AppModule;
+  return postgresAppModule(schema, { enabled: worker, pollInterval: '1h' }, [Doubler, DoubleIt]);
 }
 
 describe.skipIf(!available)('handles across processes on PostgreSQL', () => {

@@ -3,48 +3,19 @@
 // worker's next heartbeat: the heartbeat is 30 s here, and the running step must see its signal
 // abort, and the instance end, within a few seconds. Two Nest apps in this test process, each with
 // its own pool, as two processes would have.
-import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { WorkflowClient, WorkflowsModule } from '../../src/index.js';
-import { PostgresWorkflowStore, fromPg } from '../../src/postgres/index.js';
-import { createPool, dropSchema, freshSchemaName, pgConnection, requirePostgres } from '../support/postgres.js';
+import { WorkflowClient } from '../../src/index.js';
+import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
+import { postgresAppModule } from '../support/postgres-apps.js';
 import { cases, Effects, expectStoppedSoon, HoldThenCharge, startHolding } from './remote-cancel-scenario.js';
 
 const available = await requirePostgres('cancel across processes e2e');
 const schema = freshSchemaName('remotecancel');
 
-@Module({
-  providers: [{ provide: pg.Pool, useFactory: () => new pg.Pool({ ...pgConnection, max: 3 }) }],
-  exports: [pg.Pool],
-})
-class DatabaseModule implements OnApplicationShutdown {
-  constructor(readonly pool: pg.Pool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
-}
-
 function appModule(worker: boolean) {
-  @Module({
-    imports: [
-      DatabaseModule,
-      WorkflowsModule.forRootAsync({
-        imports: [DatabaseModule],
-        inject: [pg.Pool],
-        useFactory: (pool: pg.Pool) => ({
-          store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }),
-          worker: { enabled: worker, leaseDuration: '90s', heartbeatInterval: '30s', shutdownTimeout: '1s' },
-        }),
-      }),
-    ],
-    providers: [Effects, HoldThenCharge],
-  })
-  class AppModule {}
-  return AppModule;
+  return postgresAppModule(schema, { enabled: worker, leaseDuration: '90s', heartbeatInterval: '30s', shutdownTimeout: '1s' }, [Effects, HoldThenCharge]);
 }
 
 describe.skipIf(!available)('a cancel or terminate from another process on PostgreSQL', () => {
