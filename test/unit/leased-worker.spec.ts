@@ -1,38 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LeasedWorker, type LeasedWorkerOptions } from '../../src/worker/leased-worker.js';
-import { systemClock } from '../../src/time/workflow-clock.js';
+import { loopWith } from './leased-loop.js';
 
 function worker(claim: (limit: number) => Promise<string[]>, execute: (item: string) => Promise<void> = async () => undefined, pollInterval = 40) {
   const errors: unknown[] = [];
-  const loop = new LeasedWorker<string>({
-    concurrency: 2,
-    pollInterval,
-    leaseDuration: 30_000,
-    heartbeatInterval: 10_000,
-    shutdownTimeout: 1_000,
-    clock: systemClock,
-    claim: (_lease, _now, limit) => claim(limit),
-    renew: async () => true,
-    execute,
-    onError: (error) => errors.push(error),
-  });
+  const loop = loopWith({ pollInterval, claim: (_lease, _now, limit) => claim(limit), execute, onError: (error) => errors.push(error) });
   return { loop, errors };
-}
-
-/** A loop over string items with the tests' defaults (two slots, no poll or heartbeat in the way), `options` over them. */
-function loopWith(options: Partial<LeasedWorkerOptions<string>> & Pick<LeasedWorkerOptions<string>, 'claim'>): LeasedWorker<string> {
-  return new LeasedWorker<string>({
-    concurrency: 2,
-    pollInterval: 10_000,
-    leaseDuration: 30_000,
-    heartbeatInterval: 10_000,
-    shutdownTimeout: 1_000,
-    clock: systemClock,
-    renew: async () => true,
-    execute: async () => undefined,
-    onError: () => undefined,
-    ...options,
-  });
 }
 
 describe('the leased loop', () => {

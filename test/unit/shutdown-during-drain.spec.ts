@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeasedWorker } from '../../src/worker/leased-worker.js';
-import { systemClock } from '../../src/time/workflow-clock.js';
+import { loopWith } from './leased-loop.js';
 
 // A shutdown that begins while a drain()'s claim is on its way to the store: the store (or the
 // application's pool, ended in `onApplicationShutdown`) closes right after the shutdown resolves,
@@ -9,20 +8,12 @@ describe('a shutdown while a drain() claims', () => {
   it('waits for the claim, runs what it leased with the aborted signal, and resolves after that hands back', async () => {
     let answer!: (items: string[]) => void;
     const seen: Array<[string, boolean]> = [];
-    const loop = new LeasedWorker<string>({
-      concurrency: 2,
-      pollInterval: 10_000,
-      leaseDuration: 30_000,
-      heartbeatInterval: 10_000,
-      shutdownTimeout: 1_000,
-      clock: systemClock,
+    const loop = loopWith({
       claim: () => new Promise<string[]>((resolve) => (answer = resolve)),
-      renew: async () => true,
       execute: async (item, shutdown) => {
         await new Promise((resolve) => setTimeout(resolve, 10));
         seen.push([`${item} handed back`, shutdown.aborted]);
       },
-      onError: () => undefined,
     });
     const drained = loop.drain();
     let stopped = false;
@@ -39,18 +30,7 @@ describe('a shutdown while a drain() claims', () => {
   });
 
   it('stops waiting for a claim that does not answer after shutdownTimeout', async () => {
-    const loop = new LeasedWorker<string>({
-      concurrency: 2,
-      pollInterval: 10_000,
-      leaseDuration: 30_000,
-      heartbeatInterval: 10_000,
-      shutdownTimeout: 30,
-      clock: systemClock,
-      claim: () => new Promise<string[]>(() => undefined),
-      renew: async () => true,
-      execute: async () => undefined,
-      onError: () => undefined,
-    });
+    const loop = loopWith({ shutdownTimeout: 30, claim: () => new Promise<string[]>(() => undefined) });
     void loop.drain();
     const started = Date.now();
     await loop.shutdown();
