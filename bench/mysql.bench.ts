@@ -6,6 +6,8 @@
 //   W2: one 3-step workflow started and awaited, W2_REPS times in a row (p50, p95 ms).
 //   W1 steady (w1_steady_*): W1 again at the end, after W1_STEADY_WARMUP more workflows, once Node's
 //       CPU per workflow has settled (the first W1 runs in a process still warming up).
+//   Each W1 also gets the 10-client limit measured just before and just after it (the limit moves
+//   by half between runs minutes apart on a shared machine): w1_*_vs_limit_around is against their mean.
 // Write cost per workflow: commits counted at the store's executor (each transaction, each autocommit or compound
 // INSERT/UPDATE/DELETE), statements counted at the pool (each a round trip, the wake-up poll's
 // included), the server's InnoDB fsyncs (Innodb_data_fsyncs: redo log and data files; group commit can make
@@ -144,25 +146,32 @@ const quiet = () => new Promise((resolve) => setTimeout(resolve, 500));
 
 /** One measured W1 run of `N`: throughput and its cost per workflow. */
 async function measuredW1(prefix: string) {
+  const limitBefore = await commitLimit(10);
   const commits0 = commits;
   const statements0 = statements;
   const fsyncs0 = await status('Innodb_data_fsyncs');
   const server0 = serverCpuMs();
-  const { wallMs, nodeCpuMs, startsMs } = await w1(prefix, N);
+  const { wallMs, nodeCpuMs, nodeThreadsMs, startsMs } = await w1(prefix, N);
   await quiet();
   const server1 = serverCpuMs();
   const fsyncs = (await status('Innodb_data_fsyncs')) - fsyncs0;
+  const limitAfter = await commitLimit(10);
   const wfPerS = N / (wallMs / 1000);
   return {
     workflows_per_s: +wfPerS.toFixed(1),
     steps_per_s: +(wfPerS * STEPS).toFixed(1),
     steps_per_s_vs_10_client_limit: +((wfPerS * STEPS) / limit10).toFixed(2),
+    limit_10_clients_before_after: [Math.round(limitBefore), Math.round(limitAfter)],
+    steps_per_s_vs_limit_around: +((wfPerS * STEPS) / ((limitBefore + limitAfter) / 2)).toFixed(2),
     wall_ms: Math.round(wallMs),
     // Until every start() of the run returned (its creates committed; the worker runs meanwhile).
     starts_ms: startsMs,
     commits_per_wf: +((commits - commits0) / N).toFixed(2),
     statements_per_wf: +((statements - statements0) / N).toFixed(2),
     node_cpu_ms_per_wf: +(nodeCpuMs / N).toFixed(3),
+    // Of it, the main thread's and the other threads' (mostly V8's optimizing compiler while the process is new).
+    node_main_thread_ms_per_wf: nodeThreadsMs === null ? null : +(nodeThreadsMs.main / N).toFixed(3),
+    node_other_threads_ms_per_wf: nodeThreadsMs === null ? null : +(nodeThreadsMs.other / N).toFixed(3),
     innodb_fsyncs_per_wf: +(fsyncs / N).toFixed(2),
     // Everything the server did meanwhile (other clients' work included), over the W1 run and the 0.5 s after it.
     server_cpu_ms_per_wf: server0 === null || server1 === null ? null : +((server1 - server0) / N).toFixed(3),

@@ -18,7 +18,7 @@ import pg from 'pg';
 import { AesGcmPayloadCodec, WorkflowClient, WorkflowEvents, WorkflowsModule } from '../src/index.js';
 import { PostgresWorkflowStore, fromPg } from '../src/postgres/index.js';
 import { createPool, pgConnection } from '../test/support/postgres.js';
-import { runW1, runW2Once, STEP_KIND, STEPS, ThreeSteps } from './fixtures/w1.js';
+import { runW1, runW2Once, STEP_KIND, STEPS, ThreeSteps, type W1Run } from './fixtures/w1.js';
 
 const N = Number(process.env.N ?? 1000);
 const W2_REPS = Number(process.env.W2_REPS ?? 50);
@@ -73,11 +73,11 @@ async function completedCount(prefix: string): Promise<number> {
 // Idle backends report their pg_stat counters within 10 s (PG 15): wait that long before reading them.
 const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
 
-let w1Phases = { startsMs: 0, nodeCpuMs: 0 };
+let w1Phases: Pick<W1Run, 'startsMs' | 'nodeCpuMs' | 'nodeThreadsMs'> = { startsMs: 0, nodeCpuMs: 0, nodeThreadsMs: null };
 
 async function w1(prefix: string, n: number) {
   const run = await runW1(client, n, prefix, completedCount);
-  w1Phases = { startsMs: run.startsMs, nodeCpuMs: run.nodeCpuMs };
+  w1Phases = run;
   return run.wallMs;
 }
 
@@ -144,6 +144,9 @@ const result = {
   w1_wall_ms: Math.round(w1Ms),
   w1_all_started_ms: w1Phases.startsMs,
   w1_node_cpu_ms: w1Phases.nodeCpuMs,
+  // Of it, the main thread's and the other threads' (mostly V8's optimizing compiler while the process is new).
+  w1_node_main_thread_ms: w1Phases.nodeThreadsMs?.main ?? null,
+  w1_node_other_threads_ms: w1Phases.nodeThreadsMs?.other ?? null,
   w1_xact_commits_per_wf: +(w1Xact / N).toFixed(2),
   w1_wal_commits_per_wf: w1Wal === null ? null : +(w1Wal / N).toFixed(2),
   w2_p50_ms: +percentile(latencies, 50).toFixed(1),
