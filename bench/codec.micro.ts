@@ -22,8 +22,8 @@ async function oneWorkflow(i: number): Promise<WorkflowInstanceDetails> {
   return {
     id: created.id, workflow: created.workflow, version: 1, status: 'completed', input: created.input, output: last.output, error: null,
     customStatus: null, parentId: null, parentClose: null, concurrencyKey: null, rateLimitKey: null, priority: 0, scheduleId: null,
-    scheduledAt: null, deadline: null, wakeAt: null, runs: 1, signalCursor: 0, leaseToken: null, leaseOwner: null, leaseUntil: null,
-    cancelRequested: false, terminateRequested: false, cancelReason: null, createdAt: now, updatedAt: now, waits: [], journal: entries,
+    scheduledAt: null, deadline: null, timeout: null, wakeAt: null, runs: 1, signalCursor: 0, leaseToken: null, leaseOwner: null, leaseUntil: null,
+    cancelRequested: false, terminateRequested: false, cancelReason: null, traceContext: null, createdAt: now, updatedAt: now, waits: [], journal: entries,
   };
 }
 

@@ -87,7 +87,7 @@ async function w2Once(id: string): Promise<number> {
   const marks: string[] = [];
   let started = performance.now();
   const sub = events.subscribe((e) => {
-    if (e.id === id) marks.push(`${e.type}${'step' in e ? ':' + e.step : ''}@${(performance.now() - started).toFixed(2)}`);
+    if ('id' in e && e.id === id) marks.push(`${e.type}${'step' in e ? ':' + e.step : ''}@${(performance.now() - started).toFixed(2)}`);
   });
   const took = await runW2Once(client, events, id, (at) => {
     started = at;
