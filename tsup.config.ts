@@ -59,7 +59,16 @@ export default defineConfig({
   treeshake: false,
   outDir: 'dist',
   // Never bundle peers or drivers, even if one is missing from package.json.
-  external: [/^@nestjs\//, 'reflect-metadata', /^rxjs(\/|$)/, /^pg(\/|$)/, /^pg-/, /^mysql2(\/|$)/, /^vitest(\/|$)/, /^@opentelemetry\//],
+  external: [
+    /^@nestjs\//,
+    'reflect-metadata',
+    /^rxjs(\/|$)/,
+    /^pg(\/|$)/,
+    /^pg-/,
+    /^mysql2(\/|$)/,
+    /^vitest(\/|$)/,
+    /^@opentelemetry\//,
+  ],
   onSuccess: async () => {
     ensureCliShebang();
   },

@@ -28,20 +28,36 @@ const pgEnv = {
 };
 
 function say(message) {
-  process.stderr.write(`[bench:all ${new Date().toISOString().slice(11, 19)} load ${loadavg()[0].toFixed(1)}] ${message}\n`);
+  process.stderr.write(
+    `[bench:all ${new Date().toISOString().slice(11, 19)} load ${loadavg()[0].toFixed(1)}] ${message}\n`,
+  );
 }
 
 function run(command, args, env = process.env) {
-  const result = spawnSync(command, args, { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}:\n${result.stdout}`);
+  const result = spawnSync(command, args, {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 << 20,
+  });
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}:\n${result.stdout}`);
   return result.stdout;
 }
 
 /** Runs one bench/*.bench.ts and returns the JSON object on its last line of output. */
 function bench(file, env = {}) {
   say(`${file}`);
-  const out = run(process.execPath, ['--import', './scripts/register-ts.mjs', `bench/${file}`], { ...process.env, ...env });
-  const line = out.trim().split('\n').reverse().find((text) => text.startsWith('{'));
+  const out = run(process.execPath, ['--import', './scripts/register-ts.mjs', `bench/${file}`], {
+    ...process.env,
+    ...env,
+  });
+  const line = out
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((text) => text.startsWith('{'));
   if (!line) throw new Error(`bench/${file} printed no JSON result:\n${out}`);
   return JSON.parse(line);
 }
@@ -53,10 +69,15 @@ function psql(database, sql) {
 /** pgbench's one-statement transactions at `clients`: { tps, latencyMs } over PGBENCH_SECONDS. */
 function pgbench(clients, seconds = PGBENCH_SECONDS) {
   const jobs = String(Math.min(clients, 2));
-  const out = run(pgbenchBin(), ['-n', '-f', 'bench/pgbench-update1.sql', '-c', String(clients), '-j', jobs, '-T', String(seconds), PGBENCH_DB], pgEnv);
+  const out = run(
+    pgbenchBin(),
+    ['-n', '-f', 'bench/pgbench-update1.sql', '-c', String(clients), '-j', jobs, '-T', String(seconds), PGBENCH_DB],
+    pgEnv,
+  );
   const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
   const latencyMs = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1]);
-  if (!Number.isFinite(tps) || !Number.isFinite(latencyMs)) throw new Error(`pgbench printed no tps or latency:\n${out}`);
+  if (!Number.isFinite(tps) || !Number.isFinite(latencyMs))
+    throw new Error(`pgbench printed no tps or latency:\n${out}`);
   return { tps, latencyMs };
 }
 
@@ -74,7 +95,8 @@ const machine = `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.rou
 const loads = [loadavg()[0]];
 
 say(`pgbench limit (${PGBENCH_SECONDS} s per run, database ${PGBENCH_DB})`);
-if (psql('postgres', `SELECT count(*) FROM pg_database WHERE datname = '${PGBENCH_DB}'`) === '0') psql('postgres', `CREATE DATABASE ${PGBENCH_DB}`);
+if (psql('postgres', `SELECT count(*) FROM pg_database WHERE datname = '${PGBENCH_DB}'`) === '0')
+  psql('postgres', `CREATE DATABASE ${PGBENCH_DB}`);
 run(pgbenchBin(), ['-i', '-s', '1', '-q', PGBENCH_DB], pgEnv);
 psql(PGBENCH_DB, 'VACUUM ANALYZE pgbench_accounts');
 const pgVersion = psql(PGBENCH_DB, 'SHOW server_version');
@@ -104,20 +126,56 @@ const met = (ok) => (ok ? 'yes' : '**no**');
 const perWorkflow = (ms) => (ms === null || ms === undefined ? null : ms / W1_N);
 
 const rows = [
-  ['PostgreSQL limit: pgbench 1-statement tx, 1 client', `${fixed(pg1.tps, 0)} TPS, ${fixed(pg1.latencyMs, 2)} ms`, '', '', ''],
-  ['PostgreSQL limit: pgbench 1-statement tx, 10 clients', `${fixed(pg10.tps, 0)} TPS, ${fixed(pg10.latencyMs, 2)} ms`, '', '', ''],
-  [`W1 steps/s (${W1_N} x 3 steps, concurrency 10)`, fixed(pg.w1_steps_per_s), `${fixed(pg10.tps, 0)} (10-client TPS)`, ratio(pg.w1_steps_per_s / pg10.tps), `>= 1.00x: ${met(pg.w1_steps_per_s >= pg10.tps)}`],
   [
-    'W1 Node CPU ms per workflow (main thread + other threads: V8\'s compiler, GC helpers)',
+    'PostgreSQL limit: pgbench 1-statement tx, 1 client',
+    `${fixed(pg1.tps, 0)} TPS, ${fixed(pg1.latencyMs, 2)} ms`,
+    '',
+    '',
+    '',
+  ],
+  [
+    'PostgreSQL limit: pgbench 1-statement tx, 10 clients',
+    `${fixed(pg10.tps, 0)} TPS, ${fixed(pg10.latencyMs, 2)} ms`,
+    '',
+    '',
+    '',
+  ],
+  [
+    `W1 steps/s (${W1_N} x 3 steps, concurrency 10)`,
+    fixed(pg.w1_steps_per_s),
+    `${fixed(pg10.tps, 0)} (10-client TPS)`,
+    ratio(pg.w1_steps_per_s / pg10.tps),
+    `>= 1.00x: ${met(pg.w1_steps_per_s >= pg10.tps)}`,
+  ],
+  [
+    "W1 Node CPU ms per workflow (main thread + other threads: V8's compiler, GC helpers)",
     `${fixed(perWorkflow(pg.w1_node_cpu_ms), 3)} (${fixed(perWorkflow(pg.w1_node_main_thread_ms), 3)} + ${fixed(perWorkflow(pg.w1_node_other_threads_ms), 3)})`,
     '',
     '',
     '',
   ],
-  ['W1 commits per workflow (WAL)', fixed(pg.w1_wal_commits_per_wf, 2), '', '', 'not above 0.40 (2026-11-29); the WAL holds every session\'s commits'],
-  ['W2 p50 ms (one 3-step workflow, start to end)', fixed(pg.w2_p50_ms), `${fixed(fsyncFloor, 2)} (4 x 1-client latency)`, ratio(pg.w2_p50_ms / fsyncFloor), `<= 2.00x: ${met(pg.w2_p50_ms <= 2 * fsyncFloor)}`],
+  [
+    'W1 commits per workflow (WAL)',
+    fixed(pg.w1_wal_commits_per_wf, 2),
+    '',
+    '',
+    "not above 0.40 (2026-11-29); the WAL holds every session's commits",
+  ],
+  [
+    'W2 p50 ms (one 3-step workflow, start to end)',
+    fixed(pg.w2_p50_ms),
+    `${fixed(fsyncFloor, 2)} (4 x 1-client latency)`,
+    ratio(pg.w2_p50_ms / fsyncFloor),
+    `<= 2.00x: ${met(pg.w2_p50_ms <= 2 * fsyncFloor)}`,
+  ],
   ['W2 p95 ms', fixed(pg.w2_p95_ms), '', ratio(pg.w2_p95_ms / fsyncFloor), ''],
-  ['W2 p50 ms against four one-row commits from Node (pg), back to back', fixed(pg.w2_p50_ms), `${fixed(pg.w2_node_four_commits_p50_ms, 2)}`, ratio(pg.w2_p50_ms / pg.w2_node_four_commits_p50_ms), ''],
+  [
+    'W2 p50 ms against four one-row commits from Node (pg), back to back',
+    fixed(pg.w2_p50_ms),
+    `${fixed(pg.w2_node_four_commits_p50_ms, 2)}`,
+    ratio(pg.w2_p50_ms / pg.w2_node_four_commits_p50_ms),
+    '',
+  ],
   ['W2 commits per workflow (WAL)', fixed(pg.w2_wal_commits_per_wf, 2), '', '', 'not above 4 (2026-11-29)'],
   [
     'cross-process start-to-running p50 ms (NOTIFY)',
@@ -161,8 +219,20 @@ if (scale) {
 }
 if (mysql) {
   rows.push(
-    ['MariaDB limit: 1-row UPDATE commits/s, 1 / 10 clients', `${mysql.limit_update_commits_per_s_1_client} / ${mysql.limit_update_commits_per_s_10_clients}`, '', '', ''],
-    ['MariaDB W1 steps/s', fixed(mysql.w1_steps_per_s), `${mysql.limit_update_commits_per_s_10_clients} (10 clients)`, ratio(mysql.w1_steps_per_s / mysql.limit_update_commits_per_s_10_clients), `>= 0.50x (issue 10): ${met(mysql.w1_steps_per_s >= 0.5 * mysql.limit_update_commits_per_s_10_clients)}; >= 1.00x (issue 15): ${met(mysql.w1_steps_per_s >= mysql.limit_update_commits_per_s_10_clients)}`],
+    [
+      'MariaDB limit: 1-row UPDATE commits/s, 1 / 10 clients',
+      `${mysql.limit_update_commits_per_s_1_client} / ${mysql.limit_update_commits_per_s_10_clients}`,
+      '',
+      '',
+      '',
+    ],
+    [
+      'MariaDB W1 steps/s',
+      fixed(mysql.w1_steps_per_s),
+      `${mysql.limit_update_commits_per_s_10_clients} (10 clients)`,
+      ratio(mysql.w1_steps_per_s / mysql.limit_update_commits_per_s_10_clients),
+      `>= 0.50x (issue 10): ${met(mysql.w1_steps_per_s >= 0.5 * mysql.limit_update_commits_per_s_10_clients)}; >= 1.00x (issue 15): ${met(mysql.w1_steps_per_s >= mysql.limit_update_commits_per_s_10_clients)}`,
+    ],
     [
       'MariaDB W1 steady steps/s (the same W1 after 3,000 more workflows: a warm process)',
       fixed(mysql.w1_steady_steps_per_s),
@@ -184,9 +254,27 @@ if (mysql) {
       '',
       '',
     ],
-    ['MariaDB W2 p50 ms', fixed(mysql.w2_p50_ms), `${fixed(mysqlFloor, 2)} (4 x 1-client commit)`, ratio(mysql.w2_p50_ms / mysqlFloor), `<= 2.00x: ${met(mysql.w2_p50_ms <= 2 * mysqlFloor)}`],
-    ['MariaDB commits per workflow, W1 / W2', `${fixed(mysql.w1_commits_per_wf, 2)} / ${fixed(mysql.w2_commits_per_wf, 2)}`, '', '', ''],
-    ['MariaDB statements (round trips) per workflow, W1 / W2', `${fixed(mysql.w1_statements_per_wf, 2)} / ${fixed(mysql.w2_statements_per_wf, 2)}`, '', '', ''],
+    [
+      'MariaDB W2 p50 ms',
+      fixed(mysql.w2_p50_ms),
+      `${fixed(mysqlFloor, 2)} (4 x 1-client commit)`,
+      ratio(mysql.w2_p50_ms / mysqlFloor),
+      `<= 2.00x: ${met(mysql.w2_p50_ms <= 2 * mysqlFloor)}`,
+    ],
+    [
+      'MariaDB commits per workflow, W1 / W2',
+      `${fixed(mysql.w1_commits_per_wf, 2)} / ${fixed(mysql.w2_commits_per_wf, 2)}`,
+      '',
+      '',
+      '',
+    ],
+    [
+      'MariaDB statements (round trips) per workflow, W1 / W2',
+      `${fixed(mysql.w1_statements_per_wf, 2)} / ${fixed(mysql.w2_statements_per_wf, 2)}`,
+      '',
+      '',
+      '',
+    ],
   );
 }
 // The drain's target is in CPU per instance (wall time on a shared machine measures the others'
@@ -195,8 +283,20 @@ if (mysql) {
 const DRAIN_TARGET_US = 100;
 const drainUs = (cpuMs) => (cpuMs * 1000) / drain.n;
 rows.push(
-  [`in-memory drain() of ${drain.n} three-step instances: wall ms (CPU ms)`, `${drain.first_drain_ms} (${drain.first_drain_cpu_ms})`, '', `${fixed(drainUs(drain.first_drain_cpu_ms))} us CPU/instance`, `<= ${DRAIN_TARGET_US} us: ${met(drainUs(drain.first_drain_cpu_ms) <= DRAIN_TARGET_US)}`],
-  [`the same, the store already holding ${drain.n * (drain.drains.length - 1)} finished`, `${drain.last_drain_ms} (${drain.last_drain_cpu_ms})`, '', `${fixed(drainUs(drain.last_drain_cpu_ms))} us CPU/instance`, `<= ${DRAIN_TARGET_US} us: ${met(drainUs(drain.last_drain_cpu_ms) <= DRAIN_TARGET_US)}`],
+  [
+    `in-memory drain() of ${drain.n} three-step instances: wall ms (CPU ms)`,
+    `${drain.first_drain_ms} (${drain.first_drain_cpu_ms})`,
+    '',
+    `${fixed(drainUs(drain.first_drain_cpu_ms))} us CPU/instance`,
+    `<= ${DRAIN_TARGET_US} us: ${met(drainUs(drain.first_drain_cpu_ms) <= DRAIN_TARGET_US)}`,
+  ],
+  [
+    `the same, the store already holding ${drain.n * (drain.drains.length - 1)} finished`,
+    `${drain.last_drain_ms} (${drain.last_drain_cpu_ms})`,
+    '',
+    `${fixed(drainUs(drain.last_drain_cpu_ms))} us CPU/instance`,
+    `<= ${DRAIN_TARGET_US} us: ${met(drainUs(drain.last_drain_cpu_ms) <= DRAIN_TARGET_US)}`,
+  ],
   ['engine CPU us per 3-step workflow (in-memory)', fixed(engine.three_steps_cpu_us_per_wf), '', '', ''],
   ['engine CPU us per workflow with a sleep and a replay', fixed(engine.sleep_replay_cpu_us_per_wf), '', '', ''],
 );
@@ -211,4 +311,14 @@ const lines = [
   ...rows.map((row) => `| ${row.join(' | ')} |`),
 ];
 console.log(lines.join('\n'));
-console.log(JSON.stringify({ pgbench: { one_client: pg1, ten_clients: pg10 }, postgres: pg, latency, scale, mysql, drain, engine }));
+console.log(
+  JSON.stringify({
+    pgbench: { one_client: pg1, ten_clients: pg10 },
+    postgres: pg,
+    latency,
+    scale,
+    mysql,
+    drain,
+    engine,
+  }),
+);

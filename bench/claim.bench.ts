@@ -26,7 +26,9 @@ const compare = process.argv[2];
 type Build = (schema: string) => { claim: string };
 const builds: Array<{ name: string; statements: Build }> = [];
 if (compare) {
-  const module = (await import(resolve(compare, 'src/postgres/postgres-claim-statements.ts'))) as { postgresClaimStatements: Build };
+  const module = (await import(resolve(compare, 'src/postgres/postgres-claim-statements.ts'))) as {
+    postgresClaimStatements: Build;
+  };
   builds.push({ name: `compared (${compare})`, statements: module.postgresClaimStatements });
 }
 builds.push({ name: 'this checkout', statements: postgresClaimStatements });
@@ -68,7 +70,8 @@ SELECT 'due-' || g, 'bench.flow', 1, 'pending', 0, 0, $1::bigint - 100 + g, $1::
       const { rows } = await client.query({ ...statements[i]!, values: params });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       await client.query('ROLLBACK');
-      if (rows.filter((row) => row.id !== null).length !== DUE) throw new Error(`statement ${i} claimed ${rows.length} rows, expected ${DUE}`);
+      if (rows.filter((row) => row.id !== null).length !== DUE)
+        throw new Error(`statement ${i} claimed ${rows.length} rows, expected ${DUE}`);
       return ms;
     };
     for (let i = 0; i < builds.length; i++) for (let k = 0; k < 10; k++) await claimOnce(i); // warm-up, past the plan cache's 5 custom plans

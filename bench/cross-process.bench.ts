@@ -26,7 +26,8 @@ const REPS = Number(process.env.REPS ?? 50);
 const schema = `bench_latency_${Date.now().toString(36)}`;
 const { store, end } = benchStore(schema);
 const SAME_PROCESS = process.env.SAME_PROCESS === '1';
-const hopsDir = process.env.HOPS === '1' && !SAME_PROCESS && BENCH_STORE === 'postgres' ? mkdtempSync(join(tmpdir(), 'hops-')) : null;
+const hopsDir =
+  process.env.HOPS === '1' && !SAME_PROCESS && BENCH_STORE === 'postgres' ? mkdtempSync(join(tmpdir(), 'hops-')) : null;
 if (hopsDir) process.env.HOPS_FILE = join(hopsDir, 'hops.txt');
 const hops = hopsDir ? await import('./fixtures/pg-hops.js') : null;
 

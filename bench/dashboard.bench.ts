@@ -48,7 +48,12 @@ await pool.query(
 await pool.query(`VACUUM ANALYZE "${schema}".instances`);
 console.log(`loaded ${INSTANCES} instances in ${Date.now() - loadStarted} ms`);
 
-@Module({ imports: [WorkflowsModule.forRoot({ store, worker: false }), WorkflowsDashboardModule.forRoot({ path: '/workflows' })] })
+@Module({
+  imports: [
+    WorkflowsModule.forRoot({ store, worker: false }),
+    WorkflowsDashboardModule.forRoot({ path: '/workflows' }),
+  ],
+})
 class BenchApp {}
 const app = await NestFactory.create(BenchApp, { logger: false });
 await app.listen(0, '127.0.0.1');
@@ -88,7 +93,9 @@ async function time(fn: () => Promise<unknown>): Promise<number[]> {
 }
 const pct = (s: number[], p: number) => s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]!.toFixed(1);
 
-console.log(`\n| list page (${INSTANCES.toLocaleString('en')} instances, 50 per page) | rows | p50 ms | p95 ms | max ms |`);
+console.log(
+  `\n| list page (${INSTANCES.toLocaleString('en')} instances, 50 per page) | rows | p50 ms | p95 ms | max ms |`,
+);
 console.log('|---|---|---|---|---|');
 for (const [name, query] of cases) {
   let rows = 0;
@@ -98,12 +105,16 @@ for (const [name, query] of cases) {
     if (response.status !== 200) throw new Error(`${name}: HTTP ${response.status}`);
     rows = (text.match(/<tr>\n<td class="id">/g) ?? []).length;
   });
-  console.log(`| ${name} | ${rows} | ${pct(samples, 50)} | ${pct(samples, 95)} | ${pct(samples, 100).replace(/^/, '')} |`);
+  console.log(
+    `| ${name} | ${rows} | ${pct(samples, 50)} | ${pct(samples, 95)} | ${pct(samples, 100).replace(/^/, '')} |`,
+  );
 }
 
 // For contrast: the same deep page by offset, as list({ offset }) reads it.
 const offsetSamples = await time(() => client.list({ order: 'desc', offset: Math.floor(INSTANCES / 2), limit: 51 }));
-console.log(`| (contrast) client.list offset ${Math.floor(INSTANCES / 2).toLocaleString('en')}, no HTTP | 51 | ${pct(offsetSamples, 50)} | ${pct(offsetSamples, 95)} | ${pct(offsetSamples, 100)} |`);
+console.log(
+  `| (contrast) client.list offset ${Math.floor(INSTANCES / 2).toLocaleString('en')}, no HTTP | 51 | ${pct(offsetSamples, 50)} | ${pct(offsetSamples, 95)} | ${pct(offsetSamples, 100)} |`,
+);
 
 await app.close();
 await pool.query(`DROP SCHEMA "${schema}" CASCADE`);

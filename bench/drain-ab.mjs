@@ -55,6 +55,7 @@ const median = (values) => {
 };
 const keys = ['first_drain_us', 'second_drain_us', 'last_drain_us', 'engine_three_steps_us', 'engine_sleep_replay_us'];
 const summary = {};
-for (const name of names) summary[name] = Object.fromEntries(keys.map((key) => [key, median(results[name].map((row) => row[key]))]));
+for (const name of names)
+  summary[name] = Object.fromEntries(keys.map((key) => [key, median(results[name].map((row) => row[key]))]));
 summary.ratio = Object.fromEntries(keys.map((key) => [key, +(summary.after[key] / summary.before[key]).toFixed(2)]));
 console.log(JSON.stringify({ medians: summary }));

@@ -10,7 +10,15 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { InMemoryWorkflowStore, ManualWorkflowClock, Workflow, WorkflowClient, WorkflowsModule, WorkflowWorker, type WorkflowContext } from '../src/index.js';
+import {
+  InMemoryWorkflowStore,
+  ManualWorkflowClock,
+  Workflow,
+  WorkflowClient,
+  WorkflowsModule,
+  WorkflowWorker,
+  type WorkflowContext,
+} from '../src/index.js';
 
 const N = Number(process.env.N ?? 10_000);
 const DRAINS = Number(process.env.DRAINS ?? 3);
@@ -28,7 +36,11 @@ class ThreeSteps {
 
 @Module({
   imports: [
-    WorkflowsModule.forRoot({ store: new InMemoryWorkflowStore(), clock: new ManualWorkflowClock(Date.UTC(2026, 0, 1)), worker: false }),
+    WorkflowsModule.forRoot({
+      store: new InMemoryWorkflowStore(),
+      clock: new ManualWorkflowClock(Date.UTC(2026, 0, 1)),
+      worker: false,
+    }),
   ],
   providers: [ThreeSteps],
 })

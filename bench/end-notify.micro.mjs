@@ -25,7 +25,10 @@ listener.on('notification', () => heard++);
 await listener.query(`LISTEN "${channel}"`);
 await writer.query(`CREATE SCHEMA "${schema}"; CREATE TABLE "${schema}".t (id text PRIMARY KEY, status text NOT NULL)`);
 
-const plain = { name: 'plain', text: `WITH target AS (UPDATE "${schema}".t SET status = $2 WHERE id = $1 RETURNING id, status) SELECT id, NULL AS ended FROM target` };
+const plain = {
+  name: 'plain',
+  text: `WITH target AS (UPDATE "${schema}".t SET status = $2 WHERE id = $1 RETURNING id, status) SELECT id, NULL AS ended FROM target`,
+};
 const notifying = {
   name: 'notifying',
   text: `WITH target AS (UPDATE "${schema}".t SET status = $2 WHERE id = $1 RETURNING id, status)
@@ -45,7 +48,8 @@ async function block(kind) {
 
 const times = { plain: [], notifying: [] };
 for (let round = 0; round < ROUNDS; round++) {
-  for (const kind of round % 2 === 0 ? ['plain', 'notifying'] : ['notifying', 'plain']) times[kind].push(await block(kind));
+  for (const kind of round % 2 === 0 ? ['plain', 'notifying'] : ['notifying', 'plain'])
+    times[kind].push(await block(kind));
 }
 await new Promise((resolve) => setTimeout(resolve, 200));
 await writer.query(`DROP SCHEMA "${schema}" CASCADE`);
@@ -55,4 +59,13 @@ await listener.end();
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
 const p = median(times.plain);
 const n = median(times.notifying);
-console.log(JSON.stringify({ rows_per_block: ROWS, rounds: ROUNDS, plain_ms: +p.toFixed(3), notifying_ms: +n.toFixed(3), ratio: +(n / p).toFixed(2), notifications_heard: heard }));
+console.log(
+  JSON.stringify({
+    rows_per_block: ROWS,
+    rounds: ROUNDS,
+    plain_ms: +p.toFixed(3),
+    notifying_ms: +n.toFixed(3),
+    ratio: +(n / p).toFixed(2),
+    notifications_heard: heard,
+  }),
+);

@@ -6,7 +6,15 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { InMemoryWorkflowStore, ManualWorkflowClock, Workflow, WorkflowClient, WorkflowsModule, WorkflowWorker, type WorkflowContext } from '../src/index.js';
+import {
+  InMemoryWorkflowStore,
+  ManualWorkflowClock,
+  Workflow,
+  WorkflowClient,
+  WorkflowsModule,
+  WorkflowWorker,
+  type WorkflowContext,
+} from '../src/index.js';
 
 const N = Number(process.env.N ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);

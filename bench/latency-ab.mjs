@@ -47,7 +47,17 @@ console.log(
     reps: REPS,
     fill: Number(process.env.FILL ?? 0),
     load: { min: +Math.min(...loads).toFixed(1), median: at(loads, 50), max: +Math.max(...loads).toFixed(1) },
-    before: { p50_ms: at(latencies.before, 50), p95_ms: at(latencies.before, 95), p99_ms: at(latencies.before, 99), max_ms: at(latencies.before, 100) },
-    after: { p50_ms: at(latencies.after, 50), p95_ms: at(latencies.after, 95), p99_ms: at(latencies.after, 99), max_ms: at(latencies.after, 100) },
+    before: {
+      p50_ms: at(latencies.before, 50),
+      p95_ms: at(latencies.before, 95),
+      p99_ms: at(latencies.before, 99),
+      max_ms: at(latencies.before, 100),
+    },
+    after: {
+      p50_ms: at(latencies.after, 50),
+      p95_ms: at(latencies.after, 95),
+      p99_ms: at(latencies.after, 99),
+      max_ms: at(latencies.after, 100),
+    },
   }),
 );

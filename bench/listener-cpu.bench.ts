@@ -37,7 +37,8 @@ function fixture(file: string, checkout: string, schema: string) {
       deliver(line);
     } else lines.push(line);
   });
-  const next = () => (lines.length > 0 ? Promise.resolve(lines.shift()!) : new Promise<string>((done) => (waiting = done)));
+  const next = () =>
+    lines.length > 0 ? Promise.resolve(lines.shift()!) : new Promise<string>((done) => (waiting = done));
   return {
     child,
     next,
@@ -52,20 +53,27 @@ const check = createPool({ max: 1 });
 const sides = checkouts.map((checkout, i) => {
   const schema = `${base}_${i}`;
   // The runner first: it creates and migrates the schema before the listener uses it.
-  return { checkout, schema, runner: fixture('bench/fixtures/w1-runner.ts', checkout, schema), listener: null as ReturnType<typeof fixture> | null };
+  return {
+    checkout,
+    schema,
+    runner: fixture('bench/fixtures/w1-runner.ts', checkout, schema),
+    listener: null as ReturnType<typeof fixture> | null,
+  };
 });
 
 try {
   for (const side of sides) {
     if ((await side.runner.next()) !== 'ready') throw new Error(`${side.checkout}: the W1 process did not start`);
     side.listener = fixture('bench/fixtures/listening-process.ts', side.checkout, side.schema);
-    if ((await side.listener.next()) !== 'ready') throw new Error(`${side.checkout}: the listening process did not start`);
+    if ((await side.listener.next()) !== 'ready')
+      throw new Error(`${side.checkout}: the listening process did not start`);
   }
   say(`${sides.length} checkout(s), LISTENER=${LISTENER}; warm-up`);
   for (const side of sides) await side.runner.ask(`${side.schema}-warm- 100`);
   const cpu: number[][] = sides.map(() => []);
   const received: number[][] = sides.map(() => []);
-  const usage = async (side: (typeof sides)[number]) => (await side.listener!.ask('cpu')).split(' ').map(Number) as [number, number];
+  const usage = async (side: (typeof sides)[number]) =>
+    (await side.listener!.ask('cpu')).split(' ').map(Number) as [number, number];
   for (let rep = 0; rep < REPS; rep++) {
     const order = rep % 2 === 0 ? sides.map((_, i) => i) : sides.map((_, i) => i).reverse();
     for (const i of order) {
@@ -78,7 +86,9 @@ try {
       cpu[i]!.push((after[0] - before[0]) / 1000 / N);
       received[i]!.push(after[1] - before[1]);
     }
-    say(`round ${rep + 1}: ${sides.map((side, i) => `${side.checkout} ${(cpu[i]!.at(-1)! * 1000).toFixed(1)} µs/wf, ${received[i]!.at(-1)} notifications`).join('; ')}`);
+    say(
+      `round ${rep + 1}: ${sides.map((side, i) => `${side.checkout} ${(cpu[i]!.at(-1)! * 1000).toFixed(1)} µs/wf, ${received[i]!.at(-1)} notifications`).join('; ')}`,
+    );
   }
   const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
   const medians = cpu.map(median);
@@ -101,9 +111,13 @@ try {
     ),
   );
 } finally {
-  const children = sides.flatMap((side) => [side.runner.child, side.listener?.child]).filter((child): child is ChildProcess => child !== undefined);
+  const children = sides
+    .flatMap((side) => [side.runner.child, side.listener?.child])
+    .filter((child): child is ChildProcess => child !== undefined);
   for (const child of children) child.kill('SIGTERM');
-  await Promise.all(children.map((child) => new Promise((done) => (child.exitCode !== null ? done(null) : child.once('exit', done)))));
+  await Promise.all(
+    children.map((child) => new Promise((done) => (child.exitCode !== null ? done(null) : child.once('exit', done)))),
+  );
   for (const side of sides) await check.query(`DROP SCHEMA IF EXISTS "${side.schema}" CASCADE`);
   await check.end();
 }

@@ -26,14 +26,21 @@ const schema = `bcpu_${Date.now().toString(36)}`;
 const pool = createMysqlPool({ connectionLimit: 12 });
 const check = await mysql.createConnection(mysqlConnection);
 const serverPid = await mysqlServerPid((sql) => check.query(sql));
-if (serverPid === null) throw new Error('mysql-w1-cpu: the server must run on this machine, its pid file and /proc readable.');
+if (serverPid === null)
+  throw new Error('mysql-w1-cpu: the server must run on this machine, its pid file and /proc readable.');
 const cpuMs = (path: string) => procCpuMs(path) ?? 0;
 
 /** CPU ms of the server threads serving this pool's connections now, by thread id. */
 async function connectionThreadsCpu(): Promise<Map<number, number>> {
-  const connections = (pool as unknown as { pool: { _allConnections: { toArray(): Array<{ threadId: number }> } } }).pool._allConnections.toArray();
-  const [rows] = await check.query('SELECT TID FROM information_schema.PROCESSLIST WHERE ID IN (?)', [connections.map((c) => c.threadId)]);
-  return new Map((rows as Array<{ TID: number }>).map(({ TID }) => [TID, cpuMs(`/proc/${serverPid}/task/${TID}/stat`)]));
+  const connections = (
+    pool as unknown as { pool: { _allConnections: { toArray(): Array<{ threadId: number }> } } }
+  ).pool._allConnections.toArray();
+  const [rows] = await check.query('SELECT TID FROM information_schema.PROCESSLIST WHERE ID IN (?)', [
+    connections.map((c) => c.threadId),
+  ]);
+  return new Map(
+    (rows as Array<{ TID: number }>).map(({ TID }) => [TID, cpuMs(`/proc/${serverPid}/task/${TID}/stat`)]),
+  );
 }
 
 /** Counted only over threads present at both ends (a connection opened meanwhile is missed; closed ones too). */
@@ -72,9 +79,16 @@ async function timedStatement<T>(kind: string, send: () => Promise<T>): Promise<
     leave(kind, started);
   }
 }
-const kindOf = (sql: string) => sql.replace(/`[^`]*`/g, 'T').replace(/\s+/g, ' ').slice(0, 60);
+const kindOf = (sql: string) =>
+  sql
+    .replace(/`[^`]*`/g, 'T')
+    .replace(/\s+/g, ' ')
+    .slice(0, 60);
 function timedQueries(executor: SqlExecutor): SqlExecutor {
-  return { ...executor, query: (sql, params, options) => timedStatement(kindOf(sql), () => executor.query(sql, params, options)) };
+  return {
+    ...executor,
+    query: (sql, params, options) => timedStatement(kindOf(sql), () => executor.query(sql, params, options)),
+  };
 }
 const timed: SqlExecutor = (() => {
   const executor = fromMysql2(pool);
@@ -100,7 +114,12 @@ const timed: SqlExecutor = (() => {
 })();
 
 @Module({
-  imports: [WorkflowsModule.forRoot({ store: new MySqlWorkflowStore({ executor: timed, schema }), worker: { concurrency: 10 } })],
+  imports: [
+    WorkflowsModule.forRoot({
+      store: new MySqlWorkflowStore({ executor: timed, schema }),
+      worker: { concurrency: 10 },
+    }),
+  ],
   providers: [ThreeSteps],
 })
 class BenchModule {}
@@ -109,7 +128,10 @@ const app = await NestFactory.createApplicationContext(BenchModule, { logger: ['
 await app.init();
 const client = app.get(WorkflowClient);
 const completed = async (prefix: string) => {
-  const [rows] = await check.query(`SELECT COUNT(*) AS n FROM \`${schema}_instances\` WHERE status = 'completed' AND id LIKE ?`, [`${prefix}%`]);
+  const [rows] = await check.query(
+    `SELECT COUNT(*) AS n FROM \`${schema}_instances\` WHERE status = 'completed' AND id LIKE ?`,
+    [`${prefix}%`],
+  );
   return Number((rows as Array<{ n: number }>)[0]!.n);
 };
 await runW1(client, 200, 'warm-', completed);
@@ -134,7 +156,9 @@ for (let rep = 0; rep < REPS; rep++) {
     }),
   );
   for (const [kind, { count, ms }] of [...kinds].sort((a, b) => b[1].ms - a[1].ms)) {
-    console.log(`  ${(ms / N).toFixed(3)} ms/wf, ${(count / N).toFixed(2)} per wf, ${(ms / count).toFixed(2)} ms each: ${kind}`);
+    console.log(
+      `  ${(ms / N).toFixed(3)} ms/wf, ${(count / N).toFixed(2)} per wf, ${(ms / count).toFixed(2)} ms each: ${kind}`,
+    );
   }
 }
 await app.close();

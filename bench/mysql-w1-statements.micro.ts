@@ -18,13 +18,18 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const pool = createMysqlPool({ connectionLimit: 4 });
 const check = await mysql.createConnection(mysqlConnection);
 const serverPid = await mysqlServerPid((sql) => check.query(sql));
-if (serverPid === null) throw new Error('mysql-w1-statements: the server must run on this machine, its pid file and /proc readable.');
+if (serverPid === null)
+  throw new Error('mysql-w1-statements: the server must run on this machine, its pid file and /proc readable.');
 
 /** The server threads of the pool's connections, found once they all exist. */
 let tids: number[] = [];
 async function findThreads(): Promise<void> {
-  const connections = (pool as unknown as { pool: { _allConnections: { toArray(): Array<{ threadId: number }> } } }).pool._allConnections.toArray();
-  const [rows] = await check.query('SELECT TID FROM information_schema.PROCESSLIST WHERE ID IN (?)', [connections.map((c) => c.threadId)]);
+  const connections = (
+    pool as unknown as { pool: { _allConnections: { toArray(): Array<{ threadId: number }> } } }
+  ).pool._allConnections.toArray();
+  const [rows] = await check.query('SELECT TID FROM information_schema.PROCESSLIST WHERE ID IN (?)', [
+    connections.map((c) => c.threadId),
+  ]);
   tids = (rows as Array<{ TID: number }>).map(({ TID }) => TID);
 }
 function serverNs(): number {
@@ -41,7 +46,11 @@ function serverNs(): number {
 
 /** STATEMENTS=1: the server's CPU by statement instead of by call (Node's then includes the reads of /proc). */
 const byStatement = process.env.STATEMENTS === '1';
-const statementKind = (sql: string) => sql.replace(/`[^`]*`/g, 'T').replace(/\s+/g, ' ').slice(0, 70);
+const statementKind = (sql: string) =>
+  sql
+    .replace(/`[^`]*`/g, 'T')
+    .replace(/\s+/g, ' ')
+    .slice(0, 70);
 function measured(executor: SqlExecutor): SqlExecutor {
   const query: SqlExecutor['query'] = async (sql, params, options) => {
     const server0 = serverNs();
@@ -107,7 +116,14 @@ for (let round = 0; round < ROUNDS; round++) {
   for (let g = 0; g < GROUPS; g++) {
     await Promise.all(
       Array.from({ length: 10 }, (_, k) =>
-        store.create({ id: `c${g}-${k}`, workflow: 'bench.three-steps', version: 1, input: g * 10 + k, wakeAt: now, now } as never),
+        store.create({
+          id: `c${g}-${k}`,
+          workflow: 'bench.three-steps',
+          version: 1,
+          input: g * 10 + k,
+          wakeAt: now,
+          now,
+        } as never),
       ),
     );
   }
@@ -117,12 +133,25 @@ for (let round = 0; round < ROUNDS; round++) {
   for (let g = 0; g < GROUPS; g++) {
     const token = `t${g}`;
     const claimed = await timed('claim 10 (+ last signal id)', 1 / 10, () =>
-      store.claim({ owner: 'cost', token, leaseUntil: now + 60_000, now, limit: 10, workflows, limits: [], rateLimits: [] } as never),
+      store.claim({
+        owner: 'cost',
+        token,
+        leaseUntil: now + 60_000,
+        now,
+        limit: 10,
+        workflows,
+        limits: [],
+        rateLimits: [],
+      } as never),
     );
     if (claimed.instances.length !== 10) throw new Error(`claimed ${claimed.instances.length}`);
     for (const step of [1, 2]) {
       await timed('write batch of 10 steps', 2 / 10, () =>
-        Promise.all(claimed.instances.map((instance, k) => store.write(instance.id, token, { now, entries: [entry(`step-${step}`, k, step, now)] }))),
+        Promise.all(
+          claimed.instances.map((instance, k) =>
+            store.write(instance.id, token, { now, entries: [entry(`step-${step}`, k, step, now)] }),
+          ),
+        ),
       );
     }
     await timed('write batch of 10 last steps + completed', 1 / 10, () =>

@@ -62,16 +62,19 @@ function counting(executor: SqlExecutor): SqlExecutor {
 let statements = 0;
 const pool = createMysqlPool({ connectionLimit: CONCURRENCY + 2 });
 type Sends = Record<'query' | 'execute', (...args: unknown[]) => unknown>;
-(pool as unknown as { pool: { on(event: 'connection', listener: (connection: Sends) => void): void } }).pool.on('connection', (connection) => {
-  // Text statements, and prepared ones (their first execute on a connection prepares it: one more round trip).
-  for (const method of ['query', 'execute'] as const) {
-    const send = connection[method].bind(connection);
-    connection[method] = (...args: unknown[]) => {
-      statements++;
-      return send(...args);
-    };
-  }
-});
+(pool as unknown as { pool: { on(event: 'connection', listener: (connection: Sends) => void): void } }).pool.on(
+  'connection',
+  (connection) => {
+    // Text statements, and prepared ones (their first execute on a connection prepares it: one more round trip).
+    for (const method of ['query', 'execute'] as const) {
+      const send = connection[method].bind(connection);
+      connection[method] = (...args: unknown[]) => {
+        statements++;
+        return send(...args);
+      };
+    }
+  },
+);
 const check = await mysql.createConnection(mysqlConnection);
 const status = async (name: string) => {
   const [rows] = await check.query('SHOW GLOBAL STATUS LIKE ?', [name]);
@@ -86,7 +89,9 @@ const serverCpuMs = () => (serverPid === null ? null : procCpuMs(`/proc/${server
 async function commitLimit(clients: number): Promise<number> {
   const table = `\`${schema}_limit\``;
   await check.query(`CREATE TABLE IF NOT EXISTS ${table} (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE = InnoDB`);
-  await check.query(`INSERT IGNORE INTO ${table} VALUES ${Array.from({ length: 10 }, (_, i) => `(${i}, 0)`).join(', ')}`);
+  await check.query(
+    `INSERT IGNORE INTO ${table} VALUES ${Array.from({ length: 10 }, (_, i) => `(${i}, 0)`).join(', ')}`,
+  );
   const connections = await Promise.all(Array.from({ length: clients }, () => mysql.createConnection(mysqlConnection)));
   const end = performance.now() + LIMIT_SECONDS * 1000;
   let total = 0;
@@ -107,7 +112,10 @@ async function commitLimit(clients: number): Promise<number> {
 @Module({
   imports: [
     WorkflowsModule.forRoot({
-      store: new MySqlWorkflowStore({ executor: counting(fromMysql2(pool, PREPARED === undefined ? {} : { preparedStatements: Number(PREPARED) })), schema }),
+      store: new MySqlWorkflowStore({
+        executor: counting(fromMysql2(pool, PREPARED === undefined ? {} : { preparedStatements: Number(PREPARED) })),
+        schema,
+      }),
       worker: { concurrency: CONCURRENCY },
     }),
   ],
@@ -124,7 +132,10 @@ const client = app.get(WorkflowClient);
 const events = app.get(WorkflowEvents);
 
 async function completedCount(prefix: string): Promise<number> {
-  const [rows] = await check.query(`SELECT COUNT(*) AS n FROM \`${schema}_instances\` WHERE status = 'completed' AND id LIKE ?`, [`${prefix}%`]);
+  const [rows] = await check.query(
+    `SELECT COUNT(*) AS n FROM \`${schema}_instances\` WHERE status = 'completed' AND id LIKE ?`,
+    [`${prefix}%`],
+  );
   return Number((rows as Array<{ n: number }>)[0]!.n);
 }
 

@@ -51,16 +51,23 @@ const client = app.get(WorkflowClient);
 const events = app.get(WorkflowEvents);
 
 const xactCommits = async () =>
-  Number((await check.query('SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0].n);
+  Number(
+    (await check.query('SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()'))
+      .rows[0].n,
+  );
 const walMark = async () => (await check.query('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0].l as string;
 async function walCommits(from: string, to: string): Promise<number | null> {
   try {
     const dataDir = (await check.query('SHOW data_directory')).rows[0].data_directory as string;
     const bin = process.env.PG_BINDIR ?? '/usr/lib/postgresql/15/bin';
-    const text = execFileSync(`${bin}/pg_waldump`, ['-p', `${dataDir}/pg_wal`, '-s', from, '-e', to, '--stats=record'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const text = execFileSync(
+      `${bin}/pg_waldump`,
+      ['-p', `${dataDir}/pg_wal`, '-s', from, '-e', to, '--stats=record'],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     return Number(/^Transaction\/COMMIT\s+(\d+)/m.exec(text)?.[1] ?? 0);
   } catch {
     return null;
@@ -73,7 +80,11 @@ async function completedCount(prefix: string): Promise<number> {
 // Idle backends report their pg_stat counters within 10 s (PG 15): wait that long before reading them.
 const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
 
-let w1Phases: Pick<W1Run, 'startsMs' | 'nodeCpuMs' | 'nodeThreadsMs'> = { startsMs: 0, nodeCpuMs: 0, nodeThreadsMs: null };
+let w1Phases: Pick<W1Run, 'startsMs' | 'nodeCpuMs' | 'nodeThreadsMs'> = {
+  startsMs: 0,
+  nodeCpuMs: 0,
+  nodeThreadsMs: null,
+};
 
 async function w1(prefix: string, n: number) {
   const run = await runW1(client, n, prefix, completedCount);
@@ -87,7 +98,8 @@ async function w2Once(id: string): Promise<number> {
   const marks: string[] = [];
   let started = performance.now();
   const sub = events.subscribe((e) => {
-    if ('id' in e && e.id === id) marks.push(`${e.type}${'step' in e ? ':' + e.step : ''}@${(performance.now() - started).toFixed(2)}`);
+    if ('id' in e && e.id === id)
+      marks.push(`${e.type}${'step' in e ? ':' + e.step : ''}@${(performance.now() - started).toFixed(2)}`);
   });
   const took = await runW2Once(client, events, id, (at) => {
     started = at;

@@ -41,7 +41,9 @@ const SIZES = (process.env.SCALE_SIZES ?? '10000,100000').split(',').map(Number)
 const LONG_SECONDS = Number(process.env.SCALE_LONG_SECONDS ?? 120);
 const WORKERS = (process.env.SCALE_WORKERS ?? '1,2').split(',').filter(Boolean).map(Number);
 const RSS_EVERY_MS = 10_000;
-for (const size of SIZES) if (!Number.isInteger(size) || size < 0) throw new Error(`SCALE_SIZES: "${size}" is not a count of instances; give counts such as 10000,100000.`);
+for (const size of SIZES)
+  if (!Number.isInteger(size) || size < 0)
+    throw new Error(`SCALE_SIZES: "${size}" is not a count of instances; give counts such as 10000,100000.`);
 const base = `scale_${Date.now().toString(36)}`;
 const schemas: string[] = [];
 
@@ -54,13 +56,18 @@ const check = await (async () => {
   if (MYSQL) {
     const connection = await mysql.createConnection(mysqlConnection);
     return {
-      query: async (sql: string, params: unknown[] = []) => (await connection.query(sql, params))[0] as Array<Record<string, unknown>>,
+      query: async (sql: string, params: unknown[] = []) =>
+        (await connection.query(sql, params))[0] as Array<Record<string, unknown>>,
       end: () => connection.end(),
     };
   }
   const client = new pg.Client(pgConnection);
   await client.connect();
-  return { query: async (sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as Array<Record<string, unknown>>, end: () => client.end() };
+  return {
+    query: async (sql: string, params: unknown[] = []) =>
+      (await client.query(sql, params)).rows as Array<Record<string, unknown>>,
+    end: () => client.end(),
+  };
 })();
 const dropSchema = async (schema: string) => {
   if (!MYSQL) return void (await check.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
@@ -102,8 +109,10 @@ async function openApp(schema: string, worker = true, tag = 'r') {
     /** PostgreSQL: the CPU ms its backends (this app's pool) used so far, by pid (none on MySQL). */
     backendCpu: () => backendCpu(name),
     /** One W1 run with fresh ids. */
-    w1: (options?: { local?: boolean; pollMs?: number }) => runW1(client, N, freshPrefix(schema, tag), completed, options),
-    warmUp: (options?: { local?: boolean; pollMs?: number }) => runW1(client, WARMUP, freshPrefix(schema, 'warm'), completed, options),
+    w1: (options?: { local?: boolean; pollMs?: number }) =>
+      runW1(client, N, freshPrefix(schema, tag), completed, options),
+    warmUp: (options?: { local?: boolean; pollMs?: number }) =>
+      runW1(client, WARMUP, freshPrefix(schema, 'warm'), completed, options),
     close: async () => {
       await app.close();
       await end();
@@ -148,9 +157,13 @@ async function measure(app: App, label: string, options?: { local?: boolean; pol
     steps_per_s: +median(runs.map(stepsPerS)).toFixed(1),
     runs_steps_per_s: runs.map((run) => +stepsPerS(run).toFixed(1)),
     node_cpu_ms_per_wf: +median(runs.map((run) => run.nodeCpuMs / N)).toFixed(3),
-    ...(MYSQL ? {} : { db_cpu_ms_per_wf: +median(dbCpu).toFixed(3), runs_db_cpu_ms_per_wf: dbCpu.map((ms) => +ms.toFixed(3)) }),
+    ...(MYSQL
+      ? {}
+      : { db_cpu_ms_per_wf: +median(dbCpu).toFixed(3), runs_db_cpu_ms_per_wf: dbCpu.map((ms) => +ms.toFixed(3)) }),
   };
-  say(`${label}: ${result.steps_per_s} steps/s (${result.runs_steps_per_s.join(', ')})${MYSQL ? '' : `, PostgreSQL backends ${result.db_cpu_ms_per_wf} ms CPU/wf`}`);
+  say(
+    `${label}: ${result.steps_per_s} steps/s (${result.runs_steps_per_s.join(', ')})${MYSQL ? '' : `, PostgreSQL backends ${result.db_cpu_ms_per_wf} ms CPU/wf`}`,
+  );
   return result;
 }
 
@@ -170,7 +183,9 @@ const count = async (sql: string) => Number((await check.query(sql))[0]!.n);
 async function fill(schema: string, size: number, template: string): Promise<{ added: number; ms: number }> {
   const instances = table(schema, 'instances');
   const journal = table(schema, 'journal');
-  const finished = await count(`SELECT count(*) AS n FROM ${instances} WHERE status IN ('completed', 'failed', 'cancelled', 'compensation_failed')`);
+  const finished = await count(
+    `SELECT count(*) AS n FROM ${instances} WHERE status IN ('completed', 'failed', 'cancelled', 'compensation_failed')`,
+  );
   const have = await count(`SELECT count(*) AS n FROM ${instances} WHERE id LIKE 'fill-%'`);
   const add = size - finished;
   if (add <= 0) return { added: 0, ms: 0 };
@@ -196,26 +211,29 @@ async function fill(schema: string, size: number, template: string): Promise<{ a
   const id = MYSQL ? `CONCAT('fill-', LPAD(${have} + n.g, 7, '0'))` : `'fill-' || lpad((${have} + n.g)::text, 7, '0')`;
   const back = `(${have} + n.g)`;
   const instanceColumns = await columns('instances');
-  const instanceValues = instanceColumns.map((c) => (c === 'id' ? id : c === 'created_at' || c === 'updated_at' ? `t.${c} - ${back}` : `t.${c}`));
+  const instanceValues = instanceColumns.map((c) =>
+    c === 'id' ? id : c === 'created_at' || c === 'updated_at' ? `t.${c} - ${back}` : `t.${c}`,
+  );
   const journalColumns = await columns('journal');
   const journalValues = journalColumns.map((c) => (c === 'instance_id' ? id : `t.${c}`));
   const quote = (c: string) => (MYSQL ? `\`${c}\`` : `"${c}"`);
   await check.query('BEGIN');
   try {
     await check.query(
-    `INSERT INTO ${instances} (${instanceColumns.map(quote).join(', ')}) SELECT ${instanceValues.join(', ')} FROM ${instances} t, ${numbers} WHERE t.id = ${p} AND n.g <= ${add}`,
-    [template],
-  );
-  await check.query(
-    `INSERT INTO ${journal} (${journalColumns.map(quote).join(', ')}) SELECT ${journalValues.join(', ')} FROM ${journal} t, ${numbers} WHERE t.instance_id = ${p} AND n.g <= ${add}`,
-    [template],
-  );
+      `INSERT INTO ${instances} (${instanceColumns.map(quote).join(', ')}) SELECT ${instanceValues.join(', ')} FROM ${instances} t, ${numbers} WHERE t.id = ${p} AND n.g <= ${add}`,
+      [template],
+    );
+    await check.query(
+      `INSERT INTO ${journal} (${journalColumns.map(quote).join(', ')}) SELECT ${journalValues.join(', ')} FROM ${journal} t, ${numbers} WHERE t.instance_id = ${p} AND n.g <= ${add}`,
+      [template],
+    );
   } catch (error) {
     await check.query('ROLLBACK');
     throw error;
   }
   await check.query('COMMIT');
-  for (const name of [instances, journal]) await check.query(MYSQL ? `ANALYZE TABLE ${name}` : `VACUUM ANALYZE ${name}`);
+  for (const name of [instances, journal])
+    await check.query(MYSQL ? `ANALYZE TABLE ${name}` : `VACUUM ANALYZE ${name}`);
   return { added: add, ms: Math.round(performance.now() - started) };
 }
 
@@ -225,7 +243,11 @@ async function longRun(app: App) {
   const started = performance.now();
   const sample = () => {
     const { rss, heapUsed } = process.memoryUsage();
-    samples.push({ s: Math.round((performance.now() - started) / 1000), rss_mb: +(rss / 2 ** 20).toFixed(1), heap_used_mb: +(heapUsed / 2 ** 20).toFixed(1) });
+    samples.push({
+      s: Math.round((performance.now() - started) / 1000),
+      rss_mb: +(rss / 2 ** 20).toFixed(1),
+      heap_used_mb: +(heapUsed / 2 ** 20).toFixed(1),
+    });
   };
   sample();
   const timer = setInterval(sample, RSS_EVERY_MS);
@@ -249,7 +271,9 @@ async function longRun(app: App) {
     w1_runs: rates.length,
     steps_per_s_median: median(rates),
     // The table grows by N finished instances a run: does W1 slow down as it does?
-    steps_per_s_median_by_third: [0, 1, 2].map((k) => median(rates.slice(Math.floor((k * rates.length) / 3), Math.floor(((k + 1) * rates.length) / 3)))),
+    steps_per_s_median_by_third: [0, 1, 2].map((k) =>
+      median(rates.slice(Math.floor((k * rates.length) / 3), Math.floor(((k + 1) * rates.length) / 3))),
+    ),
     samples,
     rss_slope_mb_per_min: slope('rss_mb'),
     rss_slope_mb_per_min_after_60s: slope('rss_mb', 60),
@@ -266,7 +290,13 @@ async function shared(schema: string, workers: number) {
     for (let k = 0; k < workers; k++) {
       const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/fixtures/w1-worker.ts'], {
         // The same application_name: the starter counts the workers' PostgreSQL backends with its own.
-        env: { ...process.env, WF_SCHEMA: schema, WF_APP_NAME: app.name, BENCH_STORE, CONCURRENCY: String(CONCURRENCY) },
+        env: {
+          ...process.env,
+          WF_SCHEMA: schema,
+          WF_APP_NAME: app.name,
+          BENCH_STORE,
+          CONCURRENCY: String(CONCURRENCY),
+        },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
@@ -278,7 +308,9 @@ async function shared(schema: string, workers: number) {
     const label = `${workers} worker process${workers === 1 ? '' : 'es'}`;
     const result = await measure(app, label, { local: false, pollMs: 5 });
     // Each measured run's instances by the process that ran them (lease_owner is host:pid:random).
-    const pid = MYSQL ? `SUBSTRING_INDEX(SUBSTRING_INDEX(lease_owner, ':', 2), ':', -1)` : `split_part(lease_owner, ':', 2)`;
+    const pid = MYSQL
+      ? `SUBSTRING_INDEX(SUBSTRING_INDEX(lease_owner, ':', 2), ':', -1)`
+      : `split_part(lease_owner, ':', 2)`;
     const rows = await check.query(
       `SELECT ${pid} AS pid, count(*) AS n FROM ${table(schema, 'instances')} WHERE id LIKE ${MYSQL ? '?' : '$1'} GROUP BY 1 ORDER BY 1`,
       [`${schema}-${tag}-%`],
@@ -289,7 +321,11 @@ async function shared(schema: string, workers: number) {
     return { workers, ...result, instances_per_process: perProcess, runs: REPS };
   } finally {
     for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+    await Promise.all(
+      children.map(
+        (child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve))),
+      ),
+    );
     await app.close();
   }
 }
@@ -303,9 +339,19 @@ async function inspect(schema: string) {
   const app = await openApp(schema, false);
   try {
     await Promise.all(Array.from({ length: N }, (_, i) => app.client.start(ThreeSteps, i, { id: `explain-${i}` })));
-    const params = [Date.now() + 1000, ['bench.three-steps'], [1], CONCURRENCY, 'explain-token', 'explain', Date.now() + 30_000];
+    const params = [
+      Date.now() + 1000,
+      ['bench.three-steps'],
+      [1],
+      CONCURRENCY,
+      'explain-token',
+      'explain',
+      Date.now() + 30_000,
+    ];
     await check.query('BEGIN');
-    const plan = (await check.query(`EXPLAIN (ANALYZE, BUFFERS) ${postgresClaimStatements(schema).claim}`, params)).map((row) => String(row['QUERY PLAN']));
+    const plan = (await check.query(`EXPLAIN (ANALYZE, BUFFERS) ${postgresClaimStatements(schema).claim}`, params)).map(
+      (row) => String(row['QUERY PLAN']),
+    );
     await check.query('ROLLBACK');
     say(`claim of ${CONCURRENCY} with ${N} due:\n${plan.join('\n')}`);
     await check.query(`DELETE FROM "${schema}".instances WHERE id LIKE 'explain-%'`);
@@ -332,8 +378,15 @@ async function inspect(schema: string) {
 }
 
 const filled = `${base}_f`;
-const server = String((await check.query(MYSQL ? 'SELECT VERSION() AS v' : 'SELECT version() AS v'))[0]!.v).split(' on ')[0];
-const result: Record<string, unknown> = { system: `@nestjs/workflows W3 (${MYSQL ? 'MySQL store' : 'PostgreSQL store'} on ${server})`, n: N, reps: REPS, concurrency: CONCURRENCY };
+const server = String((await check.query(MYSQL ? 'SELECT VERSION() AS v' : 'SELECT version() AS v'))[0]!.v).split(
+  ' on ',
+)[0];
+const result: Record<string, unknown> = {
+  system: `@nestjs/workflows W3 (${MYSQL ? 'MySQL store' : 'PostgreSQL store'} on ${server})`,
+  n: N,
+  reps: REPS,
+  concurrency: CONCURRENCY,
+};
 try {
   const sizes = [];
   // The filled schema's template: a real finished W1 instance, made by its own warm-up.
@@ -350,7 +403,8 @@ try {
     if (!MYSQL && size === SIZES.at(-1)) result.inspect_after_fill = await inspect(filled);
     const after = await baseline();
     const empty = (before.steps_per_s + after.steps_per_s) / 2;
-    const emptyDb = before.db_cpu_ms_per_wf === undefined ? undefined : [before.db_cpu_ms_per_wf, after.db_cpu_ms_per_wf!];
+    const emptyDb =
+      before.db_cpu_ms_per_wf === undefined ? undefined : [before.db_cpu_ms_per_wf, after.db_cpu_ms_per_wf!];
     sizes.push({
       finished: size,
       fill_ms: filling.ms,

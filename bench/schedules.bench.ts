@@ -16,17 +16,22 @@ await store.init();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function start(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/fixtures/schedule-process.ts'], {
-    env: { ...process.env, WF_SCHEMA: schema },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', './scripts/register-ts.mjs', 'bench/fixtures/schedule-process.ts'],
+    {
+      env: { ...process.env, WF_SCHEMA: schema },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`a schedule process exited with ${code}`)));
     child.stdout!.on('data', (data: Buffer) => data.toString().includes('ready') && resolve(child));
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const describe = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return `p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, max ${sorted.at(-1)} ms (n=${sorted.length})`;
@@ -57,11 +62,17 @@ try {
     if (entry?.state === 'completed') ran.push((entry.value as number) - run.scheduledAt!);
   }
   const firstAfter = runs.filter((r) => r.scheduledAt! > killedAt).sort((a, b) => a.createdAt - b.createdAt)[0];
-  console.log(`every-second schedule, two processes, defaults (poll 1 s, lease 30 s), ${BEFORE / 1000} s then a kill and ${AFTER / 1000} s`);
-  console.log(`occurrences: ${runs.length} instances, ${new Set(runs.map((r) => r.id)).size} distinct, ${gaps} gaps between consecutive seconds`);
+  console.log(
+    `every-second schedule, two processes, defaults (poll 1 s, lease 30 s), ${BEFORE / 1000} s then a kill and ${AFTER / 1000} s`,
+  );
+  console.log(
+    `occurrences: ${runs.length} instances, ${new Set(runs.map((r) => r.id)).size} distinct, ${gaps} gaps between consecutive seconds`,
+  );
   console.log(`created after the occurrence (before the kill): ${describe(created)}`);
   console.log(`first step ran after the occurrence (before the kill): ${describe(ran)}`);
-  console.log(`takeover: the first instance the survivor created after the kill came ${firstAfter ? firstAfter.createdAt - killedAt : 'never'} ms after it`);
+  console.log(
+    `takeover: the first instance the survivor created after the kill came ${firstAfter ? firstAfter.createdAt - killedAt : 'never'} ms after it`,
+  );
 } finally {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await store.close();

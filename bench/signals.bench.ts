@@ -26,7 +26,9 @@ const schema = `bench_w4_${Date.now().toString(36)}`;
 const pool = createPool({ max: 4 });
 
 @Module({
-  imports: [WorkflowsModule.forRoot({ store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }), worker: false })],
+  imports: [
+    WorkflowsModule.forRoot({ store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }), worker: false }),
+  ],
   providers: [AwaitGo],
 })
 class StarterModule {}
@@ -42,15 +44,21 @@ function spawnReady(file: string, stdin: 'ignore' | 'pipe' = 'ignore'): Promise<
   });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${file} exited early with ${code}`)));
-    child.stdout!.once('data', (data: Buffer) => (data.toString().includes('ready') ? resolve(child) : reject(new Error(String(data)))));
+    child.stdout!.once('data', (data: Buffer) =>
+      data.toString().includes('ready') ? resolve(child) : reject(new Error(String(data))),
+    );
   });
 }
 
 const count = async (status: string) =>
-  Number((await pool.query(`SELECT count(*)::int AS n FROM "${schema}".instances WHERE status = $1`, [status])).rows[0].n);
+  Number(
+    (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".instances WHERE status = $1`, [status])).rows[0].n,
+  );
 
 for (let i = 0; i < N; i += 200) {
-  await Promise.all(Array.from({ length: Math.min(200, N - i) }, (_, j) => client.start(AwaitGo, `k${i + j}`, { id: `w4-${i + j}` })));
+  await Promise.all(
+    Array.from({ length: Math.min(200, N - i) }, (_, j) => client.start(AwaitGo, `k${i + j}`, { id: `w4-${i + j}` })),
+  );
 }
 const workers = await Promise.all(Array.from({ length: WORKERS }, () => spawnReady('bench/fixtures/signal-worker.ts')));
 while ((await count('suspended')) < N) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -77,7 +85,11 @@ if (STOP_MS > 0) {
 await senderDone;
 while ((await count('completed')) < N) await new Promise((resolve) => setTimeout(resolve, 50));
 
-const { first, last, sends } = JSON.parse(report.trim().split('\n').pop()!) as { first: number; last: number; sends: Array<[number, number]> };
+const { first, last, sends } = JSON.parse(report.trim().split('\n').pop()!) as {
+  first: number;
+  last: number;
+  sends: Array<[number, number]>;
+};
 const { rows } = await pool.query(`SELECT output::text AS output FROM "${schema}".instances WHERE id LIKE 'w4-%'`);
 const resumed = rows.map((row) => JSON.parse(row.output as string) as Resumed);
 const latencies = resumed.map((r) => r.resumedAt - r.sentAt);
@@ -95,8 +107,14 @@ const result: Record<string, unknown> = {
   senders: SENDERS,
   rate: Number(process.env.RATE ?? 0) || 'unpaced',
   signals_per_s: perS(N, last - first),
-  signal_call_p50_ms: percentile(sends.map(([, ms]) => ms), 50),
-  signal_call_p95_ms: percentile(sends.map(([, ms]) => ms), 95),
+  signal_call_p50_ms: percentile(
+    sends.map(([, ms]) => ms),
+    50,
+  ),
+  signal_call_p95_ms: percentile(
+    sends.map(([, ms]) => ms),
+    95,
+  ),
   signal_to_resume_p50_ms: percentile(latencies, 50),
   signal_to_resume_p95_ms: percentile(latencies, 95),
   all_resumed_ms: Math.max(...resumed.map((r) => r.resumedAt)) - goAt,
@@ -121,7 +139,11 @@ if (stopWindow) {
 console.log(JSON.stringify(result));
 
 for (const worker of workers) worker.kill('SIGTERM');
-await Promise.all(workers.map((worker) => new Promise((resolve) => (worker.exitCode !== null ? resolve(null) : worker.once('exit', resolve)))));
+await Promise.all(
+  workers.map(
+    (worker) => new Promise((resolve) => (worker.exitCode !== null ? resolve(null) : worker.once('exit', resolve))),
+  ),
+);
 await app.close();
 await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
 await pool.end();

@@ -24,18 +24,40 @@ const PGBENCH_SECONDS = Number(process.env.PGBENCH_SECONDS ?? 0);
 /** pgbench's 10-client one-statement TPS over PGBENCH_SECONDS (never initializes: bench:all does). */
 function pgbench10() {
   const bin = `${process.env.PG_BINDIR ?? '/usr/lib/postgresql/15/bin'}/pgbench`;
-  const env = { ...process.env, PGHOST: process.env.PGHOST ?? '127.0.0.1', PGPORT: process.env.PGPORT ?? '5432', PGUSER: process.env.PGUSER ?? 'postgres' };
-  const args = ['-n', '-f', 'bench/pgbench-update1.sql', '-c', '10', '-j', '2', '-T', String(PGBENCH_SECONDS), 'workflows_pgbench'];
+  const env = {
+    ...process.env,
+    PGHOST: process.env.PGHOST ?? '127.0.0.1',
+    PGPORT: process.env.PGPORT ?? '5432',
+    PGUSER: process.env.PGUSER ?? 'postgres',
+  };
+  const args = [
+    '-n',
+    '-f',
+    'bench/pgbench-update1.sql',
+    '-c',
+    '10',
+    '-j',
+    '2',
+    '-T',
+    String(PGBENCH_SECONDS),
+    'workflows_pgbench',
+  ];
   const result = spawnSync(bin, args, { cwd: dirs[dirs.length - 1], env, encoding: 'utf8' });
   const tps = Number(/tps = ([\d.]+)/.exec(result.stdout ?? '')?.[1]);
-  if (!Number.isFinite(tps)) throw new Error(`pgbench printed no tps (run npm run bench:all once to initialize workflows_pgbench):\n${result.stdout}${result.stderr}`);
+  if (!Number.isFinite(tps))
+    throw new Error(
+      `pgbench printed no tps (run npm run bench:all once to initialize workflows_pgbench):\n${result.stdout}${result.stderr}`,
+    );
   return Math.round(tps);
 }
 
 function server(cwd, name) {
   const env = { ...process.env };
   if (name === 'after' && process.env.AFTER_ALTER) env.W1_ALTER = process.env.AFTER_ALTER;
-  return lineProcess(cwd, 'bench/fixtures/w1-server.ts', { env, nodeArgs: (process.env.NODE_ARGS ?? '').split(' ').filter(Boolean) });
+  return lineProcess(cwd, 'bench/fixtures/w1-server.ts', {
+    env,
+    nodeArgs: (process.env.NODE_ARGS ?? '').split(' ').filter(Boolean),
+  });
 }
 
 const sides = Object.fromEntries(names.map((name, k) => [name, server(dirs[k], name)]));
@@ -57,7 +79,12 @@ for (let k = 0; k < ROUNDS; k++) {
       ...(tps === null ? {} : { pgbench_10_tps: tps, x_pgbench: +((N * 3) / (run.wallMs / 1000) / tps).toFixed(3) }),
       node_cpu_ms_per_wf: per(run.nodeCpuMs),
       pg_cpu_ms_per_wf: per(run.pgCpuMs),
-      statements_per_wf: Object.fromEntries(Object.entries(run.statements).map(([kind, s]) => [kind, `${per(s.statements)} (${(s.rows / s.statements).toFixed(1)} rows)`])),
+      statements_per_wf: Object.fromEntries(
+        Object.entries(run.statements).map(([kind, s]) => [
+          kind,
+          `${per(s.statements)} (${(s.rows / s.statements).toFixed(1)} rows)`,
+        ]),
+      ),
     };
     results[name].push(row);
     console.log(JSON.stringify(row));
@@ -77,6 +104,8 @@ for (const name of names) {
   };
 }
 if (names.length === 2) {
-  summary.ratio = Object.fromEntries(Object.keys(summary.after).map((key) => [key, +(summary.after[key] / summary.before[key]).toFixed(3)]));
+  summary.ratio = Object.fromEntries(
+    Object.keys(summary.after).map((key) => [key, +(summary.after[key] / summary.before[key]).toFixed(3)]),
+  );
 }
 console.log(JSON.stringify(summary));

@@ -113,9 +113,19 @@ await check.end();
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 const summary = { procs: PROCS, n_per_proc: N, rounds: ROUNDS };
-const keys = ['steps_per_s', 'node_cpu_ms_per_wf', 'pg_cpu_ms_per_wf', 'ends_notified', 'backends_waiting_notify_lock', 'backends_waiting_any'];
-for (const name of names) summary[name] = Object.fromEntries(keys.map((key) => [key, median(results[name].map((r) => r[key]))]));
+const keys = [
+  'steps_per_s',
+  'node_cpu_ms_per_wf',
+  'pg_cpu_ms_per_wf',
+  'ends_notified',
+  'backends_waiting_notify_lock',
+  'backends_waiting_any',
+];
+for (const name of names)
+  summary[name] = Object.fromEntries(keys.map((key) => [key, median(results[name].map((r) => r[key]))]));
 summary.ratio = Object.fromEntries(
-  keys.filter((key) => summary.before[key] !== 0).map((key) => [key, +(summary.after[key] / summary.before[key]).toFixed(3)]),
+  keys
+    .filter((key) => summary.before[key] !== 0)
+    .map((key) => [key, +(summary.after[key] / summary.before[key]).toFixed(3)]),
 );
 console.log(JSON.stringify(summary));

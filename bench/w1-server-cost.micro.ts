@@ -30,20 +30,54 @@ async function timed<T>(kind: string, fn: () => Promise<T>): Promise<T> {
 
 const now = Date.now();
 const workflows = [{ name: 'bench.three-steps', version: 1 }];
-const entry = (name: string, i: number, step: number) => ({ name, kind: 'step' as const, state: 'completed' as const, value: { i, step }, attempts: 1, createdAt: now, updatedAt: now });
+const entry = (name: string, i: number, step: number) => ({
+  name,
+  kind: 'step' as const,
+  state: 'completed' as const,
+  value: { i, step },
+  attempts: 1,
+  createdAt: now,
+  updatedAt: now,
+});
 for (let g = 0; g < GROUPS; g++) {
   await timed('create 10 (one batch)', () =>
-    Promise.all(Array.from({ length: 10 }, (_, k) => store.create({ id: `c${g}-${k}`, workflow: 'bench.three-steps', version: 1, input: g * 10 + k, wakeAt: now, now } as never))),
+    Promise.all(
+      Array.from({ length: 10 }, (_, k) =>
+        store.create({
+          id: `c${g}-${k}`,
+          workflow: 'bench.three-steps',
+          version: 1,
+          input: g * 10 + k,
+          wakeAt: now,
+          now,
+        } as never),
+      ),
+    ),
   );
 }
 for (let g = 0; g < GROUPS; g++) {
   const token = `t${g}`;
   const { instances } = await timed('claim 10', () =>
-    store.claim({ owner: 'cost', token, leaseUntil: now + 60_000, now, limit: 10, workflows, limits: [], rateLimits: [] } as never),
+    store.claim({
+      owner: 'cost',
+      token,
+      leaseUntil: now + 60_000,
+      now,
+      limit: 10,
+      workflows,
+      limits: [],
+      rateLimits: [],
+    } as never),
   );
   if (instances.length !== 10) throw new Error(`claimed ${instances.length}`);
   for (const step of [1, 2]) {
-    await timed('write batch of 10 steps', () => Promise.all(instances.map((instance, k) => store.write(instance.id, token, { now, entries: [entry(`step-${step}`, k, step)] }))));
+    await timed('write batch of 10 steps', () =>
+      Promise.all(
+        instances.map((instance, k) =>
+          store.write(instance.id, token, { now, entries: [entry(`step-${step}`, k, step)] }),
+        ),
+      ),
+    );
   }
   await timed('write batch of 10 last steps + completed', () =>
     Promise.all(
@@ -59,8 +93,17 @@ for (let g = 0; g < GROUPS; g++) {
     ),
   );
 }
-const done = (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".instances WHERE status = 'completed'`)).rows[0].n;
-const perWorkflow = Object.fromEntries(Object.entries(totals).map(([kind, { ms, n }]) => [kind, { ms_per_statement: +(ms / n).toFixed(3), ms_per_workflow: +((ms / n) * (kind.startsWith('write batch of 10 steps') ? 2 : 1) / 10).toFixed(3) }]));
+const done = (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".instances WHERE status = 'completed'`))
+  .rows[0].n;
+const perWorkflow = Object.fromEntries(
+  Object.entries(totals).map(([kind, { ms, n }]) => [
+    kind,
+    {
+      ms_per_statement: +(ms / n).toFixed(3),
+      ms_per_workflow: +(((ms / n) * (kind.startsWith('write batch of 10 steps') ? 2 : 1)) / 10).toFixed(3),
+    },
+  ]),
+);
 console.log(JSON.stringify({ groups: GROUPS, completed: done, ...perWorkflow }, null, 1));
 await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
 await pool.end();

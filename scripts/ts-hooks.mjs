@@ -49,4 +49,3 @@ export async function load(url, context, nextLoad) {
   }
   return nextLoad(url, context);
 }
-

@@ -61,7 +61,14 @@ for (const [name, file] of Object.entries(pkg.bin ?? {})) {
 
 // 2. Load every entry as ESM and as CJS.
 console.log('loading:');
-const entries = { '.': 'index', './postgres': 'postgres/index', './mysql': 'mysql/index', './testing': 'testing/index', './dashboard': 'dashboard/index', './health': 'health/index' };
+const entries = {
+  '.': 'index',
+  './postgres': 'postgres/index',
+  './mysql': 'mysql/index',
+  './testing': 'testing/index',
+  './dashboard': 'dashboard/index',
+  './health': 'health/index',
+};
 const loaded = { esm: {}, cjs: {} };
 for (const [subpath, base] of Object.entries(entries)) {
   const esmFile = join(root, 'dist', `${base}.js`);
@@ -124,7 +131,10 @@ for (const format of ['esm', 'cjs']) {
       for (const key of Object.keys(a)) {
         if (key === 'default' || key === '__esModule' || !(key in b)) continue;
         shared += 1;
-        if (a[key] !== b[key]) fail(`${format}: "${key}" exported by both "${aName}" and "${bName}" is two different objects (is tsup's splitting on?)`);
+        if (a[key] !== b[key])
+          fail(
+            `${format}: "${key}" exported by both "${aName}" and "${bName}" is two different objects (is tsup's splitting on?)`,
+          );
       }
     }
   }
@@ -152,7 +162,8 @@ for (const format of ['esm', 'cjs']) {
 
 // 6. The root entry never reaches a driver.
 console.log('no drivers from the root entry:');
-const DRIVER = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)["'](?:pg|pg-[\w.-]+|mysql2)(?:\/[^"']*)?["']/g;
+const DRIVER =
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)["'](?:pg|pg-[\w.-]+|mysql2)(?:\/[^"']*)?["']/g;
 const LOCAL = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)["'](\.{1,2}\/[^"']+)["']/g;
 function reachable(start) {
   const seen = new Set();
@@ -200,8 +211,12 @@ for (const start of ['index.js', 'index.cjs']) {
   for (const f of reachable(file)) {
     for (const line of readFileSync(f, 'utf8').split('\n')) {
       if (!line.includes('@opentelemetry/')) continue;
-      const lazy = /import\("@opentelemetry\/api"\)|Promise\.resolve\(\)\.then\(\(\) => [\w$]*\(?require\("@opentelemetry\/api"\)/.test(line);
-      if (!lazy && /\bfrom\s*["']@opentelemetry|\bimport\s*["']@opentelemetry|\brequire\(["']@opentelemetry/.test(line)) eager.push(`${rel(f)}: ${line.trim()}`);
+      const lazy =
+        /import\("@opentelemetry\/api"\)|Promise\.resolve\(\)\.then\(\(\) => [\w$]*\(?require\("@opentelemetry\/api"\)/.test(
+          line,
+        );
+      if (!lazy && /\bfrom\s*["']@opentelemetry|\bimport\s*["']@opentelemetry|\brequire\(["']@opentelemetry/.test(line))
+        eager.push(`${rel(f)}: ${line.trim()}`);
     }
   }
   check(eager.length === 0, `dist/${start} and what it reaches load @opentelemetry/* only lazily`, eager.join('; '));
@@ -213,21 +228,41 @@ for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
   const file = join(root, 'dist', start);
   if (!existsSync(file)) continue;
   const files = reachable(file);
-  const offenders = files.filter((f) => /WorkflowsDashboardModule|DashboardService/.test(readFileSync(f, 'utf8'))).map(rel);
-  check(offenders.length === 0, `dist/${start} and what it reaches hold no dashboard code`, `found in ${offenders.join('; ')}`);
+  const offenders = files
+    .filter((f) => /WorkflowsDashboardModule|DashboardService/.test(readFileSync(f, 'utf8')))
+    .map(rel);
+  check(
+    offenders.length === 0,
+    `dist/${start} and what it reaches hold no dashboard code`,
+    `found in ${offenders.join('; ')}`,
+  );
 }
 for (const format of ['esm', 'cjs']) {
   const dashboard = loaded[format]['./dashboard'];
-  if (dashboard) check(typeof dashboard.WorkflowsDashboardModule === 'function', `${format}: ./dashboard exports WorkflowsDashboardModule`);
+  if (dashboard)
+    check(
+      typeof dashboard.WorkflowsDashboardModule === 'function',
+      `${format}: ./dashboard exports WorkflowsDashboardModule`,
+    );
   const health = loaded[format]['./health'];
-  if (health) check(typeof health.WorkflowsHealthIndicator === 'function', `${format}: ./health exports WorkflowsHealthIndicator`);
+  if (health)
+    check(
+      typeof health.WorkflowsHealthIndicator === 'function',
+      `${format}: ./health exports WorkflowsHealthIndicator`,
+    );
 }
 // 8. Only ./health loads @nestjs/terminus (an optional peer): the root entry reaches none of it.
 for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
   const file = join(root, 'dist', start);
   if (!existsSync(file)) continue;
-  const offenders = reachable(file).filter((f) => /@nestjs\/terminus/.test(readFileSync(f, 'utf8'))).map(rel);
-  check(offenders.length === 0, `dist/${start} and what it reaches never load @nestjs/terminus`, `found in ${offenders.join('; ')}`);
+  const offenders = reachable(file)
+    .filter((f) => /@nestjs\/terminus/.test(readFileSync(f, 'utf8')))
+    .map(rel);
+  check(
+    offenders.length === 0,
+    `dist/${start} and what it reaches never load @nestjs/terminus`,
+    `found in ${offenders.join('; ')}`,
+  );
 }
 
 if (failures.length > 0) {

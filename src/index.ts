@@ -12,7 +12,11 @@ export { WORKFLOWS_MODULE_OPTIONS } from './workflows.constants.js';
 
 export { Workflow, WORKFLOW_METADATA } from './decorators/workflow.decorator.js';
 export type { WorkflowOptions, WorkflowScheduleOptions } from './decorators/workflow-options.js';
-export type { WorkflowScheduleCatchup, WorkflowScheduleOverlap, WorkflowScheduleRules } from './scheduler/schedule-spec.js';
+export type {
+  WorkflowScheduleCatchup,
+  WorkflowScheduleOverlap,
+  WorkflowScheduleRules,
+} from './scheduler/schedule-spec.js';
 export type { WorkflowScheduleInfo } from './scheduler/schedule-state.js';
 
 export type {
@@ -36,7 +40,12 @@ export type { WorkflowListOptions, WorkflowSignalOptions, WorkflowStartOptions }
 export type { WorkflowHandle } from './client/workflow-handle.js';
 export { WorkflowWorker } from './worker/workflow-worker.service.js';
 export { WorkflowEvents } from './events/workflow-events.js';
-export type { WorkflowEvent, WorkflowEventType, WorkflowInstanceEvent, WorkflowScheduleEvent } from './events/workflow-event.js';
+export type {
+  WorkflowEvent,
+  WorkflowEventType,
+  WorkflowInstanceEvent,
+  WorkflowScheduleEvent,
+} from './events/workflow-event.js';
 export { WorkflowRegistry } from './registry/workflow-registry.js';
 
 export { WorkflowSignal } from './signals/workflow-signal.js';

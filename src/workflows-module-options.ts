@@ -108,7 +108,15 @@ export interface ResolvedWorkflowsOptions {
   telemetry: boolean;
 }
 
-const WORKER_OPTIONS = ['enabled', 'id', 'concurrency', 'pollInterval', 'leaseDuration', 'heartbeatInterval', 'shutdownTimeout'];
+const WORKER_OPTIONS = [
+  'enabled',
+  'id',
+  'concurrency',
+  'pollInterval',
+  'leaseDuration',
+  'heartbeatInterval',
+  'shutdownTimeout',
+];
 const KNOWN_OPTIONS = [
   'store',
   'worker',
@@ -135,31 +143,49 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
   }
   const store = given.store;
   if (store !== undefined && typeof store !== 'function' && !isStore(store)) {
-    throw new TypeError('Invalid WorkflowsModule option "store": pass a WorkflowStore instance (with create, claim, write...) or its class.');
+    throw new TypeError(
+      'Invalid WorkflowsModule option "store": pass a WorkflowStore instance (with create, claim, write...) or its class.',
+    );
   }
   const clock = given.clock ?? systemClock;
-  if (typeof clock?.now !== 'function') throw new TypeError('Invalid WorkflowsModule option "clock": pass an object with now(): number, such as ManualWorkflowClock.');
+  if (typeof clock?.now !== 'function')
+    throw new TypeError(
+      'Invalid WorkflowsModule option "clock": pass an object with now(): number, such as ManualWorkflowClock.',
+    );
   const codec = given.codec === undefined ? [] : validateCodec(given.codec);
   if (given.requireEncodedPayloads !== undefined && typeof given.requireEncodedPayloads !== 'boolean') {
     throw new TypeError('Invalid WorkflowsModule option "requireEncodedPayloads": use true or false.');
   }
   if (given.requireEncodedPayloads && codec.length === 0) {
-    throw new TypeError('WorkflowsModule option "requireEncodedPayloads" needs a "codec": without one every payload is stored unencoded.');
+    throw new TypeError(
+      'WorkflowsModule option "requireEncodedPayloads" needs a "codec": without one every payload is stored unencoded.',
+    );
   }
-  if (given.telemetry !== undefined && typeof given.telemetry !== 'boolean') throw new TypeError('Invalid WorkflowsModule option "telemetry": use true or false.');
+  if (given.telemetry !== undefined && typeof given.telemetry !== 'boolean')
+    throw new TypeError('Invalid WorkflowsModule option "telemetry": use true or false.');
   const worker = given.worker === false ? { enabled: false } : (given.worker ?? {});
-  if (typeof worker !== 'object' || worker === null) throw new TypeError('Invalid WorkflowsModule option "worker": pass false or an object.');
+  if (typeof worker !== 'object' || worker === null)
+    throw new TypeError('Invalid WorkflowsModule option "worker": pass false or an object.');
   checkKnownKeys(worker, WORKER_OPTIONS, 'WorkflowsModule option "worker"');
   const concurrency = worker.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new TypeError(`Invalid WorkflowsModule option "worker.concurrency": ${String(concurrency)}. Use a whole number, 1 or more.`);
+    throw new TypeError(
+      `Invalid WorkflowsModule option "worker.concurrency": ${String(concurrency)}. Use a whole number, 1 or more.`,
+    );
   }
   if (worker.id !== undefined && (typeof worker.id !== 'string' || worker.id === '')) {
     throw new TypeError('Invalid WorkflowsModule option "worker.id": use a non-empty string.');
   }
   const leaseDuration = durationOr(worker.leaseDuration, 30_000, 'WorkflowsModule option "worker.leaseDuration"');
-  if (leaseDuration < 1_000) throw new TypeError(`Invalid WorkflowsModule option "worker.leaseDuration": ${leaseDuration} ms. Use at least '1s'.`);
-  const heartbeatInterval = durationOr(worker.heartbeatInterval, Math.floor(leaseDuration / 3), 'WorkflowsModule option "worker.heartbeatInterval"');
+  if (leaseDuration < 1_000)
+    throw new TypeError(
+      `Invalid WorkflowsModule option "worker.leaseDuration": ${leaseDuration} ms. Use at least '1s'.`,
+    );
+  const heartbeatInterval = durationOr(
+    worker.heartbeatInterval,
+    Math.floor(leaseDuration / 3),
+    'WorkflowsModule option "worker.heartbeatInterval"',
+  );
   if (heartbeatInterval <= 0 || heartbeatInterval >= leaseDuration) {
     throw new TypeError(
       `Invalid WorkflowsModule option "worker.heartbeatInterval": ${heartbeatInterval} ms. It must be above 0 and below worker.leaseDuration (${leaseDuration} ms), or leases lapse between heartbeats.`,
@@ -170,7 +196,9 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
   }
   const retryAttempts = given.retryAttempts ?? 9;
   if (!Number.isInteger(retryAttempts) || retryAttempts < 0) {
-    throw new TypeError(`Invalid WorkflowsModule option "retryAttempts": ${String(retryAttempts)}. Use a whole number, 0 or more.`);
+    throw new TypeError(
+      `Invalid WorkflowsModule option "retryAttempts": ${String(retryAttempts)}. Use a whole number, 0 or more.`,
+    );
   }
   const pollInterval = durationOr(worker.pollInterval, 1_000, 'WorkflowsModule option "worker.pollInterval"');
   if (pollInterval < 1) throw new TypeError('Invalid WorkflowsModule option "worker.pollInterval": use at least 1 ms.');
@@ -200,17 +228,30 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
 
 function isStore(value: unknown): value is WorkflowStore {
   const store = value as Partial<WorkflowStore> | null;
-  return !!store && typeof store.create === 'function' && typeof store.claim === 'function' && typeof store.write === 'function';
+  return (
+    !!store &&
+    typeof store.create === 'function' &&
+    typeof store.claim === 'function' &&
+    typeof store.write === 'function'
+  );
 }
 
 function validateCodec(codec: unknown): Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>> {
   const list: unknown[] = Array.isArray(codec) ? codec : [codec];
-  if (list.length === 0) throw new TypeError('Invalid WorkflowsModule option "codec": the list is empty. Leave the option out for no codec.');
+  if (list.length === 0)
+    throw new TypeError(
+      'Invalid WorkflowsModule option "codec": the list is empty. Leave the option out for no codec.',
+    );
   list.forEach((item, index) => {
     const where = Array.isArray(codec) ? `codec[${index}]` : 'codec';
     if (typeof item === 'function') return;
     const candidate = item as Partial<WorkflowPayloadCodec> | null;
-    if (!candidate || typeof candidate.encode !== 'function' || typeof candidate.decode !== 'function' || typeof candidate.id !== 'string') {
+    if (
+      !candidate ||
+      typeof candidate.encode !== 'function' ||
+      typeof candidate.decode !== 'function' ||
+      typeof candidate.id !== 'string'
+    ) {
       throw new TypeError(
         `Invalid WorkflowsModule option "${where}": pass a WorkflowPayloadCodec (an object with id, encode() and decode(), ` +
           'such as new AesGcmPayloadCodec({ key, id })), its class, or a list of them with the current one first.',

@@ -35,7 +35,11 @@ export class WorkflowsModule {
   static forRootAsync(options: WorkflowsModuleAsyncOptions): DynamicModule {
     const providers: Provider[] = [];
     if (options.useFactory) {
-      providers.push({ provide: WORKFLOWS_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] });
+      providers.push({
+        provide: WORKFLOWS_MODULE_OPTIONS,
+        useFactory: options.useFactory,
+        inject: options.inject ?? [],
+      });
     } else if (options.useClass || options.useExisting) {
       const factory = (options.useClass ?? options.useExisting) as Type<WorkflowsOptionsFactory>;
       if (options.useClass) providers.push({ provide: factory, useClass: factory });
@@ -50,7 +54,11 @@ export class WorkflowsModule {
     return this.create(providers, options.imports ?? [], options.isGlobal ?? true);
   }
 
-  private static create(optionProviders: Provider[], imports: NonNullable<DynamicModule['imports']>, global: boolean): DynamicModule {
+  private static create(
+    optionProviders: Provider[],
+    imports: NonNullable<DynamicModule['imports']>,
+    global: boolean,
+  ): DynamicModule {
     return {
       module: WorkflowsModule,
       global,
@@ -64,7 +72,15 @@ export class WorkflowsModule {
         },
         ...WORKFLOWS_PROVIDERS,
       ],
-      exports: [WorkflowClient, WorkflowSchedules, WorkflowWorker, WorkflowEvents, WorkflowStorage, WorkflowRegistry, WORKFLOWS_RESOLVED_OPTIONS],
+      exports: [
+        WorkflowClient,
+        WorkflowSchedules,
+        WorkflowWorker,
+        WorkflowEvents,
+        WorkflowStorage,
+        WorkflowRegistry,
+        WORKFLOWS_RESOLVED_OPTIONS,
+      ],
     };
   }
 }

@@ -27,17 +27,25 @@ function workflowsLogger(): EngineLogger {
   const logger = new Logger('Workflows');
   return {
     warn: (message) => logger.warn(message),
-    error: (message, error) => (error === undefined ? logger.error(message) : logger.error(message, error instanceof Error ? error.stack : error)),
+    error: (message, error) =>
+      error === undefined ? logger.error(message) : logger.error(message, error instanceof Error ? error.stack : error),
   };
 }
 
 /** `logger`, except that errors that look like the database being away go to the outage account (logged once per outage). */
 function outageAware(logger: EngineLogger, outage: StoreOutage, during: string): EngineLogger {
-  return { warn: logger.warn, error: (message, error) => (looksLikeStoreError(error) ? outage.failed(error, during) : logger.error(message, error)) };
+  return {
+    warn: logger.warn,
+    error: (message, error) =>
+      looksLikeStoreError(error) ? outage.failed(error, during) : logger.error(message, error),
+  };
 }
 
 /** The configured codecs as one chain (a class is created by Nest, so it can inject a key service); `null` for none. */
-async function createCodecs(options: ResolvedWorkflowsOptions, moduleRef: ModuleRef): Promise<PayloadCodecChain | null> {
+async function createCodecs(
+  options: ResolvedWorkflowsOptions,
+  moduleRef: ModuleRef,
+): Promise<PayloadCodecChain | null> {
   if (options.codec.length === 0) return null;
   const codecs: WorkflowPayloadCodec[] = [];
   for (const given of options.codec) codecs.push(typeof given === 'function' ? await moduleRef.create(given) : given);
@@ -58,7 +66,11 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
       const logger = workflowsLogger();
       return createWorkflowStorage(store, {
         allowInMemoryStorage: options.allowInMemoryStorage,
-        startup: { retryAttempts: options.retryAttempts, retryDelay: options.retryDelay, log: (message) => logger.warn(message) },
+        startup: {
+          retryAttempts: options.retryAttempts,
+          retryDelay: options.retryDelay,
+          log: (message) => logger.warn(message),
+        },
         codecs: await createCodecs(options, moduleRef),
         onUnreadable: (subject, error) =>
           logger.error(
@@ -77,7 +89,8 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
   { provide: WorkflowEvents, useFactory: () => new WorkflowEvents() },
   {
     provide: WORKFLOWS_OBSERVER,
-    useFactory: (options: ResolvedWorkflowsOptions, storage: WorkflowStorage) => createWorkflowObserver(options.telemetry, storage, options.clock, options.codec.length > 0),
+    useFactory: (options: ResolvedWorkflowsOptions, storage: WorkflowStorage) =>
+      createWorkflowObserver(options.telemetry, storage, options.clock, options.codec.length > 0),
     inject: [WORKFLOWS_RESOLVED_OPTIONS, WorkflowStorage],
   },
   { provide: WorkflowWakeUps, useFactory: () => new WorkflowWakeUps() },
@@ -106,7 +119,15 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         kick: () => wakeUps.kick(),
         observer,
       }),
-    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowWakeUps, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS, WORKFLOWS_OBSERVER],
+    inject: [
+      WorkflowStorage,
+      WorkflowRegistry,
+      WorkflowEvents,
+      WorkflowWakeUps,
+      StoreOutage,
+      WORKFLOWS_RESOLVED_OPTIONS,
+      WORKFLOWS_OBSERVER,
+    ],
   },
   {
     provide: WorkflowRuntime,
@@ -117,8 +138,25 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
       wakeUps: WorkflowWakeUps,
       outage: StoreOutage,
       options: ResolvedWorkflowsOptions,
-    ) => new WorkflowRuntime({ engine, storage, registry, wakeUps, outage, clock: options.clock, worker: options.worker, logger: workflowsLogger() }),
-    inject: [WorkflowEngine, WorkflowStorage, WorkflowRegistry, WorkflowWakeUps, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS],
+    ) =>
+      new WorkflowRuntime({
+        engine,
+        storage,
+        registry,
+        wakeUps,
+        outage,
+        clock: options.clock,
+        worker: options.worker,
+        logger: workflowsLogger(),
+      }),
+    inject: [
+      WorkflowEngine,
+      WorkflowStorage,
+      WorkflowRegistry,
+      WorkflowWakeUps,
+      StoreOutage,
+      WORKFLOWS_RESOLVED_OPTIONS,
+    ],
   },
   {
     provide: WorkflowScheduler,
@@ -146,7 +184,14 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         cancelled: (id) => runtime.noticeCancel(id, false),
         logger: outageAware(workflowsLogger(), outage, 'running schedules'),
       }),
-    inject: [WorkflowStorage, WorkflowRegistry, WorkflowEvents, WorkflowRuntime, StoreOutage, WORKFLOWS_RESOLVED_OPTIONS],
+    inject: [
+      WorkflowStorage,
+      WorkflowRegistry,
+      WorkflowEvents,
+      WorkflowRuntime,
+      StoreOutage,
+      WORKFLOWS_RESOLVED_OPTIONS,
+    ],
   },
   WorkflowExplorer,
   WorkflowSchedulerService,

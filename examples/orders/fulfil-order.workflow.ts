@@ -1,4 +1,10 @@
-import { Workflow, WorkflowSignal, type Duration, type WorkflowContext, type WorkflowDefinition } from '@nestjs/workflows';
+import {
+  Workflow,
+  WorkflowSignal,
+  type Duration,
+  type WorkflowContext,
+  type WorkflowDefinition,
+} from '@nestjs/workflows';
 import { PaymentsService, type Charge, type Order } from './payments.service.js';
 
 /** Sent by the carrier integration when a parcel is delivered; keyed by the order id. */
@@ -40,6 +46,12 @@ export class FulfilOrder implements WorkflowDefinition<FulfilOrderInput, Receipt
 
     const proof = await ctx.waitForSignal('delivery', delivered, { key: order.id, timeout: order.deliveryWindow });
     ctx.setStatus({ stage: 'delivered', trackingNumber: shipment.trackingNumber });
-    return { orderId: order.id, chargeId: charge.id, trackingNumber: shipment.trackingNumber, deliveredAt: proof.at, signedBy: proof.signedBy };
+    return {
+      orderId: order.id,
+      chargeId: charge.id,
+      trackingNumber: shipment.trackingNumber,
+      deliveredAt: proof.at,
+      signedBy: proof.signedBy,
+    };
   }
 }

@@ -43,7 +43,9 @@ async function main(): Promise<boolean> {
 
   console.log('Starting orders:');
   const handles = await Promise.all(
-    orders.map((order) => client.start(FulfilOrder, order, { id: `order-${order.id}`, concurrencyKey: order.customer })),
+    orders.map((order) =>
+      client.start(FulfilOrder, order, { id: `order-${order.id}`, concurrencyKey: order.customer }),
+    ),
   );
   const outcomes = await Promise.allSettled(handles.map((handle) => handle.result({ timeout: '10s' })));
   await Promise.all(pending);
@@ -66,7 +68,8 @@ async function main(): Promise<boolean> {
   console.log('\nPayment ledger:');
   for (const line of payments.ledger) console.log(`  ${line}`);
   if (duplicates.some((created) => created)) problems.push('a repeated delivery signal (same id) was stored twice');
-  if (duplicates.length !== orders.length - lost.size) problems.push(`expected ${orders.length - lost.size} repeated delivery signals, sent ${duplicates.length}`);
+  if (duplicates.length !== orders.length - lost.size)
+    problems.push(`expected ${orders.length - lost.size} repeated delivery signals, sent ${duplicates.length}`);
 
   await app.close();
   if (problems.length > 0) {
@@ -84,7 +87,9 @@ async function deliver(client: WorkflowClient, orderId: string, duplicates: bool
   const first = await client.signal(delivered, payload, { key: orderId, id: `carrier-event-${orderId}` });
   const repeat = await client.signal(delivered, payload, { key: orderId, id: `carrier-event-${orderId}` });
   duplicates.push(repeat.created);
-  console.log(`${offset(Date.now())}  ${'carrier'.padEnd(12)}  delivered ${orderId} (signal #${first.id}, woke ${first.woken}; repeat stored: ${repeat.created})`);
+  console.log(
+    `${offset(Date.now())}  ${'carrier'.padEnd(12)}  delivered ${orderId} (signal #${first.id}, woke ${first.woken}; repeat stored: ${repeat.created})`,
+  );
 }
 
 /** One readable line for an event. */
@@ -121,20 +126,29 @@ async function describe(event: WorkflowEvent, client: WorkflowClient): Promise<s
 }
 
 /** What the example expects of each order. */
-function check(order: FulfilOrderInput, outcome: PromiseSettledResult<Receipt>, customStatus: unknown, payments: PaymentsService): string[] {
+function check(
+  order: FulfilOrderInput,
+  outcome: PromiseSettledResult<Receipt>,
+  customStatus: unknown,
+  payments: PaymentsService,
+): string[] {
   const problems: string[] = [];
   const stage = (customStatus as { stage?: string } | null)?.stage;
   const attempts = payments.chargeAttempts(order.id);
-  if (attempts !== (order.gatewayHiccups ?? 0) + 1) problems.push(`${order.id}: ${attempts} charge attempts, expected ${(order.gatewayHiccups ?? 0) + 1}`);
+  if (attempts !== (order.gatewayHiccups ?? 0) + 1)
+    problems.push(`${order.id}: ${attempts} charge attempts, expected ${(order.gatewayHiccups ?? 0) + 1}`);
   const refunded = payments.refunds().filter((line) => line.includes(`ch_${order.id} `));
   if (lost.has(order.id)) {
     if (outcome.status === 'fulfilled') problems.push(`${order.id}: completed, but its parcel was lost`);
-    else if (!(outcome.reason instanceof WorkflowSignalTimeoutError)) problems.push(`${order.id}: failed with ${String(outcome.reason)}, expected WorkflowSignalTimeoutError`);
+    else if (!(outcome.reason instanceof WorkflowSignalTimeoutError))
+      problems.push(`${order.id}: failed with ${String(outcome.reason)}, expected WorkflowSignalTimeoutError`);
     if (refunded.length !== 1) problems.push(`${order.id}: refunded ${refunded.length} times, expected once`);
-    if (stage !== 'awaiting-delivery') problems.push(`${order.id}: last stage ${String(stage)}, expected awaiting-delivery`);
+    if (stage !== 'awaiting-delivery')
+      problems.push(`${order.id}: last stage ${String(stage)}, expected awaiting-delivery`);
   } else {
     if (outcome.status === 'rejected') problems.push(`${order.id}: failed: ${String(outcome.reason)}`);
-    else if (outcome.value.chargeId !== `ch_${order.id}` || outcome.value.signedBy !== 'front desk') problems.push(`${order.id}: unexpected receipt ${JSON.stringify(outcome.value)}`);
+    else if (outcome.value.chargeId !== `ch_${order.id}` || outcome.value.signedBy !== 'front desk')
+      problems.push(`${order.id}: unexpected receipt ${JSON.stringify(outcome.value)}`);
     if (refunded.length !== 0) problems.push(`${order.id}: refunded, but it was delivered`);
     if (stage !== 'delivered') problems.push(`${order.id}: last stage ${String(stage)}, expected delivered`);
   }

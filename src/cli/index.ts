@@ -61,13 +61,15 @@ interface Command {
 
 function parse(argv: readonly string[]): Command {
   if (argv.length === 0) throw new UsageError('No command given.');
-  if (argv.includes('--help') || argv.includes('-h')) return { name: 'help', database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
+  if (argv.includes('--help') || argv.includes('-h'))
+    return { name: 'help', database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
   if (argv[0] === '--version' || argv[0] === '-v') {
     if (argv.length > 1) throw new UsageError(`${argv[0]} takes nothing more.`);
     return { name: 'version', database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
   }
   const [name, ...rest] = argv;
-  if (name !== 'migrate' && name !== 'sql' && name !== 'reencrypt') throw new UsageError(`Unknown command ${JSON.stringify(name)}.`);
+  if (name !== 'migrate' && name !== 'sql' && name !== 'reencrypt')
+    throw new UsageError(`Unknown command ${JSON.stringify(name)}.`);
   const command: Command = { name, database: undefined, url: undefined, schema: DEFAULT_SCHEMA };
   for (let i = 0; i < rest.length; i++) {
     const [flag, inline] = splitFlag(rest[i]!);
@@ -80,7 +82,8 @@ function parse(argv: readonly string[]): Command {
     };
     if (flag === '--postgres' || flag === '--mysql') {
       const database = flag === '--postgres' ? 'postgres' : 'mysql';
-      if (command.database !== undefined && command.database !== database) throw new UsageError('Give one database: --postgres or --mysql.');
+      if (command.database !== undefined && command.database !== database)
+        throw new UsageError('Give one database: --postgres or --mysql.');
       command.database = database;
       command.url = value();
     } else if (flag === '--schema') {
@@ -89,10 +92,12 @@ function parse(argv: readonly string[]): Command {
       command.schema = schema;
     } else if (name === 'reencrypt' && flag === '--codecs') {
       command.codecs = value();
-      if (command.codecs === undefined) throw new UsageError('--codecs needs the path of a module exporting the codec list.');
+      if (command.codecs === undefined)
+        throw new UsageError('--codecs needs the path of a module exporting the codec list.');
     } else if (name === 'reencrypt' && flag === '--batch-size') {
       const size = Number(value());
-      if (!Number.isInteger(size) || size < 1 || size > 1000) throw new UsageError('--batch-size needs a whole number from 1 to 1000.');
+      if (!Number.isInteger(size) || size < 1 || size > 1000)
+        throw new UsageError('--batch-size needs a whole number from 1 to 1000.');
       command.batchSize = size;
     } else if (name === 'reencrypt' && flag === '--resume') {
       const cursor = value();
@@ -107,7 +112,8 @@ function parse(argv: readonly string[]): Command {
     }
   }
   if (command.database === undefined) throw new UsageError(`${name} needs a database: --postgres or --mysql.`);
-  if (name === 'reencrypt' && command.codecs === undefined) throw new UsageError('reencrypt needs the codecs: --codecs <file>.');
+  if (name === 'reencrypt' && command.codecs === undefined)
+    throw new UsageError('reencrypt needs the codecs: --codecs <file>.');
   if (name === 'sql' && command.url !== undefined) {
     throw new UsageError(`sql prints the SQL without connecting: give --${command.database} without a URL.`);
   }
@@ -123,14 +129,21 @@ function splitFlag(arg: string): [string, string | undefined] {
 }
 
 /** `pg`, loaded only when a command connects (it is an optional peer dependency). */
-async function loadPg(): Promise<{ Pool: new (config: object) => PgPoolLike & { end(): Promise<void>; on(event: 'error', listener: (error: Error) => void): unknown } }> {
+async function loadPg(): Promise<{
+  Pool: new (
+    config: object,
+  ) => PgPoolLike & { end(): Promise<void>; on(event: 'error', listener: (error: Error) => void): unknown };
+}> {
   try {
     const module = (await import('pg')) as unknown as { default?: unknown; Pool?: unknown };
     return (module.default ?? module) as Awaited<ReturnType<typeof loadPg>>;
   } catch (error) {
-    throw new Error(`nest-workflows migrate --postgres needs the 'pg' package: npm install pg (${(error as Error).message})`, {
-      cause: error,
-    });
+    throw new Error(
+      `nest-workflows migrate --postgres needs the 'pg' package: npm install pg (${(error as Error).message})`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -140,9 +153,12 @@ async function loadMysql2(): Promise<{ createPool(config: object): Mysql2PoolLik
     const module = (await import('mysql2/promise')) as unknown as { default?: unknown };
     return (module.default ?? module) as Awaited<ReturnType<typeof loadMysql2>>;
   } catch (error) {
-    throw new Error(`nest-workflows migrate --mysql needs the 'mysql2' package: npm install mysql2 (${(error as Error).message})`, {
-      cause: error,
-    });
+    throw new Error(
+      `nest-workflows migrate --mysql needs the 'mysql2' package: npm install mysql2 (${(error as Error).message})`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -164,7 +180,9 @@ async function migrate(command: Command, out: (line: string) => void): Promise<v
   postgresMigrationSql(command.schema);
   const { Pool } = await loadPg();
   const pool = new Pool(
-    command.url === undefined ? { max: 2, connectionTimeoutMillis: 10_000 } : { connectionString: command.url, max: 2, connectionTimeoutMillis: 10_000 },
+    command.url === undefined
+      ? { max: 2, connectionTimeoutMillis: 10_000 }
+      : { connectionString: command.url, max: 2, connectionTimeoutMillis: 10_000 },
   );
   // An idle connection the server drops (a restart) is reported on the pool: without a listener
   // Node would end the process on it. The statement that needs a connection reports the failure.
@@ -206,7 +224,11 @@ async function reencrypt(command: Command, out: (line: string) => void): Promise
   if (mysql) mysqlMigrationScript(command.schema);
   else postgresMigrationSql(command.schema);
   const codecs = await loadCodecs(command.codecs!);
-  const options = { batchSize: command.batchSize, resumeFrom: command.resume, onProgress: (progress: WorkflowReencryptProgress) => out(describeProgress(progress)) };
+  const options = {
+    batchSize: command.batchSize,
+    resumeFrom: command.resume,
+    onProgress: (progress: WorkflowReencryptProgress) => out(describeProgress(progress)),
+  };
   if (mysql) {
     const { createPool } = await loadMysql2();
     const pool = createPool({ uri: command.url, connectionLimit: 4 });
@@ -250,9 +272,13 @@ export async function main(
     if (command.name === 'help') io.out(USAGE);
     else if (command.name === 'version') io.out(__PACKAGE_VERSION__);
     else if (command.name === 'sql') {
-      io.out((command.database === 'mysql' ? mysqlMigrationScript(command.schema) : postgresMigrationSql(command.schema)).trimEnd());
-    }
-    else if (command.name === 'reencrypt') return await reencrypt(command, io.out);
+      io.out(
+        (command.database === 'mysql'
+          ? mysqlMigrationScript(command.schema)
+          : postgresMigrationSql(command.schema)
+        ).trimEnd(),
+      );
+    } else if (command.name === 'reencrypt') return await reencrypt(command, io.out);
     else await migrate(command, io.out);
     return 0;
   } catch (error) {

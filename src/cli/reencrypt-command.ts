@@ -1,7 +1,11 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { WorkflowPayloadCodec } from '../codec/workflow-payload-codec.js';
-import type { WorkflowReencryptCursor, WorkflowReencryptProgress, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
+import type {
+  WorkflowReencryptCursor,
+  WorkflowReencryptProgress,
+  WorkflowReencryptResult,
+} from '../storage/payload-reencryption.js';
 
 /**
  * The codecs of `nest-workflows reencrypt --codecs <file>`: a module whose default export (or
@@ -13,7 +17,10 @@ export async function loadCodecs(file: string): Promise<WorkflowPayloadCodec[]> 
   try {
     module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new Error(`Could not load the codecs module ${JSON.stringify(file)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `Could not load the codecs module ${JSON.stringify(file)}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   let exported = module.default ?? module.codecs ?? module.codec;
   if (typeof exported === 'function' && !isCodec(exported)) exported = await (exported as () => unknown)();
@@ -29,20 +36,29 @@ export async function loadCodecs(file: string): Promise<WorkflowPayloadCodec[]> 
 
 function isCodec(value: unknown): value is WorkflowPayloadCodec {
   const codec = value as Partial<WorkflowPayloadCodec> | null;
-  return !!codec && typeof codec === 'object' && typeof codec.encode === 'function' && typeof codec.decode === 'function';
+  return (
+    !!codec && typeof codec === 'object' && typeof codec.encode === 'function' && typeof codec.decode === 'function'
+  );
 }
 
 /** A cursor given with `--resume '<json>'`, as printed by an earlier run. */
 export function parseCursor(text: string): WorkflowReencryptCursor {
   try {
     const cursor = JSON.parse(text) as WorkflowReencryptCursor;
-    if (typeof cursor === 'object' && cursor !== null && typeof cursor.signal === 'number' && (typeof cursor.schedule === 'string' || cursor.schedule === null)) {
+    if (
+      typeof cursor === 'object' &&
+      cursor !== null &&
+      typeof cursor.signal === 'number' &&
+      (typeof cursor.schedule === 'string' || cursor.schedule === null)
+    ) {
       return cursor;
     }
   } catch {
     // reported below
   }
-  throw new TypeError(`--resume takes the cursor an earlier run printed, such as '{"instance":null,"signal":0,"schedule":null}'; got ${text}.`);
+  throw new TypeError(
+    `--resume takes the cursor an earlier run printed, such as '{"instance":null,"signal":0,"schedule":null}'; got ${text}.`,
+  );
 }
 
 /** One line of progress. */
@@ -56,13 +72,22 @@ export function describeProgress(progress: WorkflowReencryptProgress): string {
 }
 
 /** The closing line for `result`, printed with `out`; resolves to the exit code (0: nothing left under an older codec). */
-export function reportResult(result: WorkflowReencryptResult, current: string, where: string, out: (line: string) => void): number {
+export function reportResult(
+  result: WorkflowReencryptResult,
+  current: string,
+  where: string,
+  out: (line: string) => void,
+): number {
   if (result.remaining === 0) {
-    out(`Done: every payload in ${where} is under codec "${current}". The codecs after it can be removed from the list.`);
+    out(
+      `Done: every payload in ${where} is under codec "${current}". The codecs after it can be removed from the list.`,
+    );
     return 0;
   }
   if (result.remaining === null) {
-    out(`Not done: it stopped before reading everything in ${where}. Run it again with --resume '${JSON.stringify(result.cursor)}'. Keep the older codecs.`);
+    out(
+      `Not done: it stopped before reading everything in ${where}. Run it again with --resume '${JSON.stringify(result.cursor)}'. Keep the older codecs.`,
+    );
     return 1;
   }
   out(

@@ -8,7 +8,9 @@ import { invalidInput } from '../errors/workflow-input-error.js';
 export function toEpochOption(value: Date | number, method: string, what: string): number {
   const ms = value instanceof Date ? value.getTime() : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
-    throw invalidInput(`Invalid ${method}() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds (within a Date's range).`);
+    throw invalidInput(
+      `Invalid ${method}() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds (within a Date's range).`,
+    );
   }
   return Math.ceil(ms);
 }

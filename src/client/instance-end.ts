@@ -138,7 +138,9 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
       if (instance === CLOSED) throw closed(null);
       if (instance.status === 'completed') return instance.output as O;
       if (FINISHED_STATUSES.includes(instance.status)) {
-        throw deserializeError(instance.error ?? { name: 'Error', message: `Instance "${id}" ended as ${instance.status}.` });
+        throw deserializeError(
+          instance.error ?? { name: 'Error', message: `Instance "${id}" ended as ${instance.status}.` },
+        );
       }
       if (closing.aborted) throw closed(instance.status);
       if (reopened && stopListening !== null) ask = true;
@@ -158,7 +160,8 @@ export async function waitForEnd<O>(sources: InstanceEndSources, id: string, lim
       // Until an ask was answered, an end elsewhere may go unheard: poll as a store that doesn't notify.
       const poll = stopListening !== null && !ask ? sources.pollInterval : Math.min(sources.pollInterval, 500);
       const left = limit === null ? poll : limit - (Date.now() - started);
-      if (left <= 0) throw new WorkflowTimeoutError(`Instance "${id}" did not end within ${limit} ms (it is ${instance.status}).`);
+      if (left <= 0)
+        throw new WorkflowTimeoutError(`Instance "${id}" did not end within ${limit} ms (it is ${instance.status}).`);
       if (!nudged) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.min(left, poll));

@@ -36,12 +36,23 @@ export interface RetryChildEnds {
  * Without this the parent would wait for that end forever. A `purge()` or `delete()` after these
  * reads is the store's to catch: the reopen refuses unless each child in `awaited` can still end it.
  */
-export async function childEnds(current: WorkflowInstanceDetails, reopen: WorkflowReopen, reads: RetryChildReads): Promise<RetryChildEnds> {
+export async function childEnds(
+  current: WorkflowInstanceDetails,
+  reopen: WorkflowReopen,
+  reads: RetryChildReads,
+): Promise<RetryChildEnds> {
   const journal = current.journal ?? [];
   const reset = new Set(reopen.entries.map((e) => e.name));
   const taken = new Set<string>();
   for (const e of journal) {
-    if (e.kind === 'signal' && e.state === 'completed' && e.signal?.name === CHILD_ENDED_SIGNAL && e.signal.key && !reset.has(e.name)) taken.add(e.signal.key);
+    if (
+      e.kind === 'signal' &&
+      e.state === 'completed' &&
+      e.signal?.name === CHILD_ENDED_SIGNAL &&
+      e.signal.key &&
+      !reset.has(e.name)
+    )
+      taken.add(e.signal.key);
   }
   const ends: NewWorkflowSignal[] = [];
   const awaited: string[] = [];
@@ -65,7 +76,9 @@ export async function childEnds(current: WorkflowInstanceDetails, reopen: Workfl
       );
     }
     if (child.unreadable?.fields.includes('output')) {
-      throw new WorkflowInvalidStateError(`${named} completed, its end was purged, and no configured codec can read its output to send that end again.`);
+      throw new WorkflowInvalidStateError(
+        `${named} completed, its end was purged, and no configured codec can read its output to send that end again.`,
+      );
     }
     const payload: ChildEnded = { status: 'completed', output: child.output ?? null, error: null };
     ends.push({ name: CHILD_ENDED_SIGNAL, key: id, dedupeId: id, payload, now: reopen.now });

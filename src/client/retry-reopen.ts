@@ -16,7 +16,12 @@ const REOPEN_TRIES = 3;
  * says so), or a `purge()` or `delete()` removed a child's end the parent waits for after it was
  * checked (read again, that end is sent again, or the retry refused with the reason).
  */
-export async function retryInstance(storage: WorkflowStorage, id: string, read: () => Promise<WorkflowInstanceDetails>, now: () => number): Promise<void> {
+export async function retryInstance(
+  storage: WorkflowStorage,
+  id: string,
+  read: () => Promise<WorkflowInstanceDetails>,
+  now: () => number,
+): Promise<void> {
   for (let attempt = 1; attempt <= REOPEN_TRIES; attempt++) {
     const current = await read();
     if (await reopenForRetry(storage, current, now())) return;
@@ -34,12 +39,18 @@ export async function retryInstance(storage: WorkflowStorage, id: string, read: 
  * nothing; a repeated send stores nothing (ends are deduplicated by the child's id). Resolves to
  * whether the reopen landed.
  */
-async function reopenForRetry(storage: WorkflowStorage, current: WorkflowInstanceDetails, now: number): Promise<boolean> {
+async function reopenForRetry(
+  storage: WorkflowStorage,
+  current: WorkflowInstanceDetails,
+  now: number,
+): Promise<boolean> {
   const reopen = await retryReopen(current, now, (child) => storage.get(child, { readable: true }));
   if (current.status !== 'compensation_failed') {
     const { send, awaited } = await childEnds(current, reopen, {
       child: (id) => storage.get(id, { readable: true }),
-      hasEnd: async (id, afterId) => (await storage.signals({ name: CHILD_ENDED_SIGNAL, key: id, afterId, upToId: Number.MAX_SAFE_INTEGER })).length > 0,
+      hasEnd: async (id, afterId) =>
+        (await storage.signals({ name: CHILD_ENDED_SIGNAL, key: id, afterId, upToId: Number.MAX_SAFE_INTEGER }))
+          .length > 0,
     });
     for (const end of send) await storage.signal(end);
     if (awaited.length > 0) reopen.awaitedChildren = awaited;
@@ -64,7 +75,11 @@ async function retryReopen(
   if (current.status === 'failed' || current.status === 'cancelled') {
     status = 'pending';
     entries = journal
-      .filter((e) => (e.kind === 'step' && (e.state === 'failed' || e.compensated)) || (e.kind === 'compensation' && e.state !== 'waiting'))
+      .filter(
+        (e) =>
+          (e.kind === 'step' && (e.state === 'failed' || e.compensated)) ||
+          (e.kind === 'compensation' && e.state !== 'waiting'),
+      )
       .map((e) => reset(e, now));
     // A child's end that failed the parent is taken again if the child was retried since: its end
     // then is what the parent must see (the child's reopen retracted the old one).
@@ -120,12 +135,18 @@ function resetWait(entry: WorkflowJournalEntry, now: number): WorkflowJournalEnt
  * `purge()` removed its signal, and the parent would then wait for it forever. So is one no codec
  * could read (`undefined`), and one of a child that was deleted.
  */
-async function childMovedOn(entry: WorkflowJournalEntry, readChild: (id: string) => Promise<WorkflowInstance | null>): Promise<boolean> {
+async function childMovedOn(
+  entry: WorkflowJournalEntry,
+  readChild: (id: string) => Promise<WorkflowInstance | null>,
+): Promise<boolean> {
   const childId = entry.signal?.key;
-  if (entry.kind !== 'signal' || entry.state !== 'completed' || entry.signal?.name !== CHILD_ENDED_SIGNAL || !childId) return false;
+  if (entry.kind !== 'signal' || entry.state !== 'completed' || entry.signal?.name !== CHILD_ENDED_SIGNAL || !childId)
+    return false;
   const ended = entry.value as ChildEnded | null | undefined;
   if (typeof ended?.status !== 'string' || ended.status === 'completed') return false;
   const child = await readChild(childId);
   if (child === null) return false;
-  return !FINISHED_STATUSES.includes(child.status) || child.status !== ended.status || !sameJson(child.error, ended.error);
+  return (
+    !FINISHED_STATUSES.includes(child.status) || child.status !== ended.status || !sameJson(child.error, ended.error)
+  );
 }

@@ -11,7 +11,12 @@ import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-c
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
 import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
-import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from '../storage/workflow-instance.js';
+import {
+  FINISHED_STATUSES,
+  UNFINISHED_STATUSES,
+  type WorkflowInstance,
+  type WorkflowStatus,
+} from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult } from '../storage/workflow-store.js';
 import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
@@ -105,21 +110,31 @@ export class WorkflowClient implements OnModuleDestroy {
    * (whatever its status) when the workflow and input match, and throws
    * `WorkflowAlreadyStartedError` when they don't.
    */
-  async start<I, O>(workflow: WorkflowClass<I, O> | string, input: I, options: WorkflowStartOptions = {}): Promise<WorkflowHandle<O>> {
+  async start<I, O>(
+    workflow: WorkflowClass<I, O> | string,
+    input: I,
+    options: WorkflowStartOptions = {},
+  ): Promise<WorkflowHandle<O>> {
     checkOptions(options, START_OPTIONS, 'start() options');
     const definition = this.registry.resolve(workflow as WorkflowReference, options.version);
     const id = options.id ?? randomUUID();
-    if (typeof id !== 'string' || id.trim() === '') throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
+    if (typeof id !== 'string' || id.trim() === '')
+      throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
     const json = toJsonValue(input, `The input of workflow "${definition.name}"`, 'input') ?? null;
     const now = this.options.clock.now();
     const startAt = options.startAt === undefined ? now : toEpochOption(options.startAt, 'start', 'startAt');
     const wakeAt = Math.max(startAt, now);
-    const timeout = options.timeout === undefined ? definition.timeout : parsePositiveDuration(options.timeout, 'start() option "timeout"');
+    const timeout =
+      options.timeout === undefined
+        ? definition.timeout
+        : parsePositiveDuration(options.timeout, 'start() option "timeout"');
     const priority = options.priority ?? definition.priority;
-    if (!Number.isInteger(priority)) throw invalidInput(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
+    if (!Number.isInteger(priority))
+      throw invalidInput(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
     for (const field of ['concurrencyKey', 'rateLimitKey'] as const) {
       const value = options[field];
-      if (value !== undefined && (typeof value !== 'string' || value === '')) throw invalidInput(`Invalid start() option "${field}": use a non-empty string.`);
+      if (value !== undefined && (typeof value !== 'string' || value === ''))
+        throw invalidInput(`Invalid start() option "${field}": use a non-empty string.`);
     }
     const instance = {
       id,
@@ -183,10 +198,15 @@ export class WorkflowClient implements OnModuleDestroy {
    * Sends a signal: stored even when nothing waits yet, and taken by the oldest matching wait of
    * every instance started before it. With `id`, a repeat is stored once (`created: false`).
    */
-  async signal<T>(signal: WorkflowSignal<T> | string, payload: T, options: WorkflowSignalOptions = {}): Promise<{ id: number; woken: number; created: boolean }> {
+  async signal<T>(
+    signal: WorkflowSignal<T> | string,
+    payload: T,
+    options: WorkflowSignalOptions = {},
+  ): Promise<{ id: number; woken: number; created: boolean }> {
     const name = signalName(signal);
     checkOptions(options, SIGNAL_OPTIONS, 'signal() options');
-    if (options.key !== undefined && typeof options.key !== 'string') throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
+    if (options.key !== undefined && typeof options.key !== 'string')
+      throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
       throw invalidInput(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
     }
@@ -228,7 +248,12 @@ export class WorkflowClient implements OnModuleDestroy {
    * so it does when a `purge()` or `delete()` running meanwhile takes the child away.
    */
   async retry(id: string): Promise<void> {
-    await retryInstance(this.storage, id, () => this.getStatus(id, { journal: true }), () => this.options.clock.now());
+    await retryInstance(
+      this.storage,
+      id,
+      () => this.getStatus(id, { journal: true }),
+      () => this.options.clock.now(),
+    );
     this.runtime.kick();
   }
 
@@ -245,7 +270,10 @@ export class WorkflowClient implements OnModuleDestroy {
   }
 
   /** The instance, with its waits and, on request, its journal and children. Throws `WorkflowNotFoundError`. */
-  async getStatus(id: string, options: { journal?: boolean; children?: boolean } = {}): Promise<WorkflowInstanceDetails> {
+  async getStatus(
+    id: string,
+    options: { journal?: boolean; children?: boolean } = {},
+  ): Promise<WorkflowInstanceDetails> {
     const instance = await this.storage.get(id, { journal: options.journal === true, readable: true });
     if (!instance) throw new WorkflowNotFoundError(`No workflow instance has the id "${id}".`);
     const details: WorkflowInstanceDetails = stripLease(instance);
@@ -257,26 +285,40 @@ export class WorkflowClient implements OnModuleDestroy {
   async list(options: WorkflowListOptions = {}): Promise<WorkflowInstance[]> {
     const limit = options.limit ?? 100;
     const offset = options.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
-    if (!Number.isInteger(offset) || offset < 0) throw invalidInput(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
-    const status = options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
-    for (const s of status ?? []) if (!KNOWN_STATUSES.includes(s)) throw invalidInput(`Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${KNOWN_STATUSES.join(', ')}.`);
-    if (status && status.length === 0) throw invalidInput('Invalid list() option "status": the list is empty. Leave it out for every status.');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw invalidInput(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
+    if (!Number.isInteger(offset) || offset < 0)
+      throw invalidInput(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
+    const status =
+      options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
+    for (const s of status ?? [])
+      if (!KNOWN_STATUSES.includes(s))
+        throw invalidInput(
+          `Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${KNOWN_STATUSES.join(', ')}.`,
+        );
+    if (status && status.length === 0)
+      throw invalidInput('Invalid list() option "status": the list is empty. Leave it out for every status.');
     if (options.idPrefix !== undefined && (typeof options.idPrefix !== 'string' || options.idPrefix === '')) {
-      throw invalidInput(`Invalid list() option "idPrefix": ${JSON.stringify(options.idPrefix)}. Use a non-empty string, or leave it out.`);
+      throw invalidInput(
+        `Invalid list() option "idPrefix": ${JSON.stringify(options.idPrefix)}. Use a non-empty string, or leave it out.`,
+      );
     }
     if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') {
       throw invalidInput(`Invalid list() option "order": ${JSON.stringify(options.order)}. Use 'asc' or 'desc'.`);
     }
     const after = options.after;
     if (after !== undefined && (after === null || typeof after.id !== 'string' || !Number.isFinite(after.createdAt))) {
-      throw invalidInput('Invalid list() option "after": pass an instance of the previous page, or { createdAt: epoch ms, id: string }.');
+      throw invalidInput(
+        'Invalid list() option "after": pass an instance of the previous page, or { createdAt: epoch ms, id: string }.',
+      );
     }
     const rows = await this.storage.list({
       ...options,
       status,
-      createdFrom: options.createdFrom === undefined ? undefined : toEpochOption(options.createdFrom, 'list', 'createdFrom'),
-      createdBefore: options.createdBefore === undefined ? undefined : toEpochOption(options.createdBefore, 'list', 'createdBefore'),
+      createdFrom:
+        options.createdFrom === undefined ? undefined : toEpochOption(options.createdFrom, 'list', 'createdFrom'),
+      createdBefore:
+        options.createdBefore === undefined ? undefined : toEpochOption(options.createdBefore, 'list', 'createdBefore'),
       after: after === undefined ? undefined : { createdAt: after.createdAt, id: after.id },
       limit,
       offset,
@@ -295,7 +337,9 @@ export class WorkflowClient implements OnModuleDestroy {
       // The store refused in one statement; read why. A parent that ended since makes the child deletable.
       const current = await this.getStatus(id);
       if (UNFINISHED_STATUSES.includes(current.status)) {
-        throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`);
+        throw new WorkflowInvalidStateError(
+          `Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`,
+        );
       }
       const parent = current.parentId === null ? null : await this.storage.get(current.parentId, { readable: true });
       if (parent !== null && UNFINISHED_STATUSES.includes(parent.status)) {
@@ -304,7 +348,10 @@ export class WorkflowClient implements OnModuleDestroy {
             'which would be lost with the child. Let the parent end first (or cancel or terminate it), then delete the child.',
         );
       }
-      if (attempt === 3) throw new WorkflowInvalidStateError(`Instance "${id}" changed while it was being deleted. Read its status and try again.`);
+      if (attempt === 3)
+        throw new WorkflowInvalidStateError(
+          `Instance "${id}" changed while it was being deleted. Read its status and try again.`,
+        );
     }
   }
 
@@ -313,17 +360,31 @@ export class WorkflowClient implements OnModuleDestroy {
    * and signals sent before it. `limit` bounds each kind; without it, it deletes in batches until
    * nothing is left. Unfinished instances are never deleted.
    */
-  async purge(options: { olderThan: Duration | Date; statuses?: WorkflowStatus[]; limit?: number }): Promise<WorkflowPurgeResult> {
+  async purge(options: {
+    olderThan: Duration | Date;
+    statuses?: WorkflowStatus[];
+    limit?: number;
+  }): Promise<WorkflowPurgeResult> {
     const now = this.options.clock.now();
-    const cutoff = options.olderThan instanceof Date ? options.olderThan.getTime() : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
-    if (!Number.isFinite(cutoff)) throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
+    const cutoff =
+      options.olderThan instanceof Date
+        ? options.olderThan.getTime()
+        : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
+    if (!Number.isFinite(cutoff))
+      throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
     // Nothing ended after now, but an open rate window ends later: a cutoff past now would delete it.
     const before = Math.min(cutoff, now + 1);
     if (options.statuses !== undefined && !Array.isArray(options.statuses)) {
-      throw invalidInput(`Invalid purge() option "statuses": ${JSON.stringify(options.statuses)}. Use an array of statuses, or leave it out for every finished one.`);
+      throw invalidInput(
+        `Invalid purge() option "statuses": ${JSON.stringify(options.statuses)}. Use an array of statuses, or leave it out for every finished one.`,
+      );
     }
     // A misspelt status would otherwise purge nothing, silently (unfinished ones are only skipped).
-    for (const s of options.statuses ?? []) if (!KNOWN_STATUSES.includes(s)) throw invalidInput(`Invalid purge() option "statuses": ${JSON.stringify(s)}. Use ${FINISHED_STATUSES.join(', ')}.`);
+    for (const s of options.statuses ?? [])
+      if (!KNOWN_STATUSES.includes(s))
+        throw invalidInput(
+          `Invalid purge() option "statuses": ${JSON.stringify(s)}. Use ${FINISHED_STATUSES.join(', ')}.`,
+        );
     const statuses = (options.statuses ?? [...FINISHED_STATUSES]).filter((s) => FINISHED_STATUSES.includes(s));
     const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
     if (statuses.length === 0) return total;
@@ -343,21 +404,31 @@ export class WorkflowClient implements OnModuleDestroy {
   }
 
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
-    if (reason !== undefined && typeof reason !== 'string') throw invalidInput(`Invalid reason: ${String(reason)}. Use a string.`);
-    const accepted = await this.storage.requestCancel(id, { reason: reason ?? null, now: this.options.clock.now(), terminate });
+    if (reason !== undefined && typeof reason !== 'string')
+      throw invalidInput(`Invalid reason: ${String(reason)}. Use a string.`);
+    const accepted = await this.storage.requestCancel(id, {
+      reason: reason ?? null,
+      now: this.options.clock.now(),
+      terminate,
+    });
     if (accepted) {
       this.runtime.noticeCancel(id, terminate);
       return;
     }
     const current = await this.getStatus(id);
     const what = terminate ? 'terminated' : 'cancelled';
-    if (FINISHED_STATUSES.includes(current.status)) throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status} and can't be ${what}.`);
+    if (FINISHED_STATUSES.includes(current.status))
+      throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status} and can't be ${what}.`);
     if (current.terminateRequested || (!terminate && current.cancelRequested)) {
-      throw new WorkflowInvalidStateError(`Instance "${id}" was already asked to ${terminate ? 'terminate' : 'cancel'}.`);
+      throw new WorkflowInvalidStateError(
+        `Instance "${id}" was already asked to ${terminate ? 'terminate' : 'cancel'}.`,
+      );
     }
     throw new WorkflowInvalidStateError(
       `Instance "${id}" is ${current.status} and can't be ${what}` +
-        (current.status === 'compensating' && !terminate ? ': it is already compensating; terminate it to stop its compensations.' : '.'),
+        (current.status === 'compensating' && !terminate
+          ? ': it is already compensating; terminate it to stop its compensations.'
+          : '.'),
     );
   }
 
@@ -390,7 +461,16 @@ export class WorkflowClient implements OnModuleDestroy {
 
 const PURGE_BATCH = 1000;
 const KNOWN_STATUSES = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
-const START_OPTIONS = ['id', 'version', 'concurrencyKey', 'rateLimitKey', 'priority', 'timeout', 'startAt', 'transaction'];
+const START_OPTIONS = [
+  'id',
+  'version',
+  'concurrencyKey',
+  'rateLimitKey',
+  'priority',
+  'timeout',
+  'startAt',
+  'transaction',
+];
 const SIGNAL_OPTIONS = ['key', 'id', 'transaction'];
 
 /** Instances as the client shows them: the lease token is the workers' secret. */

@@ -72,8 +72,12 @@ export class WorkflowSchedules {
    * `WorkflowInvalidStateError` for a declared id; nothing is stored then.
    */
   async upsert(id: string, definition: WorkflowScheduleDefinition): Promise<WorkflowScheduleInfo> {
-    const workflow = definition?.workflow === undefined ? undefined : this.registry.resolve(definition.workflow as WorkflowReference).name;
-    if (workflow === undefined) throw new TypeError(`Schedule "${id}": pass the workflow it starts ({ workflow: MyWorkflow, ... }).`);
+    const workflow =
+      definition?.workflow === undefined
+        ? undefined
+        : this.registry.resolve(definition.workflow as WorkflowReference).name;
+    if (workflow === undefined)
+      throw new TypeError(`Schedule "${id}": pass the workflow it starts ({ workflow: MyWorkflow, ... }).`);
     return this.admin.upsert(id, { ...definition, workflow });
   }
 

@@ -59,13 +59,20 @@ export class AesGcmPayloadCodec implements WorkflowPayloadCodec {
   decode(value: string): string {
     const bytes = Buffer.from(value, 'base64');
     if (bytes.length < IV_BYTES + TAG_BYTES || !BASE64.test(value)) {
-      throw new Error(`AesGcmPayloadCodec "${this.id}": the payload is not an AES-GCM ciphertext this codec wrote (malformed).`);
+      throw new Error(
+        `AesGcmPayloadCodec "${this.id}": the payload is not an AES-GCM ciphertext this codec wrote (malformed).`,
+      );
     }
-    const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, IV_BYTES), {
+      authTagLength: TAG_BYTES,
+    });
     decipher.setAAD(this.aad);
     decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
     try {
-      return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
     } catch {
       throw new Error(`AesGcmPayloadCodec "${this.id}": the payload failed authentication.`);
     }
@@ -92,9 +99,13 @@ function nextIv(): Buffer {
 }
 
 function readKey(key: unknown): Buffer {
-  const fix = "Pass 32 random bytes as a Buffer, or as a base64 string (node -e \"console.log(require('node:crypto').randomBytes(32).toString('base64'))\").";
+  const fix =
+    "Pass 32 random bytes as a Buffer, or as a base64 string (node -e \"console.log(require('node:crypto').randomBytes(32).toString('base64'))\").";
   if (key instanceof Uint8Array) {
-    if (key.length !== KEY_BYTES) throw new TypeError(`AesGcmPayloadCodec: "key" is ${key.length} bytes; AES-256 needs exactly ${KEY_BYTES}. ${fix}`);
+    if (key.length !== KEY_BYTES)
+      throw new TypeError(
+        `AesGcmPayloadCodec: "key" is ${key.length} bytes; AES-256 needs exactly ${KEY_BYTES}. ${fix}`,
+      );
     return Buffer.from(key);
   }
   if (typeof key === 'string') {
@@ -104,7 +115,9 @@ function readKey(key: unknown): Buffer {
     }
     const bytes = Buffer.from(text, 'base64');
     if (bytes.length !== KEY_BYTES) {
-      throw new TypeError(`AesGcmPayloadCodec: "key" decodes to ${bytes.length} bytes; AES-256 needs exactly ${KEY_BYTES}. ${fix}`);
+      throw new TypeError(
+        `AesGcmPayloadCodec: "key" decodes to ${bytes.length} bytes; AES-256 needs exactly ${KEY_BYTES}. ${fix}`,
+      );
     }
     return bytes;
   }

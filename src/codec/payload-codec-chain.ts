@@ -29,10 +29,15 @@ export class PayloadCodecChain {
 
   constructor(settings: PayloadCodecSettings) {
     const { codecs } = settings;
-    if (codecs.length === 0) throw new TypeError('Invalid WorkflowsModule option "codec": the list is empty. Leave the option out for no codec.');
+    if (codecs.length === 0)
+      throw new TypeError(
+        'Invalid WorkflowsModule option "codec": the list is empty. Leave the option out for no codec.',
+      );
     for (const codec of codecs) {
       if (!codec || typeof codec.encode !== 'function' || typeof codec.decode !== 'function') {
-        throw new TypeError('Invalid WorkflowsModule option "codec": each codec needs an id and encode() and decode() methods.');
+        throw new TypeError(
+          'Invalid WorkflowsModule option "codec": each codec needs an id and encode() and decode() methods.',
+        );
       }
       if (typeof codec.id !== 'string' || !CODEC_ID.test(codec.id)) {
         throw new TypeError(
@@ -117,7 +122,9 @@ export class PayloadCodecChain {
     try {
       return JSON.parse(text);
     } catch (error) {
-      throw new WorkflowPayloadError(`Codec "${id}" decoded a stored payload into something that is not JSON.`, id, { cause: error });
+      throw new WorkflowPayloadError(`Codec "${id}" decoded a stored payload into something that is not JSON.`, id, {
+        cause: error,
+      });
     }
   }
 

@@ -37,28 +37,38 @@ export interface ResolvedDashboardOptions {
 export function resolveDashboardOptions(options: WorkflowsDashboardOptions): ResolvedDashboardOptions {
   const path = options.path ?? '/workflows';
   if (typeof path !== 'string' || !/^\/?[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/.test(path) || path.includes('//')) {
-    throw new TypeError(`WorkflowsDashboardModule: invalid path ${JSON.stringify(path)}. Use a URL path such as '/workflows' or '/admin/workflows'.`);
+    throw new TypeError(
+      `WorkflowsDashboardModule: invalid path ${JSON.stringify(path)}. Use a URL path such as '/workflows' or '/admin/workflows'.`,
+    );
   }
   const normalized = `/${path.replace(/^\/+|\/+$/g, '')}`;
   const guard = options.guard ?? null;
   if (guard !== null && typeof guard !== 'function' && typeof (guard as CanActivate).canActivate !== 'function') {
-    throw new TypeError('WorkflowsDashboardModule: invalid guard. Pass a guard class or an object with canActivate(context).');
+    throw new TypeError(
+      'WorkflowsDashboardModule: invalid guard. Pass a guard class or an object with canActivate(context).',
+    );
   }
   const trustedOrigins = (options.trustedOrigins ?? []).map((origin) => {
     let url: URL;
     try {
       url = new URL(origin);
     } catch {
-      throw new TypeError(`WorkflowsDashboardModule: invalid trustedOrigins entry ${JSON.stringify(origin)}. Use an origin such as 'https://ops.example.com'.`);
+      throw new TypeError(
+        `WorkflowsDashboardModule: invalid trustedOrigins entry ${JSON.stringify(origin)}. Use an origin such as 'https://ops.example.com'.`,
+      );
     }
     if (url.origin === 'null' || url.origin !== origin.replace(/\/$/, '')) {
-      throw new TypeError(`WorkflowsDashboardModule: invalid trustedOrigins entry ${JSON.stringify(origin)}. Use just scheme, host and port, such as 'https://ops.example.com'.`);
+      throw new TypeError(
+        `WorkflowsDashboardModule: invalid trustedOrigins entry ${JSON.stringify(origin)}. Use just scheme, host and port, such as 'https://ops.example.com'.`,
+      );
     }
     return url.origin;
   });
   const pageSize = options.pageSize ?? 50;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 500) {
-    throw new TypeError(`WorkflowsDashboardModule: invalid pageSize ${String(pageSize)}. Use a whole number from 1 to 500.`);
+    throw new TypeError(
+      `WorkflowsDashboardModule: invalid pageSize ${String(pageSize)}. Use a whole number from 1 to 500.`,
+    );
   }
   return { path: normalized, guard, readOnly: options.readOnly === true, trustedOrigins, pageSize };
 }

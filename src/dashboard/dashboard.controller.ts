@@ -1,4 +1,22 @@
-import { applyDecorators, Body, Controller, Get, Header, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, Sse, UseGuards, type CanActivate, type Type } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Get,
+  Header,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  Sse,
+  UseGuards,
+  type CanActivate,
+  type Type,
+} from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './dashboard-assets.js';
 import { DASHBOARD_OPTIONS } from './dashboard.constants.js';
@@ -23,7 +41,8 @@ interface HttpResponse {
  * The pages' headers: only the dashboard's own stylesheet and script may load, forms post only
  * to it, and no other site may frame it (clickjacking).
  */
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const PageHeaders = () =>
   applyDecorators(
     Header('Content-Type', 'text/html; charset=utf-8'),
@@ -76,19 +95,31 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
 
     @Get()
     @PageHeaders()
-    async list(@Query() query: Record<string, unknown>, @Req() request: HttpRequest, @Res({ passthrough: true }) response: HttpResponse): Promise<string> {
+    async list(
+      @Query() query: Record<string, unknown>,
+      @Req() request: HttpRequest,
+      @Res({ passthrough: true }) response: HttpResponse,
+    ): Promise<string> {
       return send(response, await this.service.list(basePath(request, ''), query));
     }
 
     @Get('instance')
     @PageHeaders()
-    async instance(@Query() query: Record<string, unknown>, @Req() request: HttpRequest, @Res({ passthrough: true }) response: HttpResponse): Promise<string> {
+    async instance(
+      @Query() query: Record<string, unknown>,
+      @Req() request: HttpRequest,
+      @Res({ passthrough: true }) response: HttpResponse,
+    ): Promise<string> {
       return send(response, await this.service.instance(basePath(request, '/instance'), query));
     }
 
     @Get('schedules')
     @PageHeaders()
-    async schedules(@Query() query: Record<string, unknown>, @Req() request: HttpRequest, @Res({ passthrough: true }) response: HttpResponse): Promise<string> {
+    async schedules(
+      @Query() query: Record<string, unknown>,
+      @Req() request: HttpRequest,
+      @Res({ passthrough: true }) response: HttpResponse,
+    ): Promise<string> {
       return send(response, await this.service.schedules(basePath(request, '/schedules'), query));
     }
 
@@ -104,7 +135,11 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
     ): Promise<string> {
       const base = basePath(request, `/actions/${action}`);
       const refusal = crossOriginRefusal(headers, this.options.trustedOrigins, request.socket?.encrypted === true);
-      if (refusal !== null) return send(response, this.service.problem(base, 403, `Refused: ${refusal}. Act from the dashboard's own pages.`));
+      if (refusal !== null)
+        return send(
+          response,
+          this.service.problem(base, 403, `Refused: ${refusal}. Act from the dashboard's own pages.`),
+        );
       return send(response, await this.service.act(base, action, form));
     }
 

@@ -19,7 +19,16 @@ import { renderSchedulesPage } from './schedules-page.js';
 export type DashboardResponse = { status: number; body: SafeHtml } | { redirect: string };
 
 /** The actions a POST may ask for. */
-export const DASHBOARD_ACTIONS = ['signal', 'cancel', 'terminate', 'retry', 'delete', 'pause-schedule', 'resume-schedule', 'trigger-schedule'] as const;
+export const DASHBOARD_ACTIONS = [
+  'signal',
+  'cancel',
+  'terminate',
+  'retry',
+  'delete',
+  'pause-schedule',
+  'resume-schedule',
+  'trigger-schedule',
+] as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 
 const CHILDREN_SHOWN = 100;
@@ -67,12 +76,22 @@ export class DashboardService {
     if (request.errors.length === 0) {
       if (request.before) {
         // Newer than the position: read upwards, then show newest first.
-        const rows = await this.client.list({ ...request.options, order: 'asc', after: request.before, limit: size + 1 });
+        const rows = await this.client.list({
+          ...request.options,
+          order: 'asc',
+          after: request.before,
+          limit: size + 1,
+        });
         hasNewer = rows.length > size;
         instances = rows.slice(0, size).reverse();
         hasOlder = true;
       } else {
-        const rows = await this.client.list({ ...request.options, order: 'desc', after: request.after ?? undefined, limit: size + 1 });
+        const rows = await this.client.list({
+          ...request.options,
+          order: 'desc',
+          after: request.after ?? undefined,
+          limit: size + 1,
+        });
         hasOlder = rows.length > size;
         instances = rows.slice(0, size);
         hasNewer = request.after !== null;
@@ -93,23 +112,39 @@ export class DashboardService {
   }
 
   /** The schedules page (the first 500, by id). */
-  async schedules(base: string, query: Record<string, unknown> | undefined, message: { kind: 'ok' | 'error'; text: string } | null = null): Promise<DashboardResponse> {
+  async schedules(
+    base: string,
+    query: Record<string, unknown> | undefined,
+    message: { kind: 'ok' | 'error'; text: string } | null = null,
+  ): Promise<DashboardResponse> {
     const schedules = await this.scheduleAdmin.list({ limit: SCHEDULES_SHOWN + 1 });
     const text = doneMessage(SCHEDULE_ACTIONS, query);
     const done = message ?? (text ? { kind: 'ok' as const, text } : null);
-    const body = renderSchedulesPage({ base, readOnly: this.options.readOnly, schedules: schedules.slice(0, SCHEDULES_SHOWN), more: schedules.length > SCHEDULES_SHOWN, message: done });
+    const body = renderSchedulesPage({
+      base,
+      readOnly: this.options.readOnly,
+      schedules: schedules.slice(0, SCHEDULES_SHOWN),
+      more: schedules.length > SCHEDULES_SHOWN,
+      message: done,
+    });
     return { status: 200, body };
   }
 
   /** An instance's page; 404 for an unknown id. */
-  async instance(base: string, query: Record<string, unknown> | undefined, message: { kind: 'ok' | 'error'; text: string } | null = null): Promise<DashboardResponse> {
+  async instance(
+    base: string,
+    query: Record<string, unknown> | undefined,
+    message: { kind: 'ok' | 'error'; text: string } | null = null,
+  ): Promise<DashboardResponse> {
     const id = typeof query?.id === 'string' ? query.id : '';
-    if (id === '') return this.problem(base, 400, 'Which instance? Open it from the list (the page needs ?id=<instance id>).');
+    if (id === '')
+      return this.problem(base, 400, 'Which instance? Open it from the list (the page needs ?id=<instance id>).');
     let instance;
     try {
       instance = await this.client.getStatus(id, { journal: true });
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return this.problem(base, 404, `No instance has the id "${id}". It may have been deleted or purged.`);
+      if (error instanceof WorkflowNotFoundError)
+        return this.problem(base, 404, `No instance has the id "${id}". It may have been deleted or purged.`);
       throw error;
     }
     const children = await this.client.list({ parentId: id, limit: CHILDREN_SHOWN + 1 });
@@ -137,7 +172,11 @@ export class DashboardService {
       return this.problem(base, 404, `Unknown action "${action}". The actions are ${DASHBOARD_ACTIONS.join(', ')}.`);
     }
     if (form === undefined || form === null || typeof form !== 'object') {
-      return this.problem(base, 400, 'The form came without a body. Post it as application/x-www-form-urlencoded, with the app\'s body parser on.');
+      return this.problem(
+        base,
+        400,
+        "The form came without a body. Post it as application/x-www-form-urlencoded, with the app's body parser on.",
+      );
     }
     const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
     if (action in SCHEDULE_ACTIONS) return this.actOnSchedule(base, action, field('schedule'));
@@ -154,12 +193,18 @@ export class DashboardService {
             try {
               payload = JSON.parse(text);
             } catch (error) {
-              throw new TypeError(`The payload is not JSON (${(error as Error).message}). Write a JSON value, such as {"at": "2026-01-01"} or null.`, { cause: error });
+              throw new TypeError(
+                `The payload is not JSON (${(error as Error).message}). Write a JSON value, such as {"at": "2026-01-01"} or null.`,
+                { cause: error },
+              );
             }
           }
           const key = field('key');
           const dedupeId = field('dedupeId').trim();
-          await this.client.signal(name, payload, { ...(key === '' ? {} : { key }), ...(dedupeId === '' ? {} : { id: dedupeId }) });
+          await this.client.signal(name, payload, {
+            ...(key === '' ? {} : { key }),
+            ...(dedupeId === '' ? {} : { id: dedupeId }),
+          });
           break;
         }
         case 'cancel':
@@ -176,7 +221,14 @@ export class DashboardService {
           return { redirect: `${listPath(base)}?done=delete` };
       }
     } catch (error) {
-      const status = error instanceof WorkflowNotFoundError ? 404 : error instanceof TypeError ? 400 : error instanceof WorkflowError ? 409 : null;
+      const status =
+        error instanceof WorkflowNotFoundError
+          ? 404
+          : error instanceof TypeError
+            ? 400
+            : error instanceof WorkflowError
+              ? 409
+              : null;
       if (status === null) throw error;
       const text = `Could not ${action}: ${(error as Error).message}`;
       if (status === 404) return this.problem(base, 404, text);
@@ -191,9 +243,14 @@ export class DashboardService {
     try {
       return { redirect: await runScheduleAction(this.scheduleAdmin, base, action, schedule) };
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return this.problem(base, 404, `Could not ${action.replace('-', ' ')}: ${error.message}`);
+      if (error instanceof WorkflowNotFoundError)
+        return this.problem(base, 404, `Could not ${action.replace('-', ' ')}: ${error.message}`);
       if (!(error instanceof WorkflowError || error instanceof TypeError)) throw error;
-      const shown = await this.schedules(base, {}, { kind: 'error', text: `Could not ${action.replace('-', ' ')}: ${error.message}` });
+      const shown = await this.schedules(
+        base,
+        {},
+        { kind: 'error', text: `Could not ${action.replace('-', ' ')}: ${error.message}` },
+      );
       return 'body' in shown ? { status: 409, body: shown.body } : shown;
     }
   }
@@ -202,7 +259,9 @@ export class DashboardService {
   problem(base: string, status: number, text: string): DashboardResponse {
     const body = page(
       { base, title: status === 404 ? 'Not found' : 'Refused', readOnly: this.options.readOnly, current: 'instance' },
-      html`<p><a href="${listPath(base)}">← Instances</a></p><h1>${status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Could not do that'}</h1>${notice('error', text)}`,
+      html`<p><a href="${listPath(base)}">← Instances</a></p>
+        <h1>${status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Could not do that'}</h1>
+        ${notice('error', text)}`,
     );
     return { status, body };
   }

@@ -10,7 +10,8 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
   const s = Math.floor(ms / 1000);
-  const two = (big: number, bigUnit: string, small: number, smallUnit: string) => `${big} ${bigUnit}${small > 0 ? ` ${small} ${smallUnit}` : ''}`;
+  const two = (big: number, bigUnit: string, small: number, smallUnit: string) =>
+    `${big} ${bigUnit}${small > 0 ? ` ${small} ${smallUnit}` : ''}`;
   if (s < 3600) return two(Math.floor(s / 60), 'min', s % 60, 's');
   if (s < 86_400) return two(Math.floor(s / 3600), 'h', Math.floor((s % 3600) / 60), 'min');
   return two(Math.floor(s / 86_400), 'd', Math.floor((s % 86_400) / 3600), 'h');

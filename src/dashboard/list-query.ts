@@ -93,7 +93,10 @@ export function parseListQuery(query: Record<string, unknown> | undefined): List
   if (filters.schedule) options.scheduleId = filters.schedule;
   if (filters.parent) options.parentId = filters.parent;
   if (filters.id) options.idPrefix = filters.id;
-  for (const [key, option] of [['from', 'createdFrom'], ['to', 'createdBefore']] as const) {
+  for (const [key, option] of [
+    ['from', 'createdFrom'],
+    ['to', 'createdBefore'],
+  ] as const) {
     if (!filters[key]) continue;
     const ms = parseUtcTime(filters[key]);
     if (ms === null) errors.push(`"${filters[key]}" is not a time: use YYYY-MM-DDTHH:mm (UTC) or an ISO time.`);
@@ -105,16 +108,22 @@ export function parseListQuery(query: Record<string, unknown> | undefined): List
   const beforeText = single(q.before);
   if (afterText) {
     after = parsePosition(afterText);
-    if (!after) errors.push('The page position ("after") is not one this dashboard made: start again from the first page.');
+    if (!after)
+      errors.push('The page position ("after") is not one this dashboard made: start again from the first page.');
   } else if (beforeText) {
     before = parsePosition(beforeText);
-    if (!before) errors.push('The page position ("before") is not one this dashboard made: start again from the first page.');
+    if (!before)
+      errors.push('The page position ("before") is not one this dashboard made: start again from the first page.');
   }
   return { filters: { ...filters, status }, options, after, before, errors };
 }
 
 /** The list page's URL for these filters, starting at a position (or at the newest). */
-export function listUrl(base: string, filters: ListFilters, position: { after?: ListPosition; before?: ListPosition } = {}): string {
+export function listUrl(
+  base: string,
+  filters: ListFilters,
+  position: { after?: ListPosition; before?: ListPosition } = {},
+): string {
   const params = new URLSearchParams();
   for (const s of filters.status) params.append('status', s);
   for (const key of FILTER_KEYS) if (filters[key]) params.set(key, filters[key]);

@@ -20,7 +20,11 @@ function header(headers: RequestHeaders, name: string): string | undefined {
  *   that can be lured into posting leaves both out), so it passes: CSRF needs a browser.
  * Returns `null` when it passes, else the reason.
  */
-export function crossOriginRefusal(headers: RequestHeaders, trustedOrigins: readonly string[], secure = false): string | null {
+export function crossOriginRefusal(
+  headers: RequestHeaders,
+  trustedOrigins: readonly string[],
+  secure = false,
+): string | null {
   const site = header(headers, 'sec-fetch-site');
   const origin = header(headers, 'origin');
   if (origin !== undefined && trustedOrigins.includes(origin)) return null;

@@ -12,7 +12,12 @@ export const SCHEDULE_ACTIONS: Record<string, string> = {
  * Runs a schedule action on `schedule`; resolves to where to go next (the schedules page, or the
  * instance a trigger started). Throws what `WorkflowSchedules` throws.
  */
-export async function runScheduleAction(schedules: WorkflowSchedules, base: string, action: string, schedule: string): Promise<string> {
+export async function runScheduleAction(
+  schedules: WorkflowSchedules,
+  base: string,
+  action: string,
+  schedule: string,
+): Promise<string> {
   if (action === 'pause-schedule') await schedules.pause(schedule);
   else if (action === 'resume-schedule') await schedules.resume(schedule);
   else return `${instanceUrl(base, (await schedules.trigger(schedule)).id)}&done=${action}`;

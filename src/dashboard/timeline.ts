@@ -13,17 +13,23 @@ const CHILD_WAIT_PREFIX = '$child:';
  */
 export function renderTimeline(base: string, journal: readonly WorkflowJournalEntry[]): SafeHtml {
   if (journal.length === 0) return html`<p class="panel">Nothing recorded yet.</p>`;
-  return html`<ol class="timeline" aria-label="Journal, oldest first">${journal.map((entry) => renderEntry(base, entry))}</ol>`;
+  return html`<ol class="timeline" aria-label="Journal, oldest first">
+    ${journal.map((entry) => renderEntry(base, entry))}
+  </ol>`;
 }
 
 function renderEntry(base: string, entry: WorkflowJournalEntry): SafeHtml {
   const engine = entry.name.startsWith('$');
   const { label, name, summary, detail } = describe(base, entry);
   return html`<li class="state-${entry.state}${engine ? ' engine' : ''}">
-<div class="entry-head"><span class="kind">${label}</span><span class="entry-name">${name}</span><span class="status status-${entry.state}">${stateWord(entry)}</span><span class="meta">${formatTime(entry.createdAt)}</span></div>
-<div class="meta">${summary}</div>
-${detail}
-</li>`;
+    <div class="entry-head">
+      <span class="kind">${label}</span><span class="entry-name">${name}</span
+      ><span class="status status-${entry.state}">${stateWord(entry)}</span
+      ><span class="meta">${formatTime(entry.createdAt)}</span>
+    </div>
+    <div class="meta">${summary}</div>
+    ${detail}
+  </li>`;
 }
 
 function stateWord(entry: WorkflowJournalEntry): string {
@@ -47,13 +53,26 @@ function describe(base: string, entry: WorkflowJournalEntry): Described {
     case 'step': {
       const result = entry.state === 'completed' ? payload('Result', entry.value) : '';
       if (entry.state === 'waiting') {
-        return { label: 'Step', name: entry.name, summary: `${tries} failed so far; next attempt at ${formatTime(entry.wakeAt)}`, detail: [error] };
+        return {
+          label: 'Step',
+          name: entry.name,
+          summary: `${tries} failed so far; next attempt at ${formatTime(entry.wakeAt)}`,
+          detail: [error],
+        };
       }
-      const done = entry.state === 'completed' ? `completed after ${tries} in ${took}` : `failed after ${tries} in ${took}`;
-      return { label: 'Step', name: entry.name, summary: entry.compensated ? `${done}; its compensation ran` : done, detail: [result, error] };
+      const done =
+        entry.state === 'completed' ? `completed after ${tries} in ${took}` : `failed after ${tries} in ${took}`;
+      return {
+        label: 'Step',
+        name: entry.name,
+        summary: entry.compensated ? `${done}; its compensation ran` : done,
+        detail: [result, error],
+      };
     }
     case 'compensation': {
-      const step = entry.name.startsWith(COMPENSATION_PREFIX) ? entry.name.slice(COMPENSATION_PREFIX.length) : entry.name;
+      const step = entry.name.startsWith(COMPENSATION_PREFIX)
+        ? entry.name.slice(COMPENSATION_PREFIX.length)
+        : entry.name;
       const summary =
         entry.state === 'completed'
           ? `undid step ${step} after ${tries} in ${took}`
@@ -66,7 +85,10 @@ function describe(base: string, entry: WorkflowJournalEntry): Described {
       return {
         label: 'Sleep',
         name: entry.name,
-        summary: entry.state === 'completed' ? `slept until ${formatTime(entry.wakeAt ?? entry.updatedAt)} (${took})` : `sleeping until ${formatTime(entry.wakeAt)}`,
+        summary:
+          entry.state === 'completed'
+            ? `slept until ${formatTime(entry.wakeAt ?? entry.updatedAt)} (${took})`
+            : `sleeping until ${formatTime(entry.wakeAt)}`,
         detail: '',
       };
     case 'signal': {
@@ -74,17 +96,25 @@ function describe(base: string, entry: WorkflowJournalEntry): Described {
       const child = entry.name.startsWith(CHILD_WAIT_PREFIX);
       const what = child
         ? html`the end of child ${wait?.key ? html`<a href="${instanceUrl(base, wait.key)}">${wait.key}</a>` : ''}`
-        : html`signal <code>${wait?.name ?? '?'}</code>${wait?.key === null || wait === undefined ? ' (no key)' : html` with key <code>${wait.key}</code>`}`;
+        : html`signal
+            <code>${wait?.name ?? '?'}</code
+            >${wait?.key === null || wait === undefined ? ' (no key)' : html` with key <code>${wait.key}</code>`}`;
       if (entry.state === 'completed') {
         return {
           label: child ? 'Child end' : 'Wait',
           name: entry.name,
-          summary: html`waited for ${what}; woken by signal #${entry.signalId ?? '?'} at ${formatTime(entry.updatedAt)} after ${took}`,
+          summary: html`waited for ${what}; woken by signal #${entry.signalId ?? '?'} at ${formatTime(entry.updatedAt)}
+          after ${took}`,
           detail: payload(child ? 'How the child ended' : 'Signal payload', entry.value),
         };
       }
       if (entry.state === 'failed') {
-        return { label: 'Wait', name: entry.name, summary: html`waited for ${what}; timed out after ${took}`, detail: error };
+        return {
+          label: 'Wait',
+          name: entry.name,
+          summary: html`waited for ${what}; timed out after ${took}`,
+          detail: error,
+        };
       }
       return {
         label: child ? 'Child end' : 'Wait',
@@ -97,20 +127,33 @@ function describe(base: string, entry: WorkflowJournalEntry): Described {
       return {
         label: 'Child',
         name: entry.name,
-        summary: html`started child ${entry.childId ? html`<a href="${instanceUrl(base, entry.childId)}">${entry.childId}</a>` : ''}`,
+        summary: html`started child
+        ${entry.childId ? html`<a href="${instanceUrl(base, entry.childId)}">${entry.childId}</a>` : ''}`,
         detail: '',
       };
     case 'value':
-      return { label: 'Value', name: entry.name, summary: html`recorded <code>${formatJson(entry.value, 200)}</code>`, detail: '' };
+      return {
+        label: 'Value',
+        name: entry.name,
+        summary: html`recorded <code>${formatJson(entry.value, 200)}</code>`,
+        detail: '',
+      };
     default:
       return { label: String(entry.kind), name: entry.name, summary: took, detail: payload('Entry', entry) };
   }
 }
 
 function payload(label: string, value: unknown): SafeHtml {
-  return html`<details><summary>${label}</summary><pre>${formatJson(value)}</pre></details>`;
+  return html`<details>
+    <summary>${label}</summary>
+    <pre>${formatJson(value)}</pre>
+  </details>`;
 }
 
 function errorDetail(error: { name: string; message: string }): SafeHtml {
-  return html`<div><strong>${error.name}</strong>: ${error.message}</div><details><summary>Error details</summary><pre>${formatJson(error)}</pre></details>`;
+  return html`<div><strong>${error.name}</strong>: ${error.message}</div>
+    <details>
+      <summary>Error details</summary>
+      <pre>${formatJson(error)}</pre>
+    </details>`;
 }

@@ -20,7 +20,9 @@ export interface WorkflowMetadata {
  */
 export function Workflow(name: string, options: WorkflowOptions = {}): ClassDecorator {
   if (typeof name !== 'string' || name.trim() === '') {
-    throw new TypeError(`@Workflow() needs a non-empty name, such as @Workflow('orders.fulfil'); got ${JSON.stringify(name)}.`);
+    throw new TypeError(
+      `@Workflow() needs a non-empty name, such as @Workflow('orders.fulfil'); got ${JSON.stringify(name)}.`,
+    );
   }
   return (target) => {
     Reflect.defineMetadata(WORKFLOW_METADATA, { name, options } satisfies WorkflowMetadata, target);

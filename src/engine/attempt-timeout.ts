@@ -10,7 +10,12 @@ const MAX_TIMER = 2 ** 31 - 1;
  * error), and the returned promise rejects with that error at the timeout. What `fn` does after
  * that is nobody's concern: the attempt has failed, and its signal tells it to stop.
  */
-export async function attemptWithin<T>(parent: AbortSignal, timeout: number, timedOut: () => Error, fn: (signal: AbortSignal) => T | Promise<T>): Promise<T> {
+export async function attemptWithin<T>(
+  parent: AbortSignal,
+  timeout: number,
+  timedOut: () => Error,
+  fn: (signal: AbortSignal) => T | Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(parent.reason);
   // A listener added to a signal that already aborted never runs.
@@ -22,12 +27,15 @@ export async function attemptWithin<T>(parent: AbortSignal, timeout: number, tim
       Promise.resolve().then(() => fn(controller.signal)),
       new Promise<never>((_, reject) => {
         const arm = (left: number) => {
-          timer = setTimeout(() => {
-            if (left > MAX_TIMER) return arm(left - MAX_TIMER);
-            const error = timedOut();
-            controller.abort(error);
-            reject(error);
-          }, Math.min(left, MAX_TIMER));
+          timer = setTimeout(
+            () => {
+              if (left > MAX_TIMER) return arm(left - MAX_TIMER);
+              const error = timedOut();
+              controller.abort(error);
+              reject(error);
+            },
+            Math.min(left, MAX_TIMER),
+          );
         };
         arm(timeout);
       }),

@@ -63,7 +63,12 @@ export class ChildSupport {
     private readonly waitForEnd: (name: string, childId: string) => Promise<ChildEnded>,
   ) {}
 
-  async start<I, O>(name: string, workflow: WorkflowReference, input: I, options: WorkflowChildOptions = {}): Promise<WorkflowChildHandle<O>> {
+  async start<I, O>(
+    name: string,
+    workflow: WorkflowReference,
+    input: I,
+    options: WorkflowChildOptions = {},
+  ): Promise<WorkflowChildHandle<O>> {
     const { host } = this;
     checkOptions(options, CHILD_OPTIONS, `options of child "${name}"`);
     // Set before anything can stop this execution (a cancel seen by enter(), replay-only mode): its
@@ -75,11 +80,16 @@ export class ChildSupport {
     if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
     const parentClose = options.parentClose ?? 'cancel';
     if (!PARENT_CLOSE.includes(parentClose)) {
-      throw new TypeError(`Invalid parentClose for child "${name}": ${JSON.stringify(parentClose)}. Use 'cancel', 'terminate' or 'abandon'.`);
+      throw new TypeError(
+        `Invalid parentClose for child "${name}": ${JSON.stringify(parentClose)}. Use 'cancel', 'terminate' or 'abandon'.`,
+      );
     }
     const resolved = this.deps.resolveChild(workflow, options.version);
     const id = options.id ?? `${host.instance.id}/${name}`;
-    const timeout = options.timeout === undefined ? resolved.timeout : parsePositiveDuration(options.timeout, `timeout of child "${name}"`);
+    const timeout =
+      options.timeout === undefined
+        ? resolved.timeout
+        : parsePositiveDuration(options.timeout, `timeout of child "${name}"`);
     const json = toJsonValue(input, `The input of child "${name}"`, 'input') ?? null;
     host.ensureRoom(name);
     host.begin();
@@ -137,14 +147,14 @@ export class ChildSupport {
         let result = results.get(name);
         if (!result) {
           result = this.waitForEnd(`$child:${name}`, id).then((ended) => {
-              if (ended.status === 'completed') return ended.output;
-              const error = ended.error;
-              throw new WorkflowChildFailedError(
-                `Child "${id}" (started as "${name}") ended as ${ended.status}${error ? `: ${error.name}: ${error.message}` : ''}.`,
-                id,
-                error,
-              );
-            });
+            if (ended.status === 'completed') return ended.output;
+            const error = ended.error;
+            throw new WorkflowChildFailedError(
+              `Child "${id}" (started as "${name}") ended as ${ended.status}${error ? `: ${error.name}: ${error.message}` : ''}.`,
+              id,
+              error,
+            );
+          });
           results.set(name, result);
         }
         return result as Promise<O>;
@@ -169,23 +179,32 @@ export async function closeChildren(
   for (let offset = 0; ; offset += CHILDREN_PAGE) {
     const children = await storage.list({ parentId, limit: CHILDREN_PAGE, offset });
     for (const child of children) {
-      if (!UNFINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon') continue;
+      if (!UNFINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon')
+        continue;
       const terminate = child.parentClose === 'terminate';
       const text = `${terminate ? 'Terminated' : 'Cancelled'}: ${reason}.`;
-      if (await storage.requestCancel(child.id, { reason: text, now: clock.now(), terminate })) accepted(child.id, terminate);
+      if (await storage.requestCancel(child.id, { reason: text, now: clock.now(), terminate }))
+        accepted(child.id, terminate);
     }
     if (children.length < CHILDREN_PAGE) return;
   }
 }
 
 /** Creates a child, or accepts the one a crashed execution created (same workflow, input and parent). */
-export async function createChild(deps: { storage: WorkflowStorage; kick(): void }, child: NewWorkflowInstance): Promise<void> {
+export async function createChild(
+  deps: { storage: WorkflowStorage; kick(): void },
+  child: NewWorkflowInstance,
+): Promise<void> {
   const { instance, created } = await deps.storage.create(child);
   if (created) {
     deps.kick();
     return;
   }
-  if (instance.workflow !== child.workflow || instance.parentId !== child.parentId || !sameJson(instance.input, child.input)) {
+  if (
+    instance.workflow !== child.workflow ||
+    instance.parentId !== child.parentId ||
+    !sameJson(instance.input, child.input)
+  ) {
     throw new WorkflowAlreadyStartedError(
       `Child id "${child.id}" is taken by another instance (${instance.workflow}, parent ${instance.parentId ?? 'none'}). ` +
         'Give the child an id of its own with startChild(name, workflow, input, { id }).',

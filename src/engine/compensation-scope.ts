@@ -34,6 +34,6 @@ export function assertOutsideCompensation(owner: object, instance: WorkflowInsta
   throw new TypeError(
     `${call} was called inside a compensation of instance "${instance.id}" (workflow "${instance.workflow}@${instance.version}"): ` +
       "ctx operations (step, transaction, sleep, waitForSignal, startChild, now...) can't be used inside a compensation. " +
-      'Do the undo work directly in the compensation function: it is retried with the step\'s compensateRetry.',
+      "Do the undo work directly in the compensation function: it is retried with the step's compensateRetry.",
   );
 }

@@ -11,7 +11,12 @@ import type { SignalWaits } from './signal-waits.js';
 import { sleepTarget, sleepUntil } from './sleep-operation.js';
 import { runStep } from './step-operation.js';
 import { runTransaction } from './transaction-operation.js';
-import type { WorkflowChildOptions, WorkflowContext, WorkflowReference, WorkflowWaitOptions } from './workflow-context.js';
+import type {
+  WorkflowChildOptions,
+  WorkflowContext,
+  WorkflowReference,
+  WorkflowWaitOptions,
+} from './workflow-context.js';
 
 /** The per-execution state the context's operations keep. */
 export interface ContextParts {
@@ -36,9 +41,14 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
   return Object.assign(ctx, {
     step: (name, fn, options) => runStep(host, compensations, name, fn, options),
     transaction: (name, fn, options) => runTransaction(host, compensations, name, fn, options),
-    sleep: (name, duration) => sleepUntil(host, name, () => host.now() + parseDuration(duration, `duration of sleep "${name}"`)),
+    sleep: (name, duration) =>
+      sleepUntil(host, name, () => host.now() + parseDuration(duration, `duration of sleep "${name}"`)),
     sleepUntil: (name, date) => sleepUntil(host, name, () => sleepTarget(date, name)),
-    waitForSignal: async <T>(name: string, signal: WorkflowSignal<T> | string, options: WorkflowWaitOptions = {}): Promise<T> => {
+    waitForSignal: async <T>(
+      name: string,
+      signal: WorkflowSignal<T> | string,
+      options: WorkflowWaitOptions = {},
+    ): Promise<T> => {
       checkOptions(options, WAIT_OPTIONS, `options of wait "${name}"`);
       const signalNameValue = signalName(signal);
       if (options.key !== undefined && typeof options.key !== 'string') {

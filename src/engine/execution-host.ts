@@ -1,6 +1,11 @@
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import type { WorkflowInterrupt } from '../errors/workflow-interrupt.js';
-import type { WorkflowInstance, WorkflowJournalEntry, WorkflowJournalKind, WorkflowWait } from '../storage/workflow-instance.js';
+import type {
+  WorkflowInstance,
+  WorkflowJournalEntry,
+  WorkflowJournalKind,
+  WorkflowWait,
+} from '../storage/workflow-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { ExecutionObserver } from './workflow-observer.js';
 
@@ -95,7 +100,10 @@ export interface ExecutionHost {
    * entry in that transaction under the lease. Resolves to what `body` resolved to, once committed.
    * A lost lease (nothing committed) ends the execution and throws its `WorkflowInterrupt`.
    */
-  transact<T>(body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>, timeout: number | null): Promise<T>;
+  transact<T>(
+    body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>,
+    timeout: number | null,
+  ): Promise<T>;
   /**
    * Encodes `entry` with the configured codec ahead of its write, so a value the codec refuses fails
    * the step that returned it; `null` when no codec is configured.

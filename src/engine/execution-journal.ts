@@ -41,7 +41,8 @@ export class ExecutionJournal {
   /** Whether a completed step that has a compensation in `compensations` was not compensated yet. */
   needsCompensation(compensations: ReadonlyMap<string, unknown>): boolean {
     for (const entry of this.entries.values()) {
-      if (entry.kind === 'step' && entry.state === 'completed' && !entry.compensated && compensations.has(entry.name)) return true;
+      if (entry.kind === 'step' && entry.state === 'completed' && !entry.compensated && compensations.has(entry.name))
+        return true;
     }
     return false;
   }
@@ -68,7 +69,11 @@ export class ExecutionJournal {
     this.remember(entry);
     this.buffer.set(entry.name, entry);
     // Checked with the entry counted, so the entry that reaches a threshold (in entries or bytes) reports it.
-    if (isNew && !this.warned && (this.entries.size >= this.limits.warnEntries || this.bytes >= this.limits.warnBytes)) {
+    if (
+      isNew &&
+      !this.warned &&
+      (this.entries.size >= this.limits.warnEntries || this.bytes >= this.limits.warnBytes)
+    ) {
       this.warned = true;
       onLimit({ kind: 'warn', entries: this.entries.size, bytes: this.bytes });
     }
@@ -104,7 +109,8 @@ export class ExecutionJournal {
     // The same text the store sends (made once per entry, and kept on it): sizing it, and the
     // entry it replaces, costs no extra serialization.
     const replaced = this.entries.get(entry.name);
-    this.bytes += journalEntryJson(entry, true).length - (replaced === undefined ? 0 : journalEntryJson(replaced, true).length);
+    this.bytes +=
+      journalEntryJson(entry, true).length - (replaced === undefined ? 0 : journalEntryJson(replaced, true).length);
     this.entries.set(entry.name, entry);
   }
 }

@@ -51,7 +51,12 @@ export async function reportLostLease(options: ReportOptions, instance: Workflow
 }
 
 /** An instance that ended `failed` or `compensation_failed`, at warn, with what an operator needs to find it. */
-export function reportFailure(logger: ReportLogger, instance: WorkflowInstance, status: WorkflowStatus, error: SerializedWorkflowError): void {
+export function reportFailure(
+  logger: ReportLogger,
+  instance: WorkflowInstance,
+  status: WorkflowStatus,
+  error: SerializedWorkflowError,
+): void {
   const compensation = (error as SerializedWorkflowError & { compensation?: SerializedWorkflowError }).compensation;
   logger.warn(
     `Instance "${instance.id}" of ${instance.workflow}@${instance.version} ended ${status}: ${error.name}: ${error.message}` +
@@ -68,7 +73,13 @@ export function looksLikeStoreError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as Error & { code?: unknown }).code;
   // Node's socket codes, PostgreSQL's connection and shutdown SQLSTATEs, mysql2's lost connection and server shutdown.
-  if (typeof code === 'string' && /^(E[A-Z]+$|08|57P|53|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|ER_CONNECTION_KILLED)/.test(code)) return true;
+  if (
+    typeof code === 'string' &&
+    /^(E[A-Z]+$|08|57P|53|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|ER_CONNECTION_KILLED)/.test(code)
+  )
+    return true;
   if (error instanceof AggregateError) return error.errors.some(looksLikeStoreError);
-  return /connection terminated|connect E|timeout exceeded when trying to connect|Connection ended/i.test(error.message);
+  return /connection terminated|connect E|timeout exceeded when trying to connect|Connection ended/i.test(
+    error.message,
+  );
 }

@@ -97,7 +97,8 @@ export class FencedWrites {
         );
         return { landed: true, value };
       } catch (error) {
-        if (!(error instanceof LeaseGone) && !((error as { cause?: unknown } | null)?.cause instanceof LeaseGone)) throw error;
+        if (!(error instanceof LeaseGone) && !((error as { cause?: unknown } | null)?.cause instanceof LeaseGone))
+          throw error;
         this.failed({ leaseLost: true });
         return { landed: false };
       }

@@ -36,7 +36,9 @@ export function resolveJournalLimits(limits: WorkflowJournalLimits | undefined):
   const resolved = { ...DEFAULT_JOURNAL_LIMITS, ...limits };
   for (const [key, value] of Object.entries(resolved)) {
     if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
-      throw new TypeError(`Invalid journal.${key}: ${String(value)}. Use a positive number (Infinity turns the check off).`);
+      throw new TypeError(
+        `Invalid journal.${key}: ${String(value)}. Use a positive number (Infinity turns the check off).`,
+      );
     }
   }
   return resolved;
@@ -50,7 +52,12 @@ interface JournalOwner {
 }
 
 /** The message of the `WorkflowJournalLimitError` an instance fails with at `maxEntries` / `maxBytes`. */
-export function journalLimitMessage(owner: JournalOwner, limits: JournalLimits, entries: number, bytes: number): string {
+export function journalLimitMessage(
+  owner: JournalOwner,
+  limits: JournalLimits,
+  entries: number,
+  bytes: number,
+): string {
   return (
     `Instance "${owner.id}" of workflow "${owner.workflow}@${owner.version}" reached its journal limit ` +
     `(${entries} entries, ${bytes} bytes; journal.maxEntries ${limits.maxEntries}, journal.maxBytes ${limits.maxBytes}). ` +
@@ -75,7 +82,8 @@ export function journalLimitReached(
   { kind, entries, bytes }: JournalLimitEvent,
   deps: { journalLimits: JournalLimits; warn(message: string): void; emit(body: WorkflowEventBody): void },
 ): WorkflowJournalLimitError | null {
-  if (kind === 'max') return new WorkflowJournalLimitError(journalLimitMessage(owner, deps.journalLimits, entries, bytes));
+  if (kind === 'max')
+    return new WorkflowJournalLimitError(journalLimitMessage(owner, deps.journalLimits, entries, bytes));
   deps.warn(largeJournalMessage(owner, entries, bytes));
   deps.emit({ type: 'journal-large', entries, bytes });
   return null;

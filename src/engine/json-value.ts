@@ -21,8 +21,10 @@ export function toJsonValue(value: unknown, what: string, root = 'value'): unkno
 }
 
 const PLAIN_DATA = 'Return plain data (objects, arrays, strings, numbers, booleans, null).';
-const WELL_FORMED = "No store keeps one: make the string well-formed first (String.prototype.toWellFormed()), or don't cut strings in the middle of a character.";
-const NO_NUL = 'No store keeps one (PostgreSQL reads none out of JSON): leave it out, or carry binary data encoded (base64).';
+const WELL_FORMED =
+  "No store keeps one: make the string well-formed first (String.prototype.toWellFormed()), or don't cut strings in the middle of a character.";
+const NO_NUL =
+  'No store keeps one (PostgreSQL reads none out of JSON): leave it out, or carry binary data encoded (base64).';
 
 /** Whether `text` has no lone surrogate (`String.prototype.isWellFormed()`, Node 20). */
 function isWellFormed(text: string): boolean {
@@ -100,7 +102,8 @@ function copy(value: unknown, walk: Walk, key: string): unknown {
       const item = copy(object[name], walk, name);
       path.pop();
       if (item === undefined) continue;
-      if (name === '__proto__') Object.defineProperty(plain, name, { value: item, enumerable: true, writable: true, configurable: true });
+      if (name === '__proto__')
+        Object.defineProperty(plain, name, { value: item, enumerable: true, writable: true, configurable: true });
       else plain[name] = item;
     }
     out = plain;
@@ -110,7 +113,12 @@ function copy(value: unknown, walk: Walk, key: string): unknown {
 }
 
 function refuseClass(walk: Walk, object: object, prototype: object): never {
-  if (object instanceof Map) fail(walk, 'a Map', 'Convert it to a plain object or an array of pairs first (Object.fromEntries(map) or [...map]).');
+  if (object instanceof Map)
+    fail(
+      walk,
+      'a Map',
+      'Convert it to a plain object or an array of pairs first (Object.fromEntries(map) or [...map]).',
+    );
   if (object instanceof Set) fail(walk, 'a Set', 'Convert it to an array first ([...set]).');
   const name = (prototype.constructor as { name?: string } | undefined)?.name;
   return fail(
@@ -136,9 +144,13 @@ export function sameJson(a: unknown, b: unknown): boolean {
 }
 
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item && typeof item === 'object' && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  ) ?? 'undefined';
+  return (
+    JSON.stringify(value, (_key, item: unknown) =>
+      item && typeof item === 'object' && !Array.isArray(item)
+        ? Object.fromEntries(
+            Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+          )
+        : item,
+    ) ?? 'undefined'
+  );
 }

@@ -28,22 +28,28 @@ export function assertOperationName(name: unknown, engine: boolean): asserts nam
   }
   if (engine) return;
   if (name.startsWith('$')) {
-    throw new TypeError(`Invalid name "${name}": names starting with "$" are reserved for the engine's own journal entries.`);
+    throw new TypeError(
+      `Invalid name "${name}": names starting with "$" are reserved for the engine's own journal entries.`,
+    );
   }
   if (name.includes('\u0000') || !(name as string & { isWellFormed(): boolean }).isWellFormed()) {
-    throw markInputError(new TypeError(
-      `The name ${JSON.stringify(name.slice(0, 40))} holds a NUL character or a lone surrogate, which no store keeps in a name. ` +
-        'Use a name of well-formed text without NUL characters.',
-    ));
+    throw markInputError(
+      new TypeError(
+        `The name ${JSON.stringify(name.slice(0, 40))} holds a NUL character or a lone surrogate, which no store keeps in a name. ` +
+          'Use a name of well-formed text without NUL characters.',
+      ),
+    );
   }
   // UTF-16 length bounds the code points from above, so only long names need counting.
   if (name.length > MAX_OPERATION_NAME_LENGTH) {
     const length = [...name].length;
     if (length > MAX_OPERATION_NAME_LENGTH) {
-      throw markInputError(new RangeError(
-        `The name ${JSON.stringify(name.slice(0, 40))}... is ${length} characters long; step, sleep, wait and child names ` +
-          `may have at most ${MAX_OPERATION_NAME_LENGTH} (the stores index them). Use a shorter name.`,
-      ));
+      throw markInputError(
+        new RangeError(
+          `The name ${JSON.stringify(name.slice(0, 40))}... is ${length} characters long; step, sleep, wait and child names ` +
+            `may have at most ${MAX_OPERATION_NAME_LENGTH} (the stores index them). Use a shorter name.`,
+        ),
+      );
     }
   }
 }
@@ -57,7 +63,12 @@ export function reusedNameError(owner: NameOwner, name: string): WorkflowNonDete
 }
 
 /** The code reaches `name` as another kind of operation than the journal recorded. */
-export function changedKindError(owner: NameOwner, name: string, recorded: WorkflowJournalKind, reached: WorkflowJournalKind): WorkflowNonDeterminismError {
+export function changedKindError(
+  owner: NameOwner,
+  name: string,
+  recorded: WorkflowJournalKind,
+  reached: WorkflowJournalKind,
+): WorkflowNonDeterminismError {
   return new WorkflowNonDeterminismError(
     `Instance "${owner.id}" of workflow "${owner.workflow}@${owner.version}" recorded "${name}" as a ${recorded}, ` +
       `but the code now reaches it as a ${reached}. Ship such changes as a new workflow version.`,

@@ -29,17 +29,25 @@ const RETRY_KEYS = ['attempts', 'backoff', 'factor', 'maxBackoff'];
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 3, backoff: 1_000, factor: 2, maxBackoff: 300_000 };
 
 /** Applies defaults to a retry setting; throws a `TypeError` naming `what` when it is invalid. */
-export function resolveRetry(retry: WorkflowRetry | undefined, what: string, base: RetryPolicy = DEFAULT_RETRY): RetryPolicy {
+export function resolveRetry(
+  retry: WorkflowRetry | undefined,
+  what: string,
+  base: RetryPolicy = DEFAULT_RETRY,
+): RetryPolicy {
   if (retry === undefined) return base;
   if (retry === false) return { ...base, attempts: 1 };
   if (typeof retry === 'number') return { ...base, attempts: checkAttempts(retry, what) };
   if (typeof retry !== 'object' || retry === null) {
-    throw new TypeError(`Invalid ${what}: ${String(retry)}. Use a number of attempts, false, or { attempts, backoff, factor, maxBackoff }.`);
+    throw new TypeError(
+      `Invalid ${what}: ${String(retry)}. Use a number of attempts, false, or { attempts, backoff, factor, maxBackoff }.`,
+    );
   }
   checkKnownKeys(retry, RETRY_KEYS, what);
   const factor = retry.factor ?? base.factor;
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
-    throw new TypeError(`Invalid ${what}.factor: ${String(factor)}. Use a number of at least 1 (1 keeps the backoff constant).`);
+    throw new TypeError(
+      `Invalid ${what}.factor: ${String(factor)}. Use a number of at least 1 (1 keeps the backoff constant).`,
+    );
   }
   return {
     attempts: retry.attempts === undefined ? base.attempts : checkAttempts(retry.attempts, `${what}.attempts`),

@@ -41,7 +41,14 @@ export function failedAttempt(
   now: number,
 ): WorkflowJournalEntry & { error: SerializedWorkflowError } {
   const serialized = serializeError(error);
-  const base = { name, kind, attempts: attempt, error: serialized, createdAt: previous?.createdAt ?? now, updatedAt: now };
+  const base = {
+    name,
+    kind,
+    attempts: attempt,
+    error: serialized,
+    createdAt: previous?.createdAt ?? now,
+    updatedAt: now,
+  };
   if (attempt < retry.attempts && !(error instanceof NonRetryableError)) {
     return { ...base, state: 'waiting', wakeAt: now + backoffAfter(retry, attempt) };
   }
@@ -75,7 +82,9 @@ export interface SagaHost {
  * and each is retried with durable backoff: the instance suspends, `compensating`, until it is due.
  */
 export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
-  const steps = [...host.journal()].filter((e) => e.kind === 'step' && e.state === 'completed' && !e.compensated).reverse();
+  const steps = [...host.journal()]
+    .filter((e) => e.kind === 'step' && e.state === 'completed' && !e.compensated)
+    .reverse();
   for (const step of steps) {
     const compensation = host.compensationFor(step.name);
     if (!compensation) continue;
@@ -89,7 +98,8 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
       continue;
     }
     if (entry?.state === 'failed') return { state: 'failed', error: entry.error! };
-    if (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now) return { state: 'suspended', wakeAt: entry.wakeAt };
+    if (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now)
+      return { state: 'suspended', wakeAt: entry.wakeAt };
     const attempt = (entry?.attempts ?? 0) + 1;
     try {
       await host.flush();
@@ -111,7 +121,14 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
       return { state: 'failed', error: { ...failed.error, step: step.name } };
     }
     const at = host.now();
-    host.record({ name, kind: 'compensation', state: 'completed', attempts: attempt, createdAt: entry?.createdAt ?? at, updatedAt: at });
+    host.record({
+      name,
+      kind: 'compensation',
+      state: 'completed',
+      attempts: attempt,
+      createdAt: entry?.createdAt ?? at,
+      updatedAt: at,
+    });
     host.record({ ...step, compensated: true, updatedAt: at });
   }
   return { state: 'done' };
@@ -122,7 +139,13 @@ export async function compensate(host: SagaHost): Promise<CompensationOutcome> {
  * (an attempt that passes it fails with `WorkflowTimeoutError` and its signal aborts), else as it
  * runs, with the stop signal (made only if the compensation reads it).
  */
-async function runCompensation(host: SagaHost, compensation: Compensation, step: string, value: unknown, attempt: number): Promise<unknown> {
+async function runCompensation(
+  host: SagaHost,
+  compensation: Compensation,
+  step: string,
+  value: unknown,
+  attempt: number,
+): Promise<unknown> {
   const { timeout } = compensation;
   if (timeout === null) {
     return compensation.fn(value, {
@@ -135,7 +158,10 @@ async function runCompensation(host: SagaHost, compensation: Compensation, step:
   return attemptWithin(
     host.stop.compensationSignal,
     timeout,
-    () => new WorkflowTimeoutError(`Compensation of step "${step}" of instance "${host.instanceId}" did not finish within ${timeout} ms (attempt ${attempt}).`),
+    () =>
+      new WorkflowTimeoutError(
+        `Compensation of step "${step}" of instance "${host.instanceId}" did not finish within ${timeout} ms (attempt ${attempt}).`,
+      ),
     (signal) => compensation.fn(value, { attempt, signal }),
   );
 }

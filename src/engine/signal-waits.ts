@@ -27,7 +27,13 @@ export class SignalWaits {
   ) {}
 
   /** Waits under journal name `name` for `signal` with exactly `key` (`null`: sent without one). */
-  async wait<T>(name: string, signal: string, key: string | null, timeout: Duration | undefined, engine: boolean): Promise<T> {
+  async wait<T>(
+    name: string,
+    signal: string,
+    key: string | null,
+    timeout: Duration | undefined,
+    engine: boolean,
+  ): Promise<T> {
     const { host } = this;
     host.enter(name, 'signal', engine);
     const entry = host.entry(name);
@@ -38,7 +44,11 @@ export class SignalWaits {
     if (entry?.state === 'failed') throw deserializeError(entry.error!);
     if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
     const now = host.now();
-    const wakeAt = entry ? (entry.wakeAt ?? null) : timeout === undefined ? null : now + parseDuration(timeout, `timeout of wait "${name}"`);
+    const wakeAt = entry
+      ? (entry.wakeAt ?? null)
+      : timeout === undefined
+        ? null
+        : now + parseDuration(timeout, `timeout of wait "${name}"`);
     const wait = { name: signal, key };
     const k = waitKey(wait);
     const afterId = Math.max(host.instance.signalCursor, this.taken?.get(k) ?? 0);
@@ -70,18 +80,39 @@ export class SignalWaits {
       // The engine's own waits (a child's end) are no signal the application sent: telemetry reports
       // the application's signals only.
       if (!engine) host.observe.signalTaken(signal, at - found.createdAt);
-      host.record({ name, kind: 'signal', state: 'completed', value: found.payload, signal: wait, signalId: found.id, createdAt: entry?.createdAt ?? at, updatedAt: at });
+      host.record({
+        name,
+        kind: 'signal',
+        state: 'completed',
+        value: found.payload,
+        signal: wait,
+        signalId: found.id,
+        createdAt: entry?.createdAt ?? at,
+        updatedAt: at,
+      });
       // A copy: the code may change it in place before the entry is written.
       return plainCopy(found.payload) as T;
     }
     if (wakeAt !== null && wakeAt <= now) {
       const error = serializeError(
-        new WorkflowSignalTimeoutError(`No signal "${signal}"${key === null ? '' : ` with key "${key}"`} came for wait "${name}" of instance "${host.instance.id}" before its timeout.`),
+        new WorkflowSignalTimeoutError(
+          `No signal "${signal}"${key === null ? '' : ` with key "${key}"`} came for wait "${name}" of instance "${host.instance.id}" before its timeout.`,
+        ),
       );
-      host.record({ name, kind: 'signal', state: 'failed', error, signal: wait, wakeAt, createdAt: entry?.createdAt ?? now, updatedAt: now });
+      host.record({
+        name,
+        kind: 'signal',
+        state: 'failed',
+        error,
+        signal: wait,
+        wakeAt,
+        createdAt: entry?.createdAt ?? now,
+        updatedAt: now,
+      });
       throw deserializeError(error);
     }
-    if (!entry) host.record({ name, kind: 'signal', state: 'waiting', signal: wait, wakeAt, createdAt: now, updatedAt: now });
+    if (!entry)
+      host.record({ name, kind: 'signal', state: 'waiting', signal: wait, wakeAt, createdAt: now, updatedAt: now });
     return host.park({ wakeAt, wait });
   }
 

@@ -13,7 +13,14 @@ export async function sleepUntil(host: ExecutionHost, name: string, target: () =
   const wakeAt = entry?.wakeAt ?? target();
   if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
   if (wakeAt <= now) {
-    host.record({ name, kind: 'sleep', state: 'completed', wakeAt, createdAt: entry?.createdAt ?? now, updatedAt: now });
+    host.record({
+      name,
+      kind: 'sleep',
+      state: 'completed',
+      wakeAt,
+      createdAt: entry?.createdAt ?? now,
+      updatedAt: now,
+    });
     return;
   }
   if (!entry) host.record({ name, kind: 'sleep', state: 'waiting', wakeAt, createdAt: now, updatedAt: now });
@@ -27,7 +34,9 @@ export async function sleepUntil(host: ExecutionHost, name: string, target: () =
 export function sleepTarget(date: Date | number, name: string): number {
   const ms = date instanceof Date ? date.getTime() : date;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
-    throw new TypeError(`Invalid date for sleepUntil "${name}": ${String(date)}. Pass a Date or epoch milliseconds (within a Date's range).`);
+    throw new TypeError(
+      `Invalid date for sleepUntil "${name}": ${String(date)}. Pass a Date or epoch milliseconds (within a Date's range).`,
+    );
   }
   return Math.ceil(ms);
 }

@@ -31,7 +31,11 @@ export interface AttemptFinish {
 }
 
 /** Runs one attempt (number `attempt`, bounded by `timeout` ms). */
-export type PerformAttempt = (attempt: number, timeout: number | null, finish: AttemptFinish) => Promise<AttemptOutcome>;
+export type PerformAttempt = (
+  attempt: number,
+  timeout: number | null,
+  finish: AttemptFinish,
+) => Promise<AttemptOutcome>;
 
 /**
  * `ctx.step()`: returns the journaled result (or throws the journaled failure) on replay; else
@@ -45,11 +49,20 @@ export function runStep<T>(
   fn: StepFn<T>,
   options: WorkflowStepOptions<T> = {},
 ): Promise<T> {
-  return runStepWith<T>(host, compensations, name, options, (attempt, timeout, finish) => stepAttempt(host, name, fn, attempt, timeout, finish));
+  return runStepWith<T>(host, compensations, name, options, (attempt, timeout, finish) =>
+    stepAttempt(host, name, fn, attempt, timeout, finish),
+  );
 }
 
 /** One attempt of `ctx.step()`: the function's result, checked as JSON. */
-async function stepAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null, finish: AttemptFinish): Promise<AttemptOutcome> {
+async function stepAttempt<T>(
+  host: ExecutionHost,
+  name: string,
+  fn: StepFn<T>,
+  attempt: number,
+  timeout: number | null,
+  finish: AttemptFinish,
+): Promise<AttemptOutcome> {
   return { value: finish.json(await runAttempt(host, name, fn, attempt, timeout)), written: null };
 }
 
@@ -80,7 +93,15 @@ class StepFinish implements AttemptFinish {
 
   entry(value: unknown): WorkflowJournalEntry {
     const at = this.host.now();
-    return { name: this.name, kind: 'step', state: 'completed', value, attempts: this.attempt, createdAt: this.previous?.createdAt ?? at, updatedAt: at };
+    return {
+      name: this.name,
+      kind: 'step',
+      state: 'completed',
+      value,
+      attempts: this.attempt,
+      createdAt: this.previous?.createdAt ?? at,
+      updatedAt: at,
+    };
   }
 
   /**
@@ -111,7 +132,6 @@ class StepFinish implements AttemptFinish {
   }
 }
 
-
 /** What `ctx.step()` and `ctx.transaction()` take in their options (`WorkflowStepOptions`). */
 const STEP_OPTIONS = ['retry', 'timeout', 'compensate', 'compensateRetry', 'compensateTimeout'];
 
@@ -125,14 +145,25 @@ export async function runStepWith<T>(
 ): Promise<T> {
   checkOptions(options, STEP_OPTIONS, `options of step "${name}"`);
   host.enter(name, 'step');
-  const retry = options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
-  const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
+  const retry =
+    options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
+  const timeout =
+    options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
   // Checked with or without `compensate`: a bad value is an error wherever it is written.
   const compensateTimeout =
-    options.compensateTimeout === undefined ? timeout : parsePositiveDuration(options.compensateTimeout, `compensateTimeout of step "${name}"`, "the step's timeout");
+    options.compensateTimeout === undefined
+      ? timeout
+      : parsePositiveDuration(options.compensateTimeout, `compensateTimeout of step "${name}"`, "the step's timeout");
   if (options.compensate) {
-    const compensateRetry = options.compensateRetry === undefined ? retry : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, host.retry);
-    compensations.set(name, { fn: options.compensate as Compensation['fn'], retry: compensateRetry, timeout: compensateTimeout });
+    const compensateRetry =
+      options.compensateRetry === undefined
+        ? retry
+        : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, host.retry);
+    compensations.set(name, {
+      fn: options.compensate as Compensation['fn'],
+      retry: compensateRetry,
+      timeout: compensateTimeout,
+    });
   }
   const entry = host.entry(name);
   // The code gets a copy of the journaled value, on replay as on the first run: what it changes in
@@ -178,7 +209,14 @@ export async function runStepWith<T>(
   return plainCopy(outcome.value) as T;
 }
 
-function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEntry | undefined, attempt: number, retry: RetryPolicy, error: unknown): Promise<never> {
+function stepFailed(
+  host: ExecutionHost,
+  name: string,
+  entry: WorkflowJournalEntry | undefined,
+  attempt: number,
+  retry: RetryPolicy,
+  error: unknown,
+): Promise<never> {
   const failed = failedAttempt(name, 'step', entry, attempt, retry, error, host.now());
   host.record(failed);
   if (failed.state === 'waiting') {
@@ -193,14 +231,22 @@ function stepFailed(host: ExecutionHost, name: string, entry: WorkflowJournalEnt
  * One attempt of a step's function, aborted (and failed) after `timeout` ms. Without a timeout,
  * what the function returns or throws, as it does (the callers await it): no promise of its own.
  */
-export function runAttempt<T>(host: ExecutionHost, name: string, fn: StepFn<T>, attempt: number, timeout: number | null): T | Promise<T> {
+export function runAttempt<T>(
+  host: ExecutionHost,
+  name: string,
+  fn: StepFn<T>,
+  attempt: number,
+  timeout: number | null,
+): T | Promise<T> {
   // The signal is made only when the step reads it: most never do, and making one costs.
   if (timeout === null) return fn(withHostSignal({ attempt }, host));
   return attemptWithin(
     host.abortSignal,
     timeout,
-    () => new WorkflowTimeoutError(`Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`),
+    () =>
+      new WorkflowTimeoutError(
+        `Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`,
+      ),
     (signal) => fn({ attempt, signal }),
   );
 }
-

@@ -34,15 +34,12 @@ export function runTransaction<T, Tx>(
   return runStepWith<T>(host, compensations, name, options, async (attempt, timeout, finish) => {
     for (let conflicts = 0; ; conflicts++) {
       try {
-        return await host.transact(
-          async (handle, write) => {
-            const value = finish.json(await runAttempt(host, name, (run) => fn(handle as Tx, run), attempt, timeout));
-            const entry = finish.entry(value);
-            await write(entry);
-            return { value, written: entry };
-          },
-          timeout,
-        );
+        return await host.transact(async (handle, write) => {
+          const value = finish.json(await runAttempt(host, name, (run) => fn(handle as Tx, run), attempt, timeout));
+          const entry = finish.entry(value);
+          await write(entry);
+          return { value, written: entry };
+        }, timeout);
       } catch (error) {
         if (conflicts >= CONFLICT_RETRIES || !isTransactionConflict(error) || host.interruption() !== null) throw error;
       }
@@ -58,7 +55,8 @@ export function runTransaction<T, Tx>(
  */
 export function isTransactionConflict(error: unknown): boolean {
   const conflict = findInErrorChain(error, ({ code, errno, originalCode }) => {
-    for (const value of [code, originalCode]) if (value === '40001' || value === '40P01' || value === 'ER_LOCK_DEADLOCK' || value === 'P2034') return true;
+    for (const value of [code, originalCode])
+      if (value === '40001' || value === '40P01' || value === 'ER_LOCK_DEADLOCK' || value === 'P2034') return true;
     return errno === 1213 || originalCode === '1213' ? true : undefined;
   });
   return conflict === true;

@@ -74,7 +74,11 @@ export class UnstartedClaims {
   renewed(item: ClaimedInstance, flags: WorkflowLeaseFlags | null): void {
     const { instance } = item;
     if (flags === null) this.started(item);
-    else if ((flags.terminateRequested && !instance.terminateRequested) || (flags.cancelRequested && !instance.cancelRequested)) noticed(item);
+    else if (
+      (flags.terminateRequested && !instance.terminateRequested) ||
+      (flags.cancelRequested && !instance.cancelRequested)
+    )
+      noticed(item);
   }
 
   /** Its execution started (it hears notices itself from now on), or it never will (its lease is gone). */
@@ -118,6 +122,11 @@ export async function readAtStart(
 /** `instance` with the cancel flags and reason `current` has (itself, unchanged, when they match). */
 function withFlagsOf(instance: WorkflowInstance, current: WorkflowInstance): WorkflowInstance {
   const { cancelRequested, terminateRequested, cancelReason } = current;
-  if (cancelRequested === instance.cancelRequested && terminateRequested === instance.terminateRequested && cancelReason === instance.cancelReason) return instance;
+  if (
+    cancelRequested === instance.cancelRequested &&
+    terminateRequested === instance.terminateRequested &&
+    cancelReason === instance.cancelReason
+  )
+    return instance;
   return { ...instance, cancelRequested, terminateRequested, cancelReason };
 }

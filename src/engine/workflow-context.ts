@@ -94,7 +94,11 @@ export interface WorkflowContext {
    * driver client (a `pg` client with `fromPg()`). Retries, timeout and compensation as for
    * `step()`; a serialization failure or deadlock is retried at once.
    */
-  transaction<T, Tx = unknown>(name: string, fn: (tx: Tx, run: WorkflowStepRun) => T | Promise<T>, options?: WorkflowTransactionOptions<T>): Promise<T>;
+  transaction<T, Tx = unknown>(
+    name: string,
+    fn: (tx: Tx, run: WorkflowStepRun) => T | Promise<T>,
+    options?: WorkflowTransactionOptions<T>,
+  ): Promise<T>;
   sleep(name: string, duration: Duration): Promise<void>;
   sleepUntil(name: string, date: Date | number): Promise<void>;
   waitForSignal<T>(name: string, signal: WorkflowSignal<T> | string, options?: WorkflowWaitOptions): Promise<T>;

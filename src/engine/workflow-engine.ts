@@ -6,9 +6,20 @@ import type { SerializedWorkflowError } from '../errors/serialized-workflow-erro
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { NewWorkflowInstance, WorkflowConcurrencyLimit, WorkflowRateLimitRule, WorkflowWrite } from '../storage/workflow-store.js';
+import type {
+  NewWorkflowInstance,
+  WorkflowConcurrencyLimit,
+  WorkflowRateLimitRule,
+  WorkflowWrite,
+} from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
-import { CHILD_ENDED_SIGNAL, closeChildren, createChild, type ChildEnded, type ResolvedChildWorkflow } from './child-support.js';
+import {
+  CHILD_ENDED_SIGNAL,
+  closeChildren,
+  createChild,
+  type ChildEnded,
+  type ResolvedChildWorkflow,
+} from './child-support.js';
 import type { JournalLimits } from './journal-limits.js';
 import { toJsonValue } from './json-value.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -79,7 +90,9 @@ export class WorkflowEngine {
   private readonly unstarted = new UnstartedClaims();
   private readonly observer: WorkflowObserver;
 
-  constructor(private readonly options: EngineOptions) { this.observer = options.observer ?? NO_OBSERVER; }
+  constructor(private readonly options: EngineOptions) {
+    this.observer = options.observer ?? NO_OBSERVER;
+  }
 
   /**
    * Leases up to `limit` due instances of the workflows this process runs, granted at `now`; with
@@ -87,10 +100,18 @@ export class WorkflowEngine {
    */
   claim(lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<ClaimedInstance[]> {
     const workflows = this.options.registry.versions();
-    return workflows.length === 0 ? Promise.resolve([]) : this.unstarted.claim(() => this.claimNow(workflows, lease, now, limit, ids));
+    return workflows.length === 0
+      ? Promise.resolve([])
+      : this.unstarted.claim(() => this.claimNow(workflows, lease, now, limit, ids));
   }
 
-  private async claimNow(workflows: Array<{ name: string; version: number }>, lease: WorkflowLease, now: number, limit: number, ids?: string[]): Promise<ClaimedInstance[]> {
+  private async claimNow(
+    workflows: Array<{ name: string; version: number }>,
+    lease: WorkflowLease,
+    now: number,
+    limit: number,
+    ids?: string[],
+  ): Promise<ClaimedInstance[]> {
     const { registry, storage } = this.options;
     const { instances, lastSignalId } = await storage.claim({
       ...lease,
@@ -122,7 +143,11 @@ export class WorkflowEngine {
     if (flags === null) exec.interrupt('lease-lost');
     else if (flags.terminateRequested) exec.interrupt('terminate');
     else if (flags.cancelRequested && !exec.replayOnly) exec.interrupt('cancel');
-    else if (!exec.replayOnly && claimed.instance.deadline !== null && this.options.clock.now() >= claimed.instance.deadline) {
+    else if (
+      !exec.replayOnly &&
+      claimed.instance.deadline !== null &&
+      this.options.clock.now() >= claimed.instance.deadline
+    ) {
       // The run deadline passed while something runs (a long step): like a cancel, the step sees
       // ctx.signal, and the instance compensates and fails with WorkflowTimeoutError.
       exec.interrupt('timeout');
@@ -131,10 +156,15 @@ export class WorkflowEngine {
   }
 
   /** Shutdown stopped waiting for `claimed` (see `abandonClaimed()`): its code may still run, but another process may now end it. */
-  abandon(claimed: ClaimedInstance): Promise<void> { this.running.release(claimed.instance.id); return abandonClaimed(this.options, claimed); }
+  abandon(claimed: ClaimedInstance): Promise<void> {
+    this.running.release(claimed.instance.id);
+    return abandonClaimed(this.options, claimed);
+  }
 
   /** While an execution of `id` runs here under its lease: resolves once it stops standing for it (`LocalExecutions.whileRunning()`). */
-  whileRunningHere(id: string): Promise<void> | null { return this.running.whileRunning(id); }
+  whileRunningHere(id: string): Promise<void> | null {
+    return this.running.whileRunning(id);
+  }
 
   /** A cancel or terminate accepted in this process: an execution running here stops at once. */
   noticeCancel(id: string, terminate: boolean): void {
@@ -145,10 +175,14 @@ export class WorkflowEngine {
   }
 
   /** The store said a cancel or terminate of `id` was stored: a claim still out reads the flags again at its start (`UnstartedClaims.heardOf()`). */
-  heardOfCancel(id: string): void { this.unstarted.heardOf(id); }
+  heardOfCancel(id: string): void {
+    this.unstarted.heardOf(id);
+  }
 
   /** The store said a cancel or terminate of some instance was stored, not which: the claims still out read the flags again at their start (`UnstartedClaims.heardOfSome()`). */
-  heardOfSomeCancel(): void { this.unstarted.heardOfSome(); }
+  heardOfSomeCancel(): void {
+    this.unstarted.heardOfSome();
+  }
 
   async execute(claimed: ClaimedInstance, shutdown: AbortSignal): Promise<void> {
     let { instance } = claimed;
@@ -158,14 +192,23 @@ export class WorkflowEngine {
     let exec: WorkflowExecution | undefined;
     const observed = this.observer.execution(instance);
     try {
-      if (!definition) throw new Error(`Claimed "${instance.id}" of ${instance.workflow}@${instance.version}, which this process does not run.`);
+      if (!definition)
+        throw new Error(
+          `Claimed "${instance.id}" of ${instance.workflow}@${instance.version}, which this process does not run.`,
+        );
       // The journal (a rerun's), and the cancel flags as they stand now: a request since the claim stops it before its first step.
       const start = await readAtStart(storage, claimed);
       if (!start) return; // deleted since the claim
       claimed.instance = instance = start.instance;
       const timedOut = instance.deadline !== null && clock.now() >= instance.deadline;
       const replayOnly = instance.status === 'compensating' || instance.cancelRequested || timedOut;
-      exec = new WorkflowExecution(instance, start.journal, signalCursor, this.executionDeps(instance, definition.retry, claimed, observed), replayOnly);
+      exec = new WorkflowExecution(
+        instance,
+        start.journal,
+        signalCursor,
+        this.executionDeps(instance, definition.retry, claimed, observed),
+        replayOnly,
+      );
       claimed.exec = exec;
       // From here a notice reaches the execution itself (in the same turn as the read's answer: none falls between).
       this.running.add(exec);
@@ -174,8 +217,12 @@ export class WorkflowEngine {
       exec.shutdown = shutdown;
       if (shutdown.aborted) exec.interrupt('shutdown');
       try {
-        if (instance.terminateRequested) return await this.finish(exec, 'cancelled', { error: terminated(instance.cancelReason) });
-        this.emit(exec, instance.runs === 1 ? { type: 'workflow-started' } : { type: 'workflow-resumed', run: instance.runs });
+        if (instance.terminateRequested)
+          return await this.finish(exec, 'cancelled', { error: terminated(instance.cancelReason) });
+        this.emit(
+          exec,
+          instance.runs === 1 ? { type: 'workflow-started' } : { type: 'workflow-resumed', run: instance.runs },
+        );
         const outcome = await exec.run(() => definition.instance.run(exec!.context, instance.input));
         if (!claimed.released) await this.conclude(exec, outcome, timedOut);
       } finally {
@@ -187,7 +234,11 @@ export class WorkflowEngine {
       else if (exec === undefined && definition) this.storeFailed(error, `reading the journal of "${instance.id}"`);
       // Concluding reads and writes the store (children, the cancel reason): its outages are logged once.
       else if (looksLikeStoreError(error)) this.storeFailed(error, `concluding "${instance.id}"`);
-      else logger.error(`Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`, error);
+      else
+        logger.error(
+          `Executing "${instance.id}" (${instance.workflow}@${instance.version}) failed; it runs again when its lease expires.`,
+          error,
+        );
     } finally {
       this.unstarted.started(claimed);
       observed.close();
@@ -201,7 +252,8 @@ export class WorkflowEngine {
     const { run, interrupt: reason } = outcome;
     if (reason === 'lease-lost') return this.leaseLost(exec);
     if (reason === 'store-error') {
-      if (outcome.storeError instanceof WorkflowPayloadError) return this.handBackUnreadable(instance, exec.signalCursor, outcome.storeError);
+      if (outcome.storeError instanceof WorkflowPayloadError)
+        return this.handBackUnreadable(instance, exec.signalCursor, outcome.storeError);
       this.storeFailed(outcome.storeError, `executing "${instance.id}"`);
       return;
     }
@@ -212,11 +264,15 @@ export class WorkflowEngine {
       return;
     }
     if (outcome.fatal) return this.finish(exec, 'failed', { error: serializeError(outcome.fatal) });
-    if (instance.status === 'compensating') return this.compensate(exec, instance.error ?? UNKNOWN_FAILURE, true, endOfCompensations(instance));
-    if (outcome.terminateRequested) return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec, true)) });
-    if (outcome.cancelRequested) return this.compensate(exec, cancelled(await this.cancelReason(exec)), false, 'cancelled');
+    if (instance.status === 'compensating')
+      return this.compensate(exec, instance.error ?? UNKNOWN_FAILURE, true, endOfCompensations(instance));
+    if (outcome.terminateRequested)
+      return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec, true)) });
+    if (outcome.cancelRequested)
+      return this.compensate(exec, cancelled(await this.cancelReason(exec)), false, 'cancelled');
     if (timedOut || reason === 'timeout') return this.compensate(exec, timedOutError(instance), false);
-    if (reason === 'journal-limit' && outcome.journalLimitError) return this.compensate(exec, serializeError(outcome.journalLimitError), false);
+    if (reason === 'journal-limit' && outcome.journalLimitError)
+      return this.compensate(exec, serializeError(outcome.journalLimitError), false);
     switch (run.kind) {
       case 'suspended':
         return this.suspend(exec);
@@ -233,7 +289,10 @@ export class WorkflowEngine {
         let output: unknown;
         try {
           output = toJsonValue(run.value, `The output of workflow "${instance.workflow}"`, 'output') ?? null;
-          await this.options.storage.prepareOutput(output, `The output of workflow "${instance.workflow}" (instance "${instance.id}")`);
+          await this.options.storage.prepareOutput(
+            output,
+            `The output of workflow "${instance.workflow}" (instance "${instance.id}")`,
+          );
         } catch (error) {
           return this.compensate(exec, serializeError(error), false);
         }
@@ -288,15 +347,21 @@ export class WorkflowEngine {
       case 'failed':
         return this.finish(exec, 'compensation_failed', { error: { ...reason, compensation: result.error } });
       case 'suspended': {
-        const ok = await exec.write({ status: 'compensating', release: { wakeAt: result.wakeAt, waits: [], signalCursor: exec.signalCursor } });
+        const ok = await exec.write({
+          status: 'compensating',
+          release: { wakeAt: result.wakeAt, waits: [], signalCursor: exec.signalCursor },
+        });
         if (ok) this.emit(exec, { type: 'workflow-suspended', wakeAt: result.wakeAt, waits: [] });
         return;
       }
       case 'interrupted':
-        if (result.reason === 'terminate') return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec, true)) });
+        if (result.reason === 'terminate')
+          return this.finish(exec, 'cancelled', { error: terminated(await this.cancelReason(exec, true)) });
         if (result.reason === 'lease-lost' || result.reason === 'store-error') return this.writeRefused(exec);
         if (result.reason === 'shutdown') {
-          await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
+          await exec.write({
+            release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor },
+          });
         }
         return;
     }
@@ -306,7 +371,11 @@ export class WorkflowEngine {
    * Ends the instance. Children are closed first, so a crash in between closes them again on the
    * next execution; a child's end reaches its parent as a signal in the same write.
    */
-  private async finish(exec: WorkflowExecution, status: WorkflowStatus, result: { output?: unknown; error?: SerializedWorkflowError }): Promise<void> {
+  private async finish(
+    exec: WorkflowExecution,
+    status: WorkflowStatus,
+    result: { output?: unknown; error?: SerializedWorkflowError },
+  ): Promise<void> {
     const { instance } = exec;
     await this.closeChildren(exec, `its parent "${instance.id}" ended as ${status}`);
     const now = this.options.clock.now();
@@ -323,7 +392,8 @@ export class WorkflowEngine {
     }
     if (!(await exec.write(write))) return this.writeRefused(exec);
     if (instance.parentId !== null) this.options.kick();
-    if ((status === 'failed' || status === 'compensation_failed') && this.options.logFailures !== false) reportFailure(this.options.logger, instance, status, error!);
+    if ((status === 'failed' || status === 'compensation_failed') && this.options.logFailures !== false)
+      reportFailure(this.options.logger, instance, status, error!);
     if (status === 'completed') this.emit(exec, { type: 'workflow-completed', output: write.output });
     else if (status === 'cancelled') this.emit(exec, { type: 'workflow-cancelled', error: error! });
     else if (status === 'failed') this.emit(exec, { type: 'workflow-failed', error: error! });
@@ -344,7 +414,12 @@ export class WorkflowEngine {
     return (await this.options.storage.get(exec.instance.id))?.cancelReason ?? null;
   }
 
-  private executionDeps(instance: WorkflowInstance, retry: RetryPolicy, claimed: ClaimedInstance, observe: ExecutionObserver) {
+  private executionDeps(
+    instance: WorkflowInstance,
+    retry: RetryPolicy,
+    claimed: ClaimedInstance,
+    observe: ExecutionObserver,
+  ) {
     const { storage, clock, journalLimits, logger, registry } = this.options;
     const margin = claimed.leaseUntil === undefined ? 0 : leaseMargin(claimed.leaseUntil, clock.now());
     const source = { instance, observe };
@@ -358,16 +433,27 @@ export class WorkflowEngine {
       warn: (message: string) => logger.warn(message),
       resolveChild: registry.resolveChild.bind(registry),
       // Inside the child's start (its span, with telemetry): the child's executions join that trace.
-      createChild: (child: NewWorkflowInstance) => createChild(this.options, { ...child, traceContext: this.observer.startContext(child.workflow, child.id) }),
+      createChild: (child: NewWorkflowInstance) =>
+        createChild(this.options, { ...child, traceContext: this.observer.startContext(child.workflow, child.id) }),
       observe,
       ending: claimed.ending,
     };
   }
 
   /** A payload no configured codec can read (a key removed too early): hand it back for later, never fail it. */
-  private async handBackUnreadable(instance: WorkflowInstance, signalCursor: number, error: WorkflowPayloadError): Promise<void> {
+  private async handBackUnreadable(
+    instance: WorkflowInstance,
+    signalCursor: number,
+    error: WorkflowPayloadError,
+  ): Promise<void> {
     try {
-      await this.options.storage.handBackUnreadable(instance, instance.leaseToken!, signalCursor, error, this.options.clock.now());
+      await this.options.storage.handBackUnreadable(
+        instance,
+        instance.leaseToken!,
+        signalCursor,
+        error,
+        this.options.clock.now(),
+      );
     } catch (failure) {
       this.options.logger.error(`Handing back "${instance.id}" failed; it runs again when its lease expires.`, failure);
     }
@@ -394,7 +480,12 @@ export class WorkflowEngine {
     observe.event(body);
     if (this.options.observed?.() === false) return;
     // `Object.assign` copies the bodies' several shapes faster than a spread does.
-    const where = { id: instance.id, workflow: instance.workflow, version: instance.version, at: this.options.clock.now() };
+    const where = {
+      id: instance.id,
+      workflow: instance.workflow,
+      version: instance.version,
+      at: this.options.clock.now(),
+    };
     this.options.emit(Object.assign({}, body, where) as never);
   }
 }

@@ -102,8 +102,12 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     const waits = new SignalWaits(this, (query) => deps.storage.signals(query).catch(failed));
     // An existing child whose input can't be decoded, likewise (other creation errors are the workflow's).
     const createChild = (child: NewWorkflowInstance) =>
-      deps.createChild(child).catch((error: unknown) => (error instanceof WorkflowPayloadError ? failed(error) : Promise.reject(error)));
-    this.children = new ChildSupport(this, { resolveChild: deps.resolveChild, createChild }, (name, childId) => waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true));
+      deps
+        .createChild(child)
+        .catch((error: unknown) => (error instanceof WorkflowPayloadError ? failed(error) : Promise.reject(error)));
+    this.children = new ChildSupport(this, { resolveChild: deps.resolveChild, createChild }, (name, childId) =>
+      waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true),
+    );
     this.context = createWorkflowContext(this, {
       compensations: this.compensations,
       waits,
@@ -130,7 +134,10 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
       }
       result.then(
         (value) => this.end({ kind: 'completed', value }),
-        (error: unknown) => this.runFailed(isWorkflowInterrupt(error) ? { kind: 'interrupted', reason: error.reason } : { kind: 'failed', error }),
+        (error: unknown) =>
+          this.runFailed(
+            isWorkflowInterrupt(error) ? { kind: 'interrupted', reason: error.reason } : { kind: 'failed', error },
+          ),
       );
     });
     const { fatal, journalLimitError, storeError, stop } = this;
@@ -153,7 +160,9 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   }
 
   /** The error of a store call that threw and stopped the execution (not a lost lease), or `null`. */
-  get storeFailure(): unknown { return this.storeError; }
+  get storeFailure(): unknown {
+    return this.storeError;
+  }
 
   /** No more writes from this execution (it concluded, or gave up). */
   close(): void {
@@ -162,19 +171,29 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   }
 
   /** The parked operations' earliest wake-up (`null`: none has a time) and their waits. */
-  suspension(): Suspension { return suspensionOf(this.parked); }
+  suspension(): Suspension {
+    return suspensionOf(this.parked);
+  }
 
   /** Entries an earlier execution recorded that this one never reached (compensations aside). */
-  unvisited(): string[] { return this.journal.unvisited(this.visited); }
+  unvisited(): string[] {
+    return this.journal.unvisited(this.visited);
+  }
 
   /** Whether a completed step has a compensation that has not run. */
-  needsCompensation(): boolean { return this.journal.needsCompensation(this.compensations); }
+  needsCompensation(): boolean {
+    return this.journal.needsCompensation(this.compensations);
+  }
 
   /** Whether the instance may have children: one is journaled, this run reached a child's start, or (`run()` never ran: a terminate) an earlier execution may have created one and been cut short before journaling it. */
-  hasChildren(): boolean { return this.children.attempted || this.journal.hasChild() || (!this.ended && this.instance.runs > 1); }
+  hasChildren(): boolean {
+    return this.children.attempted || this.journal.hasChild() || (!this.ended && this.instance.runs > 1);
+  }
 
   /** Waits for child creations in flight (an execution ended at once may have left one running). */
-  childCreationsSettled(): Promise<void> { return this.children.settled(); }
+  childCreationsSettled(): Promise<void> {
+    return this.children.settled();
+  }
 
   /**
    * A fenced write under the lease, queued after this execution's earlier writes, with what was
@@ -210,7 +229,10 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
         try {
           // Terminate (or a lost lease) doesn't wait for a compensation that runs: the instance ends
           // at once, and whatever the compensation does afterwards is not recorded.
-          return await Promise.race([this.deps.observe.around('compensation', step, attempt, () => runAsCompensation(this, fn)), this.stop.stopped()]);
+          return await Promise.race([
+            this.deps.observe.around('compensation', step, attempt, () => runAsCompensation(this, fn)),
+            this.stop.stopped(),
+          ]);
         } finally {
           this.leave();
         }
@@ -234,9 +256,13 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     return this.deps.observe;
   }
 
-  now(): number { return this.deps.clock.now(); }
+  now(): number {
+    return this.deps.clock.now();
+  }
 
-  emit(body: WorkflowEventBody): void { this.deps.emit(body); }
+  emit(body: WorkflowEventBody): void {
+    this.deps.emit(body);
+  }
 
   entry(name: string): WorkflowJournalEntry | undefined {
     return this.journal.get(name);
@@ -246,24 +272,38 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     return this.instance.runs > 1 && !this.recorded;
   }
 
-  begin(): void { this.active++; }
+  begin(): void {
+    this.active++;
+  }
 
-  interruption(): WorkflowInterrupt['reason'] | null { return this.stop.reason; }
+  interruption(): WorkflowInterrupt['reason'] | null {
+    return this.stop.reason;
+  }
 
-  endedAtOnce(): boolean { return this.stop.atOnce; }
+  endedAtOnce(): boolean {
+    return this.stop.atOnce;
+  }
 
   transactionsUnsupported(): string | null {
     return this.deps.storage.runsTransactions ? null : this.deps.storage.storeName;
   }
 
-  async transact<T>(body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>, timeout: number | null): Promise<T> {
+  async transact<T>(
+    body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>,
+    timeout: number | null,
+  ): Promise<T> {
     const now = () => this.deps.clock.now();
-    const outcome = await this.writes.transact((tx) => body(tx.handle, async (entry) => void (await tx.write({ now: now(), entries: [entry] }))), timeout);
+    const outcome = await this.writes.transact(
+      (tx) => body(tx.handle, async (entry) => void (await tx.write({ now: now(), entries: [entry] }))),
+      timeout,
+    );
     if (!outcome.landed) throw new WorkflowInterrupt(this.stop.reason ?? 'lease-lost');
     return outcome.value;
   }
 
-  prepare(entry: WorkflowJournalEntry): Promise<void> | null { return this.deps.storage.prepareEntry(entry); }
+  prepare(entry: WorkflowJournalEntry): Promise<void> | null {
+    return this.deps.storage.prepareEntry(entry);
+  }
 
   written(entry: WorkflowJournalEntry): void {
     this.journal.written(entry);

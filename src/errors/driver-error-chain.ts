@@ -15,7 +15,10 @@ export interface DriverErrorFields {
  * something other than `undefined`: `cause` (Drizzle, standard), `driverError` (TypeORM) and Prisma's
  * `meta.driverAdapterError`. Each object is visited once, so a cycle of causes ends.
  */
-export function findInErrorChain<T>(error: unknown, visit: (fields: DriverErrorFields) => T | undefined): T | undefined {
+export function findInErrorChain<T>(
+  error: unknown,
+  visit: (fields: DriverErrorFields) => T | undefined,
+): T | undefined {
   const seen = new Set<unknown>();
   const queue: unknown[] = [error];
   while (queue.length > 0) {

@@ -31,7 +31,10 @@ export function serializeError(error: unknown, depth = 0): SerializedWorkflowErr
   if (!(error instanceof Error)) {
     return { name: 'Error', message: wellFormed(typeof error === 'string' ? error : safeString(error)) };
   }
-  const out: SerializedWorkflowError = { name: wellFormed(String(error.name)), message: wellFormed(String(error.message)) };
+  const out: SerializedWorkflowError = {
+    name: wellFormed(String(error.name)),
+    message: wellFormed(String(error.message)),
+  };
   if (error.stack) out.stack = wellFormed(error.stack);
   for (const [field, value] of Object.entries(error)) {
     if (field === 'name' || field === 'message' || field === 'stack' || field === 'cause') continue;

@@ -6,7 +6,8 @@
 export class WorkflowInterrupt extends Error {
   constructor(
     /** `ended`: the execution already ended (its `run()` settled or suspended); a stray branch must not go on. */
-    readonly reason: 'cancel' | 'terminate' | 'timeout' | 'shutdown' | 'lease-lost' | 'store-error' | 'journal-limit' | 'ended',
+    readonly reason:
+      'cancel' | 'terminate' | 'timeout' | 'shutdown' | 'lease-lost' | 'store-error' | 'journal-limit' | 'ended',
   ) {
     super(`Execution interrupted (${reason}).`);
     this.name = 'WorkflowInterrupt';

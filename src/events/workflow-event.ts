@@ -38,8 +38,8 @@ interface ScheduleEventBase {
 
 /** What a schedule did, emitted by the process that did it. */
 export type WorkflowScheduleEvent = ScheduleEventBase &
+  /** An occurrence (or `WorkflowSchedules.trigger()`, with `triggered`) started instance `instanceId`. */
   (
-    /** An occurrence (or `WorkflowSchedules.trigger()`, with `triggered`) started instance `instanceId`. */
     | { type: 'schedule-fired'; scheduledAt: number; instanceId: string; triggered: boolean }
     /** An occurrence started nothing: `overlap: 'skip'` and instance `running` is unfinished. */
     | { type: 'schedule-skipped'; scheduledAt: number; reason: 'overlap'; running: string }
@@ -47,7 +47,13 @@ export type WorkflowScheduleEvent = ScheduleEventBase &
      * Occurrences from `missedFrom` to `missedTo` were missed (no process got to them within a
      * minute); `started` are those `catchup` started (each also has its `schedule-fired`).
      */
-    | { type: 'schedule-caught-up'; catchup: 'latest' | 'all' | 'none'; missedFrom: number; missedTo: number; started: number[] }
+    | {
+        type: 'schedule-caught-up';
+        catchup: 'latest' | 'all' | 'none';
+        missedFrom: number;
+        missedTo: number;
+        started: number[];
+      }
   );
 
 /** Every event `WorkflowEvents` carries: an instance's (with `id`) or a schedule's (with `scheduleId`). */
@@ -56,4 +62,8 @@ export type WorkflowEvent = WorkflowInstanceEvent | WorkflowScheduleEvent;
 export type WorkflowEventType = WorkflowEvent['type'];
 
 /** An instance event without the fields the engine adds (`id`, `workflow`, `version`, `at`). */
-export type WorkflowEventBody = WorkflowInstanceEvent extends infer E ? (E extends unknown ? Omit<E, keyof EventBase> : never) : never;
+export type WorkflowEventBody = WorkflowInstanceEvent extends infer E
+  ? E extends unknown
+    ? Omit<E, keyof EventBase>
+    : never
+  : never;

@@ -15,7 +15,8 @@ import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
  */
 export function workflowErrorStatus(error: unknown): HttpStatus | null {
   if (error instanceof WorkflowNotFoundError) return HttpStatus.NOT_FOUND;
-  if (error instanceof WorkflowAlreadyStartedError || error instanceof WorkflowInvalidStateError) return HttpStatus.CONFLICT;
+  if (error instanceof WorkflowAlreadyStartedError || error instanceof WorkflowInvalidStateError)
+    return HttpStatus.CONFLICT;
   if (error instanceof UnknownWorkflowError || isWorkflowInputError(error)) return HttpStatus.BAD_REQUEST;
   return null;
 }

@@ -90,7 +90,8 @@ function sender(target: Mysql2ConnectionLike, core: unknown, prepared: PreparedT
       new Promise<SqlQueryResult>((resolve, reject) => {
         callbacks[method]!(sql, params, (error, result) => (error ? reject(error) : resolve(resultOf(result))));
       });
-    if (prepared === null || typeof callbacks.execute !== 'function') return (sql, params) => send('query', sql, params);
+    if (prepared === null || typeof callbacks.execute !== 'function')
+      return (sql, params) => send('query', sql, params);
     return (sql, params, options) => {
       if (!options?.repeated || params.length === 0 || !prepared.take(sql)) return send('query', sql, params);
       return send('execute', sql, params).catch((error: unknown) => {
@@ -195,7 +196,11 @@ export function fromMysql2Connection(connection: Mysql2ConnectionLike): SqlExecu
  * statements don't go through it: the COMMIT and ROLLBACK are sent once it refuses.
  */
 function guard<C extends Mysql2ConnectionLike>(client: C, ended: { done: boolean }, watch: ServerRollbackWatch): C {
-  return refusingAfterEnd(client, () => ended.done, ENDED, { methods: ['query', 'execute'], rejects: true, through: (call) => watch.run(call) });
+  return refusingAfterEnd(client, () => ended.done, ENDED, {
+    methods: ['query', 'execute'],
+    rejects: true,
+    through: (call) => watch.run(call),
+  });
 }
 
 const ENDED =
@@ -223,9 +228,15 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
         '(`const connection = await pool.getConnection(); await connection.beginTransaction()`), so the statements run in your transaction.',
     );
   }
-  if (typeof transaction === 'object' && transaction !== null && typeof (transaction as { escapeIdentifier?: unknown }).escapeIdentifier === 'function') {
+  if (
+    typeof transaction === 'object' &&
+    transaction !== null &&
+    typeof (transaction as { escapeIdentifier?: unknown }).escapeIdentifier === 'function'
+  ) {
     // A pg client: refused before the check below, whose MySQL statement would abort its transaction.
-    throw new TypeError(`${store}: \`transaction\` is a pg client, not on MySQL or MariaDB. Pass a transaction on the store's database.`);
+    throw new TypeError(
+      `${store}: \`transaction\` is a pg client, not on MySQL or MariaDB. Pass a transaction on the store's database.`,
+    );
   }
   const executor = fromMysql2Connection(transaction as Mysql2ConnectionLike);
   if ((await serverInTransaction(transaction as Mysql2ConnectionLike)) === false) {
@@ -267,11 +278,19 @@ export async function sessionIsolation(executor: SqlExecutor): Promise<string> {
   }
 }
 
-function preparedStatementsOption({ preparedStatements = DEFAULT_PREPARED_STATEMENTS, ...rest }: FromMysql2Options): number {
+function preparedStatementsOption({
+  preparedStatements = DEFAULT_PREPARED_STATEMENTS,
+  ...rest
+}: FromMysql2Options): number {
   const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw new TypeError(`fromMysql2(): unknown option ${unknown.map((key) => `"${key}"`).join(', ')}; the options are "preparedStatements".`);
+  if (unknown.length > 0)
+    throw new TypeError(
+      `fromMysql2(): unknown option ${unknown.map((key) => `"${key}"`).join(', ')}; the options are "preparedStatements".`,
+    );
   if (!Number.isSafeInteger(preparedStatements) || preparedStatements < 0) {
-    throw new TypeError(`fromMysql2(): \`preparedStatements\` must be a whole number of 0 or more (0: none prepared), got ${String(preparedStatements)}.`);
+    throw new TypeError(
+      `fromMysql2(): \`preparedStatements\` must be a whole number of 0 or more (0: none prepared), got ${String(preparedStatements)}.`,
+    );
   }
   return preparedStatements;
 }
@@ -284,7 +303,12 @@ function poolSize(pool: Mysql2PoolLike): number {
 
 function assertPool(pool: unknown): asserts pool is Mysql2PoolLike {
   const candidate = pool as Partial<Mysql2PoolLike> & Record<string, unknown>;
-  if (typeof pool !== 'object' || pool === null || typeof candidate.query !== 'function' || typeof candidate.getConnection !== 'function') {
+  if (
+    typeof pool !== 'object' ||
+    pool === null ||
+    typeof candidate.query !== 'function' ||
+    typeof candidate.getConnection !== 'function'
+  ) {
     throw new TypeError(
       `fromMysql2() expects a mysql2/promise pool (\`mysql.createPool(...)\` from 'mysql2/promise'), got ${describe(pool)}.`,
     );
@@ -296,9 +320,12 @@ function assertPool(pool: unknown): asserts pool is Mysql2PoolLike {
     );
   }
   if (typeof candidate.promise === 'function' && !('pool' in candidate)) {
-    throw new TypeError("fromMysql2() expects mysql2's promise API: pass `pool.promise()`, or create the pool from 'mysql2/promise'.");
+    throw new TypeError(
+      "fromMysql2() expects mysql2's promise API: pass `pool.promise()`, or create the pool from 'mysql2/promise'.",
+    );
   }
-  const flags = (candidate.pool as { config?: { connectionConfig?: { flags?: unknown } } } | undefined)?.config?.connectionConfig?.flags;
+  const flags = (candidate.pool as { config?: { connectionConfig?: { flags?: unknown } } } | undefined)?.config
+    ?.connectionConfig?.flags;
   const removed = typeof flags === 'string' ? flags.split(/\s*,\s*/) : Array.isArray(flags) ? flags : [];
   if (removed.includes('-FOUND_ROWS')) {
     throw new TypeError(

@@ -13,7 +13,11 @@ export {
 // The `transactions` option's functions: the same objects as the PostgreSQL entry's (the MySQL
 // store asks each for `?` placeholders and READ COMMITTED transactions).
 export { kyselyTransactions, type KyselyLike } from '../sql/handles/kysely-handle.js';
-export { typeormTransactions, type TypeOrmEntityManagerLike, type TypeOrmQueryRunnerLike } from '../sql/handles/typeorm-handle.js';
+export {
+  typeormTransactions,
+  type TypeOrmEntityManagerLike,
+  type TypeOrmQueryRunnerLike,
+} from '../sql/handles/typeorm-handle.js';
 export { drizzleTransactions, type DrizzleLike } from '../sql/handles/drizzle-handle.js';
 export { prismaTransactions, type PrismaLike, type PrismaTransactionsOptions } from '../sql/handles/prisma-handle.js';
 export { mikroOrmTransactions, type MikroOrmLike } from '../sql/handles/mikro-orm-handle.js';

@@ -16,7 +16,12 @@ const SQLSTATE = /^(?!P)(?=.*\d)[0-9A-Z]{5}$/;
  * tables (MySQL's 1146 or 1049), or one that is not MySQL at all (a PostgreSQL handle answers with
  * a five-character SQLSTATE such as `42601`). `null` for any other failure.
  */
-export function explainOtherMysqlDatabase(error: unknown, store: string, schema: string, library: string): TypeError | null {
+export function explainOtherMysqlDatabase(
+  error: unknown,
+  store: string,
+  schema: string,
+  library: string,
+): TypeError | null {
   const found = databaseError(error);
   if (!found) return null;
   if (found.errno === NO_SUCH_TABLE || found.errno === BAD_DATABASE) {
@@ -26,7 +31,9 @@ export function explainOtherMysqlDatabase(error: unknown, store: string, schema:
     );
   }
   if (found.sqlState !== null) {
-    return new TypeError(`${store}: the ${library} transaction is not on MySQL or MariaDB (${found.message}). Pass a transaction on the store's database.`);
+    return new TypeError(
+      `${store}: the ${library} transaction is not on MySQL or MariaDB (${found.message}). Pass a transaction on the store's database.`,
+    );
   }
   return null;
 }
@@ -78,7 +85,12 @@ export async function outsideTransaction(executor: SqlExecutor): Promise<Error |
  * Startup: the `transactions` option's transactions reach the store's tables (the same database),
  * else a `TypeError` that says so.
  */
-export async function checkTransactions(transactions: Pick<SqlExecutor, 'transaction'>, store: string, schema: string, instances: string): Promise<void> {
+export async function checkTransactions(
+  transactions: Pick<SqlExecutor, 'transaction'>,
+  store: string,
+  schema: string,
+  instances: string,
+): Promise<void> {
   try {
     await transactions.transaction((tx) => tx.query(`SELECT 1 FROM ${instances} WHERE 1 = 0`));
   } catch (error) {
@@ -97,7 +109,8 @@ function databaseError(error: unknown): { errno: number | null; sqlState: string
       const { errno, code, originalCode, originalMessage } = fields;
       const message = String(fields.message ?? '').split('\n')[0]!;
       if (typeof errno === 'number' && errno > 0) return { errno, sqlState: null, message };
-      if (typeof originalCode === 'string' && /^\d+$/.test(originalCode)) return { errno: Number(originalCode), sqlState: null, message: String(originalMessage ?? message) };
+      if (typeof originalCode === 'string' && /^\d+$/.test(originalCode))
+        return { errno: Number(originalCode), sqlState: null, message: String(originalMessage ?? message) };
       if (typeof code === 'string' && SQLSTATE.test(code)) return { errno: null, sqlState: code, message };
       return undefined;
     }) ?? null

@@ -130,7 +130,8 @@ WHERE id IN (${placeholders(holders.size)}) AND (cancel_requested = 1 OR termina
 
   /** Drops what was named of instances no watcher holds any more. */
   private forgetAllBut(held: ReadonlyMap<string, unknown>): void {
-    for (const lease of this.named.keys()) if (!held.has(lease.slice(0, lease.indexOf('\u0000')))) this.named.delete(lease);
+    for (const lease of this.named.keys())
+      if (!held.has(lease.slice(0, lease.indexOf('\u0000')))) this.named.delete(lease);
   }
 }
 
@@ -147,7 +148,12 @@ function tell(watcher: CancelWatcher, id?: string): void {
  * `cancel_notices`, in one UPDATE of both (the counter joined LEFT: a missing counter row costs only
  * the notice, heard at the next heartbeat, never the request). The wake-up poll reads that count.
  */
-export async function requestCancel(executor: SqlExecutor, tables: MySqlTables, id: string, request: WorkflowCancelRequest): Promise<boolean> {
+export async function requestCancel(
+  executor: SqlExecutor,
+  tables: MySqlTables,
+  id: string,
+  request: WorkflowCancelRequest,
+): Promise<boolean> {
   const [flags, condition] = request.terminate
     ? ['i.cancel_requested = 1, i.terminate_requested = 1', `i.status IN ${UNFINISHED} AND i.terminate_requested = 0`]
     : ['i.cancel_requested = 1', `i.status IN ('pending', 'running', 'suspended') AND i.cancel_requested = 0`];

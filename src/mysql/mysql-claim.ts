@@ -2,7 +2,13 @@ import { lockHash, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
-import { claimRules, claimUnderLimits, toCandidate, type ClaimExclusions, type LimitedClaimSteps } from '../sql/limited-claim.js';
+import {
+  claimRules,
+  claimUnderLimits,
+  toCandidate,
+  type ClaimExclusions,
+  type LimitedClaimSteps,
+} from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toInstance, toNumber, type SqlRow } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
@@ -33,14 +39,21 @@ export class MySqlClaims {
    * transaction of the store's own, `lastSignalId()` beside it on the pool, costing no round trip
    * of its own.
    */
-  async claimOn(executor: SqlExecutor, request: WorkflowClaimRequest, lastSignalId: () => Promise<number>): Promise<WorkflowClaim> {
+  async claimOn(
+    executor: SqlExecutor,
+    request: WorkflowClaimRequest,
+    lastSignalId: () => Promise<number>,
+  ): Promise<WorkflowClaim> {
     const { limits, rates } = claimRules(request);
     if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0) {
       const claimed = await retryOnLockContention(() => this.claimInOneStatement(executor, request));
       // Nothing claimed, so no row carried the last signal id: read on its own.
       return claimed.instances.length > 0 ? claimed : { instances: [], lastSignalId: await lastSignalId() };
     }
-    const [claimed, last] = await Promise.all([retryOnLockContention(() => executor.transaction((tx) => this.claim(tx, request), { held: true })), lastSignalId()]);
+    const [claimed, last] = await Promise.all([
+      retryOnLockContention(() => executor.transaction((tx) => this.claim(tx, request), { held: true })),
+      lastSignalId(),
+    ]);
     return { instances: claimed.instances, lastSignalId: last };
   }
 
@@ -107,13 +120,10 @@ WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', 
       },
       lease: async (ids, windows) => {
         for (const window of windows) {
-          await tx.query(`UPDATE ${rateWindows} SET window_end = ?, count = ? WHERE workflow = ? AND has_key = ? AND \`key\` = ?`, [
-            window.windowEnd,
-            window.count,
-            window.workflow,
-            window.key === null ? 0 : 1,
-            window.key ?? '',
-          ]);
+          await tx.query(
+            `UPDATE ${rateWindows} SET window_end = ?, count = ? WHERE workflow = ? AND has_key = ? AND \`key\` = ?`,
+            [window.windowEnd, window.count, window.workflow, window.key === null ? 0 : 1, window.key ?? ''],
+          );
         }
         return this.lease(
           tx,
@@ -157,18 +167,32 @@ WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
 `,
       },
     );
-    const { rows } = await executor.query(statement, [...due.params, ...lease.params, request.token], repeatedOn(this.server));
+    const { rows } = await executor.query(
+      statement,
+      [...due.params, ...lease.params, request.token],
+      repeatedOn(this.server),
+    );
     return { instances: rows.map(toInstance), lastSignalId: rows.length > 0 ? toNumber(rows[0]!.last_signal_id) : 0 };
   }
 
   /** Up to `count` due rows in claim order, locked, skipping locked ones and those `exclusions` names. */
-  private async due(tx: SqlExecutor, request: WorkflowClaimRequest, count: number, exclusions: ClaimExclusions | null): Promise<SqlRow[]> {
+  private async due(
+    tx: SqlExecutor,
+    request: WorkflowClaimRequest,
+    count: number,
+    exclusions: ClaimExclusions | null,
+  ): Promise<SqlRow[]> {
     const { sql, params } = this.dueStatement(request, count, exclusions, CLAIM_COLUMNS);
     return (await tx.query(sql, params)).rows;
   }
 
   /** The statement of `due()`, reading `columns`. */
-  private dueStatement(request: WorkflowClaimRequest, count: number, exclusions: ClaimExclusions | null, columns: string): { sql: string; params: unknown[] } {
+  private dueStatement(
+    request: WorkflowClaimRequest,
+    count: number,
+    exclusions: ClaimExclusions | null,
+    columns: string,
+  ): { sql: string; params: unknown[] } {
     const params: unknown[] = [request.now, request.now];
     const pairs = request.workflows.map(({ name, version }) => {
       params.push(name, version);

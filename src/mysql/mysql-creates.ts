@@ -1,7 +1,13 @@
 import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
 import { INSTANCE_COLUMNS, MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
-import { insertedInstance, NEW_INSTANCE_COLUMNS, newInstanceRow, newInstanceRowParams, type NewInstanceRow } from '../sql/instance-params.js';
+import {
+  insertedInstance,
+  NEW_INSTANCE_COLUMNS,
+  newInstanceRow,
+  newInstanceRowParams,
+  type NewInstanceRow,
+} from '../sql/instance-params.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
 import { toInstance, toNumber } from '../sql/workflow-rows.js';
@@ -38,7 +44,10 @@ function createText({ values }: PendingCreate): number {
  */
 export class MySqlCreates {
   // Bounded in text too: a statement larger than the server takes would fail every create of it.
-  private readonly batcher = new StatementBatcher<PendingCreate, Created>((batch) => this.sendBatch(batch), 500, 1, { weight: createText, max: MAX_BATCH_TEXT });
+  private readonly batcher = new StatementBatcher<PendingCreate, Created>((batch) => this.sendBatch(batch), 500, 1, {
+    weight: createText,
+    max: MAX_BATCH_TEXT,
+  });
   private readonly insertSql: (rows: number) => string;
   /** One row, its cursor a parameter. */
   private readonly insertWithCursorSql: string;
@@ -72,7 +81,8 @@ export class MySqlCreates {
       `${insert.replace(/ VALUES$/, '')} SELECT ${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]' ` +
       `FROM ${tables.schedules} WHERE id = ? AND (? IS NULL OR (lease_token = ? AND lease_until >= ?)) LOCK IN SHARE MODE`;
     this.scheduleLeaseSql = `SELECT lease_token, lease_until FROM ${tables.schedules} WHERE id = ?`;
-    this.selectSql = (count) => `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
+    this.selectSql = (count) =>
+      `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
   }
 
   /** Batched with the creates made at the same time. */
@@ -84,11 +94,17 @@ export class MySqlCreates {
    * One create on the pool: a new row is the values it was inserted with, and the cursor the
    * answer carries; an existing one is read.
    */
-  async createWith(executor: SqlExecutor, init: NewWorkflowInstance, { row, values }: MadeRow = made(init)): Promise<Created> {
+  async createWith(
+    executor: SqlExecutor,
+    init: NewWorkflowInstance,
+    { row, values }: MadeRow = made(init),
+  ): Promise<Created> {
     const { rowCount, insertId } = await executor.query(this.insertSql(1), values);
-    if (rowCount === 1 && typeof insertId === 'number') return { instance: insertedInstance(row, insertId), created: true };
+    if (rowCount === 1 && typeof insertId === 'number')
+      return { instance: insertedInstance(row, insertId), created: true };
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
-    if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+    if (!rows[0])
+      throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: rowCount === 1 };
   }
 
@@ -102,11 +118,19 @@ export class MySqlCreates {
   async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<Created | null> {
     const fence = [scheduleId, token, token, init.now];
     const { row, values } = made(init);
-    const { rowCount, insertId } = await retryOnLockContention(() => this.executor.query(this.occurrenceSql, [...values, ...fence]));
-    if (rowCount === 1 && typeof insertId === 'number') return { instance: insertedInstance(row, insertId), created: true };
+    const { rowCount, insertId } = await retryOnLockContention(() =>
+      this.executor.query(this.occurrenceSql, [...values, ...fence]),
+    );
+    if (rowCount === 1 && typeof insertId === 'number')
+      return { instance: insertedInstance(row, insertId), created: true };
     const { rows: lease } = await this.executor.query(this.scheduleLeaseSql, [scheduleId]);
     const schedule = lease[0];
-    const held = schedule && (token === null || (schedule.lease_token === token && schedule.lease_until !== null && toNumber(schedule.lease_until) >= init.now));
+    const held =
+      schedule &&
+      (token === null ||
+        (schedule.lease_token === token &&
+          schedule.lease_until !== null &&
+          toNumber(schedule.lease_until) >= init.now));
     if (!held) return null;
     const { rows } = await this.executor.query(this.selectSql(1), [init.id]);
     return rows[0] ? { instance: toInstance(rows[0]), created: rowCount === 1 } : null;
@@ -125,7 +149,8 @@ export class MySqlCreates {
     const { rowCount } = await executor.query(this.insertWithCursorSql, [...values, cursor]);
     if (rowCount === 1) return { instance: insertedInstance(row, cursor), created: true };
     const { rows } = await executor.query(this.selectSql(1), [init.id]);
-    if (!rows[0]) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+    if (!rows[0])
+      throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: false };
   }
 
@@ -144,7 +169,9 @@ export class MySqlCreates {
     for (const pending of batch) if (!first.has(pending.init.id)) first.set(pending.init.id, pending);
     const ids = [...first.keys()].sort();
     const inits = ids.map((id) => first.get(id)!);
-    const created = this.server.oneRoundTripBatches ? await this.insertReturning(ids, inits) : await this.insertThenRead(ids, inits);
+    const created = this.server.oneRoundTripBatches
+      ? await this.insertReturning(ids, inits)
+      : await this.insertThenRead(ids, inits);
     const answered = new Set<string>();
     return batch.map(({ init }) => {
       const { instance, mine } = created.get(init.id)!;
@@ -160,9 +187,15 @@ export class MySqlCreates {
    * inserted with (as a lone create's); only ids that existed are read, by a locking read (it waits
    * for a creator that has not committed yet).
    */
-  private async insertReturning(ids: string[], inits: PendingCreate[]): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+  private async insertReturning(
+    ids: string[],
+    inits: PendingCreate[],
+  ): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
     const { rows } = await retryOnLockContention(() =>
-      this.executor.query(`${this.insertSql(inits.length)} RETURNING id, signal_cursor`, inits.flatMap((pending) => pending.values)),
+      this.executor.query(
+        `${this.insertSql(inits.length)} RETURNING id, signal_cursor`,
+        inits.flatMap((pending) => pending.values),
+      ),
     );
     const cursors = new Map(rows.map((row) => [String(row.id), toNumber(row.signal_cursor)]));
     const created = new Map<string, { instance: WorkflowInstance; mine: boolean }>();
@@ -171,37 +204,58 @@ export class MySqlCreates {
       if (cursor !== undefined) created.set(init.id, { instance: insertedInstance(row, cursor), mine: true });
     }
     const existing = ids.filter((id) => !created.has(id));
-    if (existing.length > 0) for (const [id, read] of await this.read(this.executor, existing, new Set())) created.set(id, read);
+    if (existing.length > 0)
+      for (const [id, read] of await this.read(this.executor, existing, new Set())) created.set(id, read);
     return created;
   }
 
   /** A batch on the common ground: one transaction inserting them all, or when some existed, one by one; then the rows read. */
-  private async insertThenRead(ids: string[], inits: PendingCreate[]): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+  private async insertThenRead(
+    ids: string[],
+    inits: PendingCreate[],
+  ): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
     return retryOnLockContention(() =>
-      this.executor.transaction(async (tx) => {
-        // Most batches are all new ids: one statement. When some existed, which did is not in the
-        // answer, so that batch is rolled back and inserted row by row.
-        const { rowCount } = await tx.query(this.insertSql(inits.length), inits.flatMap((pending) => pending.values));
-        if (rowCount !== inits.length) throw SOME_EXISTED;
-        return this.read(tx, ids, new Set(ids));
-      }, { held: true }),
+      this.executor.transaction(
+        async (tx) => {
+          // Most batches are all new ids: one statement. When some existed, which did is not in the
+          // answer, so that batch is rolled back and inserted row by row.
+          const { rowCount } = await tx.query(
+            this.insertSql(inits.length),
+            inits.flatMap((pending) => pending.values),
+          );
+          if (rowCount !== inits.length) throw SOME_EXISTED;
+          return this.read(tx, ids, new Set(ids));
+        },
+        { held: true },
+      ),
     ).catch(async (error: unknown) => {
       if (error !== SOME_EXISTED) throw error;
       return retryOnLockContention(() =>
-        this.executor.transaction(async (tx) => {
-          const mine = new Set<string>();
-          for (const { init, values } of inits) if (await this.insert(tx, values)) mine.add(init.id);
-          return this.read(tx, ids, mine);
-        }, { held: true }),
+        this.executor.transaction(
+          async (tx) => {
+            const mine = new Set<string>();
+            for (const { init, values } of inits) if (await this.insert(tx, values)) mine.add(init.id);
+            return this.read(tx, ids, mine);
+          },
+          { held: true },
+        ),
       );
     });
   }
 
   /** The stored rows of `ids`, each marked whether this batch created it. */
-  private async read(tx: SqlExecutor, ids: string[], mine: Set<string>): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+  private async read(
+    tx: SqlExecutor,
+    ids: string[],
+    mine: Set<string>,
+  ): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
     const { rows } = await tx.query(this.selectSql(ids.length), ids);
-    const stored = new Map(rows.map((row) => [String(row.id), { instance: toInstance(row), mine: mine.has(String(row.id)) }]));
-    for (const id of ids) if (!stored.has(id)) throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(id)} was neither created nor found.`);
+    const stored = new Map(
+      rows.map((row) => [String(row.id), { instance: toInstance(row), mine: mine.has(String(row.id)) }]),
+    );
+    for (const id of ids)
+      if (!stored.has(id))
+        throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(id)} was neither created nor found.`);
     return stored;
   }
 }

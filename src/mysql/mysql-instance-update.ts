@@ -15,7 +15,10 @@ export interface InstanceUpdate {
  * (the others keep theirs), or the value once when every row sets the same. With tokens, only rows
  * still leased under theirs match. `null` when no instance changes a column.
  */
-export function instanceUpdateStatement(instances: string, updates: readonly InstanceUpdate[]): { sql: string; params: unknown[] } | null {
+export function instanceUpdateStatement(
+  instances: string,
+  updates: readonly InstanceUpdate[],
+): { sql: string; params: unknown[] } | null {
   const byColumn = new Map<string, Array<{ id: string; sql: string; params: unknown[] }>>();
   for (const { id, changes } of updates) {
     for (const [column, sql, params] of changes) {
@@ -56,5 +59,9 @@ export function instanceUpdateStatement(instances: string, updates: readonly Ins
 
 /** Whether two rows' changes of a column are the same SQL with the same parameters. */
 function sameChange(a: { sql: string; params: unknown[] }, b: { sql: string; params: unknown[] }): boolean {
-  return a.sql === b.sql && a.params.length === b.params.length && a.params.every((param, index) => param === b.params[index]);
+  return (
+    a.sql === b.sql &&
+    a.params.length === b.params.length &&
+    a.params.every((param, index) => param === b.params[index])
+  );
 }

@@ -23,10 +23,16 @@ export async function upsertJournal(tx: SqlExecutor, table: string, rows: readon
 }
 
 /** The statement of `upsertJournal()`, or `null` when there are no rows. */
-export function upsertJournalStatement(table: string, rows: readonly JournalRow[]): { sql: string; params: unknown[] } | null {
+export function upsertJournalStatement(
+  table: string,
+  rows: readonly JournalRow[],
+): { sql: string; params: unknown[] } | null {
   if (rows.length === 0) return null;
   const values = Array.from({ length: rows.length }, () => '(?, ?, ?)').join(', ');
-  return { sql: `INSERT INTO ${table} (instance_id, name, entry) VALUES ${values} ON DUPLICATE KEY UPDATE entry = VALUES(entry)`, params: rows.flat() };
+  return {
+    sql: `INSERT INTO ${table} (instance_id, name, entry) VALUES ${values} ON DUPLICATE KEY UPDATE entry = VALUES(entry)`,
+    params: rows.flat(),
+  };
 }
 
 /** Journal rows to write under a lease: the instance's id, its lease token, and its rows in order. */
@@ -47,7 +53,11 @@ export interface FencedJournal {
  * so their `seq` order). `rowCount` is 0 only when no instance matched; the `Records:` count of
  * the answer's info is the rows the `SELECT` gave.
  */
-export function fencedJournalInsert(journal: string, instances: string, writes: readonly FencedJournal[]): { sql: string; params: unknown[] } {
+export function fencedJournalInsert(
+  journal: string,
+  instances: string,
+  writes: readonly FencedJournal[],
+): { sql: string; params: unknown[] } {
   const upsert = 'ON DUPLICATE KEY UPDATE entry = VALUES(entry)';
   const only = writes.length === 1 && writes[0]!.rows.length === 1 ? writes[0]! : null;
   if (only) {
@@ -69,7 +79,11 @@ export function fencedJournalInsert(journal: string, instances: string, writes: 
       // The entry CAST in every SELECT: prepared (MariaDB 10.11, see `fromMysql2()`), a UNION of
       // bare parameters gives its column a string type of at most 65,535 bytes and cuts a longer
       // entry to its length modulo 65,536 bytes, without an error or a warning.
-      selects.push(selects.length === 0 ? 'SELECT ? AS w_ord, ? AS w_id, ? AS w_token, ? AS w_name, CAST(? AS CHAR) AS w_entry' : 'SELECT ?, ?, ?, ?, CAST(? AS CHAR)');
+      selects.push(
+        selects.length === 0
+          ? 'SELECT ? AS w_ord, ? AS w_id, ? AS w_token, ? AS w_name, CAST(? AS CHAR) AS w_entry'
+          : 'SELECT ?, ?, ?, ?, CAST(? AS CHAR)',
+      );
     }
   }
   return {
@@ -89,7 +103,12 @@ ORDER BY w.w_ord, i.runs FOR UPDATE ${upsert}`,
  * instances before anything is inserted, as with the derived table, without one select per row to
  * parse.
  */
-function oneRowEach(journal: string, instances: string, sorted: readonly FencedJournal[], upsert: string): { sql: string; params: unknown[] } {
+function oneRowEach(
+  journal: string,
+  instances: string,
+  sorted: readonly FencedJournal[],
+  upsert: string,
+): { sql: string; params: unknown[] } {
   const params: unknown[] = [];
   const when = sorted.map(() => 'WHEN ? THEN ?').join(' ');
   /** The SQL of one value per instance: `?` when all are the same. */

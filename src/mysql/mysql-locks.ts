@@ -75,7 +75,10 @@ export class MySqlLocks {
    */
   async purge(executor: SqlExecutor, limit: number): Promise<number> {
     return executor.transaction(async (tx) => {
-      const { rows } = await tx.query(`SELECT lock_hash FROM ${this.table} ORDER BY lock_hash LIMIT ? FOR UPDATE SKIP LOCKED`, [limit]);
+      const { rows } = await tx.query(
+        `SELECT lock_hash FROM ${this.table} ORDER BY lock_hash LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [limit],
+      );
       if (rows.length === 0) return 0;
       const { rowCount } = await tx.query(
         `DELETE FROM ${this.table} WHERE lock_hash IN (${placeholders(rows.length)})`,

@@ -132,18 +132,29 @@ export function mysqlMigrationDialect(schema: string): MigrationDialect {
     },
     async apply(executor: SqlExecutor, migration) {
       const statements = migrationStatements(renderMigration(migration.sql, schema));
-      const { rows } = await executor.query(`SELECT step FROM ${history} WHERE version = ? AND step > 0`, [migration.version]);
+      const { rows } = await executor.query(`SELECT step FROM ${history} WHERE version = ? AND step > 0`, [
+        migration.version,
+      ]);
       const done = new Set(rows.map((row) => Number(row.step)));
       for (const [index, statement] of statements.entries()) {
         if (done.has(index + 1)) continue;
         // A run stopped after this statement and before its record left the column or index in
         // place: record it without adding it again (which would fail).
         const object = addedObject(statement);
-        const there = object ? Number((await executor.query(existsQuery(object), [object.table, object.name])).rows[0]?.n ?? 0) > 0 : false;
+        const there = object
+          ? Number((await executor.query(existsQuery(object), [object.table, object.name])).rows[0]?.n ?? 0) > 0
+          : false;
         if (!there) await executor.query(statement);
-        await executor.query(`INSERT INTO ${history} (version, step, name) VALUES (?, ?, ?)`, [migration.version, index + 1, migration.name]);
+        await executor.query(`INSERT INTO ${history} (version, step, name) VALUES (?, ?, ?)`, [
+          migration.version,
+          index + 1,
+          migration.name,
+        ]);
       }
-      await executor.query(`INSERT INTO ${history} (version, step, name) VALUES (?, 0, ?)`, [migration.version, migration.name]);
+      await executor.query(`INSERT INTO ${history} (version, step, name) VALUES (?, 0, ?)`, [
+        migration.version,
+        migration.name,
+      ]);
     },
   };
 }

@@ -1,10 +1,18 @@
 import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlTables } from './mysql-tables.js';
-import { payloadRewriteStatements, signalRewriteStatement, type PayloadRewriteDialect } from '../sql/payload-rewrite-statements.js';
+import {
+  payloadRewriteStatements,
+  signalRewriteStatement,
+  type PayloadRewriteDialect,
+} from '../sql/payload-rewrite-statements.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toSignal } from '../sql/workflow-rows.js';
-import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from '../storage/payload-rewrite.js';
+import type {
+  WorkflowPayloadChange,
+  WorkflowPayloadRewrite,
+  WorkflowSignalPageQuery,
+} from '../storage/payload-rewrite.js';
 import type { WorkflowSignalRecord } from '../storage/workflow-store.js';
 
 const DIALECT: PayloadRewriteDialect = {
@@ -27,7 +35,9 @@ export class MySqlPayloadRewrite {
 
   async rewrite(id: string, rewrite: WorkflowPayloadRewrite): Promise<number> {
     const statements = payloadRewriteStatements(DIALECT, this.tables, id, rewrite);
-    const counts = await Promise.all(statements.map(({ sql, params }) => retryOnLockContention(() => this.executor.query(sql, params))));
+    const counts = await Promise.all(
+      statements.map(({ sql, params }) => retryOnLockContention(() => this.executor.query(sql, params))),
+    );
     return counts.reduce((sum, { rowCount }) => sum + rowCount, 0);
   }
 

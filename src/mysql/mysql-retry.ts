@@ -5,7 +5,9 @@ const LOCK_WAIT_TIMEOUT = 1205;
 /** Whether `error` is a deadlock or a lock-wait timeout (by MySQL error number or mysql2's code). */
 export function isLockContention(error: unknown): boolean {
   const { errno, code } = (error ?? {}) as { errno?: unknown; code?: unknown };
-  return errno === DEADLOCK || errno === LOCK_WAIT_TIMEOUT || code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
+  return (
+    errno === DEADLOCK || errno === LOCK_WAIT_TIMEOUT || code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT'
+  );
 }
 
 /**

@@ -63,14 +63,22 @@ WHERE id = ? AND revision = ?`,
   }
 
   async list(query: Store.WorkflowScheduleQuery): Promise<Store.WorkflowScheduleRecord[]> {
-    const { sql, params } = listSchedulesStatement(MYSQL_DIALECT, `SELECT ${SCHEDULE_COLUMNS} FROM ${this.table}`, query);
+    const { sql, params } = listSchedulesStatement(
+      MYSQL_DIALECT,
+      `SELECT ${SCHEDULE_COLUMNS} FROM ${this.table}`,
+      query,
+    );
     const { rows } = await this.executor.query(sql, params);
     return rows.map(toSchedule);
   }
 
   async delete(id: string, revision?: number): Promise<boolean> {
     const { rowCount } = await retryOnLockContention(() =>
-      this.executor.query(`DELETE FROM ${this.table} WHERE id = ? AND (? IS NULL OR revision = ?)`, [id, revision ?? null, revision ?? null]),
+      this.executor.query(`DELETE FROM ${this.table} WHERE id = ? AND (? IS NULL OR revision = ?)`, [
+        id,
+        revision ?? null,
+        revision ?? null,
+      ]),
     );
     return rowCount > 0;
   }
@@ -88,13 +96,16 @@ ORDER BY wake_at, id LIMIT ? FOR UPDATE SKIP LOCKED`,
           [request.now, ...request.workflows, request.now, request.limit],
         );
         if (rows.length === 0) return [];
-        await tx.query(`UPDATE ${this.table} SET lease_token = ?, lease_owner = ?, lease_until = ? WHERE id IN (${placeholders(rows.length)})`, [
-          request.token,
-          request.owner,
-          request.leaseUntil,
-          ...rows.map((row) => row.id),
-        ]);
-        return rows.map((row) => ({ ...toSchedule(row), leaseToken: request.token, leaseOwner: request.owner, leaseUntil: request.leaseUntil }));
+        await tx.query(
+          `UPDATE ${this.table} SET lease_token = ?, lease_owner = ?, lease_until = ? WHERE id IN (${placeholders(rows.length)})`,
+          [request.token, request.owner, request.leaseUntil, ...rows.map((row) => row.id)],
+        );
+        return rows.map((row) => ({
+          ...toSchedule(row),
+          leaseToken: request.token,
+          leaseOwner: request.owner,
+          leaseUntil: request.leaseUntil,
+        }));
       }),
     );
   }
@@ -112,7 +123,11 @@ WHERE id = ? AND lease_token = ?`,
     return rowCount > 0;
   }
 
-  createOccurrence(scheduleId: string, token: string | null, init: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    init: Store.NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     MYSQL_INPUT.newInstance(init);
     return this.creates.createOccurrence(scheduleId, token, init);
   }

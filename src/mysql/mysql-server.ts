@@ -32,7 +32,11 @@ export interface MySqlServerFeatures {
 }
 
 /** The common ground of MySQL 8.0 and MariaDB 10.6+: what a store that has not started yet uses. */
-export const COMMON_GROUND: MySqlServerFeatures = { oneRoundTripBatches: false, preparedStatements: false, inTransactionVariable: false };
+export const COMMON_GROUND: MySqlServerFeatures = {
+  oneRoundTripBatches: false,
+  preparedStatements: false,
+  inTransactionVariable: false,
+};
 
 const REPEATED: SqlQueryOptions = { repeated: true };
 
@@ -52,7 +56,8 @@ export async function detectServerFeatures(executor: SqlExecutor): Promise<MySql
     const match = /(\d+)\.(\d+)\.\d+-MariaDB/i.exec(String(rows[0]?.version ?? ''));
     if (!match) return COMMON_GROUND;
     const [major, minor] = [Number(match[1]), Number(match[2])];
-    if (major < RETURNING_SINCE[0] || (major === RETURNING_SINCE[0] && minor < RETURNING_SINCE[1])) return COMMON_GROUND;
+    if (major < RETURNING_SINCE[0] || (major === RETURNING_SINCE[0] && minor < RETURNING_SINCE[1]))
+      return COMMON_GROUND;
     await executor.query('BEGIN NOT ATOMIC DO 0; END');
     return { oneRoundTripBatches: true, preparedStatements: true, inTransactionVariable: true };
   } catch {
@@ -67,7 +72,10 @@ export async function detectServerFeatures(executor: SqlExecutor): Promise<MySql
  * so the connection goes back to the pool with no transaction open (a lock-wait timeout rolls back
  * only the statement that waited) and the caller may simply run it again.
  */
-export function compoundTransaction(body: string, { declarations = '', afterCommit = '' }: { declarations?: string; afterCommit?: string } = {}): string {
+export function compoundTransaction(
+  body: string,
+  { declarations = '', afterCommit = '' }: { declarations?: string; afterCommit?: string } = {},
+): string {
   return `BEGIN NOT ATOMIC
 ${declarations}DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 SET TRANSACTION ISOLATION LEVEL READ COMMITTED;

@@ -2,7 +2,12 @@ import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import type { MySqlTables } from './mysql-tables.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toJson, toNumber, toSignal } from '../sql/workflow-rows.js';
-import type { NewWorkflowSignal, WorkflowSignalQuery, WorkflowSignalRecord, WorkflowSignalResult } from '../storage/workflow-store.js';
+import type {
+  NewWorkflowSignal,
+  WorkflowSignalQuery,
+  WorkflowSignalRecord,
+  WorkflowSignalResult,
+} from '../storage/workflow-store.js';
 
 /**
  * The signal half of `MySqlWorkflowStore`, and the reason a signal never slips past a suspension:
@@ -44,12 +49,13 @@ WHERE w.topic_hash = ? AND i.status = 'suspended'`,
       return { id: inserted.insertId, woken: woken.rowCount, created: true, key: signal.key };
     }
     // A locking read: it sees the earlier signal even under the application's REPEATABLE READ snapshot.
-    const { rows } = await tx.query(`SELECT id, \`key\` FROM ${signals} WHERE name = ? AND dedupe_id = ? LOCK IN SHARE MODE`, [
-      signal.name,
-      signal.dedupeId,
-    ]);
+    const { rows } = await tx.query(
+      `SELECT id, \`key\` FROM ${signals} WHERE name = ? AND dedupe_id = ? LOCK IN SHARE MODE`,
+      [signal.name, signal.dedupeId],
+    );
     const row = rows[0];
-    if (!row) throw new Error(`MySqlWorkflowStore: signal ${JSON.stringify(signal.name)} was neither stored nor found.`);
+    if (!row)
+      throw new Error(`MySqlWorkflowStore: signal ${JSON.stringify(signal.name)} was neither stored nor found.`);
     return { id: toNumber(row.id), woken: 0, created: false, key: row.key === null ? null : String(row.key) };
   }
 
@@ -58,7 +64,13 @@ WHERE w.topic_hash = ? AND i.status = 'suspended'`,
     const { rows } = await executor.query(
       `SELECT id, name, \`key\`, payload, created_at FROM ${this.tables.signals}
 WHERE topic_hash = ? AND id > ? AND id <= ? AND name = ? AND \`key\` <=> ? ORDER BY id`,
-      [topicHash(query.name, query.key), query.afterId, Math.min(query.upToId, Number.MAX_SAFE_INTEGER), query.name, query.key],
+      [
+        topicHash(query.name, query.key),
+        query.afterId,
+        Math.min(query.upToId, Number.MAX_SAFE_INTEGER),
+        query.name,
+        query.key,
+      ],
     );
     return rows.map(toSignal);
   }

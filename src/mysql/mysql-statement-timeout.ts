@@ -31,7 +31,9 @@ export class MySqlStatementTimeout {
     const { name, value } = await (this.variable ??= this.detect(tx));
     // The session's own value is kept (in a user variable of the session, in the same statement)
     // and put back: the application may have set a limit of its own on its pool's sessions.
-    await tx.query(`SET ${SAVED} = @@SESSION.${name}, @@SESSION.${name} = ${value(Math.ceil(timeout) + STATEMENT_TIMEOUT_MARGIN)}`);
+    await tx.query(
+      `SET ${SAVED} = @@SESSION.${name}, @@SESSION.${name} = ${value(Math.ceil(timeout) + STATEMENT_TIMEOUT_MARGIN)}`,
+    );
     try {
       return await body();
     } finally {

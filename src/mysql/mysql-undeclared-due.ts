@@ -7,10 +7,18 @@ import { UNFINISHED } from './mysql-tables.js';
  * `(lease_token, wake_at)`) and with one that lapsed before `dueBefore` (by instances_lapsed), of
  * pairs not declared, each part stopping at the cap; grouped per pair. Never a scan of every instance.
  */
-export async function countUndeclaredDue(executor: SqlExecutor, instances: string, query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
-  const pairs = query.workflows.length === 0 ? '' : `AND (workflow, version) NOT IN (${query.workflows.map(() => '(?, ?)').join(', ')})`;
+export async function countUndeclaredDue(
+  executor: SqlExecutor,
+  instances: string,
+  query: WorkflowUndeclaredDueQuery,
+): Promise<WorkflowUndeclaredDue[]> {
+  const pairs =
+    query.workflows.length === 0
+      ? ''
+      : `AND (workflow, version) NOT IN (${query.workflows.map(() => '(?, ?)').join(', ')})`;
   const declared = query.workflows.flatMap(({ name, version }) => [name, version]);
-  const part = (due: string) => `(SELECT workflow, version FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? ${pairs} LIMIT ?)`;
+  const part = (due: string) =>
+    `(SELECT workflow, version FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? ${pairs} LIMIT ?)`;
   const { rows } = await executor.query(
     `SELECT workflow, version, COUNT(*) AS count FROM (SELECT workflow, version FROM (
   ${part('lease_token IS NULL AND wake_at IS NOT NULL')}
@@ -19,7 +27,11 @@ export async function countUndeclaredDue(executor: SqlExecutor, instances: strin
 ) due LIMIT ?) capped GROUP BY workflow, version ORDER BY workflow, version`,
     [query.dueBefore, ...declared, query.cap, query.dueBefore, query.dueBefore, ...declared, query.cap, query.cap],
   );
-  return rows.map((row) => ({ workflow: String(row.workflow), version: Number(row.version), count: Number(row.count) }));
+  return rows.map((row) => ({
+    workflow: String(row.workflow),
+    version: Number(row.version),
+    count: Number(row.count),
+  }));
 }
 
 /**
@@ -28,14 +40,11 @@ export async function countUndeclaredDue(executor: SqlExecutor, instances: strin
  * and the backlog gauge's count costs the same however large the backlog.
  */
 export async function countDue(executor: SqlExecutor, instances: string, now: number, cap: number): Promise<number> {
-  const part = (due: string) => `(SELECT COUNT(*) FROM (SELECT 1 FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? LIMIT ?) p)`;
-  const { rows } = await executor.query(`SELECT LEAST(?, ${part('lease_token IS NULL AND wake_at IS NOT NULL')} + ${part('lease_until < ? AND lease_token IS NOT NULL')}) AS due`, [
-    cap,
-    now,
-    cap,
-    now,
-    now,
-    cap,
-  ]);
+  const part = (due: string) =>
+    `(SELECT COUNT(*) FROM (SELECT 1 FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? LIMIT ?) p)`;
+  const { rows } = await executor.query(
+    `SELECT LEAST(?, ${part('lease_token IS NULL AND wake_at IS NOT NULL')} + ${part('lease_until < ? AND lease_token IS NOT NULL')}) AS due`,
+    [cap, now, cap, now, now, cap],
+  );
   return Number(rows[0]?.due ?? 0);
 }

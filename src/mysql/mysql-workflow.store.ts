@@ -19,7 +19,14 @@ import { MySqlPurge } from './mysql-purge.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
-import { INSTANCE_COLUMNS, mysqlTables, placeholders, REOPEN_CANCEL_FLAGS, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import {
+  INSTANCE_COLUMNS,
+  mysqlTables,
+  placeholders,
+  REOPEN_CANCEL_FLAGS,
+  UNFINISHED,
+  type MySqlTables,
+} from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
@@ -33,7 +40,12 @@ import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-w
 import { distinctEntries } from '../sql/store-input.js';
 import { initSchema } from '../sql/store-schema.js';
 import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
-import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
+import {
+  FINISHED_STATUSES,
+  type WorkflowInstance,
+  type WorkflowJournalEntry,
+  type WorkflowStatus,
+} from '../storage/workflow-instance.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 import type * as Store from '../storage/workflow-store.js';
 import type { WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
@@ -93,15 +105,17 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   protected readonly payloadRewrites: MySqlPayloadRewrite;
 
   constructor(options: MySqlWorkflowStoreOptions) {
-    super(options, STORE, "fromMysql2(pool) from '@nestjs/workflows/mysql'", 'It looks like a mysql2 pool: wrap it, `executor: fromMysql2(pool)`.', [
-      'wakePoll',
-      'transactions',
-      'endPoll',
-    ]);
+    super(
+      options,
+      STORE,
+      "fromMysql2(pool) from '@nestjs/workflows/mysql'",
+      'It looks like a mysql2 pool: wrap it, `executor: fromMysql2(pool)`.',
+      ['wakePoll', 'transactions', 'endPoll'],
+    );
     if (options.transactions !== undefined && typeof options.transactions?.transaction !== 'function') {
       throw new TypeError(
         `${STORE}: \`transactions\` must be what typeormTransactions(), prismaTransactions(), drizzleTransactions(), kyselyTransactions() ` +
-          "or mikroOrmTransactions() return.",
+          'or mikroOrmTransactions() return.',
       );
     }
     this.transactions = options.transactions ? transactionsFor(options.transactions, MYSQL_TRANSACTIONS) : null;
@@ -122,7 +136,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   }
 
   private wakePoller(): MySqlWakePoller {
-    return new MySqlWakePoller(this.executor, this.tables.instances, this.tables.cancelNotices, this.wakePoll, () => repeatedOn(this.server));
+    return new MySqlWakePoller(this.executor, this.tables.instances, this.tables.cancelNotices, this.wakePoll, () =>
+      repeatedOn(this.server),
+    );
   }
 
   /**
@@ -139,13 +155,26 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    * writes is one round trip). Called once at startup.
    */
   async init(): Promise<void> {
-    await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--mysql' });
-    this.server = this.claims.server = this.writes.server = this.creates.server = await detectServerFeatures(this.executor);
+    await initSchema({
+      runner: this.migrationRunner(),
+      migrate: this.migrateOption,
+      store: STORE,
+      schema: this.schema,
+      cliFlag: '--mysql',
+    });
+    this.server =
+      this.claims.server =
+      this.writes.server =
+      this.creates.server =
+        await detectServerFeatures(this.executor);
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }
 
   protected migrationRunner(): MigrationRunner {
-    return new MigrationRunner(this.executor, mysqlMigrationDialect(this.schema), MYSQL_MIGRATIONS, { store: STORE, schema: this.schema });
+    return new MigrationRunner(this.executor, mysqlMigrationDialect(this.schema), MYSQL_MIGRATIONS, {
+      store: STORE,
+      schema: this.schema,
+    });
   }
 
   async create(instance: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
@@ -158,16 +187,26 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    * the transaction on (or a `SqlExecutor` for it). Insert-or-ignore, so it never fails that
    * transaction on a repeated id.
    */
-  async createInTransaction(transaction: unknown, instance: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+  async createInTransaction(
+    transaction: unknown,
+    instance: Store.NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean }> {
     MYSQL_INPUT.newInstance(instance);
-    return this.inApplicationTransaction(transaction, async (executor) => this.creates.createInApplication(executor, instance));
+    return this.inApplicationTransaction(transaction, async (executor) =>
+      this.creates.createInApplication(executor, instance),
+    );
   }
 
   /** `fn` on the application's transaction, in a savepoint; a failure that shows it is on another database says so. */
-  private async inApplicationTransaction<T>(transaction: unknown, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
+  private async inApplicationTransaction<T>(
+    transaction: unknown,
+    fn: (executor: SqlExecutor) => Promise<T>,
+  ): Promise<T> {
     try {
       // One call at a time per transaction: their savepoints must not interleave (see oneAtATime()).
-      return await oneAtATime(transaction, async () => inSavepoint(await mysqlTransactionExecutor(transaction, STORE), fn));
+      return await oneAtATime(transaction, async () =>
+        inSavepoint(await mysqlTransactionExecutor(transaction, STORE), fn),
+      );
     } catch (error) {
       throw explainOtherMysqlDatabase(error, STORE, this.schema, handleLibrary(transaction, 'mysql2')) ?? error;
     }
@@ -175,19 +214,31 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
 
   async get(id: string, options?: { journal?: boolean }): Promise<Store.WorkflowInstanceDetails | null> {
     const repeated = repeatedOn(this.server);
-    const { rows } = await this.executor.query(`SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${this.tables.instances} WHERE id = ?`, [id], repeated);
+    const { rows } = await this.executor.query(
+      `SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${this.tables.instances} WHERE id = ?`,
+      [id],
+      repeated,
+    );
     const row = rows[0];
     if (!row) return null;
     const details: Store.WorkflowInstanceDetails = { ...toInstance(row), waits: toWaits(row.wait_topics) };
     if (options?.journal) {
-      const journal = await this.executor.query(`SELECT entry FROM ${this.tables.journal} WHERE instance_id = ? ORDER BY seq`, [id], repeated);
+      const journal = await this.executor.query(
+        `SELECT entry FROM ${this.tables.journal} WHERE instance_id = ? ORDER BY seq`,
+        [id],
+        repeated,
+      );
       details.journal = journal.rows.map((entry) => JSON.parse(String(entry.entry)) as WorkflowJournalEntry);
     }
     return details;
   }
 
   async list(query: Store.WorkflowListQuery): Promise<WorkflowInstance[]> {
-    const { sql, params } = listInstancesStatement(MYSQL_DIALECT, `SELECT ${INSTANCE_COLUMNS} FROM ${this.tables.instances}`, query);
+    const { sql, params } = listInstancesStatement(
+      MYSQL_DIALECT,
+      `SELECT ${INSTANCE_COLUMNS} FROM ${this.tables.instances}`,
+      query,
+    );
     const { rows } = await this.executor.query(sql, params);
     return rows.map(toInstance);
   }
@@ -222,11 +273,24 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
         await tx.query(
           `UPDATE ${instances} SET status = ?, error = ?${deadline}, ${REOPEN_CANCEL_FLAGS},
   lease_token = NULL, lease_until = NULL, wake_at = ?, updated_at = ? WHERE id = ?`,
-          [reopen.status, error, ...(deadline ? [reopen.deadline] : []), reopen.status, reopen.status, reopen.now, reopen.now, id],
+          [
+            reopen.status,
+            error,
+            ...(deadline ? [reopen.deadline] : []),
+            reopen.status,
+            reopen.status,
+            reopen.now,
+            reopen.now,
+            id,
+          ],
         );
         await upsertJournal(tx, journal, entries);
         const retract = reopen.retractSignal;
-        if (retract) await tx.query(`DELETE FROM ${this.tables.signals} WHERE name = ? AND dedupe_id = ?`, [retract.name, retract.dedupeId]);
+        if (retract)
+          await tx.query(`DELETE FROM ${this.tables.signals} WHERE name = ? AND dedupe_id = ?`, [
+            retract.name,
+            retract.dedupeId,
+          ]);
         return true;
       }),
     );
@@ -234,11 +298,19 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
 
   /** Whether each of `children` exists and is unfinished or has its end stored (`reopen`'s `awaitedChildren`). */
   private async endsReachable(tx: SqlExecutor, children: readonly string[]): Promise<boolean> {
-    const { rows } = await tx.query(`SELECT id, status FROM ${this.tables.instances} WHERE id IN (${placeholders(children.length)})`, [...children]);
+    const { rows } = await tx.query(
+      `SELECT id, status FROM ${this.tables.instances} WHERE id IN (${placeholders(children.length)})`,
+      [...children],
+    );
     if (rows.length < children.length) return false;
-    const ended = rows.filter((row) => FINISHED_STATUSES.includes(row.status as WorkflowStatus)).map((row) => topicHash(CHILD_ENDED_SIGNAL, row.id as string));
+    const ended = rows
+      .filter((row) => FINISHED_STATUSES.includes(row.status as WorkflowStatus))
+      .map((row) => topicHash(CHILD_ENDED_SIGNAL, row.id as string));
     if (ended.length === 0) return true;
-    const ends = await tx.query(`SELECT DISTINCT topic_hash FROM ${this.tables.signals} WHERE topic_hash IN (${placeholders(ended.length)})`, ended);
+    const ends = await tx.query(
+      `SELECT DISTINCT topic_hash FROM ${this.tables.signals} WHERE topic_hash IN (${placeholders(ended.length)})`,
+      ended,
+    );
     return ends.rows.length === ended.length;
   }
 
@@ -258,7 +330,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
 
   async signal(signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
     MYSQL_INPUT.signal(signal);
-    return retryOnLockContention(() => this.executor.transaction((tx) => this.signalsOf.insert(tx, signal), { held: true }));
+    return retryOnLockContention(() =>
+      this.executor.transaction((tx) => this.signalsOf.insert(tx, signal), { held: true }),
+    );
   }
 
   /**
@@ -269,7 +343,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    * runs an UPDATE, take gap locks that hold up suspensions of other topics until the transaction
    * ends: both are refused. The topic's lock is held until that transaction ends, so keep it short.
    */
-  async signalInTransaction(transaction: unknown, signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
+  async signalInTransaction(
+    transaction: unknown,
+    signal: Store.NewWorkflowSignal,
+  ): Promise<Store.WorkflowSignalResult> {
     MYSQL_INPUT.signal(signal);
     return this.inApplicationTransaction(transaction, async (executor) => {
       await this.checkReadCommitted(executor);
@@ -305,15 +382,21 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   async renew(id: string, token: string, leaseUntil: number): Promise<Store.WorkflowLeaseFlags | null> {
     const { instances } = this.tables;
     const { rowCount } = await retryOnLockContention(() =>
-      this.executor.query(`UPDATE ${instances} SET lease_until = ? WHERE id = ? AND lease_token = ?`, [leaseUntil, id, token]),
+      this.executor.query(`UPDATE ${instances} SET lease_until = ? WHERE id = ? AND lease_token = ?`, [
+        leaseUntil,
+        id,
+        token,
+      ]),
     );
     if (rowCount === 0) return null;
-    const { rows } = await this.executor.query(`SELECT cancel_requested, terminate_requested FROM ${instances} WHERE id = ? AND lease_token = ?`, [
-      id,
-      token,
-    ]);
+    const { rows } = await this.executor.query(
+      `SELECT cancel_requested, terminate_requested FROM ${instances} WHERE id = ? AND lease_token = ?`,
+      [id, token],
+    );
     const row = rows[0];
-    return row ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) } : null;
+    return row
+      ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
+      : null;
   }
 
   /** Fenced by the lease token under the row's lock; see `MySqlWrites` for batching and the topic locks. */
@@ -331,7 +414,12 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    * `fromMysql2()` refuses its statements (`ServerRollbackWatch`), and with the `transactions`
    * option's ORM the step's result is not written outside it (`MySqlWrites.writeIn()`).
    */
-  transaction<T>(id: string, token: string, body: (tx: Store.WorkflowStoreTransaction) => Promise<T>, options?: WorkflowStoreTransactionOptions): Promise<T> {
+  transaction<T>(
+    id: string,
+    token: string,
+    body: (tx: Store.WorkflowStoreTransaction) => Promise<T>,
+    options?: WorkflowStoreTransactionOptions,
+  ): Promise<T> {
     return (this.transactions ?? this.executor).transaction((tx) =>
       this.statementTimeout.around(tx, options?.timeout ?? null, () =>
         body({
@@ -352,7 +440,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
    * cancel or terminate of an instance in `options.held()` is named (`'cancel'`) through the
    * counter the poll reads beside the marker (see `MySqlCancelNotices`), also while it rests.
    */
-  listen(listener: (id?: string, kind?: Store.WorkflowWakeUpKind) => void, options?: Store.WorkflowListenOptions): Promise<() => Promise<void>> {
+  listen(
+    listener: (id?: string, kind?: Store.WorkflowWakeUpKind) => void,
+    options?: Store.WorkflowListenOptions,
+  ): Promise<() => Promise<void>> {
     return this.poller.add(listener, options);
   }
 
@@ -381,4 +472,3 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.executor.close?.();
   }
 }
-

@@ -1,4 +1,11 @@
-import { fencedJournalInsert, insertedRecords, journalRows, upsertJournal, upsertJournalStatement, type JournalRow } from './mysql-journal.js';
+import {
+  fencedJournalInsert,
+  insertedRecords,
+  journalRows,
+  upsertJournal,
+  upsertJournalStatement,
+  type JournalRow,
+} from './mysql-journal.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
 import { outsideTransaction } from './mysql-app-transaction.js';
@@ -93,7 +100,9 @@ export class MySqlWrites {
     const pending = prepare(id, token, write);
     const alone = write.signal !== undefined || (write.release?.waits.length ?? 0) > 0;
     return this.queue.run(id, () =>
-      alone ? retryOnLockContention(() => this.executor.transaction((tx) => this.writeAlone(tx, pending), { held: true })) : this.batcher.add(pending),
+      alone
+        ? retryOnLockContention(() => this.executor.transaction((tx) => this.writeAlone(tx, pending), { held: true }))
+        : this.batcher.add(pending),
     );
   }
 
@@ -116,8 +125,11 @@ export class MySqlWrites {
       : () => this.executor.transaction((tx) => this.fencedUpdate(tx, writes), { isolation: 'session', held: true });
     // Rarely (a lease lost), the UPDATE matched fewer rows than writes: rolled back, and run again
     // reading the locked rows first, to know which writes land.
-    const locked = () => this.executor.transaction((tx) => this.lockedUpdate(tx, writes), { isolation: 'session', held: true });
-    return retryOnLockContention(() => fenced().catch((error: unknown) => (error === SOME_LEASE_LOST ? locked() : Promise.reject(error))));
+    const locked = () =>
+      this.executor.transaction((tx) => this.lockedUpdate(tx, writes), { isolation: 'session', held: true });
+    return retryOnLockContention(() =>
+      fenced().catch((error: unknown) => (error === SOME_LEASE_LOST ? locked() : Promise.reject(error))),
+    );
   }
 
   /**
@@ -130,11 +142,14 @@ export class MySqlWrites {
   private journalOnly(writes: PendingWrite[]): Promise<boolean[]> {
     if (writes.length === 1 && writes[0]!.journal.length > 0) {
       const [write] = writes as [PendingWrite];
-      const { sql, params } = fencedJournalInsert(this.tables.journal, this.tables.instances, [{ id: write.id, token: write.token, rows: write.journal }]);
+      const { sql, params } = fencedJournalInsert(this.tables.journal, this.tables.instances, [
+        { id: write.id, token: write.token, rows: write.journal },
+      ]);
       // Its rows all went in (rowCount counts each at least once) or none did.
       return this.executor.query(sql, params, repeatedOn(this.server)).then(({ rowCount }) => [rowCount > 0]);
     }
-    if (this.server.oneRoundTripBatches && writes.every((write) => write.journal.length > 0)) return this.journalReturning(writes);
+    if (this.server.oneRoundTripBatches && writes.every((write) => write.journal.length > 0))
+      return this.journalReturning(writes);
     return this.executor.transaction((tx) => this.journalBatch(tx, writes), { isolation: 'session', held: true });
   }
 
@@ -205,7 +220,10 @@ export class MySqlWrites {
    * it signals `LEASE_LOST_SIGNAL`; any error rolls the whole back (see `compoundTransaction()`).
    */
   private async fencedBlock(writes: PendingWrite[]): Promise<boolean[]> {
-    const update = instanceUpdateStatement(this.tables.instances, writes.map((write) => ({ id: write.id, token: write.token, changes: this.changes(write, false) })));
+    const update = instanceUpdateStatement(
+      this.tables.instances,
+      writes.map((write) => ({ id: write.id, token: write.token, changes: this.changes(write, false) })),
+    );
     const journal = upsertJournalStatement(
       this.tables.journal,
       writes.flatMap((write) => write.journal),
@@ -357,10 +375,18 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
  * back), else the release's `wakeAt`. With the write's own status known, the cancel's case is decided here; the
  * row's status only when the write keeps it.
  */
-function wakeAt(status: WorkflowWrite['status'], signalAt: number | null, now: number, wakeAt: number | null): [sql: string, params: unknown[]] {
+function wakeAt(
+  status: WorkflowWrite['status'],
+  signalAt: number | null,
+  now: number,
+  wakeAt: number | null,
+): [sql: string, params: unknown[]] {
   if (signalAt !== null) return ['?', [signalAt]];
   if (status === undefined) {
-    return ["CASE WHEN (cancel_requested = 1 AND status = 'suspended') OR (terminate_requested = 1 AND status = 'compensating') THEN ? ELSE ? END", [now, wakeAt]];
+    return [
+      "CASE WHEN (cancel_requested = 1 AND status = 'suspended') OR (terminate_requested = 1 AND status = 'compensating') THEN ? ELSE ? END",
+      [now, wakeAt],
+    ];
   }
   if (status === 'suspended') return ['CASE WHEN cancel_requested = 1 THEN ? ELSE ? END', [now, wakeAt]];
   if (status === 'compensating') return ['CASE WHEN terminate_requested = 1 THEN ? ELSE ? END', [now, wakeAt]];

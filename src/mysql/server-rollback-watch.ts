@@ -7,7 +7,9 @@ const IN_TRANSACTION = 0x0001;
  * Whether `connection`'s session is in a transaction, as the server says in the status of a
  * statement that touches nothing (`DO 0`); `undefined` when the reply carries no status.
  */
-export async function serverInTransaction(connection: { query(sql: string): Promise<[unknown, unknown]> }): Promise<boolean | undefined> {
+export async function serverInTransaction(connection: {
+  query(sql: string): Promise<[unknown, unknown]>;
+}): Promise<boolean | undefined> {
   const [header] = await connection.query('DO 0');
   const status = (header as { serverStatus?: number } | undefined)?.serverStatus;
   return status === undefined ? undefined : (status & IN_TRANSACTION) !== 0;
@@ -62,7 +64,8 @@ export class ServerRollbackWatch {
   /** `executor`, its statements sent through `run()` (`writesNothing` ones still sent after a rollback). */
   executor(executor: SqlExecutor): SqlExecutor {
     const watched: SqlExecutor = {
-      query: (sql, params, options) => this.run(() => executor.query(sql, params, options), options?.writesNothing === true),
+      query: (sql, params, options) =>
+        this.run(() => executor.query(sql, params, options), options?.writesNothing === true),
       transaction: (fn) => fn(watched),
       handle: executor.handle,
     };

@@ -21,7 +21,9 @@ export function checkKnownKeys(value: unknown, known: readonly string[], what: s
  */
 export function checkOptions(value: unknown, known: readonly string[], what: string): void {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw invalidInput(`${what} must be an object (or left out), got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}.`);
+    throw invalidInput(
+      `${what} must be an object (or left out), got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}.`,
+    );
   }
   checkKnownKeys(value, known, what);
 }

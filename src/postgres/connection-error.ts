@@ -1,7 +1,15 @@
 import { WorkflowError } from '../errors/workflow.error.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /**
  * When `error` is one a misconfigured or unreachable database gives at startup, a `WorkflowError`
@@ -11,7 +19,8 @@ export function explainConnectionError(error: unknown, schema: string): unknown 
   if (!(error instanceof Error) || error instanceof WorkflowError) return error;
   const code = (error as Error & { code?: unknown }).code;
   const codeText = typeof code === 'string' ? code : '';
-  const message = error.message || (error as Error & { errors?: Error[] }).errors?.map((e) => e.message).join('; ') || String(error);
+  const message =
+    error.message || (error as Error & { errors?: Error[] }).errors?.map((e) => e.message).join('; ') || String(error);
   let advice: string | undefined;
   const sqlState = /^[0-9A-Z]{5}$/.test(codeText);
   if (NETWORK_CODES.has(codeText) || (!sqlState && /connect|timeout|terminat/i.test(message))) {
@@ -19,18 +28,23 @@ export function explainConnectionError(error: unknown, schema: string): unknown 
       'could not reach the PostgreSQL server. Check the host and port of the pool (PGHOST/PGPORT or the connection ' +
       'string), that the server is running and accepts TCP connections there, and any firewall in between.';
   } else if (codeText === '3D000') {
-    advice = 'the database does not exist. Check the database name of the pool (PGDATABASE or the connection string), or create it.';
+    advice =
+      'the database does not exist. Check the database name of the pool (PGDATABASE or the connection string), or create it.';
   } else if (codeText.startsWith('28')) {
-    advice = "the server refused the credentials. Check the pool's user and password (PGUSER/PGPASSWORD) and pg_hba.conf.";
+    advice =
+      "the server refused the credentials. Check the pool's user and password (PGUSER/PGPASSWORD) and pg_hba.conf.";
   } else if (codeText.startsWith('08') || codeText === '57P03') {
-    advice = 'the server refused the connection. Check that it is up and accepting connections, and its max_connections.';
+    advice =
+      'the server refused the connection. Check that it is up and accepting connections, and its max_connections.';
   } else if (codeText === '42501') {
     advice =
       `the role may not create or change the schema "${schema}". Grant it CREATE on the database (or on the schema), or ` +
       'apply the migrations with a privileged role (`npx nest-workflows migrate`) and set `migrate: false`.';
   }
   if (!advice) return error;
-  return new WorkflowError(`PostgresWorkflowStore could not start: ${advice} (PostgreSQL said: ${message})`, { cause: error });
+  return new WorkflowError(`PostgresWorkflowStore could not start: ${advice} (PostgreSQL said: ${message})`, {
+    cause: error,
+  });
 }
 
 /**
@@ -64,12 +78,18 @@ export async function checkAnswers(executor: SqlExecutor, timeout: number, schem
   });
   let isolation: unknown;
   try {
-    const { rows } = await Promise.race([executor.query("SELECT current_setting('transaction_isolation') AS isolation"), expired]);
+    const { rows } = await Promise.race([
+      executor.query("SELECT current_setting('transaction_isolation') AS isolation"),
+      expired,
+    ]);
     isolation = rows[0]?.isolation;
   } catch (error) {
     const explained = explainConnectionError(error, schema);
     if (explained instanceof WorkflowError && explained !== error && executor.target) {
-      throw new WorkflowError(explained.message.replace('could not start:', `could not start (PostgreSQL at ${executor.target}):`), { cause: error });
+      throw new WorkflowError(
+        explained.message.replace('could not start:', `could not start (PostgreSQL at ${executor.target}):`),
+        { cause: error },
+      );
     }
     throw explained;
   } finally {

@@ -5,7 +5,14 @@ import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { pgListen } from './pg-listen-connection.js';
 import type { PgClientLike, PgPoolLike, PgQueryConfigLike, PgResultLike } from './pg-like.js';
 
-export type { PgClientLike, PgNotificationLike, PgPoolClientLike, PgPoolLike, PgQueryConfigLike, PgResultLike } from './pg-like.js';
+export type {
+  PgClientLike,
+  PgNotificationLike,
+  PgPoolClientLike,
+  PgPoolLike,
+  PgQueryConfigLike,
+  PgResultLike,
+} from './pg-like.js';
 
 const resultOf = (result: PgResultLike | PgResultLike[]): SqlQueryResult => {
   // A parameterless text with several statements resolves to one result per statement.
@@ -124,9 +131,15 @@ const ENDED =
  */
 export function pgTransactionExecutor(transaction: unknown, store: string): SqlExecutor {
   if (isSqlExecutor(transaction)) return transaction;
-  if (typeof transaction === 'object' && transaction !== null && typeof (transaction as { beginTransaction?: unknown }).beginTransaction === 'function') {
+  if (
+    typeof transaction === 'object' &&
+    transaction !== null &&
+    typeof (transaction as { beginTransaction?: unknown }).beginTransaction === 'function'
+  ) {
     // A mysql2 connection: checked before anything is sent, since pg's query config means nothing to it.
-    throw new TypeError(`${store}: \`transaction\` is a mysql2 connection, not on PostgreSQL. Pass a transaction on the store's database.`);
+    throw new TypeError(
+      `${store}: \`transaction\` is a mysql2 connection, not on PostgreSQL. Pass a transaction on the store's database.`,
+    );
   }
   if (typeof transaction === 'object' && transaction !== null && 'totalCount' in transaction) {
     throw new TypeError(
@@ -139,7 +152,12 @@ export function pgTransactionExecutor(transaction: unknown, store: string): SqlE
 
 function assertPool(pool: unknown): asserts pool is PgPoolLike {
   const candidate = pool as Partial<PgPoolLike> & Record<string, unknown>;
-  if (typeof pool !== 'object' || pool === null || typeof candidate.query !== 'function' || typeof candidate.connect !== 'function') {
+  if (
+    typeof pool !== 'object' ||
+    pool === null ||
+    typeof candidate.query !== 'function' ||
+    typeof candidate.connect !== 'function'
+  ) {
     throw new TypeError(
       `fromPg() expects a pg Pool (\`new Pool({ connectionString })\` from 'pg'), got ${describe(pool)}.`,
     );

@@ -12,7 +12,11 @@ export {
   type PgResultLike,
 } from './from-pg.js';
 export { kyselyTransactions, type KyselyLike } from '../sql/handles/kysely-handle.js';
-export { typeormTransactions, type TypeOrmEntityManagerLike, type TypeOrmQueryRunnerLike } from '../sql/handles/typeorm-handle.js';
+export {
+  typeormTransactions,
+  type TypeOrmEntityManagerLike,
+  type TypeOrmQueryRunnerLike,
+} from '../sql/handles/typeorm-handle.js';
 export { drizzleTransactions, type DrizzleLike } from '../sql/handles/drizzle-handle.js';
 export { prismaTransactions, type PrismaLike, type PrismaTransactionsOptions } from '../sql/handles/prisma-handle.js';
 export { mikroOrmTransactions, type MikroOrmLike } from '../sql/handles/mikro-orm-handle.js';

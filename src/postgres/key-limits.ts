@@ -18,4 +18,8 @@ export const POSTGRES_KEY_LIMITS: typeof SQL_KEY_LIMITS = SQL_KEY_LIMITS;
 export const POSTGRES_JOURNAL_KEY_BYTES = 2_600;
 
 /** What `PostgresWorkflowStore` checks before it writes anything (see `SqlStoreInput`). */
-export const POSTGRES_INPUT = new SqlStoreInput('PostgresWorkflowStore', POSTGRES_KEY_LIMITS, POSTGRES_JOURNAL_KEY_BYTES);
+export const POSTGRES_INPUT = new SqlStoreInput(
+  'PostgresWorkflowStore',
+  POSTGRES_KEY_LIMITS,
+  POSTGRES_JOURNAL_KEY_BYTES,
+);

@@ -1,7 +1,11 @@
 import type { PgNotificationLike, PgPoolClientLike, PgPoolLike } from './pg-like.js';
 
 /** What `SqlExecutor.listen()` does, as `fromPg()` gives it. */
-export type PgListen = (channel: string, onNotify: (payload: string) => void, onError?: (error: Error) => void) => Promise<() => Promise<void>>;
+export type PgListen = (
+  channel: string,
+  onNotify: (payload: string) => void,
+  onError?: (error: Error) => void,
+) => Promise<() => Promise<void>>;
 
 interface Subscription {
   readonly channel: string;
@@ -130,17 +134,23 @@ class ListenClient {
 
   private readonly onClientError = (error: Error) => this.fail(error);
 
-  private readonly onEnd = () => this.fail(new Error(`The LISTEN connection for ${[...this.channels.keys()].map((c) => `"${c}"`).join(', ')} ended.`));
+  private readonly onEnd = () =>
+    this.fail(
+      new Error(`The LISTEN connection for ${[...this.channels.keys()].map((c) => `"${c}"`).join(', ')} ended.`),
+    );
 
   /** The client is lost: the pool destroys it, and every subscription hears of it once. */
   private fail(error: Error): void {
     if (this.over) return;
     this.over = error;
     this.gone(this);
-    void this.client.then((client) => {
-      this.detach(client, true);
-      client.release(error);
-    }, () => undefined);
+    void this.client.then(
+      (client) => {
+        this.detach(client, true);
+        client.release(error);
+      },
+      () => undefined,
+    );
     for (const subscription of [...this.subscriptions]) {
       this.subscriptions.delete(subscription);
       if (subscription.active) subscription.onError?.(error);

@@ -25,7 +25,12 @@ export function inApplicationTransaction<T>(
   return oneAtATime(handle, () => inSavepoint(handle, store, schema, fn));
 }
 
-async function inSavepoint<T>(handle: unknown, store: string, schema: string, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
+async function inSavepoint<T>(
+  handle: unknown,
+  store: string,
+  schema: string,
+  fn: (executor: SqlExecutor) => Promise<T>,
+): Promise<T> {
   const executor = handleExecutor(handle, 'dollar', (driver) => pgTransactionExecutor(driver, store));
   const library = handleLibrary(handle, 'pg client');
   try {
@@ -34,7 +39,7 @@ async function inSavepoint<T>(handle: unknown, store: string, schema: string, fn
     if (sqlState(error)?.state === '25P01') {
       throw new WorkflowError(
         `${store}: the ${library} passed as \`transaction\` is not in a transaction, so the store's statements would commit on ` +
-          'their own. Pass the client you ran BEGIN on (or your ORM\'s transaction handle), before COMMIT.',
+          "their own. Pass the client you ran BEGIN on (or your ORM's transaction handle), before COMMIT.",
       );
     }
     throw explainOtherDatabase(error, store, schema, library) ?? error;
@@ -66,7 +71,9 @@ export function explainOtherDatabase(error: unknown, store: string, schema: stri
     );
   }
   if (state === 'ER_PARSE_ERROR' || state === '1064') {
-    return new TypeError(`${store}: the ${library} transaction is not on PostgreSQL (${message}). Pass a transaction on the store's database.`);
+    return new TypeError(
+      `${store}: the ${library} transaction is not on PostgreSQL (${message}). Pass a transaction on the store's database.`,
+    );
   }
   return null;
 }
@@ -80,9 +87,11 @@ export function sqlState(error: unknown): { state: string; message: string } | n
   const found = findInErrorChain(error, ({ code, errno, meta, originalCode, originalMessage, message: text }) => {
     const message = String(text ?? '').split('\n')[0]!;
     if (typeof originalCode === 'string') return { state: originalCode, message: String(originalMessage ?? message) };
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('P')) return { state: code, message };
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('P'))
+      return { state: code, message };
     if (code === 'ER_PARSE_ERROR' || errno === 1064) return { state: 'ER_PARSE_ERROR', message };
-    if (typeof meta?.code === 'string') return { state: meta.code, message: typeof meta.message === 'string' ? meta.message : message };
+    if (typeof meta?.code === 'string')
+      return { state: meta.code, message: typeof meta.message === 'string' ? meta.message : message };
     return undefined;
   });
   return found ?? null;

@@ -2,7 +2,8 @@ import { instanceColumns, UNFINISHED } from './postgres-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 
 /** What puts an instance in `instances_due`: its predicate, literally, so the planner matches it. */
-const inDueIndex = (alias: string) => `${alias}.status IN ${UNFINISHED} AND ${alias}.wake_at IS NOT NULL AND ${alias}.lease_token IS NULL`;
+const inDueIndex = (alias: string) =>
+  `${alias}.status IN ${UNFINISHED} AND ${alias}.wake_at IS NOT NULL AND ${alias}.lease_token IS NULL`;
 
 const MIN_BIGINT = `'-9223372036854775808'::bigint`;
 
@@ -202,7 +203,6 @@ RETURNING r.workflow, r.has_key, r.key, r.window_end, r.count`,
   WHERE r.workflow = w.workflow AND r.has_key = w.has_key AND r.key = w.key
   RETURNING 1
 ), picked AS (SELECT unnest($2::text[]) AS id), ${leaseAndReturn('$1', '$3', '$4', '$5', true)}`,
-
   };
 }
 

@@ -29,20 +29,38 @@ export async function claimInstances(
     const open = limited.size === 0 ? request.workflows : request.workflows.filter(({ name }) => !limited.has(name));
     if (open.length > 0) {
       const ids = request.ids.slice(0, request.limit);
-      const params = [now, open.map(({ name }) => name), open.map(({ version }) => version), ids, request.token, request.owner, request.leaseUntil];
+      const params = [
+        now,
+        open.map(({ name }) => name),
+        open.map(({ version }) => version),
+        ids,
+        request.token,
+        request.owner,
+        request.leaseUntil,
+      ];
       return toClaim((await executor.query(statements.claimByIds, params)).rows);
     }
   }
 
   if (limits.length === 0 && rates.length === 0) {
-    const { rows } = await executor.query(statements.claim, [now, names, versions, request.limit, request.token, request.owner, request.leaseUntil]);
+    const { rows } = await executor.query(statements.claim, [
+      now,
+      names,
+      versions,
+      request.limit,
+      request.token,
+      request.owner,
+      request.leaseUntil,
+    ]);
     return toClaim(rows);
   }
 
   return executor.transaction((tx) => {
     const steps: LimitedClaimSteps<WorkflowClaim> = {
       async lockWorkflows(workflows) {
-        await tx.query(statements.lockWorkflows, [workflows.map((workflow) => statements.concurrencyLockPrefix + workflow)]);
+        await tx.query(statements.lockWorkflows, [
+          workflows.map((workflow) => statements.concurrencyLockPrefix + workflow),
+        ]);
       },
       async usage(limitWorkflows, rateRules) {
         const { rows } = await tx.query(statements.claimUsage, [

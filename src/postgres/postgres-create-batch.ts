@@ -39,7 +39,9 @@ export class PostgresCreateBatch {
     // columns come back for it, the others as NULLs (the existing rows' branch gives the types).
     const insertedColumns = instanceColumns('n')
       .split(', ')
-      .map((column) => (/^n\.(id|signal_cursor)$/.test(column) ? column : `NULL AS ${column.split(' ').pop()!.replace(/^n\./, '')}`))
+      .map((column) =>
+        /^n\.(id|signal_cursor)$/.test(column) ? column : `NULL AS ${column.split(' ').pop()!.replace(/^n\./, '')}`,
+      )
       .join(', ');
     this.sql = `WITH input AS (
   SELECT * FROM json_to_recordset($1::json) AS r(id text, workflow text, version int, input text, parent_id text,
@@ -86,17 +88,24 @@ WHERE x.id NOT IN (SELECT id FROM inserted)`;
     for (const row of result) {
       const id = String(row.id);
       const created = toBoolean(row.created);
-      found.set(id, { instance: created ? insertedInstance(first.get(id)!, toNumber(row.signal_cursor)) : toInstance(row), created });
+      found.set(id, {
+        instance: created ? insertedInstance(first.get(id)!, toNumber(row.signal_cursor)) : toInstance(row),
+        created,
+      });
     }
     // The first call of each id gets the statement's answer; a repeat (even of the same object) sees it stored.
     const answered = new Set<string>();
     return Promise.all(
       batch.map(async ({ init }) => {
         const stored = found.get(init.id);
-        if (stored) return answered.has(init.id) ? { instance: stored.instance, created: false } : (answered.add(init.id), stored);
+        if (stored)
+          return answered.has(init.id)
+            ? { instance: stored.instance, created: false }
+            : (answered.add(init.id), stored);
         // A concurrent create of the id committed after this statement's snapshot.
         const instance = await this.reread(init.id);
-        if (!instance) throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+        if (!instance)
+          throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
         return { instance, created: false };
       }),
     );

@@ -1,6 +1,11 @@
 import { POSTGRES_INPUT } from './key-limits.js';
 import { PostgresWriteBatch, type PreparedWrite } from './postgres-write-batch.js';
-import { postgresWriteStatements, type WriteParam, type WriteShape, type WriteStatement } from './postgres-write-statements.js';
+import {
+  postgresWriteStatements,
+  type WriteParam,
+  type WriteShape,
+  type WriteStatement,
+} from './postgres-write-statements.js';
 import { writeRow } from '../sql/instance-params.js';
 import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
 import { signalTopic } from '../sql/signal-topic.js';

@@ -32,7 +32,9 @@ export function postgresMigrationDialect(schema: string): MigrationDialect {
     },
     withLock(executor, fn) {
       return executor.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`@nestjs/workflows:migrate:${schema}`]);
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+          `@nestjs/workflows:migrate:${schema}`,
+        ]);
         return fn(tx);
       });
     },

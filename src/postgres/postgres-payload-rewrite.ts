@@ -1,9 +1,17 @@
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
-import { payloadRewriteStatements, signalRewriteStatement, type PayloadRewriteDialect } from '../sql/payload-rewrite-statements.js';
+import {
+  payloadRewriteStatements,
+  signalRewriteStatement,
+  type PayloadRewriteDialect,
+} from '../sql/payload-rewrite-statements.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toSignal } from '../sql/workflow-rows.js';
-import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from '../storage/payload-rewrite.js';
+import type {
+  WorkflowPayloadChange,
+  WorkflowPayloadRewrite,
+  WorkflowSignalPageQuery,
+} from '../storage/payload-rewrite.js';
 import type { WorkflowSignalRecord } from '../storage/workflow-store.js';
 
 const DIALECT: PayloadRewriteDialect = {
@@ -28,7 +36,12 @@ export class PostgresPayloadRewrite {
   }
 
   async rewrite(id: string, rewrite: WorkflowPayloadRewrite): Promise<number> {
-    const statements = payloadRewriteStatements(DIALECT, { instances: `${this.s}.instances`, journal: `${this.s}.journal` }, id, rewrite);
+    const statements = payloadRewriteStatements(
+      DIALECT,
+      { instances: `${this.s}.instances`, journal: `${this.s}.journal` },
+      id,
+      rewrite,
+    );
     const counts = await Promise.all(statements.map(({ sql, params }) => this.executor.query(sql, params)));
     return counts.reduce((sum, { rowCount }) => sum + rowCount, 0);
   }

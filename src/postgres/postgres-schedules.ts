@@ -173,14 +173,24 @@ export class PostgresSchedules {
     return rowCount > 0;
   }
 
-  async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  async createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    init: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     POSTGRES_INPUT.newInstance(init);
-    const { rows } = await this.executor.query(this.sql.createOccurrence, [...newInstanceParams(init), this.channel, scheduleId, token]);
+    const { rows } = await this.executor.query(this.sql.createOccurrence, [
+      ...newInstanceParams(init),
+      this.channel,
+      scheduleId,
+      token,
+    ]);
     const row = rows[0]!;
     if (!toBoolean(row.held)) return null;
     if (row.id !== null) return { instance: toInstance(row), created: toBoolean(row.created) };
     const again = await this.executor.query(this.sql.getInstance, [init.id]);
-    if (!again.rows[0]) throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
+    if (!again.rows[0])
+      throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(again.rows[0]), created: false };
   }
 }

@@ -191,7 +191,10 @@ FROM ${s}.instances i WHERE i.id = $1`,
     listPrefix: `SELECT ${instanceColumns()} FROM ${s}.instances`,
 
     /** $1 id, $2 reason, $3 now, $4 channel. */
-    requestCancel: cancel(`status IN ('pending', 'running', 'suspended') AND NOT cancel_requested`, 'cancel_requested = true'),
+    requestCancel: cancel(
+      `status IN ('pending', 'running', 'suspended') AND NOT cancel_requested`,
+      'cancel_requested = true',
+    ),
     /** $1 id, $2 reason, $3 now, $4 channel. */
     requestTerminate: cancel(
       `status IN ${UNFINISHED} AND NOT terminate_requested`,
@@ -327,7 +330,6 @@ RETURNING true AS requested, CASE WHEN lease_token IS NULL AND wake_at <= $2 THE
     /** $1 id, $2 token, $3 lease until. */
     renew: `UPDATE ${s}.instances SET lease_until = $3 WHERE id = $1 AND lease_token = $2
 RETURNING cancel_requested, terminate_requested`,
-
   };
 }
 

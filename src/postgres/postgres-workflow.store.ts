@@ -48,7 +48,10 @@ import type {
   WorkflowWakeUpKind,
   WorkflowWrite,
 } from '../storage/workflow-store.js';
-import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
+import type {
+  WorkflowStoreTransaction,
+  WorkflowStoreTransactionOptions,
+} from '../storage/workflow-store-transactions.js';
 
 const STORE = 'PostgresWorkflowStore';
 /** How much longer than a `ctx.transaction()` step's timeout its statements may run (ms). */
@@ -57,8 +60,6 @@ const STATEMENT_TIMEOUT_MARGIN = 1_000;
 const MAX_STATEMENT_TIMEOUT = 2_147_483_647;
 /** How long the ends' channel stays LISTENed to after the last `listenForEnds()` listener left (ms). */
 const ENDS_LINGER = 1_000;
-
-
 
 /**
  * The PostgreSQL `WorkflowStore` (PostgreSQL 12 or later). Claims lease with `FOR UPDATE SKIP
@@ -82,12 +83,17 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
-    super(options, STORE, "fromPg(pool) from '@nestjs/workflows/postgres'", 'It looks like a pg Pool: wrap it, `executor: fromPg(pool)`.', [
-      'startupTimeout',
-      'transactions',
-    ]);
+    super(
+      options,
+      STORE,
+      "fromPg(pool) from '@nestjs/workflows/postgres'",
+      'It looks like a pg Pool: wrap it, `executor: fromPg(pool)`.',
+      ['startupTimeout', 'transactions'],
+    );
     if (options.transactions !== undefined && typeof options.transactions?.transaction !== 'function') {
-      throw new TypeError(`${STORE}: \`transactions\` must be what typeormTransactions(), prismaTransactions(), drizzleTransactions(), kyselyTransactions() or mikroOrmTransactions() return.`);
+      throw new TypeError(
+        `${STORE}: \`transactions\` must be what typeormTransactions(), prismaTransactions(), drizzleTransactions(), kyselyTransactions() or mikroOrmTransactions() return.`,
+      );
     }
     this.transactions = options.transactions ?? null;
     this.sql = postgresStatements(this.schema);
@@ -124,7 +130,13 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   async init(): Promise<void> {
     await checkAnswers(this.executor, this.startupTimeout, this.schema);
     try {
-      await initSchema({ runner: this.migrationRunner(), migrate: this.migrateOption, store: STORE, schema: this.schema, cliFlag: '--postgres' });
+      await initSchema({
+        runner: this.migrationRunner(),
+        migrate: this.migrateOption,
+        store: STORE,
+        schema: this.schema,
+        cliFlag: '--postgres',
+      });
     } catch (error) {
       throw explainConnectionError(error, this.schema);
     }
@@ -135,7 +147,9 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private async checkTransactions(transactions: Pick<SqlExecutor, 'transaction'>): Promise<void> {
     let found: boolean;
     try {
-      found = await transactions.transaction(async (tx) => toBoolean((await tx.query(this.sql.schemaExists, [`${this.schema}.instances`])).rows[0]?.found));
+      found = await transactions.transaction(async (tx) =>
+        toBoolean((await tx.query(this.sql.schemaExists, [`${this.schema}.instances`])).rows[0]?.found),
+      );
     } catch (error) {
       throw explainOtherDatabase(error, STORE, this.schema, 'ORM (`transactions` option)') ?? error;
     }
@@ -187,7 +201,10 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   }
 
   async get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
-    const { rows } = await this.executor.query(options?.journal ? this.sql.getInstanceWithJournal : this.sql.getInstance, [id]);
+    const { rows } = await this.executor.query(
+      options?.journal ? this.sql.getInstanceWithJournal : this.sql.getInstance,
+      [id],
+    );
     const row = rows[0];
     if (!row) return null;
     const details: WorkflowInstanceDetails = { ...toInstance(row), waits: toWaits(row.wait_topics) };
@@ -209,8 +226,17 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   async countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
     const names = query.workflows.map(({ name }) => name);
     const versions = query.workflows.map(({ version }) => version);
-    const { rows } = await this.executor.query(this.sql.countUndeclaredDue, [query.dueBefore, names, versions, query.cap]);
-    return rows.map((row) => ({ workflow: String(row.workflow), version: Number(row.version), count: Number(row.count) }));
+    const { rows } = await this.executor.query(this.sql.countUndeclaredDue, [
+      query.dueBefore,
+      names,
+      versions,
+      query.cap,
+    ]);
+    return rows.map((row) => ({
+      workflow: String(row.workflow),
+      version: Number(row.version),
+      count: Number(row.count),
+    }));
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
@@ -273,18 +299,27 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    */
   async signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     POSTGRES_INPUT.signal(signal);
-    return inApplicationTransaction(transaction, STORE, this.schema, (executor) => this.signalLock.sendInTransaction(executor, signal));
+    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
+      this.signalLock.sendInTransaction(executor, signal),
+    );
   }
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    const { rows } = await this.executor.query(this.sql.signals, [signalTopic(query.name, query.key), query.afterId, query.upToId]);
+    const { rows } = await this.executor.query(this.sql.signals, [
+      signalTopic(query.name, query.key),
+      query.afterId,
+      query.upToId,
+    ]);
     return rows.map(toSignal);
   }
 
   async purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
     // Unfinished instances are never purged, whatever `statuses` says.
     const statuses = finishedOnly(query.statuses);
-    const instances = statuses.length === 0 ? 0 : (await this.executor.query(this.sql.purgeInstances, [statuses, query.before, query.limit])).rowCount;
+    const instances =
+      statuses.length === 0
+        ? 0
+        : (await this.executor.query(this.sql.purgeInstances, [statuses, query.before, query.limit])).rowCount;
     const signals = (await this.executor.query(this.sql.purgeSignals, [query.before, query.limit])).rowCount;
     const rateLimits = (await this.executor.query(this.sql.purgeRateWindows, [query.before, query.limit])).rowCount;
     return { instances, signals, rateLimits };
@@ -298,7 +333,9 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   async renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
     const { rows } = await this.executor.query(this.sql.renew, [id, token, leaseUntil]);
     const row = rows[0];
-    return row ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) } : null;
+    return row
+      ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
+      : null;
   }
 
   /**
@@ -317,9 +354,17 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    * server (`statement_timeout`, a second past the step's timeout): the engine fails the attempt
    * when the timeout passes, and the rollback then waits at most that long for a statement running.
    */
-  transaction<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T> {
+  transaction<T>(
+    id: string,
+    token: string,
+    body: (tx: WorkflowStoreTransaction) => Promise<T>,
+    options: WorkflowStoreTransactionOptions,
+  ): Promise<T> {
     return (this.transactions ?? this.executor).transaction(async (tx) => {
-      if (options.timeout !== null) await tx.query(`SET LOCAL statement_timeout = ${Math.min(Math.ceil(options.timeout) + STATEMENT_TIMEOUT_MARGIN, MAX_STATEMENT_TIMEOUT)}`);
+      if (options.timeout !== null)
+        await tx.query(
+          `SET LOCAL statement_timeout = ${Math.min(Math.ceil(options.timeout) + STATEMENT_TIMEOUT_MARGIN, MAX_STATEMENT_TIMEOUT)}`,
+        );
       return body({ handle: tx.handle ?? tx, write: (write) => this.writes.writeIn(tx, id, token, write) });
     });
   }
@@ -344,7 +389,9 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    * after another does not LISTEN and UNLISTEN for each).
    */
   async listenForEnds(listener: (id: string | null) => void): Promise<() => Promise<void>> {
-    return (this.ends ??= new PostgresListener(this.executor, this.sql.endsChannel, undefined, ENDS_LINGER)).addEnds(listener);
+    return (this.ends ??= new PostgresListener(this.executor, this.sql.endsChannel, undefined, ENDS_LINGER)).addEnds(
+      listener,
+    );
   }
 
   /**

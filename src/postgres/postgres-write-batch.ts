@@ -136,7 +136,8 @@ function use(writes: readonly PreparedWrite[], has: (write: PreparedWrite) => bo
 }
 
 function shapeOf(writes: readonly PreparedWrite[]): BatchShape {
-  const changes = ({ shape }: PreparedWrite) => shape.status || shape.output || shape.error || shape.customStatus || shape.release;
+  const changes = ({ shape }: PreparedWrite) =>
+    shape.status || shape.output || shape.error || shape.customStatus || shape.release;
   return {
     status: use(writes, ({ shape }) => shape.status),
     output: use(writes, ({ shape }) => shape.output),
@@ -178,7 +179,8 @@ function batchValues(writes: readonly PreparedWrite[], params: readonly BatchPar
   /** Every entry, as one JSON array: each write's entries are already one, whose elements join it as text. */
   const entryJson = () => {
     let json = '';
-    for (const { entries: text } of writes) if (text.length > 2) json += `${json === '' ? '' : ','}${text.slice(1, -1)}`;
+    for (const { entries: text } of writes)
+      if (text.length > 2) json += `${json === '' ? '' : ','}${text.slice(1, -1)}`;
     return `[${json}]`;
   };
   const value = (name: BatchParam): unknown => {
@@ -188,7 +190,9 @@ function batchValues(writes: readonly PreparedWrite[], params: readonly BatchPar
       case 'tokens':
         return column(({ token }) => token);
       case 'now':
-        return column(({ row }) => (row.set_status || row.set_output || row.set_error || row.set_custom || row.release ? row.now : null));
+        return column(({ row }) =>
+          row.set_status || row.set_output || row.set_error || row.set_custom || row.release ? row.now : null,
+        );
       case 'entryWrite':
         return entryRows().write;
       case 'entryName':
@@ -252,7 +256,12 @@ function batchStatements(schemaName: string): (shape: BatchShape) => NamedStatem
     }
     if (shape.release !== Use.None) {
       columns.push(['wake_at', `${p('wakeAt')}::bigint[]`]);
-      const status = shape.status === Use.None ? 'i.status' : shape.status === Use.All ? 'r.status' : 'CASE WHEN r.set_status THEN r.status ELSE i.status END';
+      const status =
+        shape.status === Use.None
+          ? 'i.status'
+          : shape.status === Use.All
+            ? 'r.status'
+            : 'CASE WHEN r.set_status THEN r.status ELSE i.status END';
       const wakeAt = `CASE WHEN (i.cancel_requested AND ${status} = 'suspended') OR (i.terminate_requested AND ${status} = 'compensating') THEN r.now ELSE r.wake_at END`;
       if (shape.release === Use.All) {
         sets.push(`wait_topics = '{}'::text[]`, 'lease_token = NULL', 'lease_until = NULL', `wake_at = ${wakeAt}`);
@@ -269,7 +278,12 @@ function batchStatements(schemaName: string): (shape: BatchShape) => NamedStatem
     const ctes = [];
     const selected = ['id'];
     if (shape.wakes) {
-      returning.push('i.status', 'i.wake_at', 'r.now', shape.release === Use.All ? 'true AS released' : 'r.release AS released');
+      returning.push(
+        'i.status',
+        'i.wake_at',
+        'r.now',
+        shape.release === Use.All ? 'true AS released' : 'r.release AS released',
+      );
       ctes.push(`woke AS (
   SELECT ${notify(p('channel'))} WHERE EXISTS (SELECT 1 FROM target WHERE released AND wake_at <= now AND status IN ${UNFINISHED})
 )`);
@@ -278,7 +292,12 @@ function batchStatements(schemaName: string): (shape: BatchShape) => NamedStatem
     if (shape.ends) {
       // Only when a `handle.result()` asked for it: `notify_end` as the row version the UPDATE
       // locked has it (see notifyEnded()).
-      returning.push(shape.status === Use.All ? 'r.status AS sent_status' : 'CASE WHEN r.set_status THEN r.status END AS sent_status', 'i.notify_end');
+      returning.push(
+        shape.status === Use.All
+          ? 'r.status AS sent_status'
+          : 'CASE WHEN r.set_status THEN r.status END AS sent_status',
+        'i.notify_end',
+      );
       ctes.push(`ended AS (
   SELECT ${notifyEnded(p('channel'), 'id')} FROM target WHERE sent_status IN ${FINISHED} AND notify_end
 )`);

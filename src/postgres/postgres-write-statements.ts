@@ -85,7 +85,8 @@ export function statementsByShape<Shape, Param extends string>(
  */
 export function postgresWriteStatements(schemaName: string): (shape: WriteShape) => WriteStatement {
   const s = quoteIdentifier(schemaName);
-  const key = (shape: WriteShape) => `${+shape.status}${+shape.output}${+shape.error}${+shape.customStatus}${+shape.release}${+shape.waits}${+shape.signal}`;
+  const key = (shape: WriteShape) =>
+    `${+shape.status}${+shape.output}${+shape.error}${+shape.customStatus}${+shape.release}${+shape.waits}${+shape.signal}`;
   return statementsByShape<WriteShape, WriteParam>(key, (shape, p) => {
     const [id, token, entries, count] = [p('id'), p('token'), p('entries'), p('count')];
     const sets = [`journal_seq = journal_seq + ${count}`];
@@ -97,9 +98,7 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
     if (shape.release) {
       const now = p('now');
       const status = shape.status ? p('status') : 'status';
-      const pending = shape.waits
-        ? ` OR ${s}.signals_pending(${p('waits')}::text[], ${p('cursor')}::bigint)`
-        : '';
+      const pending = shape.waits ? ` OR ${s}.signals_pending(${p('waits')}::text[], ${p('cursor')}::bigint)` : '';
       sets.push(
         `wait_topics = ${p('waits')}::text[]`,
         'lease_token = NULL',
@@ -109,10 +108,13 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
       // Released due now (a hand-back, a signal already there): named, so a worker may claim it by key.
       notified = `CASE WHEN t.wake_at <= ${now} AND t.status IN ${UNFINISHED} THEN ${notifyDue(p('channel'), 't.id')} END`;
     }
-    if (shape.status || shape.output || shape.error || shape.customStatus || shape.release) sets.push(`updated_at = ${p('now')}`);
+    if (shape.status || shape.output || shape.error || shape.customStatus || shape.release)
+      sets.push(`updated_at = ${p('now')}`);
     // An instance's end wakes the handles waiting for it in other processes (handle.result()), when
     // one asked for it: `notify_end` as the row version this UPDATE locked has it (see notifyEnded()).
-    const ended = shape.status ? `CASE WHEN t.status IN ${FINISHED} AND t.notify_end THEN ${notifyEnded(p('channel'), 't.id')} END` : 'NULL';
+    const ended = shape.status
+      ? `CASE WHEN t.status IN ${FINISHED} AND t.notify_end THEN ${notifyEnded(p('channel'), 't.id')} END`
+      : 'NULL';
     let lock = '';
     let sent = '';
     if (shape.signal) {

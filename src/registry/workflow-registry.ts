@@ -63,7 +63,14 @@ export class WorkflowRegistry implements EngineRegistry {
     if (typeof (instance as WorkflowDefinition | undefined)?.run !== 'function') {
       throw new TypeError(`${where} has no run(ctx, input) method. Implement WorkflowDefinition.`);
     }
-    const workflow = validate(meta.name, meta.options, where, metatype, instance as WorkflowDefinition<unknown, unknown>, this.defaultRetry);
+    const workflow = validate(
+      meta.name,
+      meta.options,
+      where,
+      metatype,
+      instance as WorkflowDefinition<unknown, unknown>,
+      this.defaultRetry,
+    );
     const key = `${workflow.name}@${workflow.version}`;
     const existing = this.byKey.get(key);
     if (existing) {
@@ -120,7 +127,8 @@ export class WorkflowRegistry implements EngineRegistry {
       const found = this.byClass.get(workflow);
       if (!found) {
         const meta = getWorkflowMetadata(workflow);
-        if (meta && !this.collected) throw new UnknownWorkflowError(`${workflow.name} (@Workflow('${meta.name}')) ${notInitialized}`);
+        if (meta && !this.collected)
+          throw new UnknownWorkflowError(`${workflow.name} (@Workflow('${meta.name}')) ${notInitialized}`);
         throw new UnknownWorkflowError(
           meta
             ? `${workflow.name} (@Workflow('${meta.name}')) is not a provider of this application. Add it to a module's providers.`
@@ -131,7 +139,9 @@ export class WorkflowRegistry implements EngineRegistry {
       return found;
     }
     if (typeof workflow !== 'string' || workflow === '') {
-      throw new UnknownWorkflowError(`Invalid workflow ${JSON.stringify(workflow)}: pass a @Workflow class or its name.`);
+      throw new UnknownWorkflowError(
+        `Invalid workflow ${JSON.stringify(workflow)}: pass a @Workflow class or its name.`,
+      );
     }
     const found = version === undefined ? this.newest.get(workflow) : this.byKey.get(`${workflow}@${version}`);
     if (!found) {
@@ -139,7 +149,9 @@ export class WorkflowRegistry implements EngineRegistry {
       const known = this.all().map((w) => `${w.name}@${w.version}`);
       throw new UnknownWorkflowError(
         `No workflow "${workflow}"${version === undefined ? '' : ` version ${version}`} is declared in this application` +
-          (known.length ? ` (known: ${known.join(', ')}).` : ' (none is: add @Workflow classes to a module\'s providers).'),
+          (known.length
+            ? ` (known: ${known.join(', ')}).`
+            : " (none is: add @Workflow classes to a module's providers)."),
       );
     }
     return found;
@@ -168,13 +180,13 @@ export class WorkflowRegistry implements EngineRegistry {
 
 /** What a workflow looked up before the application's `init()` is told (the registry is empty then). */
 const notInitialized =
-  'is not registered yet: the application has not been initialized. Call `await app.init()` (a testing module\'s ' +
+  "is not registered yet: the application has not been initialized. Call `await app.init()` (a testing module's " +
   '`init()`; `app.listen()` calls it) before start() or drain(): the @Workflow providers are collected then.';
 
 /** The message of `drain()` before the application's `init()`, when it would find nothing to run. */
 export const DRAIN_BEFORE_INIT =
   'drain() was called but the application has not been initialized, so no workflow is registered and nothing would run. ' +
-  'Call `await app.init()` (a testing module\'s `init()`) first: the @Workflow providers are collected then.';
+  "Call `await app.init()` (a testing module's `init()`) first: the @Workflow providers are collected then.";
 
 const WORKFLOW_OPTIONS = ['version', 'timeout', 'retry', 'concurrency', 'rateLimit', 'priority', 'schedules'];
 
@@ -188,17 +200,22 @@ function validate(
 ): RegisteredWorkflow {
   checkKnownKeys(options, WORKFLOW_OPTIONS, `${where} options`);
   const version = options.version ?? 1;
-  if (!Number.isInteger(version) || version < 1) throw new TypeError(`${where}: invalid version ${String(version)}. Use a whole number, 1 or more.`);
+  if (!Number.isInteger(version) || version < 1)
+    throw new TypeError(`${where}: invalid version ${String(version)}. Use a whole number, 1 or more.`);
   const priority = options.priority ?? 0;
   // The stores keep a priority as a 32-bit integer: past that, every start() would be refused.
   if (!Number.isInteger(priority) || Math.abs(priority) > 2_147_483_647) {
-    throw new TypeError(`${where}: invalid priority ${String(priority)}. Use a whole number from -2147483647 to 2147483647 (lower runs first).`);
+    throw new TypeError(
+      `${where}: invalid priority ${String(priority)}. Use a whole number from -2147483647 to 2147483647 (lower runs first).`,
+    );
   }
   const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of ${where}`);
   const retry = resolveRetry(options.retry, `retry of ${where}`, defaultRetry);
   let concurrency: RegisteredWorkflow['concurrency'] = null;
   if (options.concurrency !== undefined && (options.concurrency === null || typeof options.concurrency !== 'object')) {
-    throw new TypeError(`${where}: invalid concurrency ${String(options.concurrency)}. Use { limit?, perKey? }, such as { limit: ${String(options.concurrency)} }.`);
+    throw new TypeError(
+      `${where}: invalid concurrency ${String(options.concurrency)}. Use { limit?, perKey? }, such as { limit: ${String(options.concurrency)} }.`,
+    );
   }
   if (options.concurrency) {
     checkKnownKeys(options.concurrency, ['limit', 'perKey'], `${where}: concurrency`);
@@ -212,7 +229,9 @@ function validate(
   }
   let rateLimit: WorkflowRateLimitRule | null = null;
   if (options.rateLimit !== undefined && (options.rateLimit === null || typeof options.rateLimit !== 'object')) {
-    throw new TypeError(`${where}: invalid rateLimit ${String(options.rateLimit)}. Use { limit?: { max, duration }, perKey?: { max, duration } }.`);
+    throw new TypeError(
+      `${where}: invalid rateLimit ${String(options.rateLimit)}. Use { limit?: { max, duration }, perKey?: { max, duration } }.`,
+    );
   }
   if (options.rateLimit) {
     checkKnownKeys(options.rateLimit, ['limit', 'perKey'], `${where}: rateLimit`);
@@ -221,7 +240,9 @@ function validate(
       if (value === undefined) return null;
       checkKnownKeys(value, ['max', 'duration'], `${where}: rateLimit.${field}`);
       if (!Number.isInteger(value.max) || value.max < 1) {
-        throw new TypeError(`${where}: invalid rateLimit.${field}.max ${String(value.max)}. Use a whole number, 1 or more.`);
+        throw new TypeError(
+          `${where}: invalid rateLimit.${field}.max ${String(value.max)}. Use a whole number, 1 or more.`,
+        );
       }
       const duration = parseDuration(value.duration, `rateLimit.${field}.duration of ${where}`);
       if (duration <= 0) throw new TypeError(`${where}: rateLimit.${field}.duration must be longer than 0.`);

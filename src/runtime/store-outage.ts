@@ -16,7 +16,8 @@ export function describeStoreError(error: unknown): string {
     if (code === undefined && typeof candidate.code === 'string') code = candidate.code;
     const inner = Array.isArray(candidate.errors) ? candidate.errors.filter((e): e is Error => e instanceof Error) : [];
     if (!message) message = candidate.message || inner.map((e) => e.message).join('; ');
-    if (code === undefined) code = inner.map((e) => (e as Error & { code?: unknown }).code).find((c): c is string => typeof c === 'string');
+    if (code === undefined)
+      code = inner.map((e) => (e as Error & { code?: unknown }).code).find((c): c is string => typeof c === 'string');
     current = candidate.cause;
   }
   if (!message) message = String(error);

@@ -51,7 +51,11 @@ export class UndeclaredVersions {
     const { storage, grace } = this.options;
     let found: WorkflowUndeclaredDue[] | null;
     try {
-      found = await storage.countUndeclaredDue({ dueBefore: now - grace, workflows: this.options.declared(), cap: CAP });
+      found = await storage.countUndeclaredDue({
+        dueBefore: now - grace,
+        workflows: this.options.declared(),
+        cap: CAP,
+      });
     } catch {
       // The claims report an unreachable store (once per outage); this look has nothing to add.
       return;

@@ -112,7 +112,12 @@ export class WorkflowRuntime {
 
   /** The background loop's state, for health checks. */
   loopStatus(): WorkflowLoopStatus {
-    return { running: this.loop.looping, lastClaimAt: this.loop.lastClaimAt, executing: this.loop.active.size, undeclaredDue: this.undeclared?.found ?? [] };
+    return {
+      running: this.loop.looping,
+      lastClaimAt: this.loop.lastClaimAt,
+      executing: this.loop.active.size,
+      undeclaredDue: this.undeclared?.found ?? [],
+    };
   }
 
   /**
@@ -127,10 +132,14 @@ export class WorkflowRuntime {
       // While a backlog keeps the loop claiming on its own, a store that polls for wake-ups may rest.
       const listener = (id?: string, kind?: WorkflowWakeUpKind) => {
         // A request the store could not name (MySQL's counter) concerns only the claims out here: no wake-up.
-        if (kind === 'cancel') return id === undefined ? this.options.engine.heardOfSomeCancel() : this.heardOfCancel(id);
+        if (kind === 'cancel')
+          return id === undefined ? this.options.engine.heardOfSomeCancel() : this.heardOfCancel(id);
         this.kick(id);
       };
-      const stopListening = await storage.listen(listener, { needsWakeUps: () => !this.loop.claimsUnprompted, held: () => this.heldIds() });
+      const stopListening = await storage.listen(listener, {
+        needsWakeUps: () => !this.loop.claimsUnprompted,
+        held: () => this.heldIds(),
+      });
       if (stopListening) this.stops.push(() => stopListening().catch(() => undefined));
     } catch (error) {
       logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);
@@ -176,7 +185,11 @@ export class WorkflowRuntime {
 
   /** Runs an instance created under `reserveStart()`'s lease, in the slot it reserved. */
   runStarted(instance: WorkflowInstance, lease: WorkflowLease): void {
-    this.loop.adopt({ instance: { ...instance, leaseToken: lease.token }, signalCursor: instance.signalCursor, leaseUntil: lease.leaseUntil });
+    this.loop.adopt({
+      instance: { ...instance, leaseToken: lease.token },
+      signalCursor: instance.signalCursor,
+      leaseUntil: lease.leaseUntil,
+    });
   }
 
   /** The reserved start did not create an instance (it existed, or the store failed). */

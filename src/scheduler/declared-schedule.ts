@@ -21,14 +21,21 @@ export function resolveDeclaredSchedules(workflow: string, schedules: unknown, w
   if (!Array.isArray(schedules)) throw new TypeError(`${where}: schedules must be an array of { cron | every, ... }.`);
   const resolved = (schedules as WorkflowScheduleOptions[]).map((options, index) => {
     const at = `${where}: schedules[${index}]`;
-    if (!options || typeof options !== 'object') throw new TypeError(`${at} must be an object such as { cron: '0 * * * *' } or { every: '1m' }.`);
-    checkKnownKeys(options, ['id', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchup', 'catchupWindow', 'paused'], at);
+    if (!options || typeof options !== 'object')
+      throw new TypeError(`${at} must be an object such as { cron: '0 * * * *' } or { every: '1m' }.`);
+    checkKnownKeys(
+      options,
+      ['id', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchup', 'catchupWindow', 'paused'],
+      at,
+    );
     if (options.id === undefined && schedules.length > 1) {
       throw new TypeError(`${at} needs an id: a workflow that declares several schedules names each of them.`);
     }
     const id = options.id ?? workflow;
-    if (typeof id !== 'string' || id.trim() === '') throw new TypeError(`${at}: invalid id ${JSON.stringify(id)}. Use a non-empty string.`);
-    if (options.paused !== undefined && typeof options.paused !== 'boolean') throw new TypeError(`${at}: paused must be true or false.`);
+    if (typeof id !== 'string' || id.trim() === '')
+      throw new TypeError(`${at}: invalid id ${JSON.stringify(id)}. Use a non-empty string.`);
+    if (options.paused !== undefined && typeof options.paused !== 'boolean')
+      throw new TypeError(`${at}: paused must be true or false.`);
     const paused = options.paused ?? false;
     return {
       id,
@@ -40,7 +47,8 @@ export function resolveDeclaredSchedules(workflow: string, schedules: unknown, w
   });
   const seen = new Set<string>();
   for (const schedule of resolved) {
-    if (seen.has(schedule.id)) throw new TypeError(`${where} declares schedule "${schedule.id}" twice. Give each schedule its own id.`);
+    if (seen.has(schedule.id))
+      throw new TypeError(`${where} declares schedule "${schedule.id}" twice. Give each schedule its own id.`);
     seen.add(schedule.id);
   }
   return resolved;

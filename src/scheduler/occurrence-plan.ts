@@ -53,7 +53,11 @@ export function planOccurrences(input: OccurrencePlanInput): OccurrencePlan {
     const last = cadence.atOrBefore(missedBy)!;
     missed = { first, last, started: [] };
     if (catchup === 'all') {
-      for (let t = cadence.after(Math.max(cursor, now - catchupWindow - 1)); t !== null && t <= missedBy; t = cadence.after(t)) {
+      for (
+        let t = cadence.after(Math.max(cursor, now - catchupWindow - 1));
+        t !== null && t <= missedBy;
+        t = cadence.after(t)
+      ) {
         if (fire.length === max) return { fire, missed, cursor, next: t };
         fire.push(t);
         missed.started.push(t);

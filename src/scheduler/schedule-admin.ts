@@ -6,7 +6,13 @@ import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { changeSchedule } from './schedule-changes.js';
-import { readScheduleSpec, resolveScheduleSpec, sameCadence, type ScheduleSpec, type WorkflowScheduleRules } from './schedule-spec.js';
+import {
+  readScheduleSpec,
+  resolveScheduleSpec,
+  sameCadence,
+  type ScheduleSpec,
+  type WorkflowScheduleRules,
+} from './schedule-spec.js';
 import { readScheduleState, scheduleInfo, scheduleSave, type WorkflowScheduleInfo } from './schedule-state.js';
 import { startOccurrence, type ScheduledWorkflow, type ScheduleStartDeps } from './schedule-starts.js';
 
@@ -18,7 +24,8 @@ export interface ScheduleDefinition extends WorkflowScheduleRules {
 }
 
 export interface ScheduleAdminOptions extends Omit<ScheduleStartDeps, 'storage'> {
-  storage: ScheduleStartDeps['storage'] & Pick<WorkflowStorage, 'getSchedule' | 'saveSchedule' | 'listSchedules' | 'deleteSchedule'>;
+  storage: ScheduleStartDeps['storage'] &
+    Pick<WorkflowStorage, 'getSchedule' | 'saveSchedule' | 'listSchedules' | 'deleteSchedule'>;
   /** The workflow at the newest version this process runs, for `trigger()`; throws for one it doesn't declare. */
   workflow(name: string): ScheduledWorkflow;
   /** Whether this application declares the workflow (its declared schedules are then the code's to remove). */
@@ -43,11 +50,17 @@ export class ScheduleAdmin {
   async upsert(id: string, definition: ScheduleDefinition): Promise<WorkflowScheduleInfo> {
     checkId(id);
     const where = `Schedule "${id}"`;
-    if (!definition || typeof definition !== 'object') throw markInputError(new TypeError(`${where}: pass { workflow, cron | every, ... }.`));
+    if (!definition || typeof definition !== 'object')
+      throw markInputError(new TypeError(`${where}: pass { workflow, cron | every, ... }.`));
     const { workflow, input, paused = false, ...rules } = definition;
     const known = ['cron', 'every', 'timezone', 'overlap', 'catchup', 'catchupWindow'];
     const unknown = Object.keys(rules).find((key) => !known.includes(key));
-    if (unknown) throw markInputError(new TypeError(`${where}: unknown option "${unknown}". Known options: workflow, input, paused, ${known.join(', ')}.`));
+    if (unknown)
+      throw markInputError(
+        new TypeError(
+          `${where}: unknown option "${unknown}". Known options: workflow, input, paused, ${known.join(', ')}.`,
+        ),
+      );
     const spec = resolveScheduleSpec(rules, where);
     if (typeof paused !== 'boolean') throw markInputError(new TypeError(`${where}: paused must be true or false.`));
     const json = toJsonValue(input, `The input of ${where.toLowerCase()}`, 'input') ?? null;
@@ -56,14 +69,35 @@ export class ScheduleAdmin {
     const saved = await changeSchedule(this.options.storage, id, (current) => {
       if (current === null) {
         const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null };
-        return scheduleSave({ id, workflow: name, declared: false, spec, input: json, paused, state, expectRevision: null, now });
+        return scheduleSave({
+          id,
+          workflow: name,
+          declared: false,
+          spec,
+          input: json,
+          paused,
+          state,
+          expectRevision: null,
+          now,
+        });
       }
       if (current.declared) throw declaredError(current, 'replaced');
       const state = readScheduleState(current.state, now);
       const stored = readable(current);
-      if (!stored || !sameCadence(stored, spec) || current.workflow !== name || (current.paused && !paused)) state.cursor = now;
+      if (!stored || !sameCadence(stored, spec) || current.workflow !== name || (current.paused && !paused))
+        state.cursor = now;
       state.error = null;
-      return scheduleSave({ id, workflow: name, declared: false, spec, input: json, paused, state, expectRevision: current.revision, now });
+      return scheduleSave({
+        id,
+        workflow: name,
+        declared: false,
+        spec,
+        input: json,
+        paused,
+        state,
+        expectRevision: current.revision,
+        now,
+      });
     });
     this.options.changed();
     return scheduleInfo(saved!, spec);
@@ -77,12 +111,21 @@ export class ScheduleAdmin {
   }
 
   /** Schedules ordered by id, filtered by workflow and whether they are declared: one page. */
-  async list(query: { workflow?: string; declared?: boolean; limit?: number; offset?: number } = {}): Promise<WorkflowScheduleInfo[]> {
+  async list(
+    query: { workflow?: string; declared?: boolean; limit?: number; offset?: number } = {},
+  ): Promise<WorkflowScheduleInfo[]> {
     const limit = query.limit ?? 100;
     const offset = query.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw markInputError(new TypeError(`Invalid schedules list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`));
-    if (!Number.isInteger(offset) || offset < 0) throw markInputError(new TypeError(`Invalid schedules list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`));
-    if (query.declared !== undefined && typeof query.declared !== 'boolean') throw markInputError(new TypeError('Invalid schedules list() option "declared": use true or false.'));
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw markInputError(
+        new TypeError(`Invalid schedules list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`),
+      );
+    if (!Number.isInteger(offset) || offset < 0)
+      throw markInputError(
+        new TypeError(`Invalid schedules list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`),
+      );
+    if (query.declared !== undefined && typeof query.declared !== 'boolean')
+      throw markInputError(new TypeError('Invalid schedules list() option "declared": use true or false.'));
     const records = await this.options.storage.listSchedules({
       ...(query.workflow === undefined ? {} : { workflow: query.workflow }),
       ...(query.declared === undefined ? {} : { declared: query.declared }),
@@ -129,7 +172,14 @@ export class ScheduleAdmin {
     if (!record) throw notFound(id);
     const workflow = this.options.workflow(record.workflow);
     const at = this.options.clock.now();
-    const outcome = await startOccurrence(this.options, { scheduleId: id, workflow, input: record.input, at, overlap: 'allow', triggered: true });
+    const outcome = await startOccurrence(this.options, {
+      scheduleId: id,
+      workflow,
+      input: record.input,
+      at,
+      overlap: 'allow',
+      triggered: true,
+    });
     // Deleted since it was read: the delete came first, and the instance is not created after it returned.
     if (outcome.kind === 'lost') throw notFound(id);
     return outcome.id;
@@ -162,7 +212,8 @@ function readable(record: WorkflowScheduleRecord): ScheduleSpec | null {
 }
 
 function checkId(id: unknown): void {
-  if (typeof id !== 'string' || id.trim() === '') throw markInputError(new TypeError(`Invalid schedule id ${JSON.stringify(id)}: use a non-empty string.`));
+  if (typeof id !== 'string' || id.trim() === '')
+    throw markInputError(new TypeError(`Invalid schedule id ${JSON.stringify(id)}: use a non-empty string.`));
 }
 
 function notFound(id: string): WorkflowNotFoundError {

@@ -7,7 +7,10 @@ import { readScheduleSpec, sameCadence, type ScheduleSpec } from './schedule-spe
 import { readScheduleState, scheduleSave } from './schedule-state.js';
 
 /** The store operations reconciliation uses (`WorkflowStorage` has them). */
-export type ReconcileStorage = Pick<WorkflowStorage, 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'>;
+export type ReconcileStorage = Pick<
+  WorkflowStorage,
+  'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'
+>;
 
 /** What a reconciliation changed, by schedule id. */
 export interface ReconcileResult {
@@ -45,33 +48,40 @@ export async function reconcileSchedules(
   }
   for (const schedule of declared) {
     let outcome: 'added' | 'changed' | null = null;
-    await changeSchedule(storage, schedule.id, (current) => {
-      outcome = null;
-      if (current === null) {
-        outcome = 'added';
-        const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null };
-        return scheduleSave({ ...schedule, declared: true, state, expectRevision: null, now });
-      }
-      if (!current.declared) {
-        throw new TypeError(
-          `Schedule "${schedule.id}" declared on @Workflow('${schedule.workflow}') already exists as a schedule created at run time ` +
-            `(for "${current.workflow}"). Delete it with WorkflowSchedules.delete('${schedule.id}'), or give the declared one another id.`,
-        );
-      }
-      const stored = storedSpec(current);
-      // An input no configured codec can read (its key removed) is replaced by the declared one, from the code.
-      const sameInput = !current.unreadable && sameJson(current.input, schedule.input);
-      if (stored && current.workflow === schedule.workflow && sameJson(stored, schedule.spec) && sameInput) return null;
-      outcome = 'changed';
-      const state = readScheduleState(current.state, now);
-      // A new cadence counts from now: the old one's occurrences are not owed.
-      if (!stored || !sameCadence(stored, schedule.spec) || current.workflow !== schedule.workflow) state.cursor = now;
-      state.error = null;
-      const paused = stored && stored.declaredPaused === schedule.paused ? current.paused : schedule.paused;
-      // Resuming restarts the cadence from now, as WorkflowSchedules.resume() does.
-      if (current.paused && !paused) state.cursor = now;
-      return scheduleSave({ ...schedule, paused, declared: true, state, expectRevision: current.revision, now });
-    }, { readable: true });
+    await changeSchedule(
+      storage,
+      schedule.id,
+      (current) => {
+        outcome = null;
+        if (current === null) {
+          outcome = 'added';
+          const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null };
+          return scheduleSave({ ...schedule, declared: true, state, expectRevision: null, now });
+        }
+        if (!current.declared) {
+          throw new TypeError(
+            `Schedule "${schedule.id}" declared on @Workflow('${schedule.workflow}') already exists as a schedule created at run time ` +
+              `(for "${current.workflow}"). Delete it with WorkflowSchedules.delete('${schedule.id}'), or give the declared one another id.`,
+          );
+        }
+        const stored = storedSpec(current);
+        // An input no configured codec can read (its key removed) is replaced by the declared one, from the code.
+        const sameInput = !current.unreadable && sameJson(current.input, schedule.input);
+        if (stored && current.workflow === schedule.workflow && sameJson(stored, schedule.spec) && sameInput)
+          return null;
+        outcome = 'changed';
+        const state = readScheduleState(current.state, now);
+        // A new cadence counts from now: the old one's occurrences are not owed.
+        if (!stored || !sameCadence(stored, schedule.spec) || current.workflow !== schedule.workflow)
+          state.cursor = now;
+        state.error = null;
+        const paused = stored && stored.declaredPaused === schedule.paused ? current.paused : schedule.paused;
+        // Resuming restarts the cadence from now, as WorkflowSchedules.resume() does.
+        if (current.paused && !paused) state.cursor = now;
+        return scheduleSave({ ...schedule, paused, declared: true, state, expectRevision: current.revision, now });
+      },
+      { readable: true },
+    );
     if (outcome) result[outcome === 'added' ? 'added' : 'changed'].push(schedule.id);
   }
   const wanted = new Set(declared.map((s) => s.id));

@@ -51,15 +51,26 @@ const DEFAULT_CATCHUP_WINDOW = 86_400_000;
  * `where` (the schedule it is about) and quotes the value that is wrong: a cron expression croner
  * refuses or that never occurs, an unknown time zone, a zero interval.
  */
-export function resolveScheduleSpec(rules: WorkflowScheduleRules, where: string, declaredPaused: boolean | null = null): ScheduleSpec {
-  if (!rules || typeof rules !== 'object') throw markInputError(new TypeError(`${where} must be an object such as { cron: '0 * * * *' } or { every: '1m' }.`));
+export function resolveScheduleSpec(
+  rules: WorkflowScheduleRules,
+  where: string,
+  declaredPaused: boolean | null = null,
+): ScheduleSpec {
+  if (!rules || typeof rules !== 'object')
+    throw markInputError(new TypeError(`${where} must be an object such as { cron: '0 * * * *' } or { every: '1m' }.`));
   if ((rules.cron === undefined) === (rules.every === undefined)) {
-    throw markInputError(new TypeError(`${where} needs exactly one of cron (such as '0 * * * *') or every (such as '1m').`));
+    throw markInputError(
+      new TypeError(`${where} needs exactly one of cron (such as '0 * * * *') or every (such as '1m').`),
+    );
   }
   let timezone: string | null = null;
   if (rules.timezone !== undefined) {
     if (rules.cron === undefined) {
-      throw markInputError(new TypeError(`${where}: timezone ${quote(rules.timezone)} applies to cron only; every counts from the Unix epoch. Remove it.`));
+      throw markInputError(
+        new TypeError(
+          `${where}: timezone ${quote(rules.timezone)} applies to cron only; every counts from the Unix epoch. Remove it.`,
+        ),
+      );
     }
     timezone = checkTimezone(rules.timezone, where);
   }
@@ -67,15 +78,26 @@ export function resolveScheduleSpec(rules: WorkflowScheduleRules, where: string,
   if (rules.every !== undefined) {
     every = parseDuration(rules.every, `every of ${where}`);
     if (every < 1_000 || every % 1_000 !== 0) {
-      throw markInputError(new TypeError(`${where}: every ${quote(rules.every)} must be a whole number of seconds, at least '1s'.`));
+      throw markInputError(
+        new TypeError(`${where}: every ${quote(rules.every)} must be a whole number of seconds, at least '1s'.`),
+      );
     }
   }
   const cron = rules.cron === undefined ? null : checkCron(rules.cron, timezone, where);
   const overlap = rules.overlap ?? 'skip';
-  if (!OVERLAPS.includes(overlap)) throw markInputError(new TypeError(`${where}: invalid overlap ${quote(overlap)}. Use ${OVERLAPS.map(quote).join(', ')}.`));
+  if (!OVERLAPS.includes(overlap))
+    throw markInputError(
+      new TypeError(`${where}: invalid overlap ${quote(overlap)}. Use ${OVERLAPS.map(quote).join(', ')}.`),
+    );
   const catchup = rules.catchup ?? 'latest';
-  if (!CATCHUPS.includes(catchup)) throw markInputError(new TypeError(`${where}: invalid catchup ${quote(catchup)}. Use ${CATCHUPS.map(quote).join(', ')}.`));
-  const catchupWindow = rules.catchupWindow === undefined ? DEFAULT_CATCHUP_WINDOW : parseDuration(rules.catchupWindow, `catchupWindow of ${where}`);
+  if (!CATCHUPS.includes(catchup))
+    throw markInputError(
+      new TypeError(`${where}: invalid catchup ${quote(catchup)}. Use ${CATCHUPS.map(quote).join(', ')}.`),
+    );
+  const catchupWindow =
+    rules.catchupWindow === undefined
+      ? DEFAULT_CATCHUP_WINDOW
+      : parseDuration(rules.catchupWindow, `catchupWindow of ${where}`);
   return { cron, every, timezone, overlap, catchup, catchupWindow, declaredPaused };
 }
 
@@ -113,19 +135,29 @@ export function cronerOptions(timezone: string | null): ConstructorParameters<ty
 
 function checkTimezone(timezone: unknown, where: string): string {
   if (typeof timezone !== 'string' || timezone.trim() === '') {
-    throw markInputError(new TypeError(`${where}: invalid timezone ${quote(timezone)}. Use an IANA name such as 'Europe/Paris'.`));
+    throw markInputError(
+      new TypeError(`${where}: invalid timezone ${quote(timezone)}. Use an IANA name such as 'Europe/Paris'.`),
+    );
   }
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone }).format(0);
   } catch {
-    throw markInputError(new TypeError(`${where}: unknown timezone ${quote(timezone)}. Use an IANA name such as 'Europe/Paris' or 'America/New_York'.`));
+    throw markInputError(
+      new TypeError(
+        `${where}: unknown timezone ${quote(timezone)}. Use an IANA name such as 'Europe/Paris' or 'America/New_York'.`,
+      ),
+    );
   }
   return timezone;
 }
 
 function checkCron(cron: unknown, timezone: string | null, where: string): string {
   if (typeof cron !== 'string' || cron.trim() === '') {
-    throw markInputError(new TypeError(`${where}: invalid cron ${quote(cron)}. Use five fields or six with seconds first, such as '0 9 * * 1-5'.`));
+    throw markInputError(
+      new TypeError(
+        `${where}: invalid cron ${quote(cron)}. Use five fields or six with seconds first, such as '0 9 * * 1-5'.`,
+      ),
+    );
   }
   const expression = cron.trim().replace(/\s+/g, ' ');
   let first: Date | null;
@@ -133,13 +165,20 @@ function checkCron(cron: unknown, timezone: string | null, where: string): strin
     first = new Cron(expression, cronerOptions(timezone)).nextRun(new Date(0));
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/^CronPattern: /, '') : String(error);
-    throw markInputError(new TypeError(
-      `${where}: invalid cron ${quote(cron)} (${reason}). Use five fields (minute hour day-of-month month day-of-week) ` +
-        "or six with seconds first, such as '0 9 * * 1-5' or '*/10 * * * * *'.",
-      { cause: error },
-    ));
+    throw markInputError(
+      new TypeError(
+        `${where}: invalid cron ${quote(cron)} (${reason}). Use five fields (minute hour day-of-month month day-of-week) ` +
+          "or six with seconds first, such as '0 9 * * 1-5' or '*/10 * * * * *'.",
+        { cause: error },
+      ),
+    );
   }
-  if (first === null) throw markInputError(new TypeError(`${where}: cron ${quote(cron)} never occurs (such as February 30). Check its day and month fields.`));
+  if (first === null)
+    throw markInputError(
+      new TypeError(
+        `${where}: cron ${quote(cron)} never occurs (such as February 30). Check its day and month fields.`,
+      ),
+    );
   return expression;
 }
 

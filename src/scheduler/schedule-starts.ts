@@ -49,7 +49,8 @@ export interface ScheduleOccurrence {
  * released it, another process took it over, or it lapsed): the caller then stops serving the
  * schedule. For `trigger()`, `lost` means the schedule was deleted.
  */
-export type OccurrenceOutcome = { kind: 'started' | 'existed' | 'lost'; id: string } | { kind: 'skipped'; id: string; running: string };
+export type OccurrenceOutcome =
+  { kind: 'started' | 'existed' | 'lost'; id: string } | { kind: 'skipped'; id: string; running: string };
 
 /**
  * Starts the instance of one occurrence, `<scheduleId>@<ISO time>`, applying `overlap` to the
@@ -59,15 +60,28 @@ export type OccurrenceOutcome = { kind: 'started' | 'existed' | 'lost'; id: stri
  * it landed: a pause, change or delete that released the lease first leaves the running instances
  * alone and starts nothing.
  */
-export async function startOccurrence(deps: ScheduleStartDeps, occurrence: ScheduleOccurrence): Promise<OccurrenceOutcome> {
+export async function startOccurrence(
+  deps: ScheduleStartDeps,
+  occurrence: ScheduleOccurrence,
+): Promise<OccurrenceOutcome> {
   const { storage, clock } = deps;
   const { scheduleId, workflow, at, leaseToken } = occurrence;
   const id = occurrenceId(scheduleId, at);
   let unfinished: WorkflowInstance[] = [];
   if (occurrence.overlap !== 'allow') {
-    unfinished = (await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES], limit: 1000, offset: 0 })).filter((i) => i.id !== id);
+    unfinished = (await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES], limit: 1000, offset: 0 })).filter(
+      (i) => i.id !== id,
+    );
     if (unfinished.length > 0 && occurrence.overlap === 'skip') {
-      deps.emit({ type: 'schedule-skipped', scheduleId, workflow: workflow.name, at: clock.now(), scheduledAt: at, reason: 'overlap', running: unfinished[0]!.id });
+      deps.emit({
+        type: 'schedule-skipped',
+        scheduleId,
+        workflow: workflow.name,
+        at: clock.now(),
+        scheduledAt: at,
+        reason: 'overlap',
+        running: unfinished[0]!.id,
+      });
       return { kind: 'skipped', id, running: unfinished[0]!.id };
     }
   }
@@ -99,6 +113,14 @@ export async function startOccurrence(deps: ScheduleStartDeps, occurrence: Sched
   }
   if (!result.created) return { kind: 'existed', id };
   deps.started(result.instance);
-  deps.emit({ type: 'schedule-fired', scheduleId, workflow: workflow.name, at: now, scheduledAt: at, instanceId: id, triggered: occurrence.triggered });
+  deps.emit({
+    type: 'schedule-fired',
+    scheduleId,
+    workflow: workflow.name,
+    at: now,
+    scheduledAt: at,
+    instanceId: id,
+    triggered: occurrence.triggered,
+  });
   return { kind: 'started', id };
 }

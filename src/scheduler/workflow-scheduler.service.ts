@@ -1,4 +1,11 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
 import { isObservableClock } from '../time/workflow-clock.js';
@@ -14,7 +21,9 @@ import { WorkflowScheduler } from './workflow-scheduler.js';
  * `drain()` takes turns with this one's.
  */
 @Injectable()
-export class WorkflowSchedulerService implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class WorkflowSchedulerService
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   private readonly logger = new Logger('Workflows');
   private stopClockListener: (() => void) | null = null;
 
@@ -28,7 +37,12 @@ export class WorkflowSchedulerService implements OnApplicationBootstrap, BeforeA
   async onApplicationBootstrap(): Promise<void> {
     const latest = this.registry.latest();
     const declared = latest.flatMap((workflow) => workflow.schedules);
-    const result = await reconcileSchedules(this.storage, declared, latest.map((workflow) => workflow.name), this.options.clock.now());
+    const result = await reconcileSchedules(
+      this.storage,
+      declared,
+      latest.map((workflow) => workflow.name),
+      this.options.clock.now(),
+    );
     for (const [what, ids] of Object.entries(result)) {
       if (ids.length > 0) this.logger.log(`Declared schedules ${what}: ${ids.join(', ')}.`);
     }

@@ -10,7 +10,10 @@ import { startOccurrence, type ScheduledWorkflow, type ScheduleStartDeps } from 
 
 /** The store operations the scheduler uses (`WorkflowStorage` has them). */
 export type SchedulerStorage = ScheduleStartDeps['storage'] &
-  Pick<WorkflowStorage, 'claimSchedules' | 'writeSchedule' | 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'>;
+  Pick<
+    WorkflowStorage,
+    'claimSchedules' | 'writeSchedule' | 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'
+  >;
 
 export interface WorkflowSchedulerOptions extends Omit<ScheduleStartDeps, 'storage'> {
   storage: SchedulerStorage;
@@ -96,7 +99,12 @@ export class WorkflowScheduler {
       for (const [id, held] of this.held) {
         await this.options.storage
           .writeSchedule(id, held.token, { now, state: held.state, wakeAt: held.wakeAt, release: true })
-          .catch((error) => this.options.logger.error(`Handing back schedule "${id}" failed; it is taken over when its lease lapses.`, error));
+          .catch((error) =>
+            this.options.logger.error(
+              `Handing back schedule "${id}" failed; it is taken over when its lease lapses.`,
+              error,
+            ),
+          );
       }
       this.held.clear();
     });
@@ -150,7 +158,14 @@ export class WorkflowScheduler {
     for (;;) {
       const now = clock.now();
       const token = randomUUID();
-      const claimed = await storage.claimSchedules({ owner, token, now, leaseUntil: now + leaseDuration, limit: CLAIM_BATCH, workflows });
+      const claimed = await storage.claimSchedules({
+        owner,
+        token,
+        now,
+        leaseUntil: now + leaseDuration,
+        limit: CLAIM_BATCH,
+        workflows,
+      });
       for (const record of claimed) started += await this.serve(record, token, hold);
       schedules += claimed.length;
       if (claimed.length < CLAIM_BATCH || this.stopped) return { schedules, started };
@@ -166,7 +181,10 @@ export class WorkflowScheduler {
     try {
       spec = readScheduleSpec(record.spec, record.id);
     } catch (error) {
-      logger.error(`Schedule "${record.id}" is parked: its stored spec can't be read. Save it again with WorkflowSchedules.upsert().`, error);
+      logger.error(
+        `Schedule "${record.id}" is parked: its stored spec can't be read. Save it again with WorkflowSchedules.upsert().`,
+        error,
+      );
       const parked = { ...state, error: error instanceof Error ? error.message : String(error) };
       await storage.writeSchedule(record.id, token, { now, state: parked, wakeAt: null, release: true });
       return 0;
@@ -180,7 +198,14 @@ export class WorkflowScheduler {
     // A takeover after a crash comes up to a lease late: with a lease longer than the default, the
     // occurrences the dead holder kept are still on time (the default keeps the same margin over it).
     const missedAfter = Math.max(MISSED_AFTER, leaseDuration + MISSED_AFTER / 2);
-    const plan = planOccurrences({ cadence: cadenceOf(spec), cursor: state.cursor, now, catchup: spec.catchup, catchupWindow: spec.catchupWindow, missedAfter });
+    const plan = planOccurrences({
+      cadence: cadenceOf(spec),
+      cursor: state.cursor,
+      now,
+      catchup: spec.catchup,
+      catchupWindow: spec.catchupWindow,
+      missedAfter,
+    });
     if (plan.missed) {
       this.options.emit({
         type: 'schedule-caught-up',

@@ -20,10 +20,14 @@ export class WorkflowSignal<T = unknown> {
 /** Throws a `TypeError` for an empty name, or one starting with `$` (the engine's own signals). */
 export function assertSignalName(name: unknown): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
-    throw invalidInput(`Invalid signal name ${JSON.stringify(name)}. Use a non-empty string such as "shipment.delivered".`);
+    throw invalidInput(
+      `Invalid signal name ${JSON.stringify(name)}. Use a non-empty string such as "shipment.delivered".`,
+    );
   }
   if (name.startsWith('$')) {
-    throw invalidInput(`Invalid signal name "${name}": names starting with "$" are reserved for the engine's own signals.`);
+    throw invalidInput(
+      `Invalid signal name "${name}": names starting with "$" are reserved for the engine's own signals.`,
+    );
   }
 }
 

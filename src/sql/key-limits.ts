@@ -55,23 +55,31 @@ export function checkKey(store: string, field: string, value: string | null | un
   if (value.includes('\u0000')) {
     // PostgreSQL's text can't hold one (nor can a json value be read as text with one): the write
     // would fail in the database, with every write batched with it.
-    throw markInputError(new RangeError(`${store}: ${field} ${JSON.stringify(value.slice(0, 40))} holds a NUL character (\\u0000), which no SQL store keeps in a key. Leave it out.`));
+    throw markInputError(
+      new RangeError(
+        `${store}: ${field} ${JSON.stringify(value.slice(0, 40))} holds a NUL character (\\u0000), which no SQL store keeps in a key. Leave it out.`,
+      ),
+    );
   }
   if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) {
     // Both drivers send it as U+FFFD (UTF-8 has no code for it): two keys that differ only there
     // would be one instance, or one signal topic.
-    throw markInputError(new RangeError(
-      `${store}: ${field} ${JSON.stringify(value.slice(0, 40))} holds a lone surrogate (half of a UTF-16 pair), which no SQL store keeps in a key. ` +
-        'Make it well-formed first (String.prototype.toWellFormed()).',
-    ));
+    throw markInputError(
+      new RangeError(
+        `${store}: ${field} ${JSON.stringify(value.slice(0, 40))} holds a lone surrogate (half of a UTF-16 pair), which no SQL store keeps in a key. ` +
+          'Make it well-formed first (String.prototype.toWellFormed()).',
+      ),
+    );
   }
   // UTF-16 length is never below the code point count: only a long string needs counting.
   if (value.length <= max) return;
   let length = 0;
   for (const _ of value) length++;
   if (length <= max) return;
-  throw markInputError(new RangeError(
-    `${store}: ${field} is ${length} characters long (${JSON.stringify(value.slice(0, 40))}...); ` +
-      `the store keeps at most ${max}. Use a shorter ${field}.`,
-  ));
+  throw markInputError(
+    new RangeError(
+      `${store}: ${field} is ${length} characters long (${JSON.stringify(value.slice(0, 40))}...); ` +
+        `the store keeps at most ${max}. Use a shorter ${field}.`,
+    ),
+  );
 }

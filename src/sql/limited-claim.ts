@@ -1,6 +1,10 @@
 import { toBoolean, toNumber, type SqlRow } from './workflow-rows.js';
 import { rateWindowsOf, selectClaims, type ClaimCandidate, type ClaimUsage } from '../storage/claim-selection.js';
-import type { WorkflowConcurrencyLimit, WorkflowRateLimitRule, WorkflowClaimRequest } from '../storage/workflow-store.js';
+import type {
+  WorkflowConcurrencyLimit,
+  WorkflowRateLimitRule,
+  WorkflowClaimRequest,
+} from '../storage/workflow-store.js';
 
 /** A due instance a limited claim may take. */
 export interface LimitedCandidate extends ClaimCandidate {
@@ -41,7 +45,10 @@ export interface LimitedClaimSteps<Result> {
    * and concurrency key, of `limitWorkflows`, live or lapsed at `now`) and `{ kind: 'full' |
    * 'full-key', workflow, key }` (open windows of `rates` that are full).
    */
-  usage(limitWorkflows: string[], rates: Array<{ workflow: string; max: number | null; keyMax: number | null }>): Promise<SqlRow[]>;
+  usage(
+    limitWorkflows: string[],
+    rates: Array<{ workflow: string; max: number | null; keyMax: number | null }>,
+  ): Promise<SqlRow[]>;
   /** Ends the leases of `workflows`' instances that lapsed at `now`: clears their token and `leaseUntil`. */
   revokeLapsed(workflows: string[]): Promise<void>;
   /**
@@ -65,10 +72,15 @@ function candidateCount(limit: number): number {
 }
 
 /** The request's limits and rate rules that apply to the workflows it claims (none: a plain claim). */
-export function claimRules(request: WorkflowClaimRequest): { limits: WorkflowConcurrencyLimit[]; rates: WorkflowRateLimitRule[] } {
+export function claimRules(request: WorkflowClaimRequest): {
+  limits: WorkflowConcurrencyLimit[];
+  rates: WorkflowRateLimitRule[];
+} {
   const requested = new Set(request.workflows.map(({ name }) => name));
   return {
-    limits: (request.limits ?? []).filter((rule) => requested.has(rule.workflow) && (rule.limit !== null || rule.perKey !== null)),
+    limits: (request.limits ?? []).filter(
+      (rule) => requested.has(rule.workflow) && (rule.limit !== null || rule.perKey !== null),
+    ),
     rates: (request.rateLimits ?? []).filter((rule) => requested.has(rule.workflow) && (rule.limit || rule.perKey)),
   };
 }
@@ -82,7 +94,10 @@ export function claimRules(request: WorkflowClaimRequest): { limits: WorkflowCon
  * room in (in `rateWindowsOf()` order), selects again with the exact counts read under those
  * locks, and leases what is left.
  */
-export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>, request: WorkflowClaimRequest): Promise<Result> {
+export async function claimUnderLimits<Result>(
+  steps: LimitedClaimSteps<Result>,
+  request: WorkflowClaimRequest,
+): Promise<Result> {
   const { now } = request;
   const { limits, rates } = claimRules(request);
   const limitWorkflows = limits.map((rule) => rule.workflow);
@@ -92,7 +107,11 @@ export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>,
   const readUsage = () =>
     steps.usage(
       limitWorkflows,
-      rates.map((rule) => ({ workflow: rule.workflow, max: rule.limit?.max ?? null, keyMax: rule.perKey?.max ?? null })),
+      rates.map((rule) => ({
+        workflow: rule.workflow,
+        max: rule.limit?.max ?? null,
+        keyMax: rule.perKey?.max ?? null,
+      })),
     );
   let usageRows = await readUsage();
   if (usageRows.some((row) => row.kind === 'lapsed')) {
@@ -121,7 +140,9 @@ export async function claimUnderLimits<Result>(steps: LimitedClaimSteps<Result>,
   }
   const leased = (workflow: string, key: string | null) =>
     key === null ? (leasedByWorkflow.get(workflow) ?? 0) : (leasedByKey.get(pairKey(workflow, key)) ?? 0);
-  exclusions.fullWorkflows = limits.filter((rule) => rule.limit !== null && leased(rule.workflow, null) >= rule.limit).map((rule) => rule.workflow);
+  exclusions.fullWorkflows = limits
+    .filter((rule) => rule.limit !== null && leased(rule.workflow, null) >= rule.limit)
+    .map((rule) => rule.workflow);
   for (const rule of limits) {
     if (rule.perKey === null) continue;
     for (const [pair, count] of leasedByKey) {
@@ -170,7 +191,8 @@ export function toCandidate(row: SqlRow): LimitedCandidate {
   return {
     id: String(row.id),
     workflow: String(row.workflow),
-    concurrencyKey: row.concurrency_key === null || row.concurrency_key === undefined ? null : String(row.concurrency_key),
+    concurrencyKey:
+      row.concurrency_key === null || row.concurrency_key === undefined ? null : String(row.concurrency_key),
     rateLimitKey: row.rate_limit_key === null || row.rate_limit_key === undefined ? null : String(row.rate_limit_key),
     terminateRequested: toBoolean(row.terminate_requested),
   };

@@ -37,7 +37,10 @@ export function listInstancesStatement(dialect: SqlDialect, prefix: string, quer
     // position; the rest only sorts out the rows that share its createdAt.
     const [cmp, strict] = desc ? ['<=', '<'] : ['>=', '>'];
     const at = query.after.createdAt;
-    where.push(`created_at ${cmp} ${p.add(at)}`, `(created_at ${strict} ${p.add(at)} OR id ${strict} ${p.add(query.after.id)})`);
+    where.push(
+      `created_at ${cmp} ${p.add(at)}`,
+      `(created_at ${strict} ${p.add(at)} OR id ${strict} ${p.add(query.after.id)})`,
+    );
   }
   return page(p, prefix, where, desc ? 'created_at DESC, id DESC' : 'created_at, id', query);
 }
@@ -54,7 +57,11 @@ function prefixUpperBound(prefix: string): string | null {
 }
 
 /** `listSchedules()`: as `listInstancesStatement()`, ordered by `id`. */
-export function listSchedulesStatement(dialect: SqlDialect, prefix: string, query: WorkflowScheduleQuery): SqlStatement {
+export function listSchedulesStatement(
+  dialect: SqlDialect,
+  prefix: string,
+  query: WorkflowScheduleQuery,
+): SqlStatement {
   const p = new SqlParams(dialect);
   const where: string[] = [];
   if (query.workflow !== undefined) where.push(`workflow = ${p.add(query.workflow)}`);
@@ -63,7 +70,13 @@ export function listSchedulesStatement(dialect: SqlDialect, prefix: string, quer
   return page(p, prefix, where, 'id', query);
 }
 
-function page(p: SqlParams, prefix: string, where: string[], order: string, query: { limit: number; offset: number }): SqlStatement {
+function page(
+  p: SqlParams,
+  prefix: string,
+  where: string[],
+  order: string,
+  query: { limit: number; offset: number },
+): SqlStatement {
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const sql = `${prefix}${filter} ORDER BY ${order} LIMIT ${p.add(query.limit)} OFFSET ${p.add(query.offset)}`;
   return { sql, params: p.values };

@@ -49,7 +49,10 @@ export function payloadRewriteStatements(
   }
   if (rewrite.cancelReason) {
     const { from, to } = rewrite.cancelReason;
-    update((p) => `UPDATE ${tables.instances} SET cancel_reason = ${p.add(to)} WHERE id = ${p.add(id)} AND ${d.same('cancel_reason', p.add(from))}`);
+    update(
+      (p) =>
+        `UPDATE ${tables.instances} SET cancel_reason = ${p.add(to)} WHERE id = ${p.add(id)} AND ${d.same('cancel_reason', p.add(from))}`,
+    );
   }
   for (const change of rewrite.entries ?? []) {
     update(
@@ -62,7 +65,12 @@ export function payloadRewriteStatements(
 }
 
 /** `rewriteSignalPayload()`'s statement. */
-export function signalRewriteStatement(d: PayloadRewriteDialect, signals: string, id: number, change: WorkflowPayloadChange): SqlStatement {
+export function signalRewriteStatement(
+  d: PayloadRewriteDialect,
+  signals: string,
+  id: number,
+  change: WorkflowPayloadChange,
+): SqlStatement {
   const p = new SqlParams(d);
   const sql = `UPDATE ${signals} SET payload = ${d.jsonValue(p.add(toJson(change.to)))} WHERE id = ${p.add(id)} AND ${d.same(d.jsonText('payload'), p.add(toJson(change.from)))}`;
   return { sql, params: p.values };

@@ -12,7 +12,10 @@ export interface TransactionSession {
  * sent (`ended.done`), not only once the connection is back in the pool: a statement sent later (a
  * callback still running after its step timed out) would run on its own and commit.
  */
-export function endingStatements(ended: { done: boolean }, send: (sql: 'COMMIT' | 'ROLLBACK') => Promise<unknown>): Pick<TransactionSession, 'commit' | 'rollback'> {
+export function endingStatements(
+  ended: { done: boolean },
+  send: (sql: 'COMMIT' | 'ROLLBACK') => Promise<unknown>,
+): Pick<TransactionSession, 'commit' | 'rollback'> {
   const finish = async (sql: 'COMMIT' | 'ROLLBACK') => {
     ended.done = true;
     await send(sql);

@@ -2,7 +2,11 @@ import { migrationLabel, type MigrationRunner } from './migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from './schema-name.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { requireExecutor, type SqlExecutor } from './sql-executor.js';
-import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from '../storage/payload-rewrite.js';
+import type {
+  WorkflowPayloadChange,
+  WorkflowPayloadRewrite,
+  WorkflowSignalPageQuery,
+} from '../storage/payload-rewrite.js';
 import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -54,7 +58,11 @@ export interface SqlScheduleStore {
   delete(id: string, revision?: number): Promise<boolean>;
   claim(request: WorkflowScheduleClaimRequest): Promise<WorkflowScheduleRecord[]>;
   write(id: string, token: string, write: WorkflowScheduleWrite): Promise<boolean>;
-  createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
+  createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 }
 
 /** A SQL store's re-encryption half: `WorkflowStore`'s payload-rewrite methods. */
@@ -80,7 +88,13 @@ export abstract class SqlWorkflowStoreBase {
    * own): `factory` names what wraps the driver's pool (for the message when `executor` is not an
    * executor), `hint` says how when it looks like a raw pool.
    */
-  protected constructor(options: SqlWorkflowStoreOptions, store: string, factory: string, hint: string, extraKeys: readonly string[] = []) {
+  protected constructor(
+    options: SqlWorkflowStoreOptions,
+    store: string,
+    factory: string,
+    hint: string,
+    extraKeys: readonly string[] = [],
+  ) {
     checkKnownKeys(options, ['executor', 'schema', 'migrate', ...extraKeys], `${store} options`);
     this.executor = requireExecutor(options?.executor, store, factory, hint);
     this.schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA, store);
@@ -140,7 +154,11 @@ export abstract class SqlWorkflowStoreBase {
     return this.scheduleStore.write(id, token, write);
   }
 
-  createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     return this.scheduleStore.createOccurrence(scheduleId, token, instance);
   }
 }

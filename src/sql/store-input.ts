@@ -1,6 +1,11 @@
 import { checkKey, type SqlKeyLimits } from './key-limits.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
-import type { NewWorkflowInstance, NewWorkflowSignal, WorkflowScheduleSave, WorkflowWrite } from '../storage/workflow-store.js';
+import type {
+  NewWorkflowInstance,
+  NewWorkflowSignal,
+  WorkflowScheduleSave,
+  WorkflowWrite,
+} from '../storage/workflow-store.js';
 import { markInputError } from '../errors/workflow-input-error.js';
 
 const INT4 = 2 ** 31;
@@ -61,10 +66,12 @@ export class SqlStoreInput {
       if (max === undefined || (id.length + entry.name.length) * 3 <= max) continue;
       const bytes = Buffer.byteLength(id) + Buffer.byteLength(entry.name);
       if (bytes > max) {
-        throw markInputError(new RangeError(
-          `${this.store}: journal entry name ${JSON.stringify(entry.name.slice(0, 40))}... takes, with its instance id, ${bytes} ` +
-            `bytes in UTF-8; the store keeps at most ${max}. Use a shorter step, sleep or wait name.`,
-        ));
+        throw markInputError(
+          new RangeError(
+            `${this.store}: journal entry name ${JSON.stringify(entry.name.slice(0, 40))}... takes, with its instance id, ${bytes} ` +
+              `bytes in UTF-8; the store keeps at most ${max}. Use a shorter step, sleep or wait name.`,
+          ),
+        );
       }
     }
   }
@@ -82,7 +89,11 @@ export class SqlStoreInput {
 
   private integer(field: string, value: number): void {
     if (!Number.isInteger(value) || value < -INT4 || value >= INT4) {
-      throw markInputError(new RangeError(`${this.store}: ${field} must be an integer between ${-INT4} and ${INT4 - 1}, got ${String(value)}.`));
+      throw markInputError(
+        new RangeError(
+          `${this.store}: ${field} must be an integer between ${-INT4} and ${INT4 - 1}, got ${String(value)}.`,
+        ),
+      );
     }
   }
 }

@@ -80,7 +80,8 @@ export function toInstance(row: SqlRow): WorkflowInstance {
     terminateRequested: toBoolean(row.terminate_requested),
     cancelReason: toNullableString(row.cancel_reason),
     // A store without the column (an older schema) has no trace context to give.
-    traceContext: row.trace_context === undefined ? null : (fromJson(row.trace_context) as Record<string, string> | null),
+    traceContext:
+      row.trace_context === undefined ? null : (fromJson(row.trace_context) as Record<string, string> | null),
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
   };

@@ -104,7 +104,12 @@ export function selectClaims<T extends ClaimCandidate>(
     for (const bucket of buckets) {
       used.set(bucket.id, (used.get(bucket.id) ?? 0) + 1);
       if (bucket.duration === undefined) continue;
-      const take = windows.get(bucket.id) ?? { workflow: bucket.workflow, key: bucket.key, duration: bucket.duration, taken: 0 };
+      const take = windows.get(bucket.id) ?? {
+        workflow: bucket.workflow,
+        key: bucket.key,
+        duration: bucket.duration,
+        taken: 0,
+      };
       take.taken += 1;
       windows.set(bucket.id, take);
     }
@@ -117,7 +122,10 @@ export function selectClaims<T extends ClaimCandidate>(
  * The requested workflows whose concurrency slots a claim counts (a `limit` or a `perKey`): before
  * counting, it ends their lapsed leases (see `WorkflowStore.claim()`).
  */
-export function slotLimitedWorkflows(request: { workflows: ReadonlyArray<{ name: string }>; limits?: readonly WorkflowConcurrencyLimit[] }): Set<string> {
+export function slotLimitedWorkflows(request: {
+  workflows: ReadonlyArray<{ name: string }>;
+  limits?: readonly WorkflowConcurrencyLimit[];
+}): Set<string> {
   const requested = new Set(request.workflows.map(({ name }) => name));
   const limited = new Set<string>();
   for (const rule of request.limits ?? []) {
@@ -144,7 +152,8 @@ export function rateWindowsOf(
   }
   return [...found.values()].sort(
     (a, b) =>
-      compare(a.workflow, b.workflow) || (a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : compare(a.key, b.key)),
+      compare(a.workflow, b.workflow) ||
+      (a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : compare(a.key, b.key)),
   );
 }
 
@@ -172,7 +181,13 @@ function bucketsOf(
   }
   if (rate?.perKey && rateLimitKey !== null) {
     const { max, duration } = rate.perKey;
-    buckets.push({ id: `r${JSON.stringify([workflow, rateLimitKey])}`, workflow, key: rateLimitKey, capacity: max, duration });
+    buckets.push({
+      id: `r${JSON.stringify([workflow, rateLimitKey])}`,
+      workflow,
+      key: rateLimitKey,
+      capacity: max,
+      duration,
+    });
   }
   return buckets;
 }

@@ -12,11 +12,19 @@ export function createWorkflowStorage(
   options: { allowInMemoryStorage: boolean } & WorkflowStorageOptions,
 ): WorkflowStorage {
   const chosen = store ?? new InMemoryWorkflowStore();
-  if (chosen instanceof InMemoryWorkflowStore && process.env.NODE_ENV === 'production' && !options.allowInMemoryStorage) {
+  if (
+    chosen instanceof InMemoryWorkflowStore &&
+    process.env.NODE_ENV === 'production' &&
+    !options.allowInMemoryStorage
+  ) {
     throw new Error(
       'WorkflowsModule is using the in-memory store with NODE_ENV=production: every running instance would be lost on restart. ' +
         'Configure a durable store (PostgresWorkflowStore from @nestjs/workflows/postgres), or set allowInMemoryStorage: true to accept that.',
     );
   }
-  return new WorkflowStorage(chosen, { codecs: options.codecs ?? null, onUnreadable: options.onUnreadable, startup: options.startup });
+  return new WorkflowStorage(chosen, {
+    codecs: options.codecs ?? null,
+    onUnreadable: options.onUnreadable,
+    startup: options.startup,
+  });
 }

@@ -11,8 +11,14 @@ const READABLE = new Set(['name', 'step', 'childId', 'instanceId']);
 const NESTED = new Set(['cause', 'compensation', 'childError']);
 
 /** Encodes a stored error field by field, so its name (and the engine's own fields) stay readable. */
-export async function encodeError(chain: PayloadCodecChain, error: SerializedWorkflowError): Promise<SerializedWorkflowError>;
-export async function encodeError(chain: PayloadCodecChain, error: SerializedWorkflowError | null | undefined): Promise<SerializedWorkflowError | null | undefined>;
+export async function encodeError(
+  chain: PayloadCodecChain,
+  error: SerializedWorkflowError,
+): Promise<SerializedWorkflowError>;
+export async function encodeError(
+  chain: PayloadCodecChain,
+  error: SerializedWorkflowError | null | undefined,
+): Promise<SerializedWorkflowError | null | undefined>;
 export async function encodeError(
   chain: PayloadCodecChain,
   error: SerializedWorkflowError | null | undefined,

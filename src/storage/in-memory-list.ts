@@ -1,6 +1,11 @@
 import { plainCopy } from './plain-copy.js';
 import { FINISHED_STATUSES, type WorkflowInstance } from './workflow-instance.js';
-import type { WorkflowListPosition, WorkflowListQuery, WorkflowUndeclaredDue, WorkflowUndeclaredDueQuery } from './workflow-store.js';
+import type {
+  WorkflowListPosition,
+  WorkflowListQuery,
+  WorkflowUndeclaredDue,
+  WorkflowUndeclaredDueQuery,
+} from './workflow-store.js';
 
 /**
  * `list()` over instances held in memory: the filters, the order (`createdAt`, then `id` by UTF-16
@@ -11,7 +16,8 @@ import type { WorkflowListPosition, WorkflowListQuery, WorkflowUndeclaredDue, Wo
 export function listPage(instances: Iterable<WorkflowInstance>, query: WorkflowListQuery): WorkflowInstance[] {
   const statuses = query.status ? new Set(query.status) : null;
   const direction = query.order === 'desc' ? -1 : 1;
-  const order = (a: WorkflowListPosition, b: WorkflowListPosition) => direction * (a.createdAt - b.createdAt || compareIds(a.id, b.id));
+  const order = (a: WorkflowListPosition, b: WorkflowListPosition) =>
+    direction * (a.createdAt - b.createdAt || compareIds(a.id, b.id));
   const found: WorkflowInstance[] = [];
   for (const instance of instances) {
     if (statuses && !statuses.has(instance.status)) continue;
@@ -55,20 +61,31 @@ export function countDue(instances: Iterable<WorkflowInstance>, now: number, cap
   let due = 0;
   for (const instance of instances) {
     if (due >= cap) break;
-    if (!FINISHED_STATUSES.includes(instance.status) && instance.wakeAt !== null && instance.wakeAt <= now && !hasLiveLease(instance, now)) due += 1;
+    if (
+      !FINISHED_STATUSES.includes(instance.status) &&
+      instance.wakeAt !== null &&
+      instance.wakeAt <= now &&
+      !hasLiveLease(instance, now)
+    )
+      due += 1;
   }
   return due;
 }
 
 /** `countUndeclaredDue()` over instances held in memory (see `WorkflowStore.countUndeclaredDue`). */
-export function countUndeclaredDue(instances: Iterable<WorkflowInstance>, query: WorkflowUndeclaredDueQuery): WorkflowUndeclaredDue[] {
+export function countUndeclaredDue(
+  instances: Iterable<WorkflowInstance>,
+  query: WorkflowUndeclaredDueQuery,
+): WorkflowUndeclaredDue[] {
   const declared = new Set(query.workflows.map(({ name, version }) => JSON.stringify([name, version])));
   const counts = new Map<string, WorkflowUndeclaredDue>();
   let found = 0;
   for (const instance of instances) {
     if (found >= query.cap) break;
-    if (FINISHED_STATUSES.includes(instance.status) || instance.wakeAt === null || instance.wakeAt > query.dueBefore) continue;
-    if (instance.leaseToken !== null && (instance.leaseUntil === null || instance.leaseUntil >= query.dueBefore)) continue;
+    if (FINISHED_STATUSES.includes(instance.status) || instance.wakeAt === null || instance.wakeAt > query.dueBefore)
+      continue;
+    if (instance.leaseToken !== null && (instance.leaseUntil === null || instance.leaseUntil >= query.dueBefore))
+      continue;
     const key = JSON.stringify([instance.workflow, instance.version]);
     if (declared.has(key)) continue;
     found += 1;
@@ -80,7 +97,12 @@ export function countUndeclaredDue(instances: Iterable<WorkflowInstance>, query:
 }
 
 /** Instances of `workflow` holding a live lease at `now`, with `concurrencyKey` unless it is null. */
-export function countLeased(instances: Iterable<WorkflowInstance>, workflow: string, concurrencyKey: string | null, now: number): number {
+export function countLeased(
+  instances: Iterable<WorkflowInstance>,
+  workflow: string,
+  concurrencyKey: string | null,
+  now: number,
+): number {
   let count = 0;
   for (const instance of instances) {
     if (instance.workflow !== workflow || !hasLiveLease(instance, now)) continue;

@@ -15,7 +15,10 @@ const INSTANCE_FIELDS = ['input', 'output', 'error', 'customStatus', 'cancelReas
  * `rewritePayloads()` of the in-memory store: each payload replaced (by a copy of `to`) only while
  * it is still deeply equal to `from`; entries keep their place in the journal. Returns the count.
  */
-export function rewriteInstancePayloads(stored: RewritableInstance | undefined, rewrite: WorkflowPayloadRewrite): number {
+export function rewriteInstancePayloads(
+  stored: RewritableInstance | undefined,
+  rewrite: WorkflowPayloadRewrite,
+): number {
   if (!stored) return 0;
   let replaced = 0;
   const fields = stored.instance as unknown as Record<string, unknown>;
@@ -29,7 +32,10 @@ export function rewriteInstancePayloads(stored: RewritableInstance | undefined, 
   for (const change of rewrite.entries ?? []) {
     const current = stored.journal.get(change.name);
     if (current !== undefined && isDeepStrictEqual(JSON.parse(current), change.from)) {
-      stored.journal.set(change.name, JSON.stringify({ ...change.to, name: change.name } satisfies WorkflowJournalEntry));
+      stored.journal.set(
+        change.name,
+        JSON.stringify({ ...change.to, name: change.name } satisfies WorkflowJournalEntry),
+      );
       replaced++;
     }
   }
@@ -37,7 +43,11 @@ export function rewriteInstancePayloads(stored: RewritableInstance | undefined, 
 }
 
 /** Replaces a stored value in place while it is still deeply equal to `change.from`. */
-export function rewriteIfUnchanged<K extends string>(holder: Record<K, unknown> | undefined, field: K, change: WorkflowPayloadChange): boolean {
+export function rewriteIfUnchanged<K extends string>(
+  holder: Record<K, unknown> | undefined,
+  field: K,
+  change: WorkflowPayloadChange,
+): boolean {
   if (!holder || !isDeepStrictEqual(holder[field], change.from)) return false;
   holder[field] = structuredClone(change.to);
   return true;

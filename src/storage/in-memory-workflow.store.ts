@@ -14,7 +14,17 @@ import {
   type WorkflowStatus,
   type WorkflowWait,
 } from './workflow-instance.js';
-import { compareIds, copyInstance, countDue, countLeased, countUndeclaredDue, hasLiveLease, listPage, makeDue, windowKey } from './in-memory-list.js';
+import {
+  compareIds,
+  copyInstance,
+  countDue,
+  countLeased,
+  countUndeclaredDue,
+  hasLiveLease,
+  listPage,
+  makeDue,
+  windowKey,
+} from './in-memory-list.js';
 import { newStoredInstance } from './in-memory-new-instance.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from './plain-copy.js';
@@ -90,7 +100,11 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     return this.createNow(init);
   }
 
-  async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  async createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    init: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     // The lease check and the insert with no `await` between: a pause or a delete lands before both or after.
     if (!this.schedules.fenced(scheduleId, token, init.now)) return null;
     return this.createNow(init);
@@ -111,12 +125,16 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const stored = this.instances.get(id);
     if (!stored) return null;
     const details: WorkflowInstanceDetails = { ...copyInstance(stored.instance), waits: copy(stored.waits) };
-    if (options?.journal) details.journal = Array.from(stored.journal.values(), (text) => JSON.parse(text) as WorkflowJournalEntry);
+    if (options?.journal)
+      details.journal = Array.from(stored.journal.values(), (text) => JSON.parse(text) as WorkflowJournalEntry);
     return details;
   }
 
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    return listPage([...this.instances.values()].map((stored) => stored.instance), query).map(copyInstance);
+    return listPage(
+      [...this.instances.values()].map((stored) => stored.instance),
+      query,
+    ).map(copyInstance);
   }
 
   async countDue(now: number, cap: number): Promise<number> {
@@ -153,7 +171,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     if (hasLiveLease(instance, reopen.now)) return false;
     if (instance.status !== reopen.expect.status || instance.runs !== reopen.expect.runs) return false;
     // Each child it will wait for must still be able to end it: a purge() or delete() may have come since the caller's check.
-    const reachable = (c?: WorkflowInstance) => c !== undefined && (!FINISHED.has(c.status) || this.signalLog.hasAbove(CHILD_ENDED_SIGNAL, c.id, 0));
+    const reachable = (c?: WorkflowInstance) =>
+      c !== undefined && (!FINISHED.has(c.status) || this.signalLog.hasAbove(CHILD_ENDED_SIGNAL, c.id, 0));
     if (reopen.awaitedChildren?.some((child) => !reachable(this.instances.get(child)?.instance))) return false;
     upsertEntries(stored, reopen.entries, entries);
     instance.status = reopen.status;
@@ -188,9 +207,12 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   // Re-encryption (in-memory-payload-rewrite.ts).
-  rewritePayloads = async (id: string, rewrite: WorkflowPayloadRewrite): Promise<number> => rewriteInstancePayloads(this.instances.get(id), rewrite);
-  listSignals = async (query: WorkflowSignalPageQuery): Promise<WorkflowSignalRecord[]> => copy(this.signalLog.page(query.afterId, query.limit));
-  rewriteSignalPayload = async (id: number, change: WorkflowPayloadChange): Promise<boolean> => rewriteIfUnchanged(this.signalLog.byId(id), 'payload', change);
+  rewritePayloads = async (id: string, rewrite: WorkflowPayloadRewrite): Promise<number> =>
+    rewriteInstancePayloads(this.instances.get(id), rewrite);
+  listSignals = async (query: WorkflowSignalPageQuery): Promise<WorkflowSignalRecord[]> =>
+    copy(this.signalLog.page(query.afterId, query.limit));
+  rewriteSignalPayload = async (id: number, change: WorkflowPayloadChange): Promise<boolean> =>
+    rewriteIfUnchanged(this.signalLog.byId(id), 'payload', change);
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
     return copy(this.signalLog.find(query.name, query.key, query.afterId, query.upToId));
@@ -205,7 +227,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     // parent cut short before journaling it would, on replay, create it and run it again.
     const instances = [...this.instances.values()]
       .map((stored) => stored.instance)
-      .filter((i) => FINISHED.has(i.status) && statuses.has(i.status) && i.updatedAt < before && !this.parentUnfinished(i.id))
+      .filter(
+        (i) => FINISHED.has(i.status) && statuses.has(i.status) && i.updatedAt < before && !this.parentUnfinished(i.id),
+      )
       .sort((a, b) => a.updatedAt - b.updatedAt || compareIds(a.id, b.id))
       .slice(0, limit);
     for (const instance of instances) {
@@ -215,7 +239,11 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
     // The newest signal stays so the last id never goes back (a new instance's cursor relies on it),
     // and a child's end stays while its parent is unfinished: the parent may not have taken it yet.
-    const signals = this.signalLog.purge(before, limit, (s) => s.name === CHILD_ENDED_SIGNAL && this.parentUnfinished(s.key));
+    const signals = this.signalLog.purge(
+      before,
+      limit,
+      (s) => s.name === CHILD_ENDED_SIGNAL && this.parentUnfinished(s.key),
+    );
 
     const windows = [...this.windows.entries()]
       .filter(([, window]) => window.windowEnd < before)
@@ -391,6 +419,10 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 }
 
 /** Upserts by name (a replaced entry keeps its place, a new one goes last): `entries` with the texts `storedEntryTexts()` made. */
-function upsertEntries(stored: StoredInstance, entries: readonly WorkflowJournalEntry[], texts: readonly string[]): void {
+function upsertEntries(
+  stored: StoredInstance,
+  entries: readonly WorkflowJournalEntry[],
+  texts: readonly string[],
+): void {
   for (let index = 0; index < entries.length; index++) stored.journal.set(entries[index]!.name, texts[index]!);
 }

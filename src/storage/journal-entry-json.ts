@@ -28,7 +28,8 @@ export function journalEntryJson(entry: WorkflowJournalEntry, keep = false): str
   const text = JSON.stringify(entry);
   // Checked (a lone surrogate, a NUL: see `wellFormedJson()`) before any store sends it: a SQL store
   // takes this text as it is. The message is made only for a text that may hold either.
-  if (text.includes('\\ud') || text.includes('\\u0000')) wellFormedJson(text, `journal entry ${JSON.stringify(entry.name)}`);
+  if (text.includes('\\ud') || text.includes('\\u0000'))
+    wellFormedJson(text, `journal entry ${JSON.stringify(entry.name)}`);
   if (keep && Object.isExtensible(entry)) Object.defineProperty(entry, TEXT, { value: text });
   return text;
 }
@@ -43,6 +44,7 @@ export function journalJson(entries: readonly WorkflowJournalEntry[]): string {
   if (entries.length === 0) return '[]';
   if (entries.length === 1) return `[${journalEntryJson(entries[0]!)}]`;
   let text = '[';
-  for (let index = 0; index < entries.length; index++) text += (index === 0 ? '' : ',') + journalEntryJson(entries[index]!);
+  for (let index = 0; index < entries.length; index++)
+    text += (index === 0 ? '' : ',') + journalEntryJson(entries[index]!);
   return `${text}]`;
 }

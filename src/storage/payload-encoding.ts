@@ -62,7 +62,11 @@ export class PayloadEncoding {
   }
 
   async reopen(reopen: WorkflowReopen): Promise<WorkflowReopen> {
-    return { ...reopen, error: (await encodeError(this.chain, reopen.error)) ?? null, entries: await this.entries(reopen.entries) };
+    return {
+      ...reopen,
+      error: (await encodeError(this.chain, reopen.error)) ?? null,
+      entries: await this.entries(reopen.entries),
+    };
   }
 
   async signal(signal: NewWorkflowSignal): Promise<NewWorkflowSignal> {
@@ -121,7 +125,8 @@ export class PayloadEncoding {
         return undefined;
       }
     };
-    const out = 'waits' in instance ? await this.decodeDetails(instance, lenient) : await this.decodeInstance(instance, lenient);
+    const out =
+      'waits' in instance ? await this.decodeDetails(instance, lenient) : await this.decodeInstance(instance, lenient);
     if (failures.length > 0) {
       const unreadable: WorkflowUnreadablePayloads = {
         reason: failures[0]!.error.message,
@@ -147,7 +152,11 @@ export class PayloadEncoding {
       return await this.schedule(record);
     } catch (error) {
       if (!(error instanceof WorkflowPayloadError)) throw error;
-      return { ...record, input: undefined, unreadable: { reason: error.message, codecIds: [error.codecId], fields: ['input'] } };
+      return {
+        ...record,
+        input: undefined,
+        unreadable: { reason: error.message, codecIds: [error.codecId], fields: ['input'] },
+      };
     }
   }
 
@@ -160,14 +169,19 @@ export class PayloadEncoding {
       output: await decode(instance.output, 'output'),
       error: (await decodeError(decode, instance.error, 'error')) ?? null,
       customStatus: await decode(instance.customStatus, 'customStatus'),
-      cancelReason: instance.cancelReason === null ? null : (((await decode(instance.cancelReason, 'cancelReason')) as string | undefined) ?? null),
+      cancelReason:
+        instance.cancelReason === null
+          ? null
+          : (((await decode(instance.cancelReason, 'cancelReason')) as string | undefined) ?? null),
     };
   }
 
   private async decodeDetails(details: WorkflowInstanceDetails, decode: Decode): Promise<WorkflowInstanceDetails> {
     const out = await this.decodeInstance(details, decode);
-    if (details.journal) out.journal = await Promise.all(details.journal.map((entry) => this.decodeEntry(entry, decode)));
-    if (details.children) out.children = await Promise.all(details.children.map((child) => this.decodeInstance(child, decode)));
+    if (details.journal)
+      out.journal = await Promise.all(details.journal.map((entry) => this.decodeEntry(entry, decode)));
+    if (details.children)
+      out.children = await Promise.all(details.children.map((child) => this.decodeInstance(child, decode)));
     return out;
   }
 
@@ -176,7 +190,8 @@ export class PayloadEncoding {
     const out = { ...entry };
     const field = `journal.${entry.name}`;
     if (entry.value !== undefined) out.value = await decode(entry.value, `${field}.value`);
-    if (entry.error !== undefined && entry.error !== null) out.error = await decodeError(decode, entry.error, `${field}.error`);
+    if (entry.error !== undefined && entry.error !== null)
+      out.error = await decodeError(decode, entry.error, `${field}.error`);
     return out;
   }
 }

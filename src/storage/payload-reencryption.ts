@@ -78,9 +78,15 @@ export class PayloadReencryption {
   async run(options: WorkflowReencryptOptions = {}): Promise<WorkflowReencryptResult> {
     const store = this.requireStore();
     const batch = options.batchSize ?? 100;
-    if (!Number.isInteger(batch) || batch < 1 || batch > 1000) throw new TypeError(`Invalid reencrypt() option "batchSize": ${String(batch)}. Use a whole number from 1 to 1000.`);
+    if (!Number.isInteger(batch) || batch < 1 || batch > 1000)
+      throw new TypeError(
+        `Invalid reencrypt() option "batchSize": ${String(batch)}. Use a whole number from 1 to 1000.`,
+      );
     const maxPasses = options.maxPasses ?? 3;
-    if (!Number.isInteger(maxPasses) || maxPasses < 1) throw new TypeError(`Invalid reencrypt() option "maxPasses": ${String(maxPasses)}. Use a whole number, 1 or more.`);
+    if (!Number.isInteger(maxPasses) || maxPasses < 1)
+      throw new TypeError(
+        `Invalid reencrypt() option "maxPasses": ${String(maxPasses)}. Use a whole number, 1 or more.`,
+      );
     const progress: WorkflowReencryptProgress = {
       pass: 1,
       phase: 'instances',
@@ -110,8 +116,14 @@ export class PayloadReencryption {
   }
 
   /** One pass from `progress.cursor` to the end; resolves to `false` when `options.signal` stopped it first. */
-  private async pass(store: Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore, batch: number, progress: WorkflowReencryptProgress, options: WorkflowReencryptOptions): Promise<boolean> {
-    const report = () => options.onProgress?.({ ...progress, read: { ...progress.read }, cursor: { ...progress.cursor } });
+  private async pass(
+    store: Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore,
+    batch: number,
+    progress: WorkflowReencryptProgress,
+    options: WorkflowReencryptOptions,
+  ): Promise<boolean> {
+    const report = () =>
+      options.onProgress?.({ ...progress, read: { ...progress.read }, cursor: { ...progress.cursor } });
     progress.phase = 'instances';
     for (;;) {
       if (options.signal?.aborted) return false;
@@ -131,7 +143,7 @@ export class PayloadReencryption {
       const page = await store.listSignals({ afterId: progress.cursor.signal, limit: batch });
       for (const record of page) {
         const change = await this.change(record.payload, progress);
-        if (change) this.count(await store.rewriteSignalPayload(record.id, change) ? 1 : 0, 1, progress);
+        if (change) this.count((await store.rewriteSignalPayload(record.id, change)) ? 1 : 0, 1, progress);
         progress.read.signals++;
         progress.cursor.signal = record.id;
       }
@@ -144,7 +156,11 @@ export class PayloadReencryption {
       // By key, past the last one done: with an offset, a schedule deleted behind the position
       // meanwhile would move the next one into the page already read, and it would be skipped.
       const after = progress.cursor.schedule;
-      const page = await store.listSchedules({ limit: Math.min(batch, SCHEDULE_PAGE_LIMIT), offset: 0, ...(after === null ? {} : { after }) });
+      const page = await store.listSchedules({
+        limit: Math.min(batch, SCHEDULE_PAGE_LIMIT),
+        offset: 0,
+        ...(after === null ? {} : { after }),
+      });
       if (after !== null && page.some((schedule) => schedule.id === after)) throw ignoredAfter(store, after);
       for (const schedule of page) {
         const change = await this.change(schedule.input, progress);
@@ -174,7 +190,11 @@ export class PayloadReencryption {
   }
 
   /** Rewrites what is not current of one instance: its fields and its journal's values and errors. */
-  private async instance(store: Required<Pick<WorkflowStore, 'rewritePayloads'>> & WorkflowStore, listed: WorkflowInstance, progress: WorkflowReencryptProgress): Promise<void> {
+  private async instance(
+    store: Required<Pick<WorkflowStore, 'rewritePayloads'>> & WorkflowStore,
+    listed: WorkflowInstance,
+    progress: WorkflowReencryptProgress,
+  ): Promise<void> {
     const stored = await store.get(listed.id, { journal: true });
     if (!stored) return; // deleted since the page was read
     const rewrite: WorkflowPayloadRewrite = {};
@@ -208,7 +228,10 @@ export class PayloadReencryption {
     if (wanted > 0) this.count(await store.rewritePayloads(stored.id, rewrite), wanted, progress);
   }
 
-  private async entry(entry: WorkflowJournalEntry, progress: WorkflowReencryptProgress): Promise<WorkflowJournalEntry | null> {
+  private async entry(
+    entry: WorkflowJournalEntry,
+    progress: WorkflowReencryptProgress,
+  ): Promise<WorkflowJournalEntry | null> {
     const value = entry.value === undefined ? null : await this.change(entry.value, progress);
     const error = entry.error ? await this.errorChange(entry.error, progress) : null;
     if (!value && !error) return null;
@@ -232,7 +255,10 @@ export class PayloadReencryption {
   }
 
   /** An error is current when every encoded field of it is; else it is re-encoded whole. */
-  private async errorChange(stored: SerializedWorkflowError | null, progress: WorkflowReencryptProgress): Promise<WorkflowPayloadChange<SerializedWorkflowError | null> | null> {
+  private async errorChange(
+    stored: SerializedWorkflowError | null,
+    progress: WorkflowReencryptProgress,
+  ): Promise<WorkflowPayloadChange<SerializedWorkflowError | null> | null> {
     if (!stored) return null;
     let current = true;
     let unreadable = false;
@@ -271,7 +297,8 @@ export class PayloadReencryption {
           'Every store shipped with @nestjs/workflows has them; add them to your own store (see the WorkflowStore contract).',
       );
     }
-    return store as Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore;
+    return store as Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> &
+      WorkflowStore;
   }
 }
 

@@ -11,7 +11,8 @@ export function plainCopy<T>(value: T): T {
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     const item = plainCopy((value as Record<string, unknown>)[key]);
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
     else copy[key] = item;
   }
   return copy as T;

@@ -43,7 +43,8 @@ export function storedEntryTexts(store: string, id: string, entries: readonly Wo
   const texts: string[] = new Array(entries.length);
   for (let index = 0; index < entries.length; index++) {
     const entry = entries[index]!;
-    texts[index] = keptJournalEntryJson(entry) ?? storedJsonText(entry, store, `journal entry "${entry.name}" of instance "${id}"`)!;
+    texts[index] =
+      keptJournalEntryJson(entry) ?? storedJsonText(entry, store, `journal entry "${entry.name}" of instance "${id}"`)!;
   }
   return texts;
 }

@@ -5,14 +5,7 @@ export type { SerializedWorkflowError, WorkflowWait };
 
 /** Where an instance is in its life. The first four are unfinished; the last four are final. */
 export type WorkflowStatus =
-  | 'pending'
-  | 'running'
-  | 'suspended'
-  | 'compensating'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'compensation_failed';
+  'pending' | 'running' | 'suspended' | 'compensating' | 'completed' | 'failed' | 'cancelled' | 'compensation_failed';
 
 /** Statuses a worker may still claim: the instance has not finished. */
 export const UNFINISHED_STATUSES: readonly WorkflowStatus[] = ['pending', 'running', 'suspended', 'compensating'];
@@ -22,7 +15,6 @@ export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'faile
 
 /** What happens to an unfinished child when its parent ends. */
 export type WorkflowParentClose = 'cancel' | 'terminate' | 'abandon';
-
 
 /** A workflow instance as the store keeps it. Times are epoch milliseconds. */
 export interface WorkflowInstance {
@@ -75,7 +67,6 @@ export interface WorkflowInstance {
   /** Only on reads (`getStatus()`, `list()`): payloads no configured codec could decode, and why. */
   unreadable?: WorkflowUnreadablePayloads;
 }
-
 
 /** What a journal entry records. Names starting with `$` are the engine's own entries. */
 export type WorkflowJournalKind = 'step' | 'sleep' | 'signal' | 'child' | 'value' | 'compensation';

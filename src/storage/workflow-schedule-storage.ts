@@ -60,7 +60,10 @@ export abstract class WorkflowScheduleStorage {
    * with `readable: true` (for a caller that never saves the input back) it reads as `undefined`
    * and `unreadable` says why.
    */
-  async listSchedules(query: WorkflowScheduleQuery, options: { readable?: boolean } = {}): Promise<WorkflowScheduleRecord[]> {
+  async listSchedules(
+    query: WorkflowScheduleQuery,
+    options: { readable?: boolean } = {},
+  ): Promise<WorkflowScheduleRecord[]> {
     const records = await this.store.listSchedules(query);
     const { encoding } = this;
     if (!options.readable || !encoding) return this.decodeSchedules(records);
@@ -86,7 +89,12 @@ export abstract class WorkflowScheduleStorage {
         } catch (error) {
           if (!(error instanceof WorkflowPayloadError)) throw error;
           const { now, token } = request;
-          await this.store.writeSchedule(record.id, token, { now, state: record.state, wakeAt: now + UNREADABLE_RETRY_DELAY, release: true });
+          await this.store.writeSchedule(record.id, token, {
+            now,
+            state: record.state,
+            wakeAt: now + UNREADABLE_RETRY_DELAY,
+            release: true,
+          });
           this.options.onUnreadable?.(`Schedule "${record.id}"`, error);
           return null;
         }
@@ -103,7 +111,11 @@ export abstract class WorkflowScheduleStorage {
    * `create()` of a schedule's occurrence, only while `token` holds the schedule's live lease (with
    * `token: null`, while the schedule exists); `null` otherwise.
    */
-  async createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
+  async createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     const { encoding } = this;
     if (!encoding) return this.store.createOccurrence(scheduleId, token, instance);
     const result = await this.store.createOccurrence(scheduleId, token, await encoding.newInstance(instance));
@@ -112,11 +124,15 @@ export abstract class WorkflowScheduleStorage {
 
   /** A create's result: the new instance with the input as given, or the existing one decoded. */
   protected async created(given: NewWorkflowInstance, result: { instance: WorkflowInstance; created: boolean }) {
-    const instance = result.created ? { ...result.instance, input: given.input } : await this.encoding!.instance(result.instance);
+    const instance = result.created
+      ? { ...result.instance, input: given.input }
+      : await this.encoding!.instance(result.instance);
     return { instance, created: result.created };
   }
 
-  private decodeSchedules(records: WorkflowScheduleRecord[]): Promise<WorkflowScheduleRecord[]> | WorkflowScheduleRecord[] {
+  private decodeSchedules(
+    records: WorkflowScheduleRecord[],
+  ): Promise<WorkflowScheduleRecord[]> | WorkflowScheduleRecord[] {
     const { encoding } = this;
     if (!encoding || records.length === 0) return records;
     return Promise.all(records.map((record) => encoding.schedule(record)));

@@ -1,7 +1,11 @@
 import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
 import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import { PayloadEncoding } from './payload-encoding.js';
-import { PayloadReencryption, type WorkflowReencryptOptions, type WorkflowReencryptResult } from './payload-reencryption.js';
+import {
+  PayloadReencryption,
+  type WorkflowReencryptOptions,
+  type WorkflowReencryptResult,
+} from './payload-reencryption.js';
 import { initStore } from './store-startup.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from './workflow-instance.js';
 import type {
@@ -27,7 +31,11 @@ import type {
   WorkflowWrite,
 } from './workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
-import { UNREADABLE_RETRY_DELAY, WorkflowScheduleStorage, type WorkflowStorageOptions } from './workflow-schedule-storage.js';
+import {
+  UNREADABLE_RETRY_DELAY,
+  WorkflowScheduleStorage,
+  type WorkflowStorageOptions,
+} from './workflow-schedule-storage.js';
 
 export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-schedule-storage.js';
 
@@ -75,11 +83,17 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
   }
 
   /** `create()` inside the application's transaction; a `TypeError` when the store can't. */
-  async createInTransaction(transaction: unknown, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
+  async createInTransaction(
+    transaction: unknown,
+    instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean }> {
     if (!this.store.createInTransaction) throw this.noTransactions('start()');
     const { encoding } = this;
     if (!encoding) return this.store.createInTransaction(transaction, instance);
-    return this.created(instance, await this.store.createInTransaction(transaction, await encoding.newInstance(instance)));
+    return this.created(
+      instance,
+      await this.store.createInTransaction(transaction, await encoding.newInstance(instance)),
+    );
   }
 
   /**
@@ -87,7 +101,10 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
    * configured codec can read throws `WorkflowPayloadError`; with `readable: true` (readers such as
    * `getStatus()`) it reads as `undefined` and is listed in `unreadable` instead.
    */
-  async get(id: string, options: { journal?: boolean; readable?: boolean } = {}): Promise<WorkflowInstanceDetails | null> {
+  async get(
+    id: string,
+    options: { journal?: boolean; readable?: boolean } = {},
+  ): Promise<WorkflowInstanceDetails | null> {
     const details = await this.store.get(id, options.journal ? { journal: true } : undefined);
     if (!details || !this.encoding) return details;
     return options.readable ? this.encoding.readable(details) : this.encoding.details(details);
@@ -188,7 +205,10 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
         }
       }),
     );
-    return { instances: decoded.filter((instance): instance is WorkflowInstance => instance !== null), lastSignalId: claim.lastSignalId };
+    return {
+      instances: decoded.filter((instance): instance is WorkflowInstance => instance !== null),
+      lastSignalId: claim.lastSignalId,
+    };
   }
 
   /**
@@ -196,7 +216,13 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
    * again after `UNREADABLE_RETRY_DELAY`, with no waits (a run reads its signals again from its
    * journal's cursors, so none is lost). Returns whether the lease still stood.
    */
-  async handBackUnreadable(instance: WorkflowInstance, token: string, signalCursor: number, error: WorkflowPayloadError, now: number): Promise<boolean> {
+  async handBackUnreadable(
+    instance: WorkflowInstance,
+    token: string,
+    signalCursor: number,
+    error: WorkflowPayloadError,
+    now: number,
+  ): Promise<boolean> {
     const landed = await this.store.write(instance.id, token, {
       now,
       entries: [],
@@ -237,7 +263,12 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
    * `ctx.transaction()`: `body` runs in a transaction of the store's database; what it writes with
    * `tx.write()` is encoded here first, like every `write()`. A `TypeError` when the store can't.
    */
-  transaction<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T> {
+  transaction<T>(
+    id: string,
+    token: string,
+    body: (tx: WorkflowStoreTransaction) => Promise<T>,
+    options: WorkflowStoreTransactionOptions,
+  ): Promise<T> {
     if (!this.store.transaction) return Promise.reject(this.noTransactions('ctx.transaction()'));
     return this.store.transaction(
       id,
@@ -259,7 +290,9 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
    */
   reencrypt(options: WorkflowReencryptOptions, now: () => number): Promise<WorkflowReencryptResult> {
     if (!this.encoding) {
-      return Promise.reject(new TypeError('Re-encryption needs a codec: configure the codec option, with the new key first, then run it.'));
+      return Promise.reject(
+        new TypeError('Re-encryption needs a codec: configure the codec option, with the new key first, then run it.'),
+      );
     }
     return new PayloadReencryption(this.store, this.encoding.chain, now).run(options);
   }
@@ -282,7 +315,10 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
    * `WorkflowWakeUpKind`); resolves to a function that stops it, or `null` when the store can't
    * notify (polling alone then finds the work). `options`: see `WorkflowListenOptions`.
    */
-  async listen(listener: (id?: string, kind?: WorkflowWakeUpKind) => void, options?: WorkflowListenOptions): Promise<(() => Promise<void>) | null> {
+  async listen(
+    listener: (id?: string, kind?: WorkflowWakeUpKind) => void,
+    options?: WorkflowListenOptions,
+  ): Promise<(() => Promise<void>) | null> {
     return this.store.listen ? this.store.listen(listener, options) : null;
   }
 

@@ -131,5 +131,9 @@ export interface WorkflowScheduleStore {
    * the same lock, so no trigger that read the schedule before a delete returned starts after it.
    * Returns `null` also when the instance exists and the fence no longer holds.
    */
-  createOccurrence(scheduleId: string, token: string | null, instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
+  createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 }

@@ -10,8 +10,18 @@ import type {
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
 } from './workflow-store-instances.js';
-import type { WorkflowClaimRequest, WorkflowClaim, WorkflowUndeclaredDue, WorkflowUndeclaredDueQuery } from './workflow-store-claims.js';
-import type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
+import type {
+  WorkflowClaimRequest,
+  WorkflowClaim,
+  WorkflowUndeclaredDue,
+  WorkflowUndeclaredDueQuery,
+} from './workflow-store-claims.js';
+import type {
+  NewWorkflowSignal,
+  WorkflowSignalResult,
+  WorkflowSignalQuery,
+  WorkflowSignalRecord,
+} from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
@@ -239,7 +249,12 @@ export interface WorkflowStore extends WorkflowScheduleStore {
    * the same transaction, fenced by `token` like `write()`: so the callback's rows and the result
    * commit together or not at all. A store without it can't run `ctx.transaction()`.
    */
-  transaction?<T>(id: string, token: string, body: (tx: WorkflowStoreTransaction) => Promise<T>, options: WorkflowStoreTransactionOptions): Promise<T>;
+  transaction?<T>(
+    id: string,
+    token: string,
+    body: (tx: WorkflowStoreTransaction) => Promise<T>,
+    options: WorkflowStoreTransactionOptions,
+  ): Promise<T>;
 
   /**
    * Re-encryption (optional for stores of your own; every store we ship has it, and the contract
@@ -276,7 +291,10 @@ export interface WorkflowStore extends WorkflowScheduleStore {
    * store that can only ask which of them has a request (MySQL): it must ask even while the
    * listener needs no wake-ups, after a `'cancel'` without an id for the claims still out.
    */
-  listen?(listener: (id?: string, kind?: WorkflowWakeUpKind) => void, options?: WorkflowListenOptions): Promise<() => Promise<void>>;
+  listen?(
+    listener: (id?: string, kind?: WorkflowWakeUpKind) => void,
+    options?: WorkflowListenOptions,
+  ): Promise<() => Promise<void>>;
 
   /**
    * Optional: calls `listener` with an instance's id when it ends (completed, failed, cancelled,
@@ -351,7 +369,12 @@ export type {
   WorkflowUndeclaredDue,
   WorkflowUndeclaredDueQuery,
 } from './workflow-store-claims.js';
-export type { NewWorkflowSignal, WorkflowSignalResult, WorkflowSignalQuery, WorkflowSignalRecord } from './workflow-store-signals.js';
+export type {
+  NewWorkflowSignal,
+  WorkflowSignalResult,
+  WorkflowSignalQuery,
+  WorkflowSignalRecord,
+} from './workflow-store-signals.js';
 export type {
   WorkflowScheduleRecord,
   WorkflowScheduleSave,

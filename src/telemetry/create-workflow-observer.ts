@@ -12,9 +12,17 @@ export const DUE_BACKLOG_CAP = 10_000;
  * is installed (an optional peer), else nothing at all. With `encrypted` (a codec is configured),
  * spans carry errors by name only: their messages and stacks are encrypted at rest.
  */
-export async function createWorkflowObserver(enabled: boolean, storage: WorkflowStorage, clock: WorkflowClock, encrypted: boolean): Promise<WorkflowObserver> {
+export async function createWorkflowObserver(
+  enabled: boolean,
+  storage: WorkflowStorage,
+  clock: WorkflowClock,
+  encrypted: boolean,
+): Promise<WorkflowObserver> {
   if (!enabled) return NO_OBSERVER;
   const api = await loadOpenTelemetry();
   if (!api) return NO_OBSERVER;
-  return new OpenTelemetryObserver(api, { dueBacklog: () => storage.countDue(clock.now(), DUE_BACKLOG_CAP), errorMessages: !encrypted });
+  return new OpenTelemetryObserver(api, {
+    dueBacklog: () => storage.countDue(clock.now(), DUE_BACKLOG_CAP),
+    errorMessages: !encrypted,
+  });
 }

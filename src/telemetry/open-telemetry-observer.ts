@@ -1,6 +1,11 @@
 import type * as OpenTelemetryApi from '@opentelemetry/api';
 import type { Attributes, Context, Counter, Histogram, Span, Tracer } from '@opentelemetry/api';
-import type { ExecutionObserver, ObservedOperation, ObservedOutcome, WorkflowObserver } from '../engine/workflow-observer.js';
+import type {
+  ExecutionObserver,
+  ObservedOperation,
+  ObservedOutcome,
+  WorkflowObserver,
+} from '../engine/workflow-observer.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
 import type { WorkflowEventType } from '../events/workflow-event.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
@@ -87,20 +92,36 @@ export class OpenTelemetryObserver implements WorkflowObserver {
     this.errorMessages = options.errorMessages;
     this.tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
     const meter = api.metrics.getMeter(INSTRUMENTATION_NAME);
-    const counter = (name: string, description: string) => meter.createCounter(name, { description, unit: '{instance}' });
+    const counter = (name: string, description: string) =>
+      meter.createCounter(name, { description, unit: '{instance}' });
     this.counters = {
       started: counter('workflows.instances.started', 'Instances whose first execution started.'),
       completed: counter('workflows.instances.completed', 'Instances that completed.'),
       failed: counter('workflows.instances.failed', 'Instances that failed (or whose compensations failed).'),
       cancelled: counter('workflows.instances.cancelled', 'Instances cancelled or terminated.'),
-      leaseLosses: meter.createCounter('workflows.lease.losses', { description: 'Executions that lost their lease to another worker.', unit: '{execution}' }),
+      leaseLosses: meter.createCounter('workflows.lease.losses', {
+        description: 'Executions that lost their lease to another worker.',
+        unit: '{execution}',
+      }),
     };
-    this.stepDuration = meter.createHistogram('workflows.step.duration', { description: 'One attempt of a step, from its start to its result or error.', unit: 'ms' });
-    this.claimLatency = meter.createHistogram('workflows.claim.latency', { description: 'From when an instance became due to when a worker claimed it.', unit: 'ms' });
+    this.stepDuration = meter.createHistogram('workflows.step.duration', {
+      description: 'One attempt of a step, from its start to its result or error.',
+      unit: 'ms',
+    });
+    this.claimLatency = meter.createHistogram('workflows.claim.latency', {
+      description: 'From when an instance became due to when a worker claimed it.',
+      unit: 'ms',
+    });
     this.stepsMeasured = this.stepDuration !== api.createNoopMeter().createHistogram('workflows.step.duration');
-    this.signalLatency = meter.createHistogram('workflows.signal.delivery_latency', { description: 'From when a signal was sent to when a wait took it.', unit: 'ms' });
+    this.signalLatency = meter.createHistogram('workflows.signal.delivery_latency', {
+      description: 'From when a signal was sent to when a wait took it.',
+      unit: 'ms',
+    });
     meter
-      .createObservableGauge('workflows.backlog.due', { description: 'Instances due now that no worker holds (counted up to 10,000).', unit: '{instance}' })
+      .createObservableGauge('workflows.backlog.due', {
+        description: 'Instances due now that no worker holds (counted up to 10,000).',
+        unit: '{instance}',
+      })
       .addCallback(async (result) => {
         const backlog = await options.dueBacklog().catch(() => null);
         if (backlog !== null) result.observe(backlog);
@@ -114,11 +135,15 @@ export class OpenTelemetryObserver implements WorkflowObserver {
    */
   private count(workflow: string, type: WorkflowEventType): void {
     const counter =
-      type === 'workflow-started' ? this.counters.started
-      : type === 'workflow-completed' ? this.counters.completed
-      : type === 'workflow-failed' || type === 'workflow-compensation-failed' ? this.counters.failed
-      : type === 'workflow-cancelled' ? this.counters.cancelled
-      : null;
+      type === 'workflow-started'
+        ? this.counters.started
+        : type === 'workflow-completed'
+          ? this.counters.completed
+          : type === 'workflow-failed' || type === 'workflow-compensation-failed'
+            ? this.counters.failed
+            : type === 'workflow-cancelled'
+              ? this.counters.cancelled
+              : null;
     counter?.add(1, { 'workflow.name': workflow });
   }
 
@@ -136,7 +161,8 @@ export class OpenTelemetryObserver implements WorkflowObserver {
 
   claimed(instances: readonly WorkflowInstance[], now: number): void {
     for (const instance of instances) {
-      if (instance.wakeAt !== null) this.claimLatency.record(Math.max(0, now - instance.wakeAt), { 'workflow.name': instance.workflow });
+      if (instance.wakeAt !== null)
+        this.claimLatency.record(Math.max(0, now - instance.wakeAt), { 'workflow.name': instance.workflow });
     }
   }
 
@@ -146,9 +172,19 @@ export class OpenTelemetryObserver implements WorkflowObserver {
 
   execution(instance: WorkflowInstance): ExecutionObserver {
     const { api, tracer } = this;
-    const parent: Context = instance.traceContext ? api.propagation.extract(api.ROOT_CONTEXT, instance.traceContext) : api.ROOT_CONTEXT;
-    const base: Attributes = { 'workflow.name': instance.workflow, 'workflow.version': instance.version, 'workflow.instance.id': instance.id };
-    const span = tracer.startSpan(`workflow.execute ${instance.workflow}`, { kind: SPAN_KIND_CONSUMER, attributes: { ...base, 'workflow.run': instance.runs } }, parent);
+    const parent: Context = instance.traceContext
+      ? api.propagation.extract(api.ROOT_CONTEXT, instance.traceContext)
+      : api.ROOT_CONTEXT;
+    const base: Attributes = {
+      'workflow.name': instance.workflow,
+      'workflow.version': instance.version,
+      'workflow.instance.id': instance.id,
+    };
+    const span = tracer.startSpan(
+      `workflow.execute ${instance.workflow}`,
+      { kind: SPAN_KIND_CONSUMER, attributes: { ...base, 'workflow.run': instance.runs } },
+      parent,
+    );
     // Nothing to trace into when no span of this execution records (no SDK, or one that sampled
     // this trace out) and no context manager would carry a context into the step's code: the
     // attempts then run without spans of their own (their duration is still measured), since a span
@@ -163,13 +199,20 @@ export class OpenTelemetryObserver implements WorkflowObserver {
     };
     return {
       around: <T>(kind: ObservedOperation, name: string, attempt: number, fn: () => Promise<T>) => {
-        if (!traced) return kind === 'step' && this.stepsMeasured ? this.timed(instance.workflow, name, fn, null) : fn();
-        return tracer.startActiveSpan(`workflow.${kind} ${name}`, { attributes: { ...base, [`workflow.${kind}.name`]: name, 'workflow.attempt': attempt } }, inside, (child) =>
-          kind === 'step' ? this.timed(instance.workflow, name, fn, child) : this.spanned(fn, child),
+        if (!traced)
+          return kind === 'step' && this.stepsMeasured ? this.timed(instance.workflow, name, fn, null) : fn();
+        return tracer.startActiveSpan(
+          `workflow.${kind} ${name}`,
+          { attributes: { ...base, [`workflow.${kind}.name`]: name, 'workflow.attempt': attempt } },
+          inside,
+          (child) => (kind === 'step' ? this.timed(instance.workflow, name, fn, child) : this.spanned(fn, child)),
         );
       },
       signalTaken: (signal, latency) => {
-        this.signalLatency.record(Math.max(0, latency), { 'workflow.name': instance.workflow, 'workflow.signal.name': signal });
+        this.signalLatency.record(Math.max(0, latency), {
+          'workflow.name': instance.workflow,
+          'workflow.signal.name': signal,
+        });
         span.addEvent('signal taken', { 'workflow.signal.name': signal, 'workflow.signal.latency_ms': latency });
       },
       event: (event) => {
@@ -198,7 +241,11 @@ export class OpenTelemetryObserver implements WorkflowObserver {
       throw error;
     } finally {
       child?.end();
-      this.stepDuration.record(performance.now() - started, { 'workflow.name': workflow, 'workflow.step.name': this.stepName(workflow, step), 'workflow.step.outcome': failed ? 'error' : 'ok' });
+      this.stepDuration.record(performance.now() - started, {
+        'workflow.name': workflow,
+        'workflow.step.name': this.stepName(workflow, step),
+        'workflow.step.outcome': failed ? 'error' : 'ok',
+      });
     }
   }
 
@@ -252,4 +299,3 @@ export class OpenTelemetryObserver implements WorkflowObserver {
 
 /** The key `contextCarried()` probes with. */
 const PROBE = Symbol('@nestjs/workflows:context-probe');
-

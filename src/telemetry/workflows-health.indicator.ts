@@ -52,7 +52,9 @@ export class WorkflowsHealthIndicator {
     const timeout = parseDuration(options.timeout ?? '3s', 'WorkflowsHealthIndicator option "timeout"');
     const maxBacklog = options.maxDueBacklog ?? 1_000;
     if (maxBacklog !== false && (!Number.isInteger(maxBacklog) || maxBacklog < 0)) {
-      throw new TypeError(`Invalid WorkflowsHealthIndicator option "maxDueBacklog": ${String(maxBacklog)}. Use a whole number, 0 or more, or false.`);
+      throw new TypeError(
+        `Invalid WorkflowsHealthIndicator option "maxDueBacklog": ${String(maxBacklog)}. Use a whole number, 0 or more, or false.`,
+      );
     }
     const { clock, worker: settings } = this.options;
     const maxClaimAge =
@@ -69,7 +71,9 @@ export class WorkflowsHealthIndicator {
     try {
       const now = clock.now();
       const backlog = await withTimeout(
-        (async () => (await this.storage.countDue(now, maxBacklog === false ? 1 : maxBacklog + 1)) ?? (await this.storage.get(BACKLOG_PROBE_ID), null))(),
+        (async () =>
+          (await this.storage.countDue(now, maxBacklog === false ? 1 : maxBacklog + 1)) ??
+          (await this.storage.get(BACKLOG_PROBE_ID), null))(),
         timeout,
       );
       details.store = { status: 'up', responseTimeMs: Math.round(performance.now() - started) };
@@ -97,14 +101,21 @@ export class WorkflowsHealthIndicator {
         lastClaimAt: loop.lastClaimAt === null ? null : new Date(loop.lastClaimAt).toISOString(),
       };
       if (!loop.running) problems.push('the worker loop is not running');
-      else if (!alive) problems.push(age === null ? 'the worker loop has not claimed yet' : `the worker loop last claimed ${Math.round(age / 1000)} s ago`);
+      else if (!alive)
+        problems.push(
+          age === null
+            ? 'the worker loop has not claimed yet'
+            : `the worker loop last claimed ${Math.round(age / 1000)} s ago`,
+        );
     }
 
     // Shown, never down (no restart of this process helps): instances of versions no process declares.
     const { undeclaredDue } = this.worker.loopStatus();
     if (undeclaredDue.length > 0) details.undeclaredDue = undeclaredDue;
 
-    return problems.length > 0 ? indicator.down({ ...details, message: `${problems.join('; ')}.` }) : indicator.up(details);
+    return problems.length > 0
+      ? indicator.down({ ...details, message: `${problems.join('; ')}.` })
+      : indicator.up(details);
   }
 }
 

@@ -2,4 +2,8 @@
 // runner itself: the contract suite takes vitest's or Jest's functions when it registers its tests.
 export { ManualWorkflowClock } from '../time/manual-workflow-clock.js';
 export { workflowStoreContract } from './workflow-store-contract.js';
-export type { WorkflowContractTestApi, WorkflowStoreContractOptions, WorkflowStoreHarness } from './workflow-store-contract.js';
+export type {
+  WorkflowContractTestApi,
+  WorkflowStoreContractOptions,
+  WorkflowStoreHarness,
+} from './workflow-store-contract.js';

@@ -51,8 +51,20 @@ export function testScope(): TestScope {
 }
 
 /** A new instance of `workflow` (version 1, due at `BASE_TIME`) with `overrides`. */
-export function newInstance(id: string, workflow: string, overrides: Partial<NewWorkflowInstance> = {}): NewWorkflowInstance {
-  return { id, workflow, version: 1, input: { order: id, lines: [1, 2] }, deadline: null, now: BASE_TIME, ...overrides };
+export function newInstance(
+  id: string,
+  workflow: string,
+  overrides: Partial<NewWorkflowInstance> = {},
+): NewWorkflowInstance {
+  return {
+    id,
+    workflow,
+    version: 1,
+    input: { order: id, lines: [1, 2] },
+    deadline: null,
+    now: BASE_TIME,
+    ...overrides,
+  };
 }
 
 /** A claim of `workflow` version 1 by `worker-1` at `BASE_TIME`, lease 30 s, with a fresh token. */
@@ -71,14 +83,27 @@ export function claimRequest(workflow: string, overrides: Partial<WorkflowClaimR
 
 /** A completed step entry; JSON-safe (no `undefined` fields), as every store must keep it. */
 export function journalEntry(name: string, overrides: Partial<WorkflowJournalEntry> = {}): WorkflowJournalEntry {
-  return { name, kind: 'step', state: 'completed', value: { result: name }, attempts: 1, createdAt: BASE_TIME, updatedAt: BASE_TIME, ...overrides };
+  return {
+    name,
+    kind: 'step',
+    state: 'completed',
+    value: { result: name },
+    attempts: 1,
+    createdAt: BASE_TIME,
+    updatedAt: BASE_TIME,
+    ...overrides,
+  };
 }
 
 export function newSignal(name: string, overrides: Partial<NewWorkflowSignal> = {}): NewWorkflowSignal {
   return { name, key: null, dedupeId: null, payload: { from: name }, now: BASE_TIME, ...overrides };
 }
 
-export function scheduleSave(id: string, workflow: string, overrides: Partial<WorkflowScheduleSave> = {}): WorkflowScheduleSave {
+export function scheduleSave(
+  id: string,
+  workflow: string,
+  overrides: Partial<WorkflowScheduleSave> = {},
+): WorkflowScheduleSave {
   return {
     id,
     workflow,
@@ -111,10 +136,17 @@ export async function lease(
   overrides: Partial<WorkflowClaimRequest> = {},
 ): Promise<{ token: string; cursor: number }> {
   await store.create(init);
-  const request = claimRequest(init.workflow, { now: init.now, limit: 1, workflows: [{ name: init.workflow, version: init.version }], ...overrides });
+  const request = claimRequest(init.workflow, {
+    now: init.now,
+    limit: 1,
+    workflows: [{ name: init.workflow, version: init.version }],
+    ...overrides,
+  });
   const claim = await store.claim(request);
   if (claim.instances.length !== 1 || claim.instances[0]!.id !== init.id) {
-    throw new Error(`Test setup: expected to lease ${init.id}, claimed [${claim.instances.map((i) => i.id).join(', ')}].`);
+    throw new Error(
+      `Test setup: expected to lease ${init.id}, claimed [${claim.instances.map((i) => i.id).join(', ')}].`,
+    );
   }
   return { token: request.token, cursor: claim.lastSignalId };
 }

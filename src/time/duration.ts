@@ -44,7 +44,9 @@ export function parseDuration(value: Duration, what = 'duration'): number {
 export function parsePositiveDuration(value: Duration, what: string, leftOut = 'no limit'): number {
   const ms = parseDuration(value, what);
   if (ms <= 0) {
-    throw invalidInput(`Invalid ${what}: ${typeof value === 'string' ? `"${value}"` : String(value)}. It must be longer than 0; leave the option out for ${leftOut}.`);
+    throw invalidInput(
+      `Invalid ${what}: ${typeof value === 'string' ? `"${value}"` : String(value)}. It must be longer than 0; leave the option out for ${leftOut}.`,
+    );
   }
   return ms;
 }

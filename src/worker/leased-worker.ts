@@ -196,7 +196,9 @@ export class LeasedWorker<T> {
       while (executed < max && !this.shutdownController.signal.aborted) {
         const now = this.options.clock.now();
         // Tracked as the claim answers, so a shutdown that waits for the claim finds its items running.
-        const claim = this.options.claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed)).then((items) => items.map((item) => this.track(item)));
+        const claim = this.options
+          .claim(this.lease(now), now, Math.min(this.options.concurrency, max - executed))
+          .then((items) => items.map((item) => this.track(item)));
         this.drainClaims.add(claim);
         const tasks = await claim.finally(() => this.drainClaims.delete(claim));
         this.lastClaim = this.options.clock.now();
@@ -229,7 +231,8 @@ export class LeasedWorker<T> {
       if (this.tasks.size > 0 || this.reserved > 0 || this.drainClaims.size > 0) {
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.shutdownTimeout)));
-        if (this.reserved > 0) await Promise.race([new Promise<void>((resolve) => (this.noneReserved = resolve)), timeout]);
+        if (this.reserved > 0)
+          await Promise.race([new Promise<void>((resolve) => (this.noneReserved = resolve)), timeout]);
         await Promise.race([Promise.allSettled([...this.drainClaims]), timeout]);
         await Promise.race([Promise.allSettled([...this.tasks]), timeout]);
         clearTimeout(timer);
@@ -249,7 +252,10 @@ export class LeasedWorker<T> {
       if (room > 0 && this.wanted) {
         const free = this.options.concurrency - this.slotsTaken();
         this.wanted = false;
-        const ids = this.everything || this.backlog || this.named.size > free || Date.now() >= this.nextPoll ? undefined : [...this.named];
+        const ids =
+          this.everything || this.backlog || this.named.size > free || Date.now() >= this.nextPoll
+            ? undefined
+            : [...this.named];
         this.named.clear();
         this.everything = false;
         const limit = ids === undefined ? room : free;
@@ -312,7 +318,8 @@ export class LeasedWorker<T> {
    */
   private room(): number {
     const { concurrency } = this.options;
-    const ahead = this.backlog && this.runMs <= (this.options.claimAheadMaxRun ?? CLAIM_AHEAD_MAX_RUN) ? concurrency : 0;
+    const ahead =
+      this.backlog && this.runMs <= (this.options.claimAheadMaxRun ?? CLAIM_AHEAD_MAX_RUN) ? concurrency : 0;
     return concurrency + ahead - this.slotsTaken() - this.waiting.length;
   }
 

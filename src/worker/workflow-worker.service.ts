@@ -1,4 +1,9 @@
-import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { DRAIN_BEFORE_INIT, WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowRuntime, type WorkflowLoopStatus } from '../runtime/workflow-runtime.js';

@@ -3,7 +3,14 @@ import { afterAll, beforeAll } from 'vitest';
 import type mysql from 'mysql2/promise';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import { workflowStoreContract } from '../../src/testing/workflow-store-contract.js';
-import { commonGroundOnly, createMysqlPool, dropTables, freshPrefix, MYSQL_REQUIREMENT, requireMysql } from '../support/mysql.js';
+import {
+  commonGroundOnly,
+  createMysqlPool,
+  dropTables,
+  freshPrefix,
+  MYSQL_REQUIREMENT,
+  requireMysql,
+} from '../support/mysql.js';
 
 // One fresh table prefix for this file, migrated once and dropped at the end; each test gets a new
 // store on it (the suite gives every test its own ids and names, so they share the tables safely).

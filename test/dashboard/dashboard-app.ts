@@ -2,7 +2,14 @@ import { Injectable, Module, type CanActivate, type ExecutionContext, type INest
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { WorkflowsDashboardModule, type WorkflowsDashboardOptions } from '../../src/dashboard/index.js';
-import { NonRetryableError, Workflow, WorkflowsModule, type WorkflowContext, type WorkflowDefinition, type WorkflowsModuleOptions } from '../../src/index.js';
+import {
+  NonRetryableError,
+  Workflow,
+  WorkflowsModule,
+  type WorkflowContext,
+  type WorkflowDefinition,
+  type WorkflowsModuleOptions,
+} from '../../src/index.js';
 
 /** Lets a request in when it carries the cookie `ops=letmein` (what an app's session guard would check). */
 export class CookieGuard implements CanActivate {
@@ -64,7 +71,10 @@ export async function startDashboardApp(
     providers: [Switches, OrderFlow, FlakyFlow],
   })
   class DashboardTestApp {}
-  const app = adapter === 'fastify' ? await NestFactory.create(DashboardTestApp, new FastifyAdapter(), { logger: false }) : await NestFactory.create(DashboardTestApp, { logger: false });
+  const app =
+    adapter === 'fastify'
+      ? await NestFactory.create(DashboardTestApp, new FastifyAdapter(), { logger: false })
+      : await NestFactory.create(DashboardTestApp, { logger: false });
   if (globalPrefix) app.setGlobalPrefix(globalPrefix);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };

@@ -17,7 +17,12 @@ afterEach(async () => {
 
 async function boot(adapter: Adapter, dashboard: WorkflowsDashboardOptions = {}, prefix?: string) {
   const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-  const started = await startDashboardApp(adapter, { store: new InMemoryWorkflowStore(), clock, worker: false }, dashboard, prefix);
+  const started = await startDashboardApp(
+    adapter,
+    { store: new InMemoryWorkflowStore(), clock, worker: false },
+    dashboard,
+    prefix,
+  );
   app = started.app;
   const client = app.get(WorkflowClient);
   const worker = app.get(WorkflowWorker);
@@ -42,7 +47,9 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     const body = await instance.text();
     expect(instance.status).toBe(200);
     // JSON.stringify's backslashes stay; every markup character is an entity.
-    expect(body).toContain('&quot;note&quot;: &quot;&lt;/pre&gt;&lt;script&gt;alert(\\&quot;owned\\&quot;)&lt;/script&gt;&quot;');
+    expect(body).toContain(
+      '&quot;note&quot;: &quot;&lt;/pre&gt;&lt;script&gt;alert(\\&quot;owned\\&quot;)&lt;/script&gt;&quot;',
+    );
     expect(body).not.toContain('<script>alert');
     // The only script a page loads is the dashboard's own.
     expect(body.match(/<script\b[^>]*>/g)).toEqual(['<script src="/workflows/assets/dashboard.js" defer>']);
@@ -56,7 +63,9 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     const missing = await fetch(`${url}/workflows/instance?id=${encodeURIComponent('<b>nope</b>')}`);
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('No instance has the id &quot;&lt;b&gt;nope&lt;/b&gt;&quot;');
-    const bad = await fetch(`${url}/workflows?version=${encodeURIComponent('<i>2</i>')}&status=sleeping&from=yesterday`);
+    const bad = await fetch(
+      `${url}/workflows?version=${encodeURIComponent('<i>2</i>')}&status=sleeping&from=yesterday`,
+    );
     expect(bad.status).toBe(400);
     const text = await bad.text();
     expect(text).toContain('Version &quot;&lt;i&gt;2&lt;/i&gt;&quot; is not a version');
@@ -84,7 +93,11 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     const evil = await post(cancel, { id: 'x-1' }, { origin: 'https://evil.example' });
     expect(evil.status).toBe(403);
     expect(await evil.text()).toContain('a request from origin https://evil.example');
-    const crossSite = await post(cancel, { id: 'x-1' }, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
+    const crossSite = await post(
+      cancel,
+      { id: 'x-1' },
+      { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+    );
     expect(crossSite.status).toBe(403);
     expect((await client.getStatus('x-1')).cancelRequested).toBe(false);
 
@@ -93,7 +106,9 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     expect(ok.headers.get('location')).toBe('/workflows/instance?id=x-1&done=cancel');
     await worker.drain();
     expect((await client.getStatus('x-1')).status).toBe('cancelled');
-    expect((await fetch(`${url}/workflows/instance?id=x-1&done=cancel`).then((r) => r.text()))).toContain('Cancel requested');
+    expect(await fetch(`${url}/workflows/instance?id=x-1&done=cancel`).then((r) => r.text())).toContain(
+      'Cancel requested',
+    );
     expect((await fetch(cancel)).status).toBe(404);
   });
 
@@ -106,7 +121,13 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     const downgraded = await post(cancel, { id: 'x-1' }, { origin: `http://${host}`, 'x-forwarded-proto': 'https' });
     expect(downgraded.status).toBe(403);
     expect(await downgraded.text()).toContain(`a request from origin http://${host}`);
-    for (const origin of ['null', `http://${host}.evil.example`, `http://evil.example#${host}`, `http://127.0.0.1:1`, `http://localhost:${new URL(url).port}`]) {
+    for (const origin of [
+      'null',
+      `http://${host}.evil.example`,
+      `http://evil.example#${host}`,
+      `http://127.0.0.1:1`,
+      `http://localhost:${new URL(url).port}`,
+    ]) {
       expect((await post(cancel, { id: 'x-1' }, { origin })).status).toBe(403);
     }
     expect((await post(cancel, { id: 'x-1' }, { origin: url, 'sec-fetch-site': 'same-site' })).status).toBe(403);
@@ -174,14 +195,18 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     expect((await client.getStatus('x-1')).terminateRequested).toBe(false);
   });
 
-  it('serves under its path and the app\'s global prefix, with links that include both', async () => {
+  it("serves under its path and the app's global prefix, with links that include both", async () => {
     const { url } = await boot(adapter, { path: 'ops/workflows/', trustedOrigins: ['https://ops.example.com'] }, 'api');
     const list = await fetch(`${url}/api/ops/workflows`);
     expect(list.status).toBe(200);
     const text = await list.text();
     expect(text).toContain('href="/api/ops/workflows/instance?id=x-1"');
     expect(text).toContain('href="/api/ops/workflows/assets/dashboard.css"');
-    const trusted = await post(`${url}/api/ops/workflows/actions/cancel`, { id: 'x-1' }, { origin: 'https://ops.example.com', 'sec-fetch-site': 'cross-site' });
+    const trusted = await post(
+      `${url}/api/ops/workflows/actions/cancel`,
+      { id: 'x-1' },
+      { origin: 'https://ops.example.com', 'sec-fetch-site': 'cross-site' },
+    );
     expect(trusted.status).toBe(303);
     expect(trusted.headers.get('location')).toBe('/api/ops/workflows/instance?id=x-1&done=cancel');
   });
@@ -254,11 +279,15 @@ describe('dashboard over HTTP, a request line with an absolute URL (express)', (
         socket.on('end', () => resolve(data));
         socket.on('error', reject);
       });
-    const page = await raw('GET http://evil.example/workflows HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    const page = await raw(
+      'GET http://evil.example/workflows HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+    );
     expect(page).toContain('href="/workflows/assets/dashboard.css"');
     expect(page).not.toContain('evil.example');
     const body = 'id=x-1';
-    const acted = await raw(`POST http://evil.example/workflows/actions/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const acted = await raw(
+      `POST http://evil.example/workflows/actions/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     expect(acted).toMatch(/^HTTP\/1\.1 303/);
     expect(acted).toContain('Location: /workflows/instance?id=x-1&done=cancel');
   });

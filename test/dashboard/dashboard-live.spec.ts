@@ -13,7 +13,9 @@ describe('DashboardLive', () => {
     live.onModuleDestroy();
     let completed = false;
     const messages: unknown[] = [];
-    const subscription = live.stream(null).subscribe({ next: (m) => messages.push(m), complete: () => (completed = true) });
+    const subscription = live
+      .stream(null)
+      .subscribe({ next: (m) => messages.push(m), complete: () => (completed = true) });
     vi.advanceTimersByTime(60_000);
     subscription.unsubscribe();
     expect(messages).toEqual([]);

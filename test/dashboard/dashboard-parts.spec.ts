@@ -20,23 +20,43 @@ describe('html', () => {
 describe('crossOriginRefusal', () => {
   const trusted = ['https://ops.example.com'];
   it('lets same-origin and user-typed requests through, and requests no browser made', () => {
-    expect(crossOriginRefusal({ 'sec-fetch-site': 'same-origin', origin: 'http://app:3000', host: 'app:3000' }, [])).toBeNull();
+    expect(
+      crossOriginRefusal({ 'sec-fetch-site': 'same-origin', origin: 'http://app:3000', host: 'app:3000' }, []),
+    ).toBeNull();
     expect(crossOriginRefusal({ 'sec-fetch-site': 'none' }, [])).toBeNull();
     expect(crossOriginRefusal({ origin: 'http://app:3000', host: 'app:3000' }, [])).toBeNull();
     expect(crossOriginRefusal({ host: 'app:3000' }, [])).toBeNull();
-    expect(crossOriginRefusal({ 'sec-fetch-site': 'cross-site', origin: 'https://ops.example.com', host: 'app:3000' }, trusted)).toBeNull();
+    expect(
+      crossOriginRefusal(
+        { 'sec-fetch-site': 'cross-site', origin: 'https://ops.example.com', host: 'app:3000' },
+        trusted,
+      ),
+    ).toBeNull();
   });
   it('refuses cross-site and same-site requests, other origins, and the opaque origin', () => {
-    expect(crossOriginRefusal({ 'sec-fetch-site': 'cross-site', origin: 'https://evil.example', host: 'app:3000' }, trusted)).toContain('cross-site');
-    expect(crossOriginRefusal({ 'sec-fetch-site': 'same-site', origin: 'https://sub.app', host: 'app' }, [])).toContain('same-site');
-    expect(crossOriginRefusal({ origin: 'https://evil.example', host: 'app:3000' }, trusted)).toContain('origin https://evil.example');
+    expect(
+      crossOriginRefusal({ 'sec-fetch-site': 'cross-site', origin: 'https://evil.example', host: 'app:3000' }, trusted),
+    ).toContain('cross-site');
+    expect(crossOriginRefusal({ 'sec-fetch-site': 'same-site', origin: 'https://sub.app', host: 'app' }, [])).toContain(
+      'same-site',
+    );
+    expect(crossOriginRefusal({ origin: 'https://evil.example', host: 'app:3000' }, trusted)).toContain(
+      'origin https://evil.example',
+    );
     expect(crossOriginRefusal({ origin: 'null', host: 'app:3000' }, [])).toContain('origin null');
     expect(crossOriginRefusal({ origin: 'http://app:3001', host: 'app:3000' }, [])).not.toBeNull();
   });
   it('refuses the plain-http origin of a request that came over https, however it knows', () => {
     expect(crossOriginRefusal({ origin: 'http://app', host: 'app' }, [], true)).toContain('origin http://app');
-    expect(crossOriginRefusal({ origin: 'http://app', host: 'app', 'x-forwarded-proto': 'HTTPS, http' }, [])).not.toBeNull();
-    expect(crossOriginRefusal({ origin: 'http://app', host: 'app', forwarded: 'for=10.0.0.1;proto="https";host=app, for=10.0.0.2' }, [])).not.toBeNull();
+    expect(
+      crossOriginRefusal({ origin: 'http://app', host: 'app', 'x-forwarded-proto': 'HTTPS, http' }, []),
+    ).not.toBeNull();
+    expect(
+      crossOriginRefusal(
+        { origin: 'http://app', host: 'app', forwarded: 'for=10.0.0.1;proto="https";host=app, for=10.0.0.2' },
+        [],
+      ),
+    ).not.toBeNull();
     expect(crossOriginRefusal({ origin: 'https://app', host: 'app' }, [], true)).toBeNull();
     expect(crossOriginRefusal({ origin: 'https://app', host: 'app', 'x-forwarded-proto': 'https' }, [])).toBeNull();
     // Otherwise the host alone decides, as before (a proxy in front may label the scheme its own way).
@@ -47,28 +67,59 @@ describe('crossOriginRefusal', () => {
 
 describe('dashboard options', () => {
   it('fills in the defaults and normalizes the path', () => {
-    expect(resolveDashboardOptions({})).toEqual({ path: '/workflows', guard: null, readOnly: false, trustedOrigins: [], pageSize: 50 });
-    expect(resolveDashboardOptions({ path: 'admin/workflows/', trustedOrigins: ['https://ops.example.com'] })).toMatchObject({
+    expect(resolveDashboardOptions({})).toEqual({
+      path: '/workflows',
+      guard: null,
+      readOnly: false,
+      trustedOrigins: [],
+      pageSize: 50,
+    });
+    expect(
+      resolveDashboardOptions({ path: 'admin/workflows/', trustedOrigins: ['https://ops.example.com'] }),
+    ).toMatchObject({
       path: '/admin/workflows',
       trustedOrigins: ['https://ops.example.com'],
     });
   });
   it('refuses bad options, naming the option and what to pass', () => {
-    expect(() => resolveDashboardOptions({ path: '/a b' })).toThrow(`invalid path "/a b". Use a URL path such as '/workflows'`);
-    expect(() => resolveDashboardOptions({ pageSize: 0 })).toThrow('invalid pageSize 0. Use a whole number from 1 to 500.');
-    expect(() => resolveDashboardOptions({ trustedOrigins: ['ops.example.com'] })).toThrow('invalid trustedOrigins entry "ops.example.com"');
-    expect(() => resolveDashboardOptions({ trustedOrigins: ['https://ops.example.com/path'] })).toThrow('Use just scheme, host and port');
+    expect(() => resolveDashboardOptions({ path: '/a b' })).toThrow(
+      `invalid path "/a b". Use a URL path such as '/workflows'`,
+    );
+    expect(() => resolveDashboardOptions({ pageSize: 0 })).toThrow(
+      'invalid pageSize 0. Use a whole number from 1 to 500.',
+    );
+    expect(() => resolveDashboardOptions({ trustedOrigins: ['ops.example.com'] })).toThrow(
+      'invalid trustedOrigins entry "ops.example.com"',
+    );
+    expect(() => resolveDashboardOptions({ trustedOrigins: ['https://ops.example.com/path'] })).toThrow(
+      'Use just scheme, host and port',
+    );
     expect(() => resolveDashboardOptions({ guard: {} as never })).toThrow('invalid guard');
   });
 });
 
 describe('list query', () => {
   it('reads filters, positions and UTC times from the query string', () => {
-    const request = parseListQuery({ status: ['failed', 'failed', 'cancelled'], workflow: 'orders', version: '2', id: 'ord', from: '2026-01-02T03:04', after: '1700000000000.a.b' });
+    const request = parseListQuery({
+      status: ['failed', 'failed', 'cancelled'],
+      workflow: 'orders',
+      version: '2',
+      id: 'ord',
+      from: '2026-01-02T03:04',
+      after: '1700000000000.a.b',
+    });
     expect(request.errors).toEqual([]);
-    expect(request.options).toEqual({ status: ['failed', 'cancelled'], workflow: 'orders', version: 2, idPrefix: 'ord', createdFrom: Date.UTC(2026, 0, 2, 3, 4) });
+    expect(request.options).toEqual({
+      status: ['failed', 'cancelled'],
+      workflow: 'orders',
+      version: 2,
+      idPrefix: 'ord',
+      createdFrom: Date.UTC(2026, 0, 2, 3, 4),
+    });
     expect(request.after).toEqual({ createdAt: 1700000000000, id: 'a.b' });
-    expect(listUrl('/w', request.filters, { after: { createdAt: 5, id: 'x&y' } })).toBe('/w?status=failed&status=cancelled&workflow=orders&version=2&id=ord&from=2026-01-02T03%3A04&after=5.x%26y');
+    expect(listUrl('/w', request.filters, { after: { createdAt: 5, id: 'x&y' } })).toBe(
+      '/w?status=failed&status=cancelled&workflow=orders&version=2&id=ord&from=2026-01-02T03%3A04&after=5.x%26y',
+    );
     expect(listUrl('/w', noFilters())).toBe('/w');
     expect(parseUtcTime('2026-01-02')).toBe(Date.UTC(2026, 0, 2));
     expect(parseUtcTime('2026-01-02T03:04:05+01:00')).toBe(Date.UTC(2026, 0, 2, 2, 4, 5));

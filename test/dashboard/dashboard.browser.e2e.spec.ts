@@ -15,7 +15,10 @@ import { CookieGuard, startDashboardApp, Switches } from './dashboard-app.js';
 
 const ready = requireChromium('dashboard browser tests') && (await requirePostgres('dashboard browser tests'));
 // DASHBOARD_SCREENSHOTS=1 writes the screenshots docs/dashboard.md shows; otherwise they go to a temporary folder.
-const shots = process.env.DASHBOARD_SCREENSHOTS === '1' ? join(process.cwd(), 'docs') : join(process.cwd(), 'node_modules/.cache/dashboard-shots');
+const shots =
+  process.env.DASHBOARD_SCREENSHOTS === '1'
+    ? join(process.cwd(), 'docs')
+    : join(process.cwd(), 'node_modules/.cache/dashboard-shots');
 
 describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
   const schema = freshSchemaName('dash');
@@ -44,7 +47,11 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
     const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema });
-    ({ app, url } = await startDashboardApp('express', { store, clock, worker: { pollInterval: '200ms' } }, { guard: CookieGuard, pageSize: 5 }));
+    ({ app, url } = await startDashboardApp(
+      'express',
+      { store, clock, worker: { pollInterval: '200ms' } },
+      { guard: CookieGuard, pageSize: 5 },
+    ));
     client = app.get(WorkflowClient);
     for (const order of ['o-1', 'o-2', 'o-3']) {
       await client.start('dash.order', { order, note: `<img src=x onerror="window.__xss=1"> ${order}` }, { id: order });
@@ -72,7 +79,11 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
     expect((await fetch(`${url}/workflows`)).status).toBe(403);
     expect((await fetch(`${url}/workflows/instance?id=o-1`)).status).toBe(403);
     expect((await fetch(`${url}/workflows/events`)).status).toBe(403);
-    const post = await fetch(`${url}/workflows/actions/cancel`, { method: 'POST', body: new URLSearchParams({ id: 'o-3' }), redirect: 'manual' });
+    const post = await fetch(`${url}/workflows/actions/cancel`, {
+      method: 'POST',
+      body: new URLSearchParams({ id: 'o-3' }),
+      redirect: 'manual',
+    });
     expect(post.status).toBe(403);
     expect(await status('o-3')).toBe('suspended');
     expect((await fetch(`${url}/workflows`, { headers: { cookie: 'ops=letmein' } })).status).toBe(200);
@@ -110,8 +121,12 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
     // Payloads are shown escaped: the input's markup is text, never run.
     await expect.poll(() => page.locator('#input-title + pre').textContent()).toContain('<img src=x onerror=');
     expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
-    await expect.poll(() => live().locator('li', { hasText: 'reserve' }).textContent()).toContain('completed after 1 attempt');
-    await expect.poll(() => live().locator('li', { hasText: 'approval' }).textContent()).toContain('waiting for signal order.approved with key o-1');
+    await expect
+      .poll(() => live().locator('li', { hasText: 'reserve' }).textContent())
+      .toContain('completed after 1 attempt');
+    await expect
+      .poll(() => live().locator('li', { hasText: 'approval' }).textContent())
+      .toContain('waiting for signal order.approved with key o-1');
 
     await page.getByLabel('Payload (JSON)').first().fill('{"by": "alice"}');
     await page.getByRole('button', { name: 'Send signal' }).first().click();
@@ -119,10 +134,16 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
     await page.evaluate(() => ((globalThis as { __same?: boolean }).__same = true));
 
     // The worker takes the signal; the page's live region follows by itself.
-    await expect.poll(() => live().locator('li', { hasText: 'approval' }).textContent(), { timeout: 15_000 }).toContain('woken by signal');
-    await expect.poll(() => live().locator('li', { hasText: 'cool-off' }).textContent(), { timeout: 15_000 }).toContain('sleeping until');
+    await expect
+      .poll(() => live().locator('li', { hasText: 'approval' }).textContent(), { timeout: 15_000 })
+      .toContain('woken by signal');
+    await expect
+      .poll(() => live().locator('li', { hasText: 'cool-off' }).textContent(), { timeout: 15_000 })
+      .toContain('sleeping until');
     clock.advance('1h');
-    await expect.poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 }).toContain('completed');
+    await expect
+      .poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 })
+      .toContain('completed');
     await expect.poll(() => live().locator('#output-title + pre').textContent()).toContain('"shipped": "o-1"');
     // The action forms follow the status too: a completed instance can't be cancelled any more.
     await expect.poll(() => page.getByRole('button', { name: 'Cancel instance' }).count()).toBe(0);
@@ -137,7 +158,9 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
     await page.getByRole('button', { name: 'Cancel instance' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Cancel requested');
     await until(() => status('o-2'), 'cancelled');
-    await expect.poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 }).toContain('cancelled');
+    await expect
+      .poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 })
+      .toContain('cancelled');
     await expect.poll(() => live().textContent()).toContain('WorkflowCancelledError');
   });
 
@@ -148,7 +171,9 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
     await page.getByRole('button', { name: 'Retry instance' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Retry requested');
     await until(() => status('f-2'), 'completed');
-    await expect.poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 }).toContain('completed');
+    await expect
+      .poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 })
+      .toContain('completed');
     await expect.poll(() => live().locator('#output-title + pre').textContent()).toBe('4');
     // A second retry of a completed instance is refused with the client's reason, and nothing changes.
     const refused = await fetch(`${url}/workflows/actions/retry`, {
@@ -174,7 +199,9 @@ describe.skipIf(!ready)('dashboard in Chromium (Express, PostgreSQL)', () => {
     await page.screenshot({ path: join(shots, 'dashboard-schedules.png'), fullPage: true });
     await page.getByRole('button', { name: 'Trigger now schedule hourly-report' }).click();
     await expect.poll(() => page.locator('h1').textContent()).toContain('hourly-report@');
-    await expect.poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 }).toContain('completed');
+    await expect
+      .poll(() => live().locator('#instance-status').textContent(), { timeout: 15_000 })
+      .toContain('completed');
   });
   it('the list page shows a new instance by itself', async () => {
     await page.goto(`${url}/workflows`);

@@ -8,7 +8,14 @@ import { Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Workflow, WorkflowClient, WorkflowsModule, WorkflowWorker, type WorkflowContext } from '../../src/index.js';
-import { freshSchema, openSqlTarget, requireServer, SERVER, type SqlKind, type SqlTarget } from '../support/sql-target.js';
+import {
+  freshSchema,
+  openSqlTarget,
+  requireServer,
+  SERVER,
+  type SqlKind,
+  type SqlTarget,
+} from '../support/sql-target.js';
 
 const ran: string[] = [];
 
@@ -67,7 +74,10 @@ for (const kind of ['postgres', 'mysql'] as SqlKind[]) {
       );
       await vi.waitFor(() => expect(closing).toBeDefined());
       await closing;
-      const outcome = await Promise.race([settled, new Promise((resolve) => setTimeout(() => resolve('drain() never settled'), 5_000))]);
+      const outcome = await Promise.race([
+        settled,
+        new Promise((resolve) => setTimeout(() => resolve('drain() never settled'), 5_000)),
+      ]);
       expect(outcome).toEqual({ resolved: 3 });
       // Leased by the claim, handed back by the shutdown (no step ran): due now, for the next process.
       for (const id of ids) {

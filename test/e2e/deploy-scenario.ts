@@ -4,7 +4,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freshSchema, openSqlTarget, requireServer, SERVER, type SqlKind, type SqlTarget } from '../support/sql-target.js';
+import {
+  freshSchema,
+  openSqlTarget,
+  requireServer,
+  SERVER,
+  type SqlKind,
+  type SqlTarget,
+} from '../support/sql-target.js';
 
 interface Worker {
   child: ChildProcess;
@@ -25,7 +32,9 @@ export async function deployScenario(kind: SqlKind): Promise<void> {
       target = openSqlTarget(kind, schema);
       effects = target.table('effects');
       await target.store.init();
-      await target.query(`CREATE TABLE ${effects} (instance VARCHAR(255) NOT NULL, what VARCHAR(16) NOT NULL, version INT NOT NULL, attempt INT NOT NULL, pid INT NOT NULL)`);
+      await target.query(
+        `CREATE TABLE ${effects} (instance VARCHAR(255) NOT NULL, what VARCHAR(16) NOT NULL, version INT NOT NULL, attempt INT NOT NULL, pid INT NOT NULL)`,
+      );
     });
     afterEach(async () => {
       for (const child of children.splice(0)) {
@@ -39,10 +48,14 @@ export async function deployScenario(kind: SqlKind): Promise<void> {
     });
 
     function worker(env: Record<string, string> = {}): Promise<Worker> {
-      const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/deploy-worker.ts'], {
-        env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/deploy-worker.ts'],
+        {
+          env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       children.push(child);
       const out: string[] = [];
       const err: string[] = [];
@@ -85,13 +98,19 @@ export async function deployScenario(kind: SqlKind): Promise<void> {
     it('SIGTERM during a step: handed back at once, unrecorded, and run by the next process as attempt 2', async () => {
       await create('coop', { mode: 'cooperative' });
       const old = await worker({ WF_SHUTDOWN_TIMEOUT: '5s' });
-      await until(() => effectsOf('coop'), (rows) => rows.length > 0);
+      await until(
+        () => effectsOf('coop'),
+        (rows) => rows.length > 0,
+      );
       expect(await sigterm(old)).toBeLessThan(5_000);
       const handedBack = await target.store.get('coop', { journal: true });
       expect(handedBack).toMatchObject({ leaseToken: null, leaseUntil: null, journal: [] });
       expect(handedBack!.wakeAt!).toBeLessThanOrEqual(Date.now());
       const next = await worker();
-      await until(() => target.store.get('coop'), (instance) => instance?.status === 'completed');
+      await until(
+        () => target.store.get('coop'),
+        (instance) => instance?.status === 'completed',
+      );
       expect((await effectsOf('coop')).map((row) => [row.what, row.attempt, row.pid])).toEqual([
         ['start', 1, old.child.pid],
         ['start', 2, next.child.pid],
@@ -104,14 +123,22 @@ export async function deployScenario(kind: SqlKind): Promise<void> {
     it('SIGTERM during a step that ignores its signal: released when shutdownTimeout passes, logged, rerun as attempt 2', async () => {
       await create('stubborn', { mode: 'stubborn', ms: 10_000 });
       const old = await worker({ WF_SHUTDOWN_TIMEOUT: '1s' });
-      await until(() => effectsOf('stubborn'), (rows) => rows.length > 0);
+      await until(
+        () => effectsOf('stubborn'),
+        (rows) => rows.length > 0,
+      );
       const took = await sigterm(old);
       expect(took).toBeGreaterThanOrEqual(900);
       expect(took).toBeLessThan(5_000);
-      expect(old.out.join('')).toContain('Instance "stubborn" (deploy.flow@1) was still running step "work" when shutdownTimeout passed');
+      expect(old.out.join('')).toContain(
+        'Instance "stubborn" (deploy.flow@1) was still running step "work" when shutdownTimeout passed',
+      );
       expect(await target.store.get('stubborn', { journal: true })).toMatchObject({ leaseToken: null, journal: [] });
       const next = await worker();
-      await until(() => target.store.get('stubborn'), (instance) => instance?.status === 'completed');
+      await until(
+        () => target.store.get('stubborn'),
+        (instance) => instance?.status === 'completed',
+      );
       expect((await effectsOf('stubborn')).map((row) => [row.what, row.attempt, row.pid])).toEqual([
         ['start', 1, old.child.pid],
         ['start', 2, next.child.pid],
@@ -124,17 +151,28 @@ export async function deployScenario(kind: SqlKind): Promise<void> {
       await create('v2', { mode: 'quick' }, 2);
       await create('removed', { mode: 'quick' }, 1, 'deploy.removed');
       const old = await worker({ WF_VERSIONS: '1' });
-      await until(() => target.store.get('v1'), (instance) => instance?.status === 'completed');
+      await until(
+        () => target.store.get('v1'),
+        (instance) => instance?.status === 'completed',
+      );
       // Several polls of the old process (200 ms each) pass the new version by.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(await target.store.get('v2')).toMatchObject({ status: 'pending', runs: 0, leaseOwner: null });
       const next = await worker({ WF_VERSIONS: '1,2' });
-      await until(() => target.store.get('v2'), (instance) => instance?.status === 'completed');
+      await until(
+        () => target.store.get('v2'),
+        (instance) => instance?.status === 'completed',
+      );
       expect((await effectsOf('v2')).map((row) => [row.what, row.version, row.pid])).toEqual([
         ['start', 2, next.child.pid],
         ['end', 2, next.child.pid],
       ]);
-      expect(await target.store.get('removed')).toMatchObject({ status: 'pending', runs: 0, leaseOwner: null, error: null });
+      expect(await target.store.get('removed')).toMatchObject({
+        status: 'pending',
+        runs: 0,
+        leaseOwner: null,
+        error: null,
+      });
       await sigterm(old);
       await sigterm(next);
     }, 60_000);

@@ -5,7 +5,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshSchema, openSqlTarget, requireServer, SERVER, type SqlKind, type SqlTarget } from '../support/sql-target.js';
+import {
+  freshSchema,
+  openSqlTarget,
+  requireServer,
+  SERVER,
+  type SqlKind,
+  type SqlTarget,
+} from '../support/sql-target.js';
 
 const INSTANCES = 200;
 
@@ -22,7 +29,9 @@ export async function multiprocessScenario(kind: SqlKind): Promise<void> {
       target = openSqlTarget(kind, schema);
       effects = target.table('effects');
       await target.store.init();
-      await target.query(`CREATE TABLE ${effects} (instance VARCHAR(255) NOT NULL, step INT NOT NULL, pid INT NOT NULL)`);
+      await target.query(
+        `CREATE TABLE ${effects} (instance VARCHAR(255) NOT NULL, step INT NOT NULL, pid INT NOT NULL)`,
+      );
     });
 
     afterAll(async () => {
@@ -31,10 +40,14 @@ export async function multiprocessScenario(kind: SqlKind): Promise<void> {
     });
 
     function worker(): Promise<ChildProcess> {
-      const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/sql-worker.ts'], {
-        env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/sql-worker.ts'],
+        {
+          env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       children.push(child);
       return new Promise((resolve, reject) => {
         child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
@@ -53,7 +66,9 @@ export async function multiprocessScenario(kind: SqlKind): Promise<void> {
       const now = Date.now();
       for (let i = 0; i < INSTANCES; i += 50) {
         await Promise.all(
-          Array.from({ length: 50 }, (_, j) => store.create({ id: `multi-${i + j}`, workflow: 'e2e.multi', version: 1, input: null, deadline: null, now })),
+          Array.from({ length: 50 }, (_, j) =>
+            store.create({ id: `multi-${i + j}`, workflow: 'e2e.multi', version: 1, input: null, deadline: null, now }),
+          ),
         );
       }
       const [doomed, survivor] = await Promise.all([worker(), worker()]);
@@ -92,8 +107,12 @@ export async function multiprocessScenario(kind: SqlKind): Promise<void> {
       // execution whose final write was on its way, its slot already passed on (about 5 more:
       // docs/operations.md, "What happens on a crash"). Before the slot passed on at the last
       // write, this bound was 5.
-      expect(await count(`SELECT COUNT(*) AS n FROM (SELECT DISTINCT instance, step FROM ${effects}) s`)).toBe(INSTANCES * 3);
-      const repeats = await count(`SELECT COUNT(*) AS n FROM (SELECT instance, step FROM ${effects} GROUP BY instance, step HAVING COUNT(*) > 1) r`);
+      expect(await count(`SELECT COUNT(*) AS n FROM (SELECT DISTINCT instance, step FROM ${effects}) s`)).toBe(
+        INSTANCES * 3,
+      );
+      const repeats = await count(
+        `SELECT COUNT(*) AS n FROM (SELECT instance, step FROM ${effects} GROUP BY instance, step HAVING COUNT(*) > 1) r`,
+      );
       expect(repeats).toBeLessThanOrEqual(2 * 5);
       survivor.kill('SIGTERM');
       await once(survivor, 'exit');

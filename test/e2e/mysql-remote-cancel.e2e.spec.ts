@@ -88,7 +88,9 @@ describe.skipIf(!available)('a cancel or terminate from another process on Maria
       let worker: INestApplicationContext;
 
       beforeAll(async () => {
-        worker = await NestFactory.createApplicationContext(appModule({ enabled: true, concurrency }), { logger: false });
+        worker = await NestFactory.createApplicationContext(appModule({ enabled: true, concurrency }), {
+          logger: false,
+        });
       });
 
       afterAll(async () => {

@@ -47,7 +47,9 @@ class Reserve implements WorkflowDefinition<{ n: number }, ReserveOutput> {
   constructor(private readonly inventory: Inventory) {}
 
   async run(ctx: WorkflowContext, input: { n: number }): Promise<ReserveOutput> {
-    const reservation = await ctx.step('reserve', () => this.inventory.reserve(input.n), { retry: { attempts: 3, backoff: '20ms' } });
+    const reservation = await ctx.step('reserve', () => this.inventory.reserve(input.n), {
+      retry: { attempts: 3, backoff: '20ms' },
+    });
     await ctx.sleep('settle', '20ms');
     const { bonus } = await ctx.waitForSignal('go', go, { key: String(input.n), timeout: '10s' });
     const total = await ctx.step('total', () => input.n * 10 + bonus);
@@ -91,7 +93,11 @@ interface WorkflowsConfig {
   providers: [
     {
       provide: WORKFLOWS_CONFIG,
-      useFactory: (): WorkflowsConfig => ({ workerId: 'config-worker', pollInterval: '10ms', store: new InMemoryWorkflowStore() }),
+      useFactory: (): WorkflowsConfig => ({
+        workerId: 'config-worker',
+        pollInterval: '10ms',
+        store: new InMemoryWorkflowStore(),
+      }),
     },
   ],
   exports: [WORKFLOWS_CONFIG],
@@ -113,7 +119,9 @@ const factory = vi.fn((config: WorkflowsConfig): WorkflowsModuleOptions => ({
 }));
 
 @Module({
-  imports: [WorkflowsModule.forRootAsync({ imports: [ConfigLikeModule], inject: [WORKFLOWS_CONFIG], useFactory: factory })],
+  imports: [
+    WorkflowsModule.forRootAsync({ imports: [ConfigLikeModule], inject: [WORKFLOWS_CONFIG], useFactory: factory }),
+  ],
   providers: [Echo],
 })
 class AsyncFactoryModule {}
@@ -123,7 +131,10 @@ class WorkflowsConfigService implements WorkflowsOptionsFactory {
   constructor(@Inject(WORKFLOWS_CONFIG) private readonly config: WorkflowsConfig) {}
 
   createWorkflowsOptions(): WorkflowsModuleOptions {
-    return { store: this.config.store, worker: { id: `${this.config.workerId}-from-class`, pollInterval: this.config.pollInterval } };
+    return {
+      store: this.config.store,
+      worker: { id: `${this.config.workerId}-from-class`, pollInterval: this.config.pollInterval },
+    };
   }
 }
 
@@ -154,7 +165,10 @@ afterEach(async () => {
   opened.length = 0;
   // Close them anyway, so one leaking test doesn't leave a worker polling under the next.
   for (const entry of leaked) await entry.app.close();
-  expect(leaked.length, 'the test left Nest application(s) open (and their workers running): call app.close() in the test').toBe(0);
+  expect(
+    leaked.length,
+    'the test left Nest application(s) open (and their workers running): call app.close() in the test',
+  ).toBe(0);
 });
 
 // ---- the tests ----
@@ -174,11 +188,16 @@ describe('a real Nest application with the background worker', () => {
 
     expect(outputs).toEqual(numbers.map((n) => ({ n, reservation: `res-${n}`, bonus: n, total: n * 11 })));
     const inventory = app.get(Inventory);
-    for (const n of numbers) expect(inventory.attempts.get(n), `reserve attempts of order ${n}`).toBe(n % 2 === 1 ? 2 : 1);
+    for (const n of numbers)
+      expect(inventory.attempts.get(n), `reserve attempts of order ${n}`).toBe(n % 2 === 1 ? 2 : 1);
     const client = app.get(WorkflowClient);
     const finished = await client.list({ workflow: 'e2e.reserve', limit: 1000 });
     expect(finished).toHaveLength(20);
-    expect(finished.every((instance) => instance.status === 'completed' && (instance.customStatus as { done?: boolean }).done === true)).toBe(true);
+    expect(
+      finished.every(
+        (instance) => instance.status === 'completed' && (instance.customStatus as { done?: boolean }).done === true,
+      ),
+    ).toBe(true);
     expect(events.filter((e) => e.type === 'workflow-completed')).toHaveLength(20);
     expect(events.filter((e) => e.type === 'step-retrying')).toHaveLength(10);
     expect(events.filter((e) => e.type === 'workflow-failed')).toHaveLength(0);

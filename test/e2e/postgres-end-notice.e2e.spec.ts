@@ -49,7 +49,12 @@ describe.skipIf(!available)('end notices on PostgreSQL', () => {
     return heard.filter((payload) => !payload.startsWith('marker-'));
   };
   const flags = async (ids: string[]) =>
-    (await pool.query<{ id: string; notify_end: boolean }>(`SELECT id, notify_end FROM "${schema}".instances WHERE id = ANY($1) ORDER BY id`, [ids])).rows;
+    (
+      await pool.query<{ id: string; notify_end: boolean }>(
+        `SELECT id, notify_end FROM "${schema}".instances WHERE id = ANY($1) ORDER BY id`,
+        [ids],
+      )
+    ).rows;
 
   beforeAll(async () => {
     pool = createPool({ max: 12 });
@@ -70,10 +75,14 @@ describe.skipIf(!available)('end notices on PostgreSQL', () => {
   });
 
   function waiter(): Promise<{ child: ChildProcess; done: Map<string, string> }> {
-    const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/result-waiter.ts'], {
-      env: { ...process.env, WF_SCHEMA: schema },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/result-waiter.ts'],
+      {
+        env: { ...process.env, WF_SCHEMA: schema },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     children.push(child);
     const done = new Map<string, string>();
     let buffered = '';
@@ -109,12 +118,20 @@ describe.skipIf(!available)('end notices on PostgreSQL', () => {
       const batch = Array.from({ length: n }, (_, k) => `race-${round}-${k}`);
       ids.push(...batch);
       const now = Date.now();
-      await Promise.all(batch.map((id) => store.create({ id, workflow: 'notice.race', version: 1, input: null, deadline: null, now })));
+      await Promise.all(
+        batch.map((id) => store.create({ id, workflow: 'notice.race', version: 1, input: null, deadline: null, now })),
+      );
       const token = randomUUID();
       const claim = await store.claim({ owner: 'test', token, now, leaseUntil: now + 60_000, limit: n, workflows });
       expect(claim.instances).toHaveLength(n);
       const end = (id: string) =>
-        store.write(id, token, { now: Date.now(), entries: [], status: 'completed', output: id, release: { wakeAt: null, waits: [], signalCursor: claim.lastSignalId } });
+        store.write(id, token, {
+          now: Date.now(),
+          entries: [],
+          status: 'completed',
+          output: id,
+          release: { wakeAt: null, waits: [], signalCursor: claim.lastSignalId },
+        });
       // A tenth end before any result() is asked for; the rest at random times while the other
       // process reads, asks and waits for all of them at once.
       const early = batch.filter((_, k) => k % 10 === 0);
@@ -122,7 +139,12 @@ describe.skipIf(!available)('end notices on PostgreSQL', () => {
       child.stdin!.write(`${JSON.stringify(batch)}\n`);
       const racing = batch.filter((_, k) => k % 10 !== 0);
       const landed = await Promise.all(
-        racing.map((id) => new Promise<boolean>((resolve, reject) => setTimeout(() => end(id).then(resolve, reject), Math.random() * spread))),
+        racing.map(
+          (id) =>
+            new Promise<boolean>((resolve, reject) =>
+              setTimeout(() => end(id).then(resolve, reject), Math.random() * spread),
+            ),
+        ),
       );
       expect(landed).toEqual(racing.map(() => true));
     }
@@ -144,7 +166,10 @@ describe.skipIf(!available)('end notices on PostgreSQL', () => {
 
     beforeAll(async () => {
       const counting: PgPoolLike = {
-        query: (text, values) => (statements.push(typeof text === 'string' ? text : text.text), pool.query(text as string, values)),
+        query: (text, values) => (
+          statements.push(typeof text === 'string' ? text : text.text),
+          pool.query(text as string, values)
+        ),
         connect: () => pool.connect(),
       };
       @Module({
@@ -189,13 +214,20 @@ describe.skipIf(!available)('end notices on PostgreSQL', () => {
       // Another process takes it over (a lease in one statement: not due, so this app's worker never
       // claims it meanwhile) and ends it.
       const token = randomUUID();
-      await pool.query(`UPDATE "${schema}".instances SET status = 'running', lease_token = $2, lease_until = $3 WHERE id = $1`, [
-        'waits-1',
-        token,
-        Date.now() + 60_000,
-      ]);
+      await pool.query(
+        `UPDATE "${schema}".instances SET status = 'running', lease_token = $2, lease_until = $3 WHERE id = $1`,
+        ['waits-1', token, Date.now() + 60_000],
+      );
       const now = Date.now();
-      expect(await store.write('waits-1', token, { now, entries: [], status: 'completed', output: 'elsewhere', release: { wakeAt: null, waits: [], signalCursor: 0 } })).toBe(true);
+      expect(
+        await store.write('waits-1', token, {
+          now,
+          entries: [],
+          status: 'completed',
+          output: 'elsewhere',
+          release: { wakeAt: null, waits: [], signalCursor: 0 },
+        }),
+      ).toBe(true);
       // This app polls once an hour: the notification woke it.
       await expect(result).resolves.toBe('elsewhere');
       expect(await sync()).toContain('waits-1');

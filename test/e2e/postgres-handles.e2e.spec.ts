@@ -8,7 +8,13 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Workflow, WorkflowClient, WorkflowClientClosedError, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
+import {
+  Workflow,
+  WorkflowClient,
+  WorkflowClientClosedError,
+  WorkflowSignal,
+  type WorkflowContext,
+} from '../../src/index.js';
 import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
 import { postgresAppModule } from '../support/postgres-apps.js';
 

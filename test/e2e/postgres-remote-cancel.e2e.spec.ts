@@ -15,7 +15,11 @@ const available = await requirePostgres('cancel across processes e2e');
 const schema = freshSchemaName('remotecancel');
 
 function appModule(worker: boolean) {
-  return postgresAppModule(schema, { enabled: worker, leaseDuration: '90s', heartbeatInterval: '30s', shutdownTimeout: '1s' }, [Effects, HoldThenCharge]);
+  return postgresAppModule(
+    schema,
+    { enabled: worker, leaseDuration: '90s', heartbeatInterval: '30s', shutdownTimeout: '1s' },
+    [Effects, HoldThenCharge],
+  );
 }
 
 describe.skipIf(!available)('a cancel or terminate from another process on PostgreSQL', () => {

@@ -39,7 +39,9 @@ export class HoldThenCharge {
   constructor(private readonly effects: Effects) {}
 
   async run(ctx: WorkflowContext) {
-    await ctx.step('hold', ({ signal }) => this.effects.hold(ctx.id, signal), { compensate: () => record(ctx.id, 'undo hold') });
+    await ctx.step('hold', ({ signal }) => this.effects.hold(ctx.id, signal), {
+      compensate: () => record(ctx.id, 'undo hold'),
+    });
     await ctx.step('charge', () => record(ctx.id, 'charge'));
     return 'charged';
   }
@@ -61,7 +63,11 @@ export async function startHolding(client: WorkflowClient, id: string): Promise<
  * Sends `request` for `id` from `client` and checks that the instance ends cancelled with the
  * request's error, its step's signal aborted within `BOUND`, and its steps did `expected`.
  */
-export async function expectStoppedSoon(client: WorkflowClient, id: string, { request, error, did: expected }: (typeof cases)[number]): Promise<void> {
+export async function expectStoppedSoon(
+  client: WorkflowClient,
+  id: string,
+  { request, error, did: expected }: (typeof cases)[number],
+): Promise<void> {
   const requested = Date.now();
   await client[request](id, 'operator said stop');
   for (;;) {
@@ -71,7 +77,9 @@ export async function expectStoppedSoon(client: WorkflowClient, id: string, { re
       break;
     }
     if (Date.now() - requested > BOUND) {
-      throw new Error(`After ${BOUND} ms the instance is still ${status.status} (its step's signal ${abortedAt.has(id) ? 'aborted' : 'did not abort'}): the ${request} waits for the worker's heartbeat.`);
+      throw new Error(
+        `After ${BOUND} ms the instance is still ${status.status} (its step's signal ${abortedAt.has(id) ? 'aborted' : 'did not abort'}): the ${request} waits for the worker's heartbeat.`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

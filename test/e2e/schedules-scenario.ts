@@ -4,7 +4,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshSchema, openSqlTarget, requireServer, SERVER, type SqlKind, type SqlTarget } from '../support/sql-target.js';
+import {
+  freshSchema,
+  openSqlTarget,
+  requireServer,
+  SERVER,
+  type SqlKind,
+  type SqlTarget,
+} from '../support/sql-target.js';
 
 interface SchedulerProcess {
   child: ChildProcess;
@@ -38,10 +45,14 @@ function scenario(kind: SqlKind, schema: string): void {
   });
 
   function start(options: { paused?: boolean } = {}): Promise<SchedulerProcess> {
-    const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/scheduler-process.ts'], {
-      env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema, WF_PAUSED: options.paused ? '1' : '0' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/scheduler-process.ts'],
+      {
+        env: { ...process.env, WF_STORE: kind, WF_SCHEMA: schema, WF_PAUSED: options.paused ? '1' : '0' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const started: SchedulerProcess = { child, fired: [] };
     processes.push(started);
     let buffered = '';
@@ -102,7 +113,12 @@ function scenario(kind: SqlKind, schema: string): void {
     const finisher = await start({ paused: true });
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const unfinished = await store.list({ scheduleId: 'tick', status: ['pending', 'running', 'suspended'], limit: 1000, offset: 0 });
+      const unfinished = await store.list({
+        scheduleId: 'tick',
+        status: ['pending', 'running', 'suspended'],
+        limit: 1000,
+        offset: 0,
+      });
       if (unfinished.length === 0) break;
       if (Date.now() > deadline) throw new Error(`${unfinished.length} scheduled runs did not complete`);
       await sleep(200);

@@ -24,8 +24,12 @@ function postgres(schema: string): Database {
   const pool: pg.Pool = createPool({ max: 3 });
   return {
     store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }),
-    createOrders: async () => void (await pool.query(`CREATE TABLE "${schema}".orders (instance text NOT NULL, pid int NOT NULL)`)),
-    pids: async (id) => (await pool.query(`SELECT pid FROM "${schema}".orders WHERE instance = $1`, [id])).rows.map((row) => Number(row.pid)),
+    createOrders: async () =>
+      void (await pool.query(`CREATE TABLE "${schema}".orders (instance text NOT NULL, pid int NOT NULL)`)),
+    pids: async (id) =>
+      (await pool.query(`SELECT pid FROM "${schema}".orders WHERE instance = $1`, [id])).rows.map((row) =>
+        Number(row.pid),
+      ),
     drop: async () => {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
@@ -37,9 +41,12 @@ function mariadb(schema: string): Database {
   const pool: mysql.Pool = createMysqlPool({ connectionLimit: 3 });
   return {
     store: new MySqlWorkflowStore({ executor: fromMysql2(pool), schema }),
-    createOrders: async () => void (await pool.query(`CREATE TABLE ${schema}_orders (instance varchar(255) NOT NULL, pid int NOT NULL)`)),
+    createOrders: async () =>
+      void (await pool.query(`CREATE TABLE ${schema}_orders (instance varchar(255) NOT NULL, pid int NOT NULL)`)),
     pids: async (id) => {
-      const [rows] = await pool.query<mysql.RowDataPacket[]>(`SELECT pid FROM ${schema}_orders WHERE instance = ?`, [id]);
+      const [rows] = await pool.query<mysql.RowDataPacket[]>(`SELECT pid FROM ${schema}_orders WHERE instance = ?`, [
+        id,
+      ]);
       return rows.map((row) => Number(row.pid));
     },
     drop: async () => {
@@ -50,8 +57,20 @@ function mariadb(schema: string): Database {
 }
 
 const kinds = [
-  { name: 'PostgreSQL', env: 'postgres', available: await requirePostgres('ctx.transaction() crash e2e'), schema: freshSchemaName('txcrash'), open: postgres },
-  { name: 'MariaDB', env: 'mysql', available: await requireMysql('ctx.transaction() crash e2e'), schema: freshPrefix('txcrash'), open: mariadb },
+  {
+    name: 'PostgreSQL',
+    env: 'postgres',
+    available: await requirePostgres('ctx.transaction() crash e2e'),
+    schema: freshSchemaName('txcrash'),
+    open: postgres,
+  },
+  {
+    name: 'MariaDB',
+    env: 'mysql',
+    available: await requireMysql('ctx.transaction() crash e2e'),
+    schema: freshPrefix('txcrash'),
+    open: mariadb,
+  },
 ];
 
 for (const kind of kinds) {
@@ -73,10 +92,14 @@ for (const kind of kinds) {
 
     /** Starts a worker process in `mode`; resolves once its output has `line`. */
     function worker(mode: string, line: string): Promise<ChildProcess> {
-      const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/tx-crash-worker.ts'], {
-        env: { ...process.env, WF_SCHEMA: kind.schema, WF_MODE: mode, WF_STORE: kind.env },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/tx-crash-worker.ts'],
+        {
+          env: { ...process.env, WF_SCHEMA: kind.schema, WF_MODE: mode, WF_STORE: kind.env },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       children.push(child);
       return new Promise((resolve, reject) => {
         let output = '';

@@ -106,7 +106,9 @@ for (const kind of ['postgres', 'mysql'] as SqlKind[]) {
 
       const gate = new Gate(COUNTS_LEASES);
       const claimer = await gated(gate);
-      const claim = claimer.claim(claimRequest(s.workflow, { now: T + 1_001, limit: 1, leaseUntil: T + 60_000, limits }));
+      const claim = claimer.claim(
+        claimRequest(s.workflow, { now: T + 1_001, limit: 1, leaseUntil: T + 60_000, limits }),
+      );
       await gate.reached;
       // The stalled holder's heartbeat lands now, between the count and the lease.
       const renewed = await store.renew(holder.id, token, T + 60_000);

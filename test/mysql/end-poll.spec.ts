@@ -55,7 +55,13 @@ describe.skipIf(!available)('MySQL end poll', () => {
     await sleep(100);
     expect(heard).toEqual([]);
     const endedAt = Date.now();
-    await writer.write('ends-a', a.token, { now: 1, entries: [], status: 'completed', output: 1, release: { wakeAt: null, waits: [], signalCursor: a.cursor } });
+    await writer.write('ends-a', a.token, {
+      now: 1,
+      entries: [],
+      status: 'completed',
+      output: 1,
+      release: { wakeAt: null, waits: [], signalCursor: a.cursor },
+    });
     while (heard.length === 0 && Date.now() - endedAt < 5_000) await sleep(2);
     expect(heard[0]).toBe('ends-a');
     expect(Date.now() - endedAt).toBeLessThan(1_000);
@@ -86,8 +92,13 @@ describe.skipIf(!available)('MySQL end poll', () => {
       schema: fixture.schema,
     });
     // The waiter's own poll is 30 s: only the store's end poll can wake it in time.
-    const waiter = await createTestApp([Quick], { store: waiterStore, worker: { enabled: false, pollInterval: '30s' } });
-    const runner = await createTestApp([Quick], { store: new MySqlWorkflowStore({ executor: fromMysql2(fixture.pool), schema: fixture.schema }) });
+    const waiter = await createTestApp([Quick], {
+      store: waiterStore,
+      worker: { enabled: false, pollInterval: '30s' },
+    });
+    const runner = await createTestApp([Quick], {
+      store: new MySqlWorkflowStore({ executor: fromMysql2(fixture.pool), schema: fixture.schema }),
+    });
     apps.push(waiter, runner);
     const handle = await waiter.client.start(Quick, 21, { id: 'ends-app' });
     let resolvedAt = 0;
@@ -105,8 +116,12 @@ describe.skipIf(!available)('MySQL end poll', () => {
 
   it('refuses a poll interval that is not { minDelay, maxDelay } with 1 <= minDelay <= maxDelay', () => {
     const executor = fromMysql2(fixture.pool);
-    expect(() => new MySqlWorkflowStore({ executor, endPoll: { minDelay: 0, maxDelay: 10 } })).toThrow(/invalid `endPoll`.*1 <= minDelay <= maxDelay/);
-    expect(() => new MySqlWorkflowStore({ executor, wakePoll: { minDelay: 50, maxDelay: 10 } })).toThrow(/invalid `wakePoll`/);
+    expect(() => new MySqlWorkflowStore({ executor, endPoll: { minDelay: 0, maxDelay: 10 } })).toThrow(
+      /invalid `endPoll`.*1 <= minDelay <= maxDelay/,
+    );
+    expect(() => new MySqlWorkflowStore({ executor, wakePoll: { minDelay: 50, maxDelay: 10 } })).toThrow(
+      /invalid `wakePoll`/,
+    );
     expect(() => new MySqlWorkflowStore({ executor, endPoll: 5 as never })).toThrow(TypeError);
   });
 });

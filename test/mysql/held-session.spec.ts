@@ -12,7 +12,11 @@ async function session(executor: SqlExecutor, held = true) {
   return executor.transaction(
     async (tx) => {
       const { rows } = await tx.query('SELECT CONNECTION_ID() AS id, @@autocommit AS autocommit');
-      return { id: Number(rows[0]!.id), autocommit: Number(rows[0]!.autocommit), isolation: await sessionIsolation(tx) };
+      return {
+        id: Number(rows[0]!.id),
+        autocommit: Number(rows[0]!.autocommit),
+        isolation: await sessionIsolation(tx),
+      };
     },
     { held },
   );
@@ -95,7 +99,12 @@ describe.skipIf(!available)('fromMysql2: the connection held between the store t
     executor.close?.();
     await until(async () => !(await alive(pool, next.id)), 'the held connection to close');
     // All four connections of the pool can be lent again at once.
-    const connections = await Promise.all([pool.getConnection(), pool.getConnection(), pool.getConnection(), pool.getConnection()]);
+    const connections = await Promise.all([
+      pool.getConnection(),
+      pool.getConnection(),
+      pool.getConnection(),
+      pool.getConnection(),
+    ]);
     for (const connection of connections) connection.release();
   });
 });

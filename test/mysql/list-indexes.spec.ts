@@ -15,7 +15,8 @@ describe.skipIf(!available)('list() indexes on MariaDB', () => {
 
   beforeAll(async () => {
     // 10,000 instances, 1 in 1,000 failed and of the workflow 'rare', with created_at ascending.
-    const digits = '(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
+    const digits =
+      '(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
     await fixture.pool.query(
       `INSERT INTO ${table()} (id, workflow, version, status, signal_cursor, wait_topics, created_at, updated_at)
 SELECT CONCAT('i-', n), IF(n MOD 1000 = 7, 'rare', 'common'), 1, IF(n MOD 1000 = 7, 'failed', 'completed'), 0, '[]', 1000 + n, 1000 + n
@@ -25,10 +26,18 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d AS n FROM ${digits} a, ${di
   });
 
   const plan = async (query: Partial<WorkflowListQuery>) => {
-    const { sql, params } = listInstancesStatement(MYSQL_DIALECT, `SELECT id FROM ${table()}`, { limit: 20, offset: 0, order: 'desc', ...query });
+    const { sql, params } = listInstancesStatement(MYSQL_DIALECT, `SELECT id FROM ${table()}`, {
+      limit: 20,
+      offset: 0,
+      order: 'desc',
+      ...query,
+    });
     const [rows] = await fixture.pool.query(`EXPLAIN ${sql}`, params);
     const [found] = await fixture.pool.query(sql, params);
-    return { ...(rows as Array<{ key: string | null; Extra: string | null }>)[0]!, ids: (found as Array<{ id: string }>).map((row) => row.id) };
+    return {
+      ...(rows as Array<{ key: string | null; Extra: string | null }>)[0]!,
+      ids: (found as Array<{ id: string }>).map((row) => row.id),
+    };
   };
 
   it('reads a page of one status from (status, created_at, id), in order, without a sort', async () => {
@@ -47,7 +56,12 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d AS n FROM ${digits} a, ${di
     expect(first.ids).toEqual(['i-7', 'i-1007', 'i-2007']);
     expect(first.key).toBe('instances_workflow_created');
     expect(first.Extra ?? '').not.toMatch(/filesort/i);
-    const next = await plan({ workflow: 'rare', limit: 3, order: 'asc', after: { createdAt: 1000 + 2007, id: 'i-2007' } });
+    const next = await plan({
+      workflow: 'rare',
+      limit: 3,
+      order: 'asc',
+      after: { createdAt: 1000 + 2007, id: 'i-2007' },
+    });
     expect(next.ids).toEqual(['i-3007', 'i-4007', 'i-5007']);
     expect(next.key).toBe('instances_workflow_created');
   });

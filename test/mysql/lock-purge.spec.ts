@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import { topicLock } from '../../src/mysql/mysql-locks.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
-import { claimRequest, details, journalEntry, lease, newInstance, newSignal, range, testScope } from '../../src/testing/store-fixtures.js';
+import {
+  claimRequest,
+  details,
+  journalEntry,
+  lease,
+  newInstance,
+  newSignal,
+  range,
+  testScope,
+} from '../../src/testing/store-fixtures.js';
 import { FINISHED_STATUSES } from '../../src/storage/workflow-instance.js';
 import { requireMysql, useMysqlStore } from '../support/mysql.js';
 
@@ -21,7 +30,9 @@ describe.skipIf(!available)('purge() of lock rows on MariaDB', () => {
     return Number((rows as Array<{ n: number }>)[0]!.n);
   };
   const hasLockRow = async (name: string, key: string | null) => {
-    const [rows] = await fixture.pool.query(`SELECT 1 FROM \`${fixture.schema}_locks\` WHERE lock_hash = ?`, [topicLock(name, key)]);
+    const [rows] = await fixture.pool.query(`SELECT 1 FROM \`${fixture.schema}_locks\` WHERE lock_hash = ?`, [
+      topicLock(name, key),
+    ]);
     return (rows as unknown[]).length === 1;
   };
   // A claim skips rows another statement holds (SKIP LOCKED), and the purges in a loop briefly hold
@@ -32,10 +43,15 @@ describe.skipIf(!available)('purge() of lock rows on MariaDB', () => {
     await store.create(init);
     const deadline = Date.now() + 20_000;
     for (let attempt = 0; ; attempt++) {
-      const request = claimRequest(init.workflow, { now: init.now, limit: 1, workflows: [{ name: init.workflow, version: init.version }] });
+      const request = claimRequest(init.workflow, {
+        now: init.now,
+        limit: 1,
+        workflows: [{ name: init.workflow, version: init.version }],
+      });
       const claim = await store.claim(request);
       if (claim.instances[0]?.id === init.id) return { token: request.token, cursor: claim.lastSignalId };
-      if (Date.now() > deadline) throw new Error(`Test setup: could not lease ${init.id} in ${attempt + 1} claims over 20 s.`);
+      if (Date.now() > deadline)
+        throw new Error(`Test setup: could not lease ${init.id} in ${attempt + 1} claims over 20 s.`);
       if (attempt >= 10) await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 5));
     }
   };
@@ -60,11 +76,18 @@ describe.skipIf(!available)('purge() of lock rows on MariaDB', () => {
       await store.signalInTransaction(signalling, newSignal(a, { key: 'k' }));
       // As a suspension waiting on (b, k) holds its row between its check and its commit.
       await suspending.beginTransaction();
-      await suspending.query(`SELECT lock_hash FROM \`${fixture.schema}_locks\` WHERE lock_hash = ? LOCK IN SHARE MODE`, [topicLock(b, 'k')]);
+      await suspending.query(
+        `SELECT lock_hash FROM \`${fixture.schema}_locks\` WHERE lock_hash = ? LOCK IN SHARE MODE`,
+        [topicLock(b, 'k')],
+      );
       const started = Date.now();
       await store.purge(purgeQuery);
       expect(Date.now() - started).toBeLessThan(2_000); // InnoDB's lock wait is 50 s: it did not wait
-      expect([await hasLockRow(a, 'k'), await hasLockRow(b, 'k'), await hasLockRow(c, 'k')]).toEqual([true, true, false]);
+      expect([await hasLockRow(a, 'k'), await hasLockRow(b, 'k'), await hasLockRow(c, 'k')]).toEqual([
+        true,
+        true,
+        false,
+      ]);
       await signalling.commit();
       await suspending.commit();
     } finally {
@@ -139,7 +162,10 @@ describe.skipIf(!available)('purge() of lock rows on MariaDB', () => {
         // Half the rounds on one topic whose row the purges keep deleting, half on a new topic each.
         const name = round % 2 === 0 ? reused : s.signal(`r${round}`);
         const leases: Array<{ token: string; cursor: number }> = [];
-        for (const i of range(4)) leases.push(await leaseSkipped(store, newInstance(s.id(`r${round}-${i}`), `${s.workflow}-${round}-${i}`, { now: T })));
+        for (const i of range(4))
+          leases.push(
+            await leaseSkipped(store, newInstance(s.id(`r${round}-${i}`), `${s.workflow}-${round}-${i}`, { now: T })),
+          );
         const read = async () => {
           const [rows] = await pool.query(`SELECT COALESCE(MAX(id), 0) AS last FROM \`${fixture.schema}_signals\``);
           const upToId = Number((rows as Array<{ last: number }>)[0]!.last);
@@ -155,7 +181,11 @@ describe.skipIf(!available)('purge() of lock rows on MariaDB', () => {
           const { wakeAt } = await details(store, s.id(`r${round}-${i}`));
           expect(wakeAt, `round ${round}, instance ${i}`).not.toBeNull();
         }
-        if (sent.id <= reader.upToId) expect(reader.seen.map((signal) => signal.id), `round ${round}`).toContain(sent.id);
+        if (sent.id <= reader.upToId)
+          expect(
+            reader.seen.map((signal) => signal.id),
+            `round ${round}`,
+          ).toContain(sent.id);
       }
     } finally {
       purging = false;

@@ -1,11 +1,35 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main as cli } from '../../src/cli/index.js';
-import { fromMysql2, MYSQL_KEY_LIMITS, MySqlWorkflowStore, WorkflowSchemaError, type SqlExecutor } from '../../src/mysql/index.js';
+import {
+  fromMysql2,
+  MYSQL_KEY_LIMITS,
+  MySqlWorkflowStore,
+  WorkflowSchemaError,
+  type SqlExecutor,
+} from '../../src/mysql/index.js';
 import { isLockContention, retryOnLockContention } from '../../src/mysql/mysql-retry.js';
 import { MIGRATIONS } from '../../src/mysql/migrations.generated.js';
 import { migrationStatements } from '../../src/mysql/mysql-migrations.js';
-import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, settle, testScope } from '../../src/testing/store-fixtures.js';
-import { commonGroundOnly, createMysqlPool, dropTables, freshPrefix, mysqlConnection, requireMysql, useMysqlStore } from '../support/mysql.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  details,
+  journalEntry,
+  lease,
+  newInstance,
+  newSignal,
+  settle,
+  testScope,
+} from '../../src/testing/store-fixtures.js';
+import {
+  commonGroundOnly,
+  createMysqlPool,
+  dropTables,
+  freshPrefix,
+  mysqlConnection,
+  requireMysql,
+  useMysqlStore,
+} from '../support/mysql.js';
 import { lockWaits } from '../support/mysql-lock-waits.js';
 
 const available = await requireMysql('MySqlWorkflowStore');
@@ -43,7 +67,13 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const sent = await store.signal(newSignal(name, { key, dedupeId: wide(MYSQL_KEY_LIMITS.dedupeId, 'x') }));
       expect(sent).toMatchObject({ created: true, woken: 1, key });
       const stored = await details(store, id);
-      expect(stored).toMatchObject({ id, workflow, waits: [{ name, key }], concurrencyKey: init.concurrencyKey, scheduleId: init.scheduleId });
+      expect(stored).toMatchObject({
+        id,
+        workflow,
+        waits: [{ name, key }],
+        concurrencyKey: init.concurrencyKey,
+        scheduleId: init.scheduleId,
+      });
       expect(stored.journal!.map((entry) => entry.name)).toEqual([entryName]);
       expect((await store.signals({ name, key, afterId: 0, upToId: sent.id })).map((r) => r.id)).toEqual([sent.id]);
       void s;
@@ -54,20 +84,36 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const s = testScope();
       const over = (limit: number) => 'x'.repeat(limit + 1);
       const count = async () => {
-        const [rows] = await pool.query(`SELECT (SELECT COUNT(*) FROM \`${fixture.schema}_instances\`) + (SELECT COUNT(*) FROM \`${fixture.schema}_signals\`) AS n`);
+        const [rows] = await pool.query(
+          `SELECT (SELECT COUNT(*) FROM \`${fixture.schema}_instances\`) + (SELECT COUNT(*) FROM \`${fixture.schema}_signals\`) AS n`,
+        );
         return Number((rows as Array<{ n: number }>)[0]!.n);
       };
       const before = await count();
-      await expect(store.create(newInstance(over(MYSQL_KEY_LIMITS.instanceId), s.workflow))).rejects.toThrow(/instance id is 256 characters.*at most 255/);
-      await expect(store.create(newInstance(s.id('a'), over(MYSQL_KEY_LIMITS.workflow)))).rejects.toThrow(/workflow name/);
-      await expect(store.create(newInstance(s.id('a'), s.workflow, { concurrencyKey: over(255) }))).rejects.toThrow(/concurrency key/);
+      await expect(store.create(newInstance(over(MYSQL_KEY_LIMITS.instanceId), s.workflow))).rejects.toThrow(
+        /instance id is 256 characters.*at most 255/,
+      );
+      await expect(store.create(newInstance(s.id('a'), over(MYSQL_KEY_LIMITS.workflow)))).rejects.toThrow(
+        /workflow name/,
+      );
+      await expect(store.create(newInstance(s.id('a'), s.workflow, { concurrencyKey: over(255) }))).rejects.toThrow(
+        /concurrency key/,
+      );
       await expect(store.signal(newSignal(over(MYSQL_KEY_LIMITS.signal)))).rejects.toThrow(RangeError);
-      await expect(store.signal(newSignal(s.signal('n'), { key: over(MYSQL_KEY_LIMITS.signalKey) }))).rejects.toThrow(/signal key/);
-      await expect(store.signal(newSignal(s.signal('n'), { dedupeId: over(MYSQL_KEY_LIMITS.dedupeId) }))).rejects.toThrow(/dedupe id/);
+      await expect(store.signal(newSignal(s.signal('n'), { key: over(MYSQL_KEY_LIMITS.signalKey) }))).rejects.toThrow(
+        /signal key/,
+      );
+      await expect(
+        store.signal(newSignal(s.signal('n'), { dedupeId: over(MYSQL_KEY_LIMITS.dedupeId) })),
+      ).rejects.toThrow(/dedupe id/);
       const { token, cursor } = await lease(store, newInstance(s.id('b'), s.workflow));
       const afterLease = await store.get(s.id('b'), { journal: true });
       await expect(
-        store.write(s.id('b'), token, { now: 1, entries: [journalEntry(over(MYSQL_KEY_LIMITS.journalName))], status: 'completed' }),
+        store.write(s.id('b'), token, {
+          now: 1,
+          entries: [journalEntry(over(MYSQL_KEY_LIMITS.journalName))],
+          status: 'completed',
+        }),
       ).rejects.toThrow(/journal entry name/);
       await expect(
         store.write(s.id('b'), token, {
@@ -110,7 +156,10 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       // pair starts once the one before it settled, so create i + 1 comes after signal i committed
       // and before signal i + 1 was sent: the cursors climb with the signals whatever the timing.
       for (let i = 0; i < 30; i++) {
-        const [answer, signal] = await Promise.all([store.create(newInstance(s.id(`c${i}`), s.workflow)), store.signal(tick(`tick-${i}`))]);
+        const [answer, signal] = await Promise.all([
+          store.create(newInstance(s.id(`c${i}`), s.workflow)),
+          store.signal(tick(`tick-${i}`)),
+        ]);
         answers.push(answer);
         sent.push(signal.id);
       }
@@ -124,7 +173,10 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       // Awaited below; when the poll throws first, its failure is the one reported.
       meanwhile.catch(() => undefined);
       try {
-        for (const deadline = Date.now() + 10_000; !settled && !(await lockWaits(fixture.pool)).some((trx) => trx.includes(`${fixture.schema}_`)); ) {
+        for (
+          const deadline = Date.now() + 10_000;
+          !settled && !(await lockWaits(fixture.pool)).some((trx) => trx.includes(`${fixture.schema}_`));
+        ) {
           if (Date.now() > deadline) throw new Error('the create neither waited for the signal in flight nor answered');
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
@@ -150,7 +202,9 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
     const { store } = fixture;
     const s = testScope();
     await store.create(newInstance(s.id('old'), s.workflow, { input: { first: true } }));
-    const inits = [s.id('a'), s.id('old'), s.id('b'), s.id('a')].map((id) => newInstance(id, s.workflow, { input: { again: id } }));
+    const inits = [s.id('a'), s.id('old'), s.id('b'), s.id('a')].map((id) =>
+      newInstance(id, s.workflow, { input: { again: id } }),
+    );
     const results = await Promise.all(inits.map((init) => store.create(init)));
     expect(results.map((r) => r.created)).toEqual([true, false, true, false]);
     expect(results[1]!.instance.input).toEqual({ first: true });
@@ -161,7 +215,10 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
 
   for (const mariadb of [true, false]) {
     it(`creates made together answer each new instance exactly as stored, its signal cursor included (${mariadb ? 'MariaDB' : 'common ground'})`, async () => {
-      const store = new MySqlWorkflowStore({ executor: mariadb ? fromMysql2(fixture.pool) : commonGroundOnly(fromMysql2(fixture.pool)), schema: fixture.schema });
+      const store = new MySqlWorkflowStore({
+        executor: mariadb ? fromMysql2(fixture.pool) : commonGroundOnly(fromMysql2(fixture.pool)),
+        schema: fixture.schema,
+      });
       await store.init();
       try {
         const s = testScope();
@@ -171,7 +228,12 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         const inits = [
           newInstance(s.id('plain'), s.workflow),
           newInstance(s.id('leased'), s.workflow, { lease }),
-          newInstance(s.id('later'), s.workflow, { wakeAt: T + 60_000, priority: 3, concurrencyKey: 'k', input: { nested: { a: [1, null] } } }),
+          newInstance(s.id('later'), s.workflow, {
+            wakeAt: T + 60_000,
+            priority: 3,
+            concurrencyKey: 'k',
+            input: { nested: { a: [1, null] } },
+          }),
         ];
         const results = await Promise.all(inits.map((init) => store.create(init)));
         expect(results.map((result) => result.created)).toEqual([true, true, true]);
@@ -188,247 +250,356 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
 
   // As on this MariaDB (each batch one round trip), and as on MySQL 8.0 (see MySqlServerFeatures).
   for (const mariadb of [true, false]) {
-  describe(`writes made together (${mariadb ? 'MariaDB: one round trip a batch' : 'common ground of MySQL 8.0 and MariaDB'})`, () => {
-    /** `fromMysql2(pool)` for this mode. */
-    const modeExecutor = () => (mariadb ? fromMysql2(fixture.pool) : commonGroundOnly(fromMysql2(fixture.pool)));
-    const opened: MySqlWorkflowStore[] = [];
-    // Each gives back the pool connection it keeps between its transactions.
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await store.close();
-    });
-    /** A started store (`init()` found what the server offers) on the fixture's tables, closed after the test. */
-    async function started(executor: SqlExecutor) {
-      const store = new MySqlWorkflowStore({ executor, schema: fixture.schema });
-      opened.push(store);
-      await store.init();
-      return store;
-    }
-
-    /** A started store on the fixture's tables whose executor counts statements and transactions. */
-    async function countingStore() {
-      const counts = { statements: 0, transactions: 0 };
-      const executor = modeExecutor();
-      const counting: SqlExecutor = {
-        query: (sql, params, options) => (counts.statements++, executor.query(sql, params, options)),
-        transaction: (fn, options) =>
-          (counts.transactions++, executor.transaction((tx) => fn({ ...tx, query: (sql, params, queryOptions) => (counts.statements++, tx.query(sql, params, queryOptions)) }), options)),
-        close: () => executor.close?.(),
-      };
-      return { store: await started(counting), counts };
-    }
-
-    it('journal entries alone: each write lands only under its own lease, in one statement (in a transaction when several), entries in order', async () => {
-      const { store, counts } = await countingStore();
-      const s = testScope();
-      const ids = ['a', 'b', 'c', 'd'].map(s.id);
-      const tokens: string[] = [];
-      for (const [i, id] of ids.entries()) tokens.push((await lease(store, newInstance(id, `${s.workflow}-${i}`))).token);
-      // `a` has an entry already, which the batch replaces: its row counts twice in the answer.
-      expect(await store.write(ids[0]!, tokens[0]!, { now: T + 1, entries: [journalEntry('x')] })).toBe(true);
-      Object.assign(counts, { statements: 0, transactions: 0 });
-      const entries = (i: number) => [journalEntry('x', { value: `new-${i}` }), journalEntry('z'), journalEntry('y')];
-      const results = await Promise.all(ids.map((id, i) => store.write(id, i === 2 ? 'not-the-lease' : tokens[i]!, { now: T + 2, entries: entries(i) })));
-      expect(results).toEqual([true, true, false, true]);
-      // MariaDB: one INSERT ... SELECT ... RETURNING, committing on its own. Otherwise one
-      // INSERT ... SELECT, and a read of the tokens since one write did not land, in one
-      // transaction (the rows of the writes that landed stay locked until they are read).
-      expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 2, transactions: 1 });
-      for (const [i, id] of ids.entries()) {
-        const journal = (await details(store, id)).journal!;
-        expect(journal.map((entry) => [entry.name, entry.value]), id).toEqual(i === 2 ? [] : [['x', `new-${i}`], ['z', { result: 'z' }], ['y', { result: 'y' }]]);
+    describe(`writes made together (${mariadb ? 'MariaDB: one round trip a batch' : 'common ground of MySQL 8.0 and MariaDB'})`, () => {
+      /** `fromMysql2(pool)` for this mode. */
+      const modeExecutor = () => (mariadb ? fromMysql2(fixture.pool) : commonGroundOnly(fromMysql2(fixture.pool)));
+      const opened: MySqlWorkflowStore[] = [];
+      // Each gives back the pool connection it keeps between its transactions.
+      afterEach(async () => {
+        for (const store of opened.splice(0)) await store.close();
+      });
+      /** A started store (`init()` found what the server offers) on the fixture's tables, closed after the test. */
+      async function started(executor: SqlExecutor) {
+        const store = new MySqlWorkflowStore({ executor, schema: fixture.schema });
+        opened.push(store);
+        await store.init();
+        return store;
       }
 
-      Object.assign(counts, { statements: 0, transactions: 0 });
-      const landed = await Promise.all([0, 1, 3].map((i) => store.write(ids[i]!, tokens[i]!, { now: T + 3, entries: [journalEntry('w')] })));
-      expect(landed).toEqual([true, true, true]);
-      expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 1, transactions: 1 });
-      // A lone write is the statement alone, committing on its own.
-      Object.assign(counts, { statements: 0, transactions: 0 });
-      expect(await store.write(ids[0]!, tokens[0]!, { now: T + 3, entries: [journalEntry('v')] })).toBe(true);
-      expect(counts).toEqual({ statements: 1, transactions: 0 });
-      expect(await store.write(ids[2]!, 'not-the-lease', { now: T + 4, entries: [journalEntry('w')] })).toBe(false);
-      expect((await details(store, ids[2]!)).journal).toEqual([]);
-      await store.close();
-    });
-
-    it('journal entries alone: a write that landed answers true even when its lease is taken right after the statement', async () => {
-      const s = testScope();
-      const ids = ['a', 'b'].map(s.id);
-      // `a` leased until T + 30 s (then lapsed, so a claim at T + 60 s takes it over); `b` with a stale token.
-      const tokens = [];
-      for (const [i, id] of ids.entries()) tokens.push((await lease(fixture.store, newInstance(id, `${s.workflow}-${i}`))).token);
-      let takeover: Promise<unknown> | null = null;
-      const executor = modeExecutor();
-      // Right after the batch's journal statement answered, another worker tries to take `a` over
-      // (its claim skips a row locked by a transaction still open).
-      const racingQuery =
-        (run: SqlExecutor['query']): SqlExecutor['query'] =>
-        async (sql, params) => {
-          const result = await run(sql, params);
-          // The batch's INSERT ... SELECT of the journal, whichever shape it takes.
-          if (takeover === null && /^INSERT INTO \S+_journal` .* FOR UPDATE /s.test(sql)) {
-            takeover = fixture.store.claim(claimRequest(`${s.workflow}-0`, { now: T + 60_000, limit: 1 }));
-            await takeover;
-          }
-          return result;
+      /** A started store on the fixture's tables whose executor counts statements and transactions. */
+      async function countingStore() {
+        const counts = { statements: 0, transactions: 0 };
+        const executor = modeExecutor();
+        const counting: SqlExecutor = {
+          query: (sql, params, options) => (counts.statements++, executor.query(sql, params, options)),
+          transaction: (fn, options) => (
+            counts.transactions++,
+            executor.transaction(
+              (tx) =>
+                fn({
+                  ...tx,
+                  query: (sql, params, queryOptions) => (counts.statements++, tx.query(sql, params, queryOptions)),
+                }),
+              options,
+            )
+          ),
+          close: () => executor.close?.(),
         };
-      const racing: SqlExecutor = {
-        query: racingQuery((sql, params) => executor.query(sql, params)),
-        transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: racingQuery((sql, params) => tx.query(sql, params)) }), options),
-        close: () => executor.close?.(),
-      };
-      const store = await started(racing);
-      const results = await Promise.all([
-        store.write(ids[0]!, tokens[0]!, { now: T + 2, entries: [journalEntry('mine')] }),
-        store.write(ids[1]!, 'not-the-lease', { now: T + 2, entries: [journalEntry('mine')] }),
-      ]);
-      expect(takeover).not.toBeNull();
-      // `a`'s entry is in its journal: the write landed under its lease, so it must answer true
-      // (false says that nothing was written).
-      expect((await details(store, ids[0]!)).journal!.map((entry) => entry.name)).toEqual(['mine']);
-      expect((await details(store, ids[1]!)).journal).toEqual([]);
-      expect(results).toEqual([true, false]);
-    });
+        return { store: await started(counting), counts };
+      }
 
-    it("writes of one claim's instances (one token) made together: the one taken over since writes nothing and answers false", async () => {
-      const s = testScope();
-      const ids = ['a', 'b', 'c'].map(s.id);
-      for (const id of ids) await fixture.store.create(newInstance(id, s.workflow));
-      const request = claimRequest(s.workflow, { limit: 3 });
-      expect((await fixture.store.claim(request)).instances.map((instance) => instance.id)).toEqual(ids);
-      // `a` and `c` renewed; `b`'s lease lapses, and another claim takes it over.
-      for (const id of [ids[0]!, ids[2]!]) expect(await fixture.store.renew(id, request.token, T + 120_000)).not.toBeNull();
-      const takeover = await fixture.store.claim(claimRequest(s.workflow, { now: T + 60_000, limit: 3 }));
-      expect(takeover.instances.map((instance) => instance.id)).toEqual([ids[1]]);
-      const executor = modeExecutor();
-      const sent: string[] = [];
-      const seen = (sql: string) => sent.push(sql);
-      const store = await started({
-        query: (sql, params) => (seen(sql), executor.query(sql, params)),
-        transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: (sql, params) => (seen(sql), tx.query(sql, params)) }), options),
-        close: () => executor.close?.(),
+      it('journal entries alone: each write lands only under its own lease, in one statement (in a transaction when several), entries in order', async () => {
+        const { store, counts } = await countingStore();
+        const s = testScope();
+        const ids = ['a', 'b', 'c', 'd'].map(s.id);
+        const tokens: string[] = [];
+        for (const [i, id] of ids.entries())
+          tokens.push((await lease(store, newInstance(id, `${s.workflow}-${i}`))).token);
+        // `a` has an entry already, which the batch replaces: its row counts twice in the answer.
+        expect(await store.write(ids[0]!, tokens[0]!, { now: T + 1, entries: [journalEntry('x')] })).toBe(true);
+        Object.assign(counts, { statements: 0, transactions: 0 });
+        const entries = (i: number) => [journalEntry('x', { value: `new-${i}` }), journalEntry('z'), journalEntry('y')];
+        const results = await Promise.all(
+          ids.map((id, i) =>
+            store.write(id, i === 2 ? 'not-the-lease' : tokens[i]!, { now: T + 2, entries: entries(i) }),
+          ),
+        );
+        expect(results).toEqual([true, true, false, true]);
+        // MariaDB: one INSERT ... SELECT ... RETURNING, committing on its own. Otherwise one
+        // INSERT ... SELECT, and a read of the tokens since one write did not land, in one
+        // transaction (the rows of the writes that landed stay locked until they are read).
+        expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 2, transactions: 1 });
+        for (const [i, id] of ids.entries()) {
+          const journal = (await details(store, id)).journal!;
+          expect(
+            journal.map((entry) => [entry.name, entry.value]),
+            id,
+          ).toEqual(
+            i === 2
+              ? []
+              : [
+                  ['x', `new-${i}`],
+                  ['z', { result: 'z' }],
+                  ['y', { result: 'y' }],
+                ],
+          );
+        }
+
+        Object.assign(counts, { statements: 0, transactions: 0 });
+        const landed = await Promise.all(
+          [0, 1, 3].map((i) => store.write(ids[i]!, tokens[i]!, { now: T + 3, entries: [journalEntry('w')] })),
+        );
+        expect(landed).toEqual([true, true, true]);
+        expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 1, transactions: 1 });
+        // A lone write is the statement alone, committing on its own.
+        Object.assign(counts, { statements: 0, transactions: 0 });
+        expect(await store.write(ids[0]!, tokens[0]!, { now: T + 3, entries: [journalEntry('v')] })).toBe(true);
+        expect(counts).toEqual({ statements: 1, transactions: 0 });
+        expect(await store.write(ids[2]!, 'not-the-lease', { now: T + 4, entries: [journalEntry('w')] })).toBe(false);
+        expect((await details(store, ids[2]!)).journal).toEqual([]);
+        await store.close();
       });
-      const steps = await Promise.all(ids.map((id) => store.write(id, request.token, { now: T + 2, entries: [journalEntry('step')] })));
-      expect(steps).toEqual([true, false, true]);
-      // Two entries each: the batch takes the other shape of statement, with the same outcome.
-      const pairs = await Promise.all(ids.map((id) => store.write(id, request.token, { now: T + 2, entries: [journalEntry('x'), journalEntry('y')] })));
-      expect(pairs).toEqual([true, false, true]);
-      const ends = await Promise.all(
-        ids.map((id) =>
-          store.write(id, request.token, {
-            now: T + 3,
-            entries: [journalEntry('end')],
+
+      it('journal entries alone: a write that landed answers true even when its lease is taken right after the statement', async () => {
+        const s = testScope();
+        const ids = ['a', 'b'].map(s.id);
+        // `a` leased until T + 30 s (then lapsed, so a claim at T + 60 s takes it over); `b` with a stale token.
+        const tokens = [];
+        for (const [i, id] of ids.entries())
+          tokens.push((await lease(fixture.store, newInstance(id, `${s.workflow}-${i}`))).token);
+        let takeover: Promise<unknown> | null = null;
+        const executor = modeExecutor();
+        // Right after the batch's journal statement answered, another worker tries to take `a` over
+        // (its claim skips a row locked by a transaction still open).
+        const racingQuery =
+          (run: SqlExecutor['query']): SqlExecutor['query'] =>
+          async (sql, params) => {
+            const result = await run(sql, params);
+            // The batch's INSERT ... SELECT of the journal, whichever shape it takes.
+            if (takeover === null && /^INSERT INTO \S+_journal` .* FOR UPDATE /s.test(sql)) {
+              takeover = fixture.store.claim(claimRequest(`${s.workflow}-0`, { now: T + 60_000, limit: 1 }));
+              await takeover;
+            }
+            return result;
+          };
+        const racing: SqlExecutor = {
+          query: racingQuery((sql, params) => executor.query(sql, params)),
+          transaction: (fn, options) =>
+            executor.transaction(
+              (tx) => fn({ ...tx, query: racingQuery((sql, params) => tx.query(sql, params)) }),
+              options,
+            ),
+          close: () => executor.close?.(),
+        };
+        const store = await started(racing);
+        const results = await Promise.all([
+          store.write(ids[0]!, tokens[0]!, { now: T + 2, entries: [journalEntry('mine')] }),
+          store.write(ids[1]!, 'not-the-lease', { now: T + 2, entries: [journalEntry('mine')] }),
+        ]);
+        expect(takeover).not.toBeNull();
+        // `a`'s entry is in its journal: the write landed under its lease, so it must answer true
+        // (false says that nothing was written).
+        expect((await details(store, ids[0]!)).journal!.map((entry) => entry.name)).toEqual(['mine']);
+        expect((await details(store, ids[1]!)).journal).toEqual([]);
+        expect(results).toEqual([true, false]);
+      });
+
+      it("writes of one claim's instances (one token) made together: the one taken over since writes nothing and answers false", async () => {
+        const s = testScope();
+        const ids = ['a', 'b', 'c'].map(s.id);
+        for (const id of ids) await fixture.store.create(newInstance(id, s.workflow));
+        const request = claimRequest(s.workflow, { limit: 3 });
+        expect((await fixture.store.claim(request)).instances.map((instance) => instance.id)).toEqual(ids);
+        // `a` and `c` renewed; `b`'s lease lapses, and another claim takes it over.
+        for (const id of [ids[0]!, ids[2]!])
+          expect(await fixture.store.renew(id, request.token, T + 120_000)).not.toBeNull();
+        const takeover = await fixture.store.claim(claimRequest(s.workflow, { now: T + 60_000, limit: 3 }));
+        expect(takeover.instances.map((instance) => instance.id)).toEqual([ids[1]]);
+        const executor = modeExecutor();
+        const sent: string[] = [];
+        const seen = (sql: string) => sent.push(sql);
+        const store = await started({
+          query: (sql, params) => (seen(sql), executor.query(sql, params)),
+          transaction: (fn, options) =>
+            executor.transaction(
+              (tx) => fn({ ...tx, query: (sql, params) => (seen(sql), tx.query(sql, params)) }),
+              options,
+            ),
+          close: () => executor.close?.(),
+        });
+        const steps = await Promise.all(
+          ids.map((id) => store.write(id, request.token, { now: T + 2, entries: [journalEntry('step')] })),
+        );
+        expect(steps).toEqual([true, false, true]);
+        // Two entries each: the batch takes the other shape of statement, with the same outcome.
+        const pairs = await Promise.all(
+          ids.map((id) =>
+            store.write(id, request.token, { now: T + 2, entries: [journalEntry('x'), journalEntry('y')] }),
+          ),
+        );
+        expect(pairs).toEqual([true, false, true]);
+        const ends = await Promise.all(
+          ids.map((id) =>
+            store.write(id, request.token, {
+              now: T + 3,
+              entries: [journalEntry('end')],
+              status: 'completed',
+              output: { done: id },
+              release: { wakeAt: null, waits: [], signalCursor: 0 },
+            }),
+          ),
+        );
+        expect(ends).toEqual([true, false, true]);
+        // Each batch was fenced by the one token they share (on MariaDB, the ending batch's UPDATE in a compound statement).
+        expect(
+          sent.filter((sql) =>
+            /^(BEGIN NOT ATOMIC\b.*?)?(INSERT INTO|UPDATE) .*FORCE INDEX \(PRIMARY\) .*lease_token = \?/s.test(sql),
+          ),
+        ).toHaveLength(2);
+        for (const id of [ids[0]!, ids[2]!]) {
+          const found = await details(fixture.store, id);
+          expect([found.status, found.output, found.leaseToken, found.journal!.map((entry) => entry.name)]).toEqual([
+            'completed',
+            { done: id },
+            null,
+            ['step', 'x', 'y', 'end'],
+          ]);
+        }
+        const taken = await details(fixture.store, ids[1]!);
+        expect([taken.status, taken.output, taken.leaseToken, taken.journal]).toEqual([
+          'running',
+          null,
+          takeover.instances[0]!.leaseToken,
+          [],
+        ]);
+      });
+
+      it('with changes to the instances: fenced by one UPDATE in one transaction; a lost lease changes nothing', async () => {
+        const { store, counts } = await countingStore();
+        const s = testScope();
+        const ids = ['a', 'b', 'c'].map(s.id);
+        const tokens: string[] = [];
+        for (const [i, id] of ids.entries())
+          tokens.push((await lease(store, newInstance(id, `${s.workflow}-${i}`))).token);
+        const before = await details(store, ids[1]!);
+        Object.assign(counts, { statements: 0, transactions: 0 });
+        const results = await Promise.all([
+          store.write(ids[0]!, tokens[0]!, {
+            now: T + 5,
+            entries: [journalEntry('last')],
             status: 'completed',
-            output: { done: id },
+            output: { done: 0 },
             release: { wakeAt: null, waits: [], signalCursor: 0 },
           }),
-        ),
-      );
-      expect(ends).toEqual([true, false, true]);
-      // Each batch was fenced by the one token they share (on MariaDB, the ending batch's UPDATE in a compound statement).
-      expect(sent.filter((sql) => /^(BEGIN NOT ATOMIC\b.*?)?(INSERT INTO|UPDATE) .*FORCE INDEX \(PRIMARY\) .*lease_token = \?/s.test(sql))).toHaveLength(2);
-      for (const id of [ids[0]!, ids[2]!]) {
-        const found = await details(fixture.store, id);
-        expect([found.status, found.output, found.leaseToken, found.journal!.map((entry) => entry.name)]).toEqual(['completed', { done: id }, null, ['step', 'x', 'y', 'end']]);
-      }
-      const taken = await details(fixture.store, ids[1]!);
-      expect([taken.status, taken.output, taken.leaseToken, taken.journal]).toEqual(['running', null, takeover.instances[0]!.leaseToken, []]);
-    });
+          store.write(ids[1]!, 'not-the-lease', {
+            now: T + 5,
+            entries: [journalEntry('last')],
+            status: 'completed',
+            output: { done: 1 },
+          }),
+          store.write(ids[2]!, tokens[2]!, { now: T + 5, entries: [journalEntry('only')] }),
+        ]);
+        expect(results).toEqual([true, false, true]);
+        const written = { ...counts };
+        expect(await details(store, ids[0]!)).toMatchObject({
+          status: 'completed',
+          output: { done: 0 },
+          leaseToken: null,
+          wakeAt: null,
+          updatedAt: T + 5,
+        });
+        expect(await details(store, ids[1]!)).toEqual(before);
+        expect(await details(store, ids[2]!)).toMatchObject({
+          status: 'running',
+          leaseToken: tokens[2],
+          journal: [expect.objectContaining({ name: 'only' })],
+        });
+        // The fenced UPDATE matched two rows of three: it is rolled back, and the rows locked and read
+        // (on MariaDB the compound statement rolled back its own transaction: the second is the only one).
+        expect(written.transactions).toBe(mariadb ? 1 : 2);
 
-    it('with changes to the instances: fenced by one UPDATE in one transaction; a lost lease changes nothing', async () => {
-      const { store, counts } = await countingStore();
-      const s = testScope();
-      const ids = ['a', 'b', 'c'].map(s.id);
-      const tokens: string[] = [];
-      for (const [i, id] of ids.entries()) tokens.push((await lease(store, newInstance(id, `${s.workflow}-${i}`))).token);
-      const before = await details(store, ids[1]!);
-      Object.assign(counts, { statements: 0, transactions: 0 });
-      const results = await Promise.all([
-        store.write(ids[0]!, tokens[0]!, { now: T + 5, entries: [journalEntry('last')], status: 'completed', output: { done: 0 }, release: { wakeAt: null, waits: [], signalCursor: 0 } }),
-        store.write(ids[1]!, 'not-the-lease', { now: T + 5, entries: [journalEntry('last')], status: 'completed', output: { done: 1 } }),
-        store.write(ids[2]!, tokens[2]!, { now: T + 5, entries: [journalEntry('only')] }),
-      ]);
-      expect(results).toEqual([true, false, true]);
-      const written = { ...counts };
-      expect(await details(store, ids[0]!)).toMatchObject({ status: 'completed', output: { done: 0 }, leaseToken: null, wakeAt: null, updatedAt: T + 5 });
-      expect(await details(store, ids[1]!)).toEqual(before);
-      expect(await details(store, ids[2]!)).toMatchObject({ status: 'running', leaseToken: tokens[2], journal: [expect.objectContaining({ name: 'only' })] });
-      // The fenced UPDATE matched two rows of three: it is rolled back, and the rows locked and read
-      // (on MariaDB the compound statement rolled back its own transaction: the second is the only one).
-      expect(written.transactions).toBe(mariadb ? 1 : 2);
-
-      Object.assign(counts, { statements: 0, transactions: 0 });
-      const more = ['d', 'e'].map(s.id);
-      const moreTokens: string[] = [];
-      for (const [i, id] of more.entries()) moreTokens.push((await lease(store, newInstance(id, `${s.workflow}-more-${i}`))).token);
-      Object.assign(counts, { statements: 0, transactions: 0 });
-      const both = await Promise.all(more.map((id, i) => store.write(id, moreTokens[i]!, { now: T + 6, entries: [journalEntry('end')], status: 'completed' })));
-      expect(both).toEqual([true, true]);
-      // The fenced UPDATE and the journal's INSERT, in one transaction: on MariaDB one compound
-      // statement, which opens and commits it.
-      expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 2, transactions: 1 });
-      await store.close();
-    });
-
-    // MariaDB's compound statements only.
-    if (mariadb) {
-      it('a compound statement that fails halfway rolls its transaction back before the connection goes back to the pool, and runs again', async () => {
-        const s = testScope();
-        const id = s.id('a');
-        const { token } = await lease(fixture.store, newInstance(id, s.workflow));
-        expect(await fixture.store.write(id, token, { now: T + 1, entries: [journalEntry('end', { value: 'first' })] })).toBe(true);
-        // One connection, so what the store's statement left on its session is what the checks below see.
-        const single = createMysqlPool({ connectionLimit: 1 });
-        const blocker = await fixture.pool.getConnection();
-        try {
-          await single.query('SET SESSION innodb_lock_wait_timeout = 1');
-          // Another transaction holds the journal row the ending write replaces: its UPDATE goes
-          // through, its journal upsert waits, and InnoDB rolls back that statement alone.
-          await blocker.beginTransaction();
-          await blocker.query(`SELECT seq FROM \`${fixture.schema}_journal\` WHERE instance_id = ? AND name = 'end' FOR UPDATE`, [id]);
-          const executor = fromMysql2(single);
-          const after: unknown[] = [];
-          const store = await started({
-            query: async (sql, params) => {
-              try {
-                return await executor.query(sql, params);
-              } catch (error) {
-                if ((error as { errno?: number }).errno === 1205 && after.length === 0) {
-                  const { rows } = await executor.query(`SELECT @@in_transaction AS open, (SELECT status FROM \`${fixture.schema}_instances\` WHERE id = ?) AS status`, [id]);
-                  after.push(rows[0]);
-                  await blocker.commit();
-                }
-                throw error;
-              }
-            },
-            transaction: (fn, options) => executor.transaction(fn, options),
-            close: () => executor.close?.(),
-          });
-          const write = { now: T + 2, entries: [journalEntry('end', { value: 'second' })], status: 'completed' as const, output: 1, release: { wakeAt: null, waits: [], signalCursor: 0 } };
-          expect(await store.write(id, token, write)).toBe(true);
-          // After the timeout: no transaction open, the UPDATE undone; then the retry landed it all.
-          expect(after).toEqual([{ open: 0, status: 'running' }]);
-          expect(await details(fixture.store, id)).toMatchObject({ status: 'completed', output: 1, journal: [expect.objectContaining({ name: 'end', value: 'second' })] });
-        } finally {
-          blocker.destroy();
-          await single.end();
-        }
+        Object.assign(counts, { statements: 0, transactions: 0 });
+        const more = ['d', 'e'].map(s.id);
+        const moreTokens: string[] = [];
+        for (const [i, id] of more.entries())
+          moreTokens.push((await lease(store, newInstance(id, `${s.workflow}-more-${i}`))).token);
+        Object.assign(counts, { statements: 0, transactions: 0 });
+        const both = await Promise.all(
+          more.map((id, i) =>
+            store.write(id, moreTokens[i]!, { now: T + 6, entries: [journalEntry('end')], status: 'completed' }),
+          ),
+        );
+        expect(both).toEqual([true, true]);
+        // The fenced UPDATE and the journal's INSERT, in one transaction: on MariaDB one compound
+        // statement, which opens and commits it.
+        expect(counts).toEqual(mariadb ? { statements: 1, transactions: 0 } : { statements: 2, transactions: 1 });
+        await store.close();
       });
-    }
-  });
+
+      // MariaDB's compound statements only.
+      if (mariadb) {
+        it('a compound statement that fails halfway rolls its transaction back before the connection goes back to the pool, and runs again', async () => {
+          const s = testScope();
+          const id = s.id('a');
+          const { token } = await lease(fixture.store, newInstance(id, s.workflow));
+          expect(
+            await fixture.store.write(id, token, { now: T + 1, entries: [journalEntry('end', { value: 'first' })] }),
+          ).toBe(true);
+          // One connection, so what the store's statement left on its session is what the checks below see.
+          const single = createMysqlPool({ connectionLimit: 1 });
+          const blocker = await fixture.pool.getConnection();
+          try {
+            await single.query('SET SESSION innodb_lock_wait_timeout = 1');
+            // Another transaction holds the journal row the ending write replaces: its UPDATE goes
+            // through, its journal upsert waits, and InnoDB rolls back that statement alone.
+            await blocker.beginTransaction();
+            await blocker.query(
+              `SELECT seq FROM \`${fixture.schema}_journal\` WHERE instance_id = ? AND name = 'end' FOR UPDATE`,
+              [id],
+            );
+            const executor = fromMysql2(single);
+            const after: unknown[] = [];
+            const store = await started({
+              query: async (sql, params) => {
+                try {
+                  return await executor.query(sql, params);
+                } catch (error) {
+                  if ((error as { errno?: number }).errno === 1205 && after.length === 0) {
+                    const { rows } = await executor.query(
+                      `SELECT @@in_transaction AS open, (SELECT status FROM \`${fixture.schema}_instances\` WHERE id = ?) AS status`,
+                      [id],
+                    );
+                    after.push(rows[0]);
+                    await blocker.commit();
+                  }
+                  throw error;
+                }
+              },
+              transaction: (fn, options) => executor.transaction(fn, options),
+              close: () => executor.close?.(),
+            });
+            const write = {
+              now: T + 2,
+              entries: [journalEntry('end', { value: 'second' })],
+              status: 'completed' as const,
+              output: 1,
+              release: { wakeAt: null, waits: [], signalCursor: 0 },
+            };
+            expect(await store.write(id, token, write)).toBe(true);
+            // After the timeout: no transaction open, the UPDATE undone; then the retry landed it all.
+            expect(after).toEqual([{ open: 0, status: 'running' }]);
+            expect(await details(fixture.store, id)).toMatchObject({
+              status: 'completed',
+              output: 1,
+              journal: [expect.objectContaining({ name: 'end', value: 'second' })],
+            });
+          } finally {
+            blocker.destroy();
+            await single.end();
+          }
+        });
+      }
+    });
   }
 
   describe('prepared statements (MariaDB)', () => {
     /** The session counters of the pool's one connection. */
     async function sessionStatus(pool: ReturnType<typeof createMysqlPool>) {
-      const [rows] = await pool.query("SHOW SESSION STATUS WHERE Variable_name IN ('Com_stmt_prepare', 'Com_stmt_execute', 'Prepared_stmt_count')");
-      return Object.fromEntries((rows as Array<{ Variable_name: string; Value: string }>).map((row) => [row.Variable_name, Number(row.Value)]));
+      const [rows] = await pool.query(
+        "SHOW SESSION STATUS WHERE Variable_name IN ('Com_stmt_prepare', 'Com_stmt_execute', 'Prepared_stmt_count')",
+      );
+      return Object.fromEntries(
+        (rows as Array<{ Variable_name: string; Value: string }>).map((row) => [row.Variable_name, Number(row.Value)]),
+      );
     }
 
     /** Claims, journal writes and ends of `rounds` instances, one at a time, on a store over a pool of one connection. */
     async function runOn(preparedStatements: number | undefined, rounds: number) {
       const pool = createMysqlPool({ connectionLimit: 1 });
-      const store = new MySqlWorkflowStore({ executor: fromMysql2(pool, preparedStatements === undefined ? {} : { preparedStatements }), schema: fixture.schema });
+      const store = new MySqlWorkflowStore({
+        executor: fromMysql2(pool, preparedStatements === undefined ? {} : { preparedStatements }),
+        schema: fixture.schema,
+      });
       try {
         await store.init();
         const before = await sessionStatus(pool);
@@ -436,12 +607,27 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         for (let i = 0; i < rounds; i++) {
           const { token } = await lease(store, newInstance(s.id(`p${i}`), s.workflow));
           expect(await store.write(s.id(`p${i}`), token, { now: T + 1, entries: [journalEntry('one')] })).toBe(true);
-          expect(await store.write(s.id(`p${i}`), token, { now: T + 2, entries: [journalEntry('two')], release: { wakeAt: null, waits: [], signalCursor: 0 }, status: 'completed', output: i })).toBe(true);
+          expect(
+            await store.write(s.id(`p${i}`), token, {
+              now: T + 2,
+              entries: [journalEntry('two')],
+              release: { wakeAt: null, waits: [], signalCursor: 0 },
+              status: 'completed',
+              output: i,
+            }),
+          ).toBe(true);
           const stored = await details(store, s.id(`p${i}`));
-          expect([stored.status, stored.output, stored.journal!.map((entry) => entry.name)]).toEqual(['completed', i, ['one', 'two']]);
+          expect([stored.status, stored.output, stored.journal!.map((entry) => entry.name)]).toEqual([
+            'completed',
+            i,
+            ['one', 'two'],
+          ]);
         }
         const after = await sessionStatus(pool);
-        return { executed: after.Com_stmt_execute! - before.Com_stmt_execute!, prepared: after.Com_stmt_prepare! - before.Com_stmt_prepare! };
+        return {
+          executed: after.Com_stmt_execute! - before.Com_stmt_execute!,
+          prepared: after.Com_stmt_prepare! - before.Com_stmt_prepare!,
+        };
       } finally {
         await store.close();
         await pool.end();
@@ -494,10 +680,19 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
             now: 1,
             entries: [journalEntry('wait')],
             status: 'suspended',
-            release: { wakeAt: null, waits: [{ name: free, key: 'other' }, { name: held, key: 'other-key' }], signalCursor: cursor },
+            release: {
+              wakeAt: null,
+              waits: [
+                { name: free, key: 'other' },
+                { name: held, key: 'other-key' },
+              ],
+              signalCursor: cursor,
+            },
           }),
         ).toBe(true);
-        expect(await store.signals({ name: free, key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
+        expect(await store.signals({ name: free, key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(
+          1,
+        );
         expect(sameTopicDone).toBe(false);
         await connection.commit();
         expect((await sameTopic).created).toBe(true);
@@ -515,7 +710,9 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       try {
         await connection.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
         await connection.beginTransaction();
-        await expect(store.signalInTransaction(connection, newSignal(n, { now: 5 }))).rejects.toThrow(/needs a READ COMMITTED transaction.*REPEATABLE-READ/);
+        await expect(store.signalInTransaction(connection, newSignal(n, { now: 5 }))).rejects.toThrow(
+          /needs a READ COMMITTED transaction.*REPEATABLE-READ/,
+        );
         await connection.commit();
         expect(await store.signals({ name: n, key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
         expect((await details(store, s.id('w'))).wakeAt).toBeNull();
@@ -545,7 +742,13 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
           }
           const [result] = await connection.query(sql, (params ?? []) as unknown[]);
           if (sql.startsWith('RELEASE')) released();
-          return Array.isArray(result) ? { rows: result as Array<Record<string, unknown>>, rowCount: result.length } : { rows: [], rowCount: (result as { affectedRows: number }).affectedRows, insertId: (result as { insertId: number }).insertId };
+          return Array.isArray(result)
+            ? { rows: result as Array<Record<string, unknown>>, rowCount: result.length }
+            : {
+                rows: [],
+                rowCount: (result as { affectedRows: number }).affectedRows,
+                insertId: (result as { insertId: number }).insertId,
+              };
         },
         transaction: (fn) => fn(handle),
       };
@@ -561,7 +764,14 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         // The application goes on with its transaction and commits: the start it was told of is there.
         await connection.commit();
         expect(await store.get(s.id('together'))).toMatchObject({ status: 'pending' });
-        expect(await store.signals({ name: s.signal('fails-together'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+        expect(
+          await store.signals({
+            name: s.signal('fails-together'),
+            key: null,
+            afterId: 0,
+            upToId: Number.MAX_SAFE_INTEGER,
+          }),
+        ).toEqual([]);
       } finally {
         connection.destroy();
       }
@@ -579,16 +789,22 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
         await store.signalInTransaction(connection, newSignal(s.signal('rolled')));
         await connection.rollback();
         expect(await store.get(s.id('rolled'))).toBeNull();
-        expect(await store.signals({ name: s.signal('rolled'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+        expect(
+          await store.signals({ name: s.signal('rolled'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+        ).toEqual([]);
 
         await connection.beginTransaction();
         await store.createInTransaction(connection, newInstance(s.id('kept'), s.workflow));
-        expect((await store.createInTransaction(connection, newInstance(s.id('kept'), s.workflow))).created).toBe(false);
+        expect((await store.createInTransaction(connection, newInstance(s.id('kept'), s.workflow))).created).toBe(
+          false,
+        );
         await store.signalInTransaction(connection, newSignal(s.signal('kept')));
         expect(await store.get(s.id('kept'))).toBeNull(); // not committed yet
         await connection.commit();
         expect(await store.get(s.id('kept'))).toMatchObject({ status: 'pending' });
-        expect(await store.signals({ name: s.signal('kept'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
+        expect(
+          await store.signals({ name: s.signal('kept'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+        ).toHaveLength(1);
       } finally {
         connection.destroy();
       }
@@ -647,20 +863,32 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
       const { store, pool } = fixture;
       const s = testScope();
       const executor = fromMysql2(pool);
-      await expect(store.createInTransaction(executor, newInstance(s.id('x'), s.workflow))).rejects.toThrow(/not in a transaction/);
-      await expect(store.signalInTransaction(executor, newSignal(s.signal('x')))).rejects.toThrow(/not in a transaction/);
+      await expect(store.createInTransaction(executor, newInstance(s.id('x'), s.workflow))).rejects.toThrow(
+        /not in a transaction/,
+      );
+      await expect(store.signalInTransaction(executor, newSignal(s.signal('x')))).rejects.toThrow(
+        /not in a transaction/,
+      );
       expect(await store.get(s.id('x'))).toBeNull();
-      expect(await store.signals({ name: s.signal('x'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+      expect(
+        await store.signals({ name: s.signal('x'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+      ).toEqual([]);
     });
 
     it('refuses a pool, or a connection outside a transaction, before writing anything', async () => {
       const { store, pool } = fixture;
       const s = testScope();
-      await expect(store.createInTransaction(pool, newInstance(s.id('x'), s.workflow))).rejects.toThrow(/is a mysql2 pool/);
+      await expect(store.createInTransaction(pool, newInstance(s.id('x'), s.workflow))).rejects.toThrow(
+        /is a mysql2 pool/,
+      );
       const connection = await pool.getConnection();
       try {
-        await expect(store.signalInTransaction(connection, newSignal(s.signal('x')))).rejects.toThrow(/not in a transaction/);
-        await expect(store.createInTransaction(connection, newInstance(s.id('x'), s.workflow))).rejects.toThrow(/not in a transaction/);
+        await expect(store.signalInTransaction(connection, newSignal(s.signal('x')))).rejects.toThrow(
+          /not in a transaction/,
+        );
+        await expect(store.createInTransaction(connection, newInstance(s.id('x'), s.workflow))).rejects.toThrow(
+          /not in a transaction/,
+        );
       } finally {
         connection.release();
       }
@@ -671,7 +899,9 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
   it('tells a callback pool, a connection and a non-executor apart', () => {
     const { pool } = fixture;
     expect(() => fromMysql2({ query() {}, getConnection() {}, promise() {} } as never)).toThrow(/promise API/);
-    expect(() => new MySqlWorkflowStore({ executor: pool as never })).toThrow(/wrap it, `executor: fromMysql2\(pool\)`/);
+    expect(() => new MySqlWorkflowStore({ executor: pool as never })).toThrow(
+      /wrap it, `executor: fromMysql2\(pool\)`/,
+    );
     expect(() => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: 'Bad' })).toThrow(WorkflowSchemaError);
   });
 });
@@ -688,15 +918,17 @@ describe.skipIf(!available)('MySQL migrations', () => {
   });
   const fresh = (name = freshPrefix('mig')) => (schemas.push(name), name);
   const tables = async (schema: string) => {
-    const [rows] = await pool.query('SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?', [
-      `${schema.replaceAll('_', '\\_')}\\_%`,
-    ]);
+    const [rows] = await pool.query(
+      'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?',
+      [`${schema.replaceAll('_', '\\_')}\\_%`],
+    );
     return (rows as Array<{ t: string }>).map((row) => row.t).sort();
   };
   const indexes = async (schema: string) => {
-    const [rows] = await pool.query('SELECT DISTINCT index_name AS i FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ?', [
-      `${schema}_instances`,
-    ]);
+    const [rows] = await pool.query(
+      'SELECT DISTINCT index_name AS i FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ?',
+      [`${schema}_instances`],
+    );
     return (rows as Array<{ i: string }>).map((row) => row.i).sort();
   };
 
@@ -704,7 +936,12 @@ describe.skipIf(!available)('MySQL migrations', () => {
     const schema = fresh();
     const stores = Array.from({ length: 3 }, () => new MySqlWorkflowStore({ executor: fromMysql2(pool), schema }));
     const applied = await Promise.all(stores.map((store) => store.migrate()));
-    expect(applied.flat()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout', '0004_cancel_notices']);
+    expect(applied.flat()).toEqual([
+      '0001_init',
+      '0002_trace_context_list_indexes',
+      '0003_run_timeout',
+      '0004_cancel_notices',
+    ]);
     expect(await stores[0]!.migrate()).toEqual([]);
     expect(await tables(schema)).toHaveLength(9);
   });
@@ -720,11 +957,23 @@ describe.skipIf(!available)('MySQL migrations', () => {
     await pool.query(statements[1]!);
     await pool.query(`INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (1, 1, 'init')`);
     const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false });
-    await expect(store.init()).rejects.toThrow(/0001_init, 0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied.*migrate --mysql/);
-    expect(await store.migrate()).toEqual(['0001_init', '0002_trace_context_list_indexes', '0003_run_timeout', '0004_cancel_notices']);
+    await expect(store.init()).rejects.toThrow(
+      /0001_init, 0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied.*migrate --mysql/,
+    );
+    expect(await store.migrate()).toEqual([
+      '0001_init',
+      '0002_trace_context_list_indexes',
+      '0003_run_timeout',
+      '0004_cancel_notices',
+    ]);
     await store.init();
     const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 1 ORDER BY step`);
-    expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual(statements.map((_, i) => i).concat(statements.length).slice(0));
+    expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual(
+      statements
+        .map((_, i) => i)
+        .concat(statements.length)
+        .slice(0),
+    );
   });
 
   // 0002 adds a column and indexes, which can't say IF NOT EXISTS on MySQL 8.0: a run stopped after
@@ -747,17 +996,29 @@ describe.skipIf(!available)('MySQL migrations', () => {
         },
         transaction: (fn) => inner.transaction((tx) => fn(crashing(tx))),
       });
-      await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow('stopped before the record');
+      await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow(
+        'stopped before the record',
+      );
       expect(ran).toBe(migrationStatements(MIGRATIONS[1]!.sql.replaceAll('{{schema}}', schema))[step - 1]);
       const store = new MySqlWorkflowStore({ executor, schema, migrate: false });
-      await expect(store.init()).rejects.toThrow(/0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied/);
-      expect(await store.migrate()).toEqual(['0002_trace_context_list_indexes', '0003_run_timeout', '0004_cancel_notices']);
+      await expect(store.init()).rejects.toThrow(
+        /0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied/,
+      );
+      expect(await store.migrate()).toEqual([
+        '0002_trace_context_list_indexes',
+        '0003_run_timeout',
+        '0004_cancel_notices',
+      ]);
       await store.init();
       const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 2 ORDER BY step`);
       expect((steps as Array<{ step: number }>).map((row) => row.step)).toEqual([0, 1, 2, 3]);
-      expect(await indexes(schema)).toEqual(expect.arrayContaining(['instances_status_created', 'instances_workflow_created']));
+      expect(await indexes(schema)).toEqual(
+        expect.arrayContaining(['instances_status_created', 'instances_workflow_created']),
+      );
       const traceContext = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
-      expect((await store.create({ ...newInstance('x', 'w'), traceContext })).instance.traceContext).toEqual(traceContext);
+      expect((await store.create({ ...newInstance('x', 'w'), traceContext })).instance.traceContext).toEqual(
+        traceContext,
+      );
     });
   }
 
@@ -772,7 +1033,9 @@ describe.skipIf(!available)('MySQL migrations', () => {
       },
       transaction: (fn) => inner.transaction((tx) => fn(crashing(tx))),
     });
-    await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow('stopped before the record');
+    await expect(new MySqlWorkflowStore({ executor: crashing(executor), schema }).migrate()).rejects.toThrow(
+      'stopped before the record',
+    );
     const store = new MySqlWorkflowStore({ executor, schema });
     await store.init();
     const counter = async () => (await pool.query(`SELECT id, seq FROM \`${schema}_cancel_notices\``))[0];
@@ -780,7 +1043,14 @@ describe.skipIf(!available)('MySQL migrations', () => {
     // A cancel of an instance nobody leases makes it due (the wake-up poll's marker): not counted. Of a leased one: counted.
     await store.create(newInstance('idle', 'w-idle'));
     await store.create(newInstance('leased', 'w'));
-    await store.claim({ owner: 'o', token: 'tok', leaseUntil: T + 60_000, now: T, limit: 1, workflows: [{ name: 'w', version: 1 }] });
+    await store.claim({
+      owner: 'o',
+      token: 'tok',
+      leaseUntil: T + 60_000,
+      now: T,
+      limit: 1,
+      workflows: [{ name: 'w', version: 1 }],
+    });
     expect(await store.requestCancel('idle', { reason: 'r', now: T, terminate: false })).toBe(true);
     expect(await counter()).toEqual([{ id: 1, seq: 0 }]);
     expect(await store.requestCancel('leased', { reason: 'r', now: T, terminate: false })).toBe(true);
@@ -790,7 +1060,14 @@ describe.skipIf(!available)('MySQL migrations', () => {
     // Without its row (deleted by hand), a request is still stored; only its notice is lost.
     await pool.query(`DELETE FROM \`${schema}_cancel_notices\``);
     await store.create(newInstance('leased-2', 'w-2'));
-    await store.claim({ owner: 'o', token: 'tok2', leaseUntil: T + 60_000, now: T, limit: 1, workflows: [{ name: 'w-2', version: 1 }] });
+    await store.claim({
+      owner: 'o',
+      token: 'tok2',
+      leaseUntil: T + 60_000,
+      now: T,
+      limit: 1,
+      workflows: [{ name: 'w-2', version: 1 }],
+    });
     expect(await store.requestCancel('leased-2', { reason: 'r', now: T, terminate: false })).toBe(true);
     expect((await store.get('leased-2'))?.cancelRequested).toBe(true);
   });
@@ -803,7 +1080,10 @@ describe.skipIf(!available)('MySQL migrations', () => {
     const connection = await pool.getConnection();
     try {
       // As far as the second index of 0002, as a tool that stopped there would leave it.
-      const secondIndex = statements.findIndex((statement) => statement.startsWith('SET @nest_workflows_ddl') && statement.includes('instances_workflow_created'));
+      const secondIndex = statements.findIndex(
+        (statement) =>
+          statement.startsWith('SET @nest_workflows_ddl') && statement.includes('instances_workflow_created'),
+      );
       for (const statement of statements.slice(0, secondIndex + 2)) await connection.query(statement);
       for (const statement of statements) await connection.query(statement);
       for (const statement of statements) await connection.query(statement);
@@ -811,7 +1091,9 @@ describe.skipIf(!available)('MySQL migrations', () => {
       connection.release();
     }
     await new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false }).init();
-    expect(await indexes(schema)).toEqual(expect.arrayContaining(['instances_status_created', 'instances_workflow_created']));
+    expect(await indexes(schema)).toEqual(
+      expect.arrayContaining(['instances_status_created', 'instances_workflow_created']),
+    );
   });
 
   it('works under a schema name that is a reserved word, through the CLI, and prints its SQL', async () => {
@@ -826,7 +1108,11 @@ describe.skipIf(!available)('MySQL migrations', () => {
     expect(await cli(['sql', '--mysql', '--schema', 'order'], io)).toBe(0);
     expect(out.at(-1)).toContain('CREATE TABLE IF NOT EXISTS `order_instances`');
     expect(await cli(['migrate', '--mysql'], io)).toBe(2);
-    const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema: 'order' === schema ? schema : schema, migrate: false });
+    const store = new MySqlWorkflowStore({
+      executor: fromMysql2(pool),
+      schema: 'order' === schema ? schema : schema,
+      migrate: false,
+    });
     await store.init();
     expect((await store.create(newInstance('x', 'w'))).created).toBe(true);
   });
@@ -843,6 +1129,8 @@ describe('lock contention retries', () => {
     expect(await retryOnLockContention(flaky)).toBe('done');
     expect(calls).toBe(3);
     expect(isLockContention(Object.assign(new Error('dup'), { errno: 1062 }))).toBe(false);
-    await expect(retryOnLockContention(async () => Promise.reject(Object.assign(new Error('dup'), { errno: 1062 })))).rejects.toThrow('dup');
+    await expect(
+      retryOnLockContention(async () => Promise.reject(Object.assign(new Error('dup'), { errno: 1062 }))),
+    ).rejects.toThrow('dup');
   });
 });

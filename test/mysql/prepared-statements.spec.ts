@@ -3,7 +3,14 @@
 // what it writes and answers must be what the same statements give sent as text.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
-import { BASE_TIME as T, details, journalEntry, lease, newInstance, testScope } from '../../src/testing/store-fixtures.js';
+import {
+  BASE_TIME as T,
+  details,
+  journalEntry,
+  lease,
+  newInstance,
+  testScope,
+} from '../../src/testing/store-fixtures.js';
 import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
 
 const available = await requireMysql('MySQL prepared statements');

@@ -21,7 +21,10 @@ describe.skipIf(!available)('MySqlWorkflowStore: createOccurrence against a paus
 
   beforeAll(async () => {
     pool = createMysqlPool({ connectionLimit: 6 });
-    pool.pool.on('connection', (connection) => void connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'));
+    pool.pool.on(
+      'connection',
+      (connection) => void connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'),
+    );
     store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema });
     await store.init();
   });
@@ -47,12 +50,42 @@ describe.skipIf(!available)('MySqlWorkflowStore: createOccurrence against a paus
    */
   async function race(fence: 'lease' | null, change: (save: WorkflowScheduleSave) => Promise<unknown>) {
     const id = `s-${randomUUID()}`;
-    const save: WorkflowScheduleSave = { id, workflow: 'w', declared: false, spec: {}, input: null, paused: false, wakeAt: T, state: {}, expectRevision: null, releaseLease: false, now: T };
+    const save: WorkflowScheduleSave = {
+      id,
+      workflow: 'w',
+      declared: false,
+      spec: {},
+      input: null,
+      paused: false,
+      wakeAt: T,
+      state: {},
+      expectRevision: null,
+      releaseLease: false,
+      now: T,
+    };
     await store.saveSchedule(save);
     const lease = randomUUID();
-    expect(await store.claimSchedules({ owner: 'a', token: lease, now: T, leaseUntil: T + 30_000, limit: 1, workflows: ['w'] })).toHaveLength(1);
+    expect(
+      await store.claimSchedules({
+        owner: 'a',
+        token: lease,
+        now: T,
+        leaseUntil: T + 30_000,
+        limit: 1,
+        workflows: ['w'],
+      }),
+    ).toHaveLength(1);
     const token = fence === null ? null : lease;
-    const init: NewWorkflowInstance = { id: `${id}@${T}`, workflow: 'w', version: 1, input: null, scheduleId: id, scheduledAt: T, deadline: null, now: T };
+    const init: NewWorkflowInstance = {
+      id: `${id}@${T}`,
+      workflow: 'w',
+      version: 1,
+      input: null,
+      scheduleId: id,
+      scheduledAt: T,
+      deadline: null,
+      now: T,
+    };
     const blocker = await pool.getConnection();
     const order: string[] = [];
     try {
@@ -84,7 +117,9 @@ describe.skipIf(!available)('MySqlWorkflowStore: createOccurrence against a paus
   }
 
   it('a pause that comes while the create is under way waits until the instance is stored', async () => {
-    const saved = await race('lease', (save) => store.saveSchedule({ ...save, paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }));
+    const saved = await race('lease', (save) =>
+      store.saveSchedule({ ...save, paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }),
+    );
     expect(saved).toMatchObject({ paused: true, leaseToken: null });
   });
 

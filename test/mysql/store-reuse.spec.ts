@@ -58,7 +58,11 @@ describe.skipIf(!available)('MySqlWorkflowStore: closed, then used again', () =>
   it('an application restarted with the same store instance runs work started elsewhere at once', async () => {
     // The workers poll once an hour: only the store's wake-up poll can make them look.
     for (const round of ['first', 'second', 'third']) {
-      const app = await createTestApp([HelloWorkflow], { store: fixture.store as never, clock: systemClock, worker: { concurrency: 1, pollInterval: '1h' } });
+      const app = await createTestApp([HelloWorkflow], {
+        store: fixture.store as never,
+        clock: systemClock,
+        worker: { concurrency: 1, pollInterval: '1h' },
+      });
       try {
         // Let the worker's first claim (at startup) pass, so only a wake-up can run what comes next.
         await new Promise((resolve) => setTimeout(resolve, 100));

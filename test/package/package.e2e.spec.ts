@@ -82,7 +82,8 @@ afterAll(() => {
 
 describe('the packed package', () => {
   it('ships the build and the migrations, not the sources or tests', () => {
-    for (const file of ['package.json', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts']) expect(packedFiles).toContain(file);
+    for (const file of ['package.json', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts'])
+      expect(packedFiles).toContain(file);
     expect(packedFiles.some((file) => file.startsWith('migrations/'))).toBe(true);
     expect(packedFiles.filter((file) => /^(src|test|examples|scripts)\//.test(file))).toEqual([]);
   });
@@ -126,7 +127,13 @@ describe('types under each module resolution', () => {
       const dir = await app(`types-${mode}`, manifest, ['@types/node']);
       writeFileSync(join(dir, 'app.ts'), readFileSync(fixture('typed-app.ts'), 'utf8'));
       // skipLibCheck off: the package's own declarations are checked too.
-      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...COMPILER_OPTIONS, ...options, skipLibCheck: false }, files: ['app.ts'] }));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: { ...COMPILER_OPTIONS, ...options, skipLibCheck: false },
+          files: ['app.ts'],
+        }),
+      );
       const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], dir, 120_000);
       expect(result.code, show(result)).toBe(0);
     }, 120_000);
@@ -137,7 +144,23 @@ describe('documentation samples', () => {
   it('compiles every TypeScript sample of README.md and docs/ against the packed package', async () => {
     const samples = docSamples(repo);
     expect(samples.length).toBeGreaterThan(10);
-    const dir = await app('doc-samples', { type: 'module' }, ['@types/node', '@types/pg', 'pg', 'mysql2', '@nestjs/testing', '@nestjs/terminus', 'vitest', '@jest/globals', 'typeorm', 'drizzle-orm', 'kysely', '@mikro-orm/core', '@mikro-orm/postgresql', '@mikro-orm/knex', 'unplugin-swc']);
+    const dir = await app('doc-samples', { type: 'module' }, [
+      '@types/node',
+      '@types/pg',
+      'pg',
+      'mysql2',
+      '@nestjs/testing',
+      '@nestjs/terminus',
+      'vitest',
+      '@jest/globals',
+      'typeorm',
+      'drizzle-orm',
+      'kysely',
+      '@mikro-orm/core',
+      '@mikro-orm/postgresql',
+      '@mikro-orm/knex',
+      'unplugin-swc',
+    ]);
     mkdirSync(join(dir, 'samples'));
     const where = new Map<string, { page: string; line: number }>();
     for (const sample of samples) {
@@ -147,14 +170,25 @@ describe('documentation samples', () => {
       writeFileSync(join(dir, 'samples', file), `${sample.code}\nexport {};\n`);
     }
     writeFileSync(join(dir, 'doc-story.d.ts'), readFileSync(fixture('doc-story.d.ts'), 'utf8'));
-    const compilerOptions = { ...COMPILER_OPTIONS, module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: true };
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['samples/*.ts', 'doc-story.d.ts'] }));
+    const compilerOptions = {
+      ...COMPILER_OPTIONS,
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      skipLibCheck: true,
+    };
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, include: ['samples/*.ts', 'doc-story.d.ts'] }),
+    );
     const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], dir, 120_000);
     // Point each error at the page and line it comes from.
-    const errors = result.stdout.replace(/^(samples\/[^(]+)\((\d+),(\d+)\)/gm, (whole, file: string, line: string, column: string) => {
-      const sample = where.get(file);
-      return sample ? `${sample.page}:${sample.line + Number(line) - 1}:${column}` : whole;
-    });
+    const errors = result.stdout.replace(
+      /^(samples\/[^(]+)\((\d+),(\d+)\)/gm,
+      (whole, file: string, line: string, column: string) => {
+        const sample = where.get(file);
+        return sample ? `${sample.page}:${sample.line + Number(line) - 1}:${column}` : whole;
+      },
+    );
     expect(errors).toBe('');
     expect(result.code, show(result)).toBe(0);
   }, 120_000);

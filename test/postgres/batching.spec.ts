@@ -9,17 +9,41 @@ import { createPool, requirePostgres, usePostgresStore } from '../support/postgr
 const T = 1_700_000_000_000;
 const available = await requirePostgres('PostgresWorkflowStore batching');
 
-const instance = (id: string, input: unknown = { id }): NewWorkflowInstance => ({ id, workflow: 'batch.flow', version: 1, input, deadline: null, now: T });
+const instance = (id: string, input: unknown = { id }): NewWorkflowInstance => ({
+  id,
+  workflow: 'batch.flow',
+  version: 1,
+  input,
+  deadline: null,
+  now: T,
+});
 
 describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
   const fixture = usePostgresStore('batch', { beforeAll, afterAll }, 4);
-  const stepEntry = (name: string) => ({ name, kind: 'step' as const, state: 'completed' as const, value: name, attempts: 1, createdAt: T, updatedAt: T });
+  const stepEntry = (name: string) => ({
+    name,
+    kind: 'step' as const,
+    state: 'completed' as const,
+    value: name,
+    attempts: 1,
+    createdAt: T,
+    updatedAt: T,
+  });
 
   /** `count` new instances of `workflow` (ids `${prefix}0`...), all claimed under one new token. */
   async function claimed(workflow: string, prefix: string, count: number) {
-    await Promise.all(Array.from({ length: count }, (_, i) => fixture.store.create({ ...instance(`${prefix}${i}`), workflow })));
+    await Promise.all(
+      Array.from({ length: count }, (_, i) => fixture.store.create({ ...instance(`${prefix}${i}`), workflow })),
+    );
     const token = randomUUID();
-    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: count, workflows: [{ name: workflow, version: 1 }] });
+    const claim = await fixture.store.claim({
+      owner: 'me',
+      token,
+      now: T,
+      leaseUntil: T + 60_000,
+      limit: count,
+      workflows: [{ name: workflow, version: 1 }],
+    });
     expect(claim.instances).toHaveLength(count);
     return { token, instances: claim.instances };
   }
@@ -47,7 +71,9 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
         fixture.store.write(inst.id, i % 2 === 0 ? token : 'stale', {
           now: T + 1,
           entries: [entry(`s-${i}`)],
-          ...(i % 4 === 0 ? { status: 'completed' as const, output: { i }, release: { wakeAt: null, waits: [], signalCursor: 0 } } : {}),
+          ...(i % 4 === 0
+            ? { status: 'completed' as const, output: { i }, release: { wakeAt: null, waits: [], signalCursor: 0 } }
+            : {}),
         }),
       ),
     );
@@ -67,15 +93,29 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     const entry = stepEntry;
     const tokenOf = (i: number) => (i % 3 === 0 ? 'stale' : token);
     // Two batches made together: one entry each, then two each (and one repeated name, which replaces).
-    const first = await Promise.all(claim.instances.map((inst, i) => fixture.store.write(inst.id, tokenOf(i), { now: T + 5, entries: [entry('a')] })));
+    const first = await Promise.all(
+      claim.instances.map((inst, i) => fixture.store.write(inst.id, tokenOf(i), { now: T + 5, entries: [entry('a')] })),
+    );
     const second = await Promise.all(
-      claim.instances.map((inst, i) => fixture.store.write(inst.id, tokenOf(i), { now: T + 9, entries: [entry('b'), { ...entry('a'), value: 'a again' }] })),
+      claim.instances.map((inst, i) =>
+        fixture.store.write(inst.id, tokenOf(i), {
+          now: T + 9,
+          entries: [entry('b'), { ...entry('a'), value: 'a again' }],
+        }),
+      ),
     );
     for (const [i, inst] of claim.instances.entries()) {
       expect(first[i]).toBe(i % 3 !== 0);
       expect(second[i]).toBe(i % 3 !== 0);
       const stored = await fixture.store.get(inst.id, { journal: true });
-      expect(stored!.journal!.map((e) => [e.name, e.value])).toEqual(i % 3 === 0 ? [] : [['a', 'a again'], ['b', 'b']]);
+      expect(stored!.journal!.map((e) => [e.name, e.value])).toEqual(
+        i % 3 === 0
+          ? []
+          : [
+              ['a', 'a again'],
+              ['b', 'b'],
+            ],
+      );
       expect(stored!.status).toBe('running');
       expect(stored!.leaseToken).toBe(token);
       expect(stored!.updatedAt).toBe(inst.updatedAt);
@@ -96,12 +136,32 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     ];
     await Promise.all(awkward.map((_, i) => fixture.store.create({ ...instance(`j-${i}`), workflow: 'batch.json' })));
     const token = randomUUID();
-    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 10, workflows: [{ name: 'batch.json', version: 1 }] });
+    const claim = await fixture.store.claim({
+      owner: 'me',
+      token,
+      now: T,
+      leaseUntil: T + 60_000,
+      limit: 10,
+      workflows: [{ name: 'batch.json', version: 1 }],
+    });
     expect(claim.instances).toHaveLength(awkward.length);
-    const entry = (name: string, value: unknown) => ({ name, kind: 'step' as const, state: 'completed' as const, value, attempts: 1, createdAt: T, updatedAt: T });
+    const entry = (name: string, value: unknown) => ({
+      name,
+      kind: 'step' as const,
+      state: 'completed' as const,
+      value,
+      attempts: 1,
+      createdAt: T,
+      updatedAt: T,
+    });
     // Sent together, so they share a statement; two entries per write.
     const landed = await Promise.all(
-      awkward.map((value, i) => fixture.store.write(`j-${i}`, token, { now: T + 1, entries: [entry('first', value), entry('second', { i, value })] })),
+      awkward.map((value, i) =>
+        fixture.store.write(`j-${i}`, token, {
+          now: T + 1,
+          entries: [entry('first', value), entry('second', { i, value })],
+        }),
+      ),
     );
     expect(landed).toEqual(awkward.map(() => true));
     for (const [i, value] of awkward.entries()) {
@@ -121,7 +181,12 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     const batches: Mixed[][] = [
       [
         { write: { entries: [stepEntry('a')] } },
-        { write: { entries: [stepEntry('a'), stepEntry('b'), { ...stepEntry('a'), value: 'a again' }], customStatus: { progress: 1 } } },
+        {
+          write: {
+            entries: [stepEntry('a'), stepEntry('b'), { ...stepEntry('a'), value: 'a again' }],
+            customStatus: { progress: 1 },
+          },
+        },
         { write: { entries: [], status: 'completed', output: { done: true }, error: null, release: release(null) } },
         { write: { entries: [stepEntry('a')], status: 'suspended', release: release(T + 5_000) } },
         { write: { entries: [], status: 'suspended', release: release(T + 5_000) }, cancel: true },
@@ -131,13 +196,49 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
         { write: { entries: [], output: [1, 2], customStatus: null } },
       ],
       [
-        { write: { entries: [stepEntry('a')], status: 'completed', output: 1, error: null, customStatus: 'x', release: release(null) } },
-        { write: { entries: [stepEntry('b')], status: 'suspended', output: null, error, customStatus: null, release: release(T + 1) }, cancel: true },
-        { write: { entries: [stepEntry('c')], status: 'failed', output: 'o', error, customStatus: { s: 1 }, release: release(T - 1) } },
+        {
+          write: {
+            entries: [stepEntry('a')],
+            status: 'completed',
+            output: 1,
+            error: null,
+            customStatus: 'x',
+            release: release(null),
+          },
+        },
+        {
+          write: {
+            entries: [stepEntry('b')],
+            status: 'suspended',
+            output: null,
+            error,
+            customStatus: null,
+            release: release(T + 1),
+          },
+          cancel: true,
+        },
+        {
+          write: {
+            entries: [stepEntry('c')],
+            status: 'failed',
+            output: 'o',
+            error,
+            customStatus: { s: 1 },
+            release: release(T - 1),
+          },
+        },
       ],
       [
         { write: { entries: [stepEntry('a')] } },
-        { write: { entries: [stepEntry('b')], status: 'completed', output: { last: true }, error: null, release: release(null) } },
+        {
+          write: {
+            entries: [stepEntry('b')],
+            status: 'completed',
+            output: { last: true },
+            error: null,
+            release: release(null),
+          },
+        },
         { write: { entries: [stepEntry('c')], status: 'suspended', release: release(T + 9) }, cancel: true },
         { write: { entries: [stepEntry('d')], customStatus: [1] } },
       ],
@@ -151,20 +252,41 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     await listener.query(`LISTEN "${fixture.schema}_wake_ended"`);
     try {
       for (const [b, batch] of batches.entries()) {
-        const made = { batched: await claimed(`batch.mix-${b}-b`, `mb-${b}-`, batch.length), alone: await claimed(`batch.mix-${b}-s`, `ms-${b}-`, batch.length) };
+        const made = {
+          batched: await claimed(`batch.mix-${b}-b`, `mb-${b}-`, batch.length),
+          alone: await claimed(`batch.mix-${b}-s`, `ms-${b}-`, batch.length),
+        };
         for (const [i, { cancel }] of batch.entries()) {
           for (const prefix of ['mb', 'ms']) {
-            if (cancel) expect(await fixture.store.requestCancel(`${prefix}-${b}-${i}`, { reason: 'stop', now: T, terminate: false })).toBe(true);
+            if (cancel)
+              expect(
+                await fixture.store.requestCancel(`${prefix}-${b}-${i}`, { reason: 'stop', now: T, terminate: false }),
+              ).toBe(true);
             // Every end is awaited but one, which must then notify nothing, batched or not.
-            if (`${b}-${i}` !== '0-2') expect(await fixture.store.requestEndNotice(`${prefix}-${b}-${i}`, T)).toBe(true);
+            if (`${b}-${i}` !== '0-2')
+              expect(await fixture.store.requestEndNotice(`${prefix}-${b}-${i}`, T)).toBe(true);
           }
         }
-        const landed = await Promise.all(batch.map(({ write }, i) => fixture.store.write(`mb-${b}-${i}`, made.batched.token, { ...write, now: T + 10 })));
+        const landed = await Promise.all(
+          batch.map(({ write }, i) =>
+            fixture.store.write(`mb-${b}-${i}`, made.batched.token, { ...write, now: T + 10 }),
+          ),
+        );
         expect(landed).toEqual(batch.map(() => true));
-        for (const [i, { write }] of batch.entries()) expect(await fixture.store.write(`ms-${b}-${i}`, made.alone.token, { ...write, now: T + 10 })).toBe(true);
+        for (const [i, { write }] of batch.entries())
+          expect(await fixture.store.write(`ms-${b}-${i}`, made.alone.token, { ...write, now: T + 10 })).toBe(true);
         for (const i of batch.keys()) {
-          const [batched, alone] = await Promise.all([fixture.store.get(`mb-${b}-${i}`, { journal: true }), fixture.store.get(`ms-${b}-${i}`, { journal: true })]);
-          const same = (stored: typeof batched, token: string) => ({ ...stored, id: undefined, workflow: undefined, input: undefined, leaseToken: stored!.leaseToken === token ? 'held' : stored!.leaseToken });
+          const [batched, alone] = await Promise.all([
+            fixture.store.get(`mb-${b}-${i}`, { journal: true }),
+            fixture.store.get(`ms-${b}-${i}`, { journal: true }),
+          ]);
+          const same = (stored: typeof batched, token: string) => ({
+            ...stored,
+            id: undefined,
+            workflow: undefined,
+            input: undefined,
+            leaseToken: stored!.leaseToken === token ? 'held' : stored!.leaseToken,
+          });
           expect(same(batched, made.batched.token), `write ${i} of batch ${b}`).toEqual(same(alone, made.alone.token));
         }
       }
@@ -179,13 +301,29 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
     }
   });
 
-  it('keeps the order of one instance\'s writes made back to back', async () => {
+  it("keeps the order of one instance's writes made back to back", async () => {
     await fixture.store.create({ ...instance('order-1'), workflow: 'batch.order' });
     const token = randomUUID();
-    await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'batch.order', version: 1 }] });
-    const entry = (value: number) => ({ name: 'same', kind: 'step' as const, state: 'completed' as const, value, createdAt: T, updatedAt: T });
+    await fixture.store.claim({
+      owner: 'me',
+      token,
+      now: T,
+      leaseUntil: T + 60_000,
+      limit: 1,
+      workflows: [{ name: 'batch.order', version: 1 }],
+    });
+    const entry = (value: number) => ({
+      name: 'same',
+      kind: 'step' as const,
+      state: 'completed' as const,
+      value,
+      createdAt: T,
+      updatedAt: T,
+    });
     // Not awaited one by one: they reach the store together, and the last must win.
-    const writes = await Promise.all([1, 2, 3, 4, 5].map((value) => fixture.store.write('order-1', token, { now: T, entries: [entry(value)] })));
+    const writes = await Promise.all(
+      [1, 2, 3, 4, 5].map((value) => fixture.store.write('order-1', token, { now: T, entries: [entry(value)] })),
+    );
     expect(writes).toEqual([true, true, true, true, true]);
     expect((await fixture.store.get('order-1', { journal: true }))!.journal![0]!.value).toBe(5);
   });
@@ -193,7 +331,14 @@ describe.skipIf(!available)('PostgresWorkflowStore: batched statements', () => {
 
 describe.skipIf(!available)('PostgresWorkflowStore: batches under contention', () => {
   const fixture = usePostgresStore('batchrace', { beforeAll, afterAll }, 6);
-  const raceInstance = (id: string, workflow = 'batch.race'): NewWorkflowInstance => ({ id, workflow, version: 1, input: { id }, deadline: null, now: T });
+  const raceInstance = (id: string, workflow = 'batch.race'): NewWorkflowInstance => ({
+    id,
+    workflow,
+    version: 1,
+    input: { id },
+    deadline: null,
+    now: T,
+  });
   const entry = (name: string, value: unknown = name) => ({
     name,
     kind: 'step' as const,
@@ -206,7 +351,11 @@ describe.skipIf(!available)('PostgresWorkflowStore: batches under contention', (
 
   it('creates once when one create object is passed twice in one batch', async () => {
     const same = raceInstance('same-object');
-    const results = await Promise.all([fixture.store.create(same), fixture.store.create(same), fixture.store.create(raceInstance('other-object'))]);
+    const results = await Promise.all([
+      fixture.store.create(same),
+      fixture.store.create(same),
+      fixture.store.create(raceInstance('other-object')),
+    ]);
     expect(results.map((r) => r.created)).toEqual([true, false, true]);
   });
 
@@ -230,10 +379,17 @@ describe.skipIf(!available)('PostgresWorkflowStore: batches under contention', (
     }
   });
 
-  it('keeps the order of one instance\'s writes when a batched write and a suspension are made back to back', async () => {
+  it("keeps the order of one instance's writes when a batched write and a suspension are made back to back", async () => {
     await fixture.store.create(raceInstance('mixed-1', 'batch.mixed'));
     const token = randomUUID();
-    const claim = await fixture.store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'batch.mixed', version: 1 }] });
+    const claim = await fixture.store.claim({
+      owner: 'me',
+      token,
+      now: T,
+      leaseUntil: T + 60_000,
+      limit: 1,
+      workflows: [{ name: 'batch.mixed', version: 1 }],
+    });
     expect(claim.instances).toHaveLength(1);
     // Another session holds the row, so the first write waits in the database, and the next batched
     // write waits behind it in the store.

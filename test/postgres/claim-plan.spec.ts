@@ -34,7 +34,9 @@ async function explain(client: pg.PoolClient, sql: string, types: string[], args
   await client.query(`PREPARE claim_plan(${types.join(', ')}) AS ${sql}`);
   await client.query('BEGIN');
   try {
-    const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_plan(${args.join(', ')})`);
+    const { rows } = await client.query(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_plan(${args.join(', ')})`,
+    );
     return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
   } finally {
     await client.query('ROLLBACK');
@@ -57,7 +59,18 @@ const CLAIMS = {
   'claim under limits (candidates), with full slots and windows': {
     sql: (schema: string) => postgresClaimStatements(schema).claimCandidates,
     types: ['bigint', 'text[]', 'integer[]', 'integer', ...Array<string>(6).fill('text[]')],
-    args: [String(T + 100), `ARRAY['flow']`, 'ARRAY[1]', '10', `ARRAY['another']`, `ARRAY['flow']`, `ARRAY['busy']`, `ARRAY['another']`, `ARRAY['flow']`, `ARRAY['busy']`],
+    args: [
+      String(T + 100),
+      `ARRAY['flow']`,
+      'ARRAY[1]',
+      '10',
+      `ARRAY['another']`,
+      `ARRAY['flow']`,
+      `ARRAY['busy']`,
+      `ARRAY['another']`,
+      `ARRAY['flow']`,
+      `ARRAY['busy']`,
+    ],
   },
 };
 
@@ -66,13 +79,18 @@ const CLAIMS = {
  * plan (after checking that it took the 3 due instances and read no table whole), on a schema
  * that `fill` filled (given an INSERT of rows), vacuumed and analyzed.
  */
-function plans(title: string, fill: (insert: (rows: string) => Promise<unknown>) => Promise<void>, check: (scans: PlanNode[]) => void): void {
+function plans(
+  title: string,
+  fill: (insert: (rows: string) => Promise<unknown>) => Promise<void>,
+  check: (scans: PlanNode[]) => void,
+): void {
   describe.skipIf(!available)(`PostgreSQL claim plans: ${title}`, () => {
     const fixture = usePostgresStore('claimplan', { beforeAll, afterAll });
 
     beforeAll(async () => {
       const table = `"${fixture.schema}".instances`;
-      const columns = 'id, workflow, version, status, signal_cursor, priority, wake_at, wait_topics, lease_token, lease_owner, lease_until, created_at, updated_at';
+      const columns =
+        'id, workflow, version, status, signal_cursor, priority, wake_at, wait_topics, lease_token, lease_owner, lease_until, created_at, updated_at';
       await fill((rows) => fixture.pool.query(`INSERT INTO ${table} (${columns}) ${rows}`));
       await fixture.pool.query(`INSERT INTO ${table} (${columns})
 SELECT 'due-' || g, 'flow', 1, 'pending', 0, 2, ${T} - 10 + g, '{}', NULL, NULL, NULL, ${T} + g, ${T} FROM generate_series(1, 3) g`);
@@ -106,14 +124,22 @@ SELECT 'due-' || g, 'flow', 1, 'pending', 0, 2, ${T} - 10 + g, '{}', NULL, NULL,
 plans(
   'beside 20,000 sleeping instances of the workflow, it reads a few pages per priority',
   async (insert) => {
-    await insert(`SELECT 'sleeps-' || g, 'flow', 1, 'suspended', 0, g % 5, ${T} + 3600000 + g, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 20000) g`);
-    await insert(`SELECT 'runs-' || g, 'flow', 1, 'running', 0, g % 5, ${T} - 1000, '{}', 'token', 'worker', ${T} + 60000, ${T} - g, ${T} FROM generate_series(1, 2000) g`);
-    await insert(`SELECT 'waits-' || g, 'flow', 1, 'suspended', 0, 0, NULL, ARRAY['topic-' || g], NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 2000) g`);
+    await insert(
+      `SELECT 'sleeps-' || g, 'flow', 1, 'suspended', 0, g % 5, ${T} + 3600000 + g, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 20000) g`,
+    );
+    await insert(
+      `SELECT 'runs-' || g, 'flow', 1, 'running', 0, g % 5, ${T} - 1000, '{}', 'token', 'worker', ${T} + 60000, ${T} - g, ${T} FROM generate_series(1, 2000) g`,
+    );
+    await insert(
+      `SELECT 'waits-' || g, 'flow', 1, 'suspended', 0, 0, NULL, ARRAY['topic-' || g], NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 2000) g`,
+    );
   },
   (scans) => {
     // The search's pages (the UPDATE's index upkeep is not a scan): a few per priority. The
     // sleeping instances' entries in instances_due alone fill over 150 pages, their rows over 400.
-    const read = scans.filter((node) => node['Node Type'].endsWith('Scan')).reduce((sum, node) => sum + node['Shared Hit Blocks'] + node['Shared Read Blocks'], 0);
+    const read = scans
+      .filter((node) => node['Node Type'].endsWith('Scan'))
+      .reduce((sum, node) => sum + node['Shared Hit Blocks'] + node['Shared Read Blocks'], 0);
     expect(read).toBeLessThan(80);
   },
 );
@@ -121,8 +147,12 @@ plans(
 plans(
   'behind 8,000 due instances of another workflow, it passes over them in instances_due',
   async (insert) => {
-    await insert(`SELECT 'other-' || g, 'another', 1, 'pending', 0, 2, ${T} - 9000 + g, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 8000) g`);
-    await insert(`SELECT 'sleeps-' || g, 'flow', 1, 'suspended', 0, 2, ${T} + 3600000 + g, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 8000) g`);
+    await insert(
+      `SELECT 'other-' || g, 'another', 1, 'pending', 0, 2, ${T} - 9000 + g, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 8000) g`,
+    );
+    await insert(
+      `SELECT 'sleeps-' || g, 'flow', 1, 'suspended', 0, 2, ${T} + 3600000 + g, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 8000) g`,
+    );
   },
   (scans) => {
     const free = scans.find((node) => node['Node Type'] === 'Index Scan' && node['Actual Rows'] === 3);

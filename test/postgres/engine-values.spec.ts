@@ -26,7 +26,10 @@ describe.skipIf(!available)('values the engine stores, on PostgreSQL', () => {
     const logger = { warn: (message: string) => logs.push(message), error: (message: string) => logs.push(message) };
     const wakeUps = new WorkflowWakeUps();
     const runnable = new Map<string, RunnableWorkflow>(
-      Object.entries(workflows).map(([name, run]) => [name, { name, version: 1, instance: { run }, retry: DEFAULT_RETRY }]),
+      Object.entries(workflows).map(([name, run]) => [
+        name,
+        { name, version: 1, instance: { run }, retry: DEFAULT_RETRY },
+      ]),
     );
     const registry: EngineRegistry = {
       get: (name, version) => (version === 1 ? runnable.get(name) : undefined),
@@ -37,10 +40,35 @@ describe.skipIf(!available)('values the engine stores, on PostgreSQL', () => {
         throw new Error('no children here');
       },
     };
-    const engine = new WorkflowEngine({ storage, registry, clock, journalLimits: DEFAULT_JOURNAL_LIMITS, logger, emit: () => undefined, kick: () => wakeUps.kick() });
-    const worker = { enabled: false, id: 'worker-1', concurrency: 4, pollInterval: 1_000, leaseDuration: 30_000, heartbeatInterval: 10_000, shutdownTimeout: 1_000 };
-    const runtime = new WorkflowRuntime({ engine, storage, registry: { isLimited: () => false }, wakeUps, clock, worker, logger });
-    const start = (id: string, workflow: string) => storage.create({ id, workflow, version: 1, input: null, deadline: null, now: clock.now() });
+    const engine = new WorkflowEngine({
+      storage,
+      registry,
+      clock,
+      journalLimits: DEFAULT_JOURNAL_LIMITS,
+      logger,
+      emit: () => undefined,
+      kick: () => wakeUps.kick(),
+    });
+    const worker = {
+      enabled: false,
+      id: 'worker-1',
+      concurrency: 4,
+      pollInterval: 1_000,
+      leaseDuration: 30_000,
+      heartbeatInterval: 10_000,
+      shutdownTimeout: 1_000,
+    };
+    const runtime = new WorkflowRuntime({
+      engine,
+      storage,
+      registry: { isLimited: () => false },
+      wakeUps,
+      clock,
+      worker,
+      logger,
+    });
+    const start = (id: string, workflow: string) =>
+      storage.create({ id, workflow, version: 1, input: null, deadline: null, now: clock.now() });
     return { storage, runtime, logs, start };
   }
 
@@ -79,9 +107,13 @@ describe.skipIf(!available)('values the engine stores, on PostgreSQL', () => {
     const { runtime, storage, start, logs } = core(clock, {
       throws: async (ctx) => {
         const caught = await ctx
-          .step('read', () => {
-            throw new Error('bad byte \u0000 in input');
-          }, { retry: false })
+          .step(
+            'read',
+            () => {
+              throw new Error('bad byte \u0000 in input');
+            },
+            { retry: false },
+          )
           .catch((error: Error) => error.message);
         return { caught };
       },

@@ -70,7 +70,10 @@ describe.skipIf(!available)('fromPg: listen()', () => {
     const { pool, recording, sent, held } = recordingPool();
     try {
       const executor = fromPg(recording);
-      const stops = [await executor.listen!(channel(), () => undefined), await executor.listen!(channel(), () => undefined)];
+      const stops = [
+        await executor.listen!(channel(), () => undefined),
+        await executor.listen!(channel(), () => undefined),
+      ];
       await Promise.all(stops.map((stop) => stop()));
       expect(sent.filter((text) => text === 'UNLISTEN *')).toHaveLength(1);
       expect(held()).toBe(0);
@@ -113,10 +116,21 @@ describe.skipIf(!available)('fromPg: listen()', () => {
     try {
       const executor = fromPg(recording);
       const errors: string[] = [];
-      await executor.listen!(channel(), () => undefined, () => errors.push('a'));
-      await executor.listen!(channel(), () => undefined, () => errors.push('b'));
+      await executor.listen!(
+        channel(),
+        () => undefined,
+        () => errors.push('a'),
+      );
+      await executor.listen!(
+        channel(),
+        () => undefined,
+        () => errors.push('b'),
+      );
       const name = (await pool.query('SHOW application_name')).rows[0].application_name as string;
-      await killer.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE '%LISTEN%'`, [name]);
+      await killer.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE '%LISTEN%'`,
+        [name],
+      );
       await until(errors, 2);
       expect(errors.sort()).toEqual(['a', 'b']);
       expect(held()).toBe(0);

@@ -29,14 +29,42 @@ describe.skipIf(!available)('PostgreSQL plans of the run path, made on a small t
     await store.init();
     // W1's path: a batch of creates, a claim, a batch of step results, a batch of ends.
     const workflow = 'plans.flow';
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.create({ id: `p-${i}`, workflow, version: 1, input: i, deadline: null, now: T })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.create({ id: `p-${i}`, workflow, version: 1, input: i, deadline: null, now: T }),
+      ),
+    );
     const token = randomUUID();
-    const { instances } = await store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 10, workflows: [{ name: workflow, version: 1 }] });
+    const { instances } = await store.claim({
+      owner: 'me',
+      token,
+      now: T,
+      leaseUntil: T + 60_000,
+      limit: 10,
+      workflows: [{ name: workflow, version: 1 }],
+    });
     expect(instances).toHaveLength(10);
-    const entry = (name: string) => ({ name, kind: 'step' as const, state: 'completed' as const, value: 1, attempts: 1, createdAt: T, updatedAt: T });
-    expect(await Promise.all(instances.map(({ id }) => store.write(id, token, { now: T, entries: [entry('one')] })))).toEqual(instances.map(() => true));
-    const end = { status: 'completed' as const, output: 1, error: null, release: { wakeAt: null, waits: [], signalCursor: 0 } };
-    expect(await Promise.all(instances.map(({ id }) => store.write(id, token, { now: T, entries: [entry('two')], ...end })))).toEqual(instances.map(() => true));
+    const entry = (name: string) => ({
+      name,
+      kind: 'step' as const,
+      state: 'completed' as const,
+      value: 1,
+      attempts: 1,
+      createdAt: T,
+      updatedAt: T,
+    });
+    expect(
+      await Promise.all(instances.map(({ id }) => store.write(id, token, { now: T, entries: [entry('one')] }))),
+    ).toEqual(instances.map(() => true));
+    const end = {
+      status: 'completed' as const,
+      output: 1,
+      error: null,
+      release: { wakeAt: null, waits: [], signalCursor: 0 },
+    };
+    expect(
+      await Promise.all(instances.map(({ id }) => store.write(id, token, { now: T, entries: [entry('two')], ...end }))),
+    ).toEqual(instances.map(() => true));
     await store.close();
   });
 
@@ -46,7 +74,10 @@ describe.skipIf(!available)('PostgreSQL plans of the run path, made on a small t
   });
 
   const statements: Array<[string, (sql: string) => boolean]> = [
-    ['the create batch', (sql) => sql.includes('INSERT INTO') && sql.includes('.instances') && sql.includes('UNION ALL')],
+    [
+      'the create batch',
+      (sql) => sql.includes('INSERT INTO') && sql.includes('.instances') && sql.includes('UNION ALL'),
+    ],
     ['the claim', (sql) => sql.startsWith('WITH RECURSIVE')],
     ['the write batch of step results', (sql) => sql.includes('WITH ORDINALITY AS r(') && !sql.includes('status')],
     ['the write batch of ends', (sql) => sql.includes('WITH ORDINALITY AS r(') && sql.includes('ended AS')],
@@ -59,9 +90,13 @@ describe.skipIf(!available)('PostgreSQL plans of the run path, made on a small t
       const [sql, params] = found[0]!;
       const client = await pool.connect();
       try {
-        const { rows } = await client.query(`SELECT relpages FROM pg_class WHERE oid = '"${schema}".instances'::regclass`);
+        const { rows } = await client.query(
+          `SELECT relpages FROM pg_class WHERE oid = '"${schema}".instances'::regclass`,
+        );
         expect(rows[0].relpages).toBe(0);
-        const scans = planNodes(await genericPlan(client, sql, params)).filter((node) => node['Relation Name'] === 'instances');
+        const scans = planNodes(await genericPlan(client, sql, params)).filter(
+          (node) => node['Relation Name'] === 'instances',
+        );
         expect(scans.length).toBeGreaterThan(0);
         expect(scans.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
       } finally {

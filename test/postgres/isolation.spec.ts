@@ -28,8 +28,13 @@ describe.runIf(available)('PostgresWorkflowStore: the isolation level of its poo
       );
       expect(failure).toBeInstanceOf(WorkflowError);
       expect((failure as Error).message).toContain(`the pool's statements run at ${level.toUpperCase()}`);
-      expect((failure as Error).message).toMatch(/needs READ COMMITTED.*default_transaction_isolation=read\\\\ committed/s);
-      const { rows } = await pool.query('SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = $1', [schema]);
+      expect((failure as Error).message).toMatch(
+        /needs READ COMMITTED.*default_transaction_isolation=read\\\\ committed/s,
+      );
+      const { rows } = await pool.query(
+        'SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = $1',
+        [schema],
+      );
       expect(rows[0].n).toBe(0);
       await store.close();
     });

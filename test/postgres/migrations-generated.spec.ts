@@ -7,7 +7,9 @@ const folder = fileURLToPath(new URL('../../migrations/postgres/', import.meta.u
 
 describe('PostgreSQL migrations', () => {
   it('src/postgres/migrations.generated.ts matches migrations/postgres/*.sql (run node scripts/gen-migrations.mjs)', () => {
-    const files = readdirSync(folder).filter((file) => file.endsWith('.sql')).sort();
+    const files = readdirSync(folder)
+      .filter((file) => file.endsWith('.sql'))
+      .sort();
     expect(MIGRATIONS.map((m) => `${String(m.version).padStart(4, '0')}_${m.name}.sql`)).toEqual(files);
     for (const migration of MIGRATIONS) {
       const file = `${String(migration.version).padStart(4, '0')}_${migration.name}.sql`;

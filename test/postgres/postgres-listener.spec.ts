@@ -92,12 +92,16 @@ describe('PostgresListener', () => {
     }
   });
 
-  it('reconnects a subscription whose shared connection fails before its listen() has come back (another channel\'s LISTEN failed)', async () => {
+  it("reconnects a subscription whose shared connection fails before its listen() has come back (another channel's LISTEN failed)", async () => {
     // fromPg's listen() on a scripted pool: the wake-ups' and the ends' LISTEN go out together on
     // the one shared client; the server answers the first and fails the second in the same reply
     // (a backend terminated between the two). The shared client is then over, and the wake-up
     // subscription hears onError before its listen() has resolved to the store's listener.
-    const clients: Array<{ queries: string[]; answer: (sql: string, error?: Error) => void; notify: (message: PgNotificationLike) => void }> = [];
+    const clients: Array<{
+      queries: string[];
+      answer: (sql: string, error?: Error) => void;
+      notify: (message: PgNotificationLike) => void;
+    }> = [];
     const pool: PgPoolLike = {
       query: () => Promise.reject(new Error('unused')),
       connect: async () => {
@@ -109,7 +113,9 @@ describe('PostgresListener', () => {
             const sql = typeof text === 'string' ? text : text.text;
             queries.push(sql);
             if (!sql.startsWith('LISTEN')) return Promise.resolve({ rows: [], rowCount: 0 });
-            return new Promise((resolve, reject) => pending.set(sql, { resolve: () => resolve({ rows: [], rowCount: 0 }), reject }));
+            return new Promise((resolve, reject) =>
+              pending.set(sql, { resolve: () => resolve({ rows: [], rowCount: 0 }), reject }),
+            );
           },
           release: () => undefined,
           on: (event: string, handler: (value: never) => void) => (handlers[event] = handler),

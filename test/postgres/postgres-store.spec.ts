@@ -12,7 +12,15 @@ import {
   type SqlExecutor,
 } from '../../src/postgres/index.js';
 import type { NewWorkflowInstance, NewWorkflowSignal } from '../../src/storage/workflow-store.js';
-import { createPool, dropSchema, freshSchemaName, pgConnection, PG_REQUIREMENT, recordingPool, requirePostgres } from '../support/postgres.js';
+import {
+  createPool,
+  dropSchema,
+  freshSchemaName,
+  pgConnection,
+  PG_REQUIREMENT,
+  recordingPool,
+  requirePostgres,
+} from '../support/postgres.js';
 
 const T = 1_700_000_000_000;
 const available = await requirePostgres('PostgresWorkflowStore');
@@ -38,8 +46,16 @@ const signal = (name: string, overrides: Partial<NewWorkflowSignal> = {}): NewWo
 /** Leases `id` (of workflow `orders.fulfil` v1, due at T) and returns the token and signal cursor. */
 async function lease(store: PostgresWorkflowStore, id: string): Promise<{ token: string; cursor: number }> {
   const token = randomUUID();
-  const claim = await store.claim({ owner: 'w', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: 'orders.fulfil', version: 1 }] });
-  if (claim.instances[0]?.id !== id) throw new Error(`Expected to lease ${id}, got ${claim.instances.map((i) => i.id).join()}.`);
+  const claim = await store.claim({
+    owner: 'w',
+    token,
+    now: T,
+    leaseUntil: T + 60_000,
+    limit: 1,
+    workflows: [{ name: 'orders.fulfil', version: 1 }],
+  });
+  if (claim.instances[0]?.id !== id)
+    throw new Error(`Expected to lease ${id}, got ${claim.instances.map((i) => i.id).join()}.`);
   return { token, cursor: claim.lastSignalId };
 }
 
@@ -92,7 +108,14 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     it('applies each migration once, however often init() runs', async () => {
       const name = schema();
       const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: name });
-      expect(await store.migrate()).toEqual(['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice', '0006_run_timeout']);
+      expect(await store.migrate()).toEqual([
+        '0001_init',
+        '0002_list_indexes',
+        '0003_topic_locks',
+        '0004_trace_context',
+        '0005_end_notice',
+        '0006_run_timeout',
+      ]);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
       const { rows } = await pool.query(`SELECT version, name FROM "${name}".migrations ORDER BY version`);
@@ -108,9 +131,21 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
 
     it('migrates once when five stores start together on one schema', async () => {
       const name = schema();
-      const stores = Array.from({ length: 5 }, () => new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }));
+      const stores = Array.from(
+        { length: 5 },
+        () => new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }),
+      );
       const applied = await Promise.all(stores.map((store) => store.migrate()));
-      expect(applied.filter((list) => list.length > 0)).toEqual([['0001_init', '0002_list_indexes', '0003_topic_locks', '0004_trace_context', '0005_end_notice', '0006_run_timeout']]);
+      expect(applied.filter((list) => list.length > 0)).toEqual([
+        [
+          '0001_init',
+          '0002_list_indexes',
+          '0003_topic_locks',
+          '0004_trace_context',
+          '0005_end_notice',
+          '0006_run_timeout',
+        ],
+      ]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
       expect(rows[0].n).toBe(6);
       // And the schema works.
@@ -176,7 +211,9 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
               limit: 5,
               workflows: [{ name: 'orders.fulfil', version: 1 }],
               limits: [{ workflow: 'orders.fulfil', limit: 2, perKey: 1 }],
-              rateLimits: [{ workflow: 'orders.fulfil', limit: { max: 5, duration: 1_000 }, perKey: { max: 1, duration: 1_000 } }],
+              rateLimits: [
+                { workflow: 'orders.fulfil', limit: { max: 5, duration: 1_000 }, perKey: { max: 1, duration: 1_000 } },
+              ],
             });
             expect(claim.instances.map((i) => i.id)).toEqual(['a']);
             expect(
@@ -188,7 +225,9 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
               }),
             ).toBe(true);
             expect(await store.signal(signal('go'))).toMatchObject({ woken: 1, created: true });
-            expect(await store.purge({ statuses: ['completed'], before: T + 10_000, limit: 10 })).toMatchObject({ rateLimits: 2 });
+            expect(await store.purge({ statuses: ['completed'], before: T + 10_000, limit: 10 })).toMatchObject({
+              rateLimits: 2,
+            });
             expect((await store.get('a', { journal: true }))?.journal).toHaveLength(1);
             await stop();
           } finally {
@@ -208,7 +247,9 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         const make = () => new PostgresWorkflowStore({ executor: fromPg(pool), schema: name });
         expect(make).toThrow(WorkflowSchemaError);
         expect(make).toThrow(JSON.stringify(name));
-        expect(make).toThrow('lowercase letters, digits and underscores, not starting with a digit, at most 40 characters');
+        expect(make).toThrow(
+          'lowercase letters, digits and underscores, not starting with a digit, at most 40 characters',
+        );
         expect(() => PostgresWorkflowStore.migrationSql(name)).toThrow(WorkflowSchemaError);
       },
     );
@@ -299,13 +340,31 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       const { token } = await lease(store, 'exact');
       await store.write('exact', token, {
         now: T + 1,
-        entries: [{ name: 's', kind: 'step', state: 'completed', value: { b: 2, a: 1 }, error: null, createdAt: T, updatedAt: T }],
+        entries: [
+          {
+            name: 's',
+            kind: 'step',
+            state: 'completed',
+            value: { b: 2, a: 1 },
+            error: null,
+            createdAt: T,
+            updatedAt: T,
+          },
+        ],
         customStatus: 'just a string',
         output: null,
       });
       const details = await store.get('exact', { journal: true });
       expect(JSON.stringify(details?.journal?.[0])).toBe(
-        JSON.stringify({ name: 's', kind: 'step', state: 'completed', value: { b: 2, a: 1 }, error: null, createdAt: T, updatedAt: T }),
+        JSON.stringify({
+          name: 's',
+          kind: 'step',
+          state: 'completed',
+          value: { b: 2, a: 1 },
+          error: null,
+          createdAt: T,
+          updatedAt: T,
+        }),
       );
       expect(details).toMatchObject({ customStatus: 'just a string', output: null });
     });
@@ -314,8 +373,17 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       const store = await migrated();
       await store.create(instance('twice'));
       const { token } = await lease(store, 'twice');
-      const entry = (name: string, value: unknown) => ({ name, kind: 'step' as const, state: 'completed' as const, value, createdAt: T, updatedAt: T });
-      expect(await store.write('twice', token, { now: T, entries: [entry('a', 1), entry('b', 2), entry('a', 3)] })).toBe(true);
+      const entry = (name: string, value: unknown) => ({
+        name,
+        kind: 'step' as const,
+        state: 'completed' as const,
+        value,
+        createdAt: T,
+        updatedAt: T,
+      });
+      expect(
+        await store.write('twice', token, { now: T, entries: [entry('a', 1), entry('b', 2), entry('a', 3)] }),
+      ).toBe(true);
       expect((await store.get('twice', { journal: true }))?.journal?.map((e) => [e.name, e.value])).toEqual([
         ['a', 3],
         ['b', 2],
@@ -386,7 +454,14 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     it('signalInTransaction() commits and rolls back with it, and wakes only when it commits', async () => {
       const store = await migrated();
       await store.create(instance('waiter'));
-      const claim = await store.claim({ owner: 'w', token: 't', now: T, leaseUntil: T + 1_000, limit: 1, workflows: [{ name: 'orders.fulfil', version: 1 }] });
+      const claim = await store.claim({
+        owner: 'w',
+        token: 't',
+        now: T,
+        leaseUntil: T + 1_000,
+        limit: 1,
+        workflows: [{ name: 'orders.fulfil', version: 1 }],
+      });
       await store.write('waiter', 't', {
         now: T,
         entries: [],
@@ -409,7 +484,9 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         await client.query('BEGIN');
         const sent = await store.signalInTransaction(client, signal('paid', { key: 'o1', dedupeId: 'e1', now: T + 6 }));
         // Stored once: the repeat in the same transaction is a no-op, not an aborting error.
-        expect(await store.signalInTransaction(client, signal('paid', { key: 'o1', dedupeId: 'e1', now: T + 7 }))).toEqual({
+        expect(
+          await store.signalInTransaction(client, signal('paid', { key: 'o1', dedupeId: 'e1', now: T + 7 })),
+        ).toEqual({
           ...sent,
           woken: 0,
           created: false,
@@ -453,7 +530,14 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         await other.create(instance('later', { wakeAt: Date.now() + 60_000 }));
         await other.signal(signal('nobody-waits'));
 
-        const claim = await other.claim({ owner: 'w', token: 't', now: Date.now(), leaseUntil: Date.now() + 60_000, limit: 1, workflows: [{ name: 'orders.fulfil', version: 1 }] });
+        const claim = await other.claim({
+          owner: 'w',
+          token: 't',
+          now: Date.now(),
+          leaseUntil: Date.now() + 60_000,
+          limit: 1,
+          workflows: [{ name: 'orders.fulfil', version: 1 }],
+        });
         await other.write('now', 't', {
           now: Date.now(),
           entries: [],
@@ -489,7 +573,14 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         await next;
         expect(named).toEqual(['ahead', 'named']);
         const now = Date.now();
-        const request = { owner: 'w', token: randomUUID(), now, leaseUntil: now + 60_000, limit: 10, workflows: [{ name: 'orders.fulfil', version: 1 }] };
+        const request = {
+          owner: 'w',
+          token: randomUUID(),
+          now,
+          leaseUntil: now + 60_000,
+          limit: 10,
+          workflows: [{ name: 'orders.fulfil', version: 1 }],
+        };
         const byId = await listening.claim({ ...request, ids: ['named'] });
         expect(byId.instances.map((i) => i.id)).toEqual(['named']);
         expect(byId.instances[0]).toMatchObject({ status: 'running', runs: 1, leaseToken: request.token });
@@ -497,16 +588,31 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         expect((await listening.claim({ ...request, token: randomUUID(), ids: ['named'] })).instances).toEqual([]);
         // Handed back due now: named again, and taken by id again.
         next = heard.next();
-        await other.write('named', request.token, { now: Date.now(), entries: [], release: { wakeAt: Date.now(), waits: [], signalCursor: 0 } });
+        await other.write('named', request.token, {
+          now: Date.now(),
+          entries: [],
+          release: { wakeAt: Date.now(), waits: [], signalCursor: 0 },
+        });
         await next;
         expect(named).toEqual(['ahead', 'named', 'named']);
         const later = Date.now();
-        const again = await listening.claim({ ...request, now: later, leaseUntil: later + 60_000, token: randomUUID(), ids: ['named'] });
+        const again = await listening.claim({
+          ...request,
+          now: later,
+          leaseUntil: later + 60_000,
+          token: randomUUID(),
+          ids: ['named'],
+        });
         expect(again.instances.map((i) => i.id)).toEqual(['named']);
-        expect((await listening.claim({ ...request, token: randomUUID() })).instances.map((i) => i.id)).toEqual(['ahead']);
+        expect((await listening.claim({ ...request, token: randomUUID() })).instances.map((i) => i.id)).toEqual([
+          'ahead',
+        ]);
         // Starts created together (one statement) name no instance.
         next = heard.next();
-        await Promise.all([other.create(instance('b1', { now: Date.now() })), other.create(instance('b2', { now: Date.now() }))]);
+        await Promise.all([
+          other.create(instance('b1', { now: Date.now() })),
+          other.create(instance('b2', { now: Date.now() })),
+        ]);
         await next;
         expect(named.slice(3)).toEqual([undefined]);
       } finally {
@@ -523,7 +629,13 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
       const finish = async (id: string) => {
         await other.create(instance(id));
         const { token, cursor } = await lease(other, id);
-        await other.write(id, token, { now: T + 1, entries: [], status: 'completed', output: id, release: { wakeAt: null, waits: [], signalCursor: cursor } });
+        await other.write(id, token, {
+          now: T + 1,
+          entries: [],
+          status: 'completed',
+          output: id,
+          release: { wakeAt: null, waits: [], signalCursor: cursor },
+        });
       };
       const wakeUps = calls();
       /** A wake-up sent after everything before it: once heard, any earlier notification has arrived too. */
@@ -597,7 +709,10 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     it('notifies an end only when requestEndNotice() asked for it while the instance was unfinished, alone or in a batch', async () => {
       const statements: string[] = [];
       const counting: PgPoolLike = {
-        query: (text, values) => (statements.push(typeof text === 'string' ? text : text.text), pool.query(text as string, values)),
+        query: (text, values) => (
+          statements.push(typeof text === 'string' ? text : text.text),
+          pool.query(text as string, values)
+        ),
         connect: () => pool.connect(),
       };
       const store = new PostgresWorkflowStore({ executor: fromPg(counting), schema: schema() });
@@ -618,7 +733,13 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         for (const id of ids) leases.push({ id, ...(await lease(store, id)) });
         const written = await Promise.all(
           leases.map(({ id, token, cursor }) =>
-            store.write(id, token, { now: T + 1, entries: [], status: 'completed', output: id, release: { wakeAt: null, waits: [], signalCursor: cursor } }),
+            store.write(id, token, {
+              now: T + 1,
+              entries: [],
+              status: 'completed',
+              output: id,
+              release: { wakeAt: null, waits: [], signalCursor: cursor },
+            }),
           ),
         );
         expect(written).toEqual(ids.map(() => true));
@@ -650,7 +771,15 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         expect(heard).toEqual(['m1', 'asked', 'm2', 'b2', 'm3']);
 
         // A retry clears the ask: the next end, which nobody asked for, sends nothing.
-        expect(await store.reopen('asked', { expect: { status: 'completed', runs: 1 }, status: 'pending', error: null, entries: [], now: T })).toBe(true);
+        expect(
+          await store.reopen('asked', {
+            expect: { status: 'completed', runs: 1 },
+            status: 'pending',
+            error: null,
+            entries: [],
+            now: T,
+          }),
+        ).toBe(true);
         await finishAll(['asked']);
         await sync('m4');
         expect(heard).toEqual(['m1', 'asked', 'm2', 'b2', 'm3', 'm4']);
@@ -695,8 +824,14 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
 
     it('migrate --postgres <url> --schema <s> migrates, then finds the schema up to date', async () => {
       const name = schema();
-      expect(await run('migrate', '--postgres', url, '--schema', name)).toMatchObject({ code: 0, out: expect.stringContaining('applied 0001_init') });
-      expect(await run('migrate', `--postgres=${url}`, `--schema=${name}`)).toMatchObject({ code: 0, out: expect.stringContaining('up to date') });
+      expect(await run('migrate', '--postgres', url, '--schema', name)).toMatchObject({
+        code: 0,
+        out: expect.stringContaining('applied 0001_init'),
+      });
+      expect(await run('migrate', `--postgres=${url}`, `--schema=${name}`)).toMatchObject({
+        code: 0,
+        out: expect.stringContaining('up to date'),
+      });
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name, migrate: false }).init();
     });
 
@@ -708,10 +843,18 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     });
 
     it('explains usage mistakes and failures', async () => {
-      expect(await run('migrate')).toMatchObject({ code: 2, err: expect.stringContaining('needs a database: --postgres') });
+      expect(await run('migrate')).toMatchObject({
+        code: 2,
+        err: expect.stringContaining('needs a database: --postgres'),
+      });
       expect(await run('launch')).toMatchObject({ code: 2, err: expect.stringContaining('Unknown command "launch"') });
-      expect(await run('sql', '--postgres', '--schema', 'Bad')).toMatchObject({ code: 1, err: expect.stringContaining('invalid schema name "Bad"') });
-      expect(await run('migrate', '--postgres', `postgres://${pgConnection.user}@${pgConnection.host}:1/x`)).toMatchObject({
+      expect(await run('sql', '--postgres', '--schema', 'Bad')).toMatchObject({
+        code: 1,
+        err: expect.stringContaining('invalid schema name "Bad"'),
+      });
+      expect(
+        await run('migrate', '--postgres', `postgres://${pgConnection.user}@${pgConnection.host}:1/x`),
+      ).toMatchObject({
         code: 1,
         err: expect.stringContaining('could not reach the PostgreSQL server'),
       });

@@ -28,18 +28,44 @@ const CHILDREN = 10_000;
  * how many lookups of a child or parent it makes per candidate, and how to tell it from the others.
  */
 const STATEMENTS = {
-  'purge of instances': { table: 'instances', alias: 'instances', probes: 2, matches: (sql: string) => /^DELETE FROM \S+\.instances WHERE id = ANY/.test(sql) },
-  'purge of signals': { table: 'signals', alias: 'signals', probes: 3, matches: (sql: string) => /^DELETE FROM \S+\.signals WHERE id = ANY/.test(sql) },
-  'purge of rate windows': { table: 'rate_windows', alias: 'r', probes: 0, matches: (sql: string) => /^DELETE FROM \S+\.rate_windows /.test(sql) },
-  'delete()': { table: 'instances', alias: 'i', probes: 2, matches: (sql: string) => /^DELETE FROM \S+\.instances i WHERE i\.id = \$1 /.test(sql) },
+  'purge of instances': {
+    table: 'instances',
+    alias: 'instances',
+    probes: 2,
+    matches: (sql: string) => /^DELETE FROM \S+\.instances WHERE id = ANY/.test(sql),
+  },
+  'purge of signals': {
+    table: 'signals',
+    alias: 'signals',
+    probes: 3,
+    matches: (sql: string) => /^DELETE FROM \S+\.signals WHERE id = ANY/.test(sql),
+  },
+  'purge of rate windows': {
+    table: 'rate_windows',
+    alias: 'r',
+    probes: 0,
+    matches: (sql: string) => /^DELETE FROM \S+\.rate_windows /.test(sql),
+  },
+  'delete()': {
+    table: 'instances',
+    alias: 'i',
+    probes: 2,
+    matches: (sql: string) => /^DELETE FROM \S+\.instances i WHERE i\.id = \$1 /.test(sql),
+  },
 } as const;
 
 /** The scans of `table` in `plan` (not the delete itself) whose alias is one of `aliases`. */
 const scansOf = (plan: PlanNode, table: string, aliases: readonly string[]) =>
-  planNodes(plan).filter((node) => node['Node Type'].endsWith('Scan') && node['Relation Name'] === table && aliases.includes(node.Alias!));
+  planNodes(plan).filter(
+    (node) => node['Node Type'].endsWith('Scan') && node['Relation Name'] === table && aliases.includes(node.Alias!),
+  );
 
 /** A scan, shortly: how it reads which relation, for a failure message. */
-const scan = (node: PlanNode) => `${node['Node Type']} ${node['Index Name'] ?? ''} on ${node['Relation Name']} ${node.Alias ?? ''}`.replace(/ +/g, ' ');
+const scan = (node: PlanNode) =>
+  `${node['Node Type']} ${node['Index Name'] ?? ''} on ${node['Relation Name']} ${node.Alias ?? ''}`.replace(
+    / +/g,
+    ' ',
+  );
 
 describe.skipIf(!available)('PostgreSQL plans of purge(), generic and custom, over large tables with children', () => {
   const schema = freshSchemaName('purgeplans');
@@ -56,7 +82,8 @@ describe.skipIf(!available)('PostgreSQL plans of purge(), generic and custom, ov
     await store.init();
     const s = `"${schema}"`;
     // No ANALYZE but ours: autovacuum's, once the children are in, would hide what the planner does until it runs.
-    for (const table of ['instances', 'signals', 'rate_windows']) await pool.query(`ALTER TABLE ${s}.${table} SET (autovacuum_enabled = false)`);
+    for (const table of ['instances', 'signals', 'rate_windows'])
+      await pool.query(`ALTER TABLE ${s}.${table} SET (autovacuum_enabled = false)`);
     await pool.query(`INSERT INTO ${s}.instances (id, workflow, version, status, input, signal_cursor, created_at, updated_at, runs)
       SELECT 'i' || g, 'w', 1, CASE WHEN g % 10 = 0 THEN 'running' ELSE 'completed' END, 'null'::json, 0, g, g, 1 FROM generate_series(1, ${ROWS}) g`);
     await pool.query(`INSERT INTO ${s}.signals (id, name, key, topic, payload, created_at)
@@ -100,7 +127,11 @@ describe.skipIf(!available)('PostgreSQL plans of purge(), generic and custom, ov
           const probes = scansOf(explained, 'instances', ['c', 'p', 'q']);
           expect(probes.map(scan).filter((text) => !text.includes(' instances_pkey '))).toEqual([]);
           expect(probes.length).toBe(lookups);
-          expect(planNodes(explained).filter((node) => node['Node Type'] === 'Seq Scan' || node['Node Type'] === 'Bitmap Heap Scan').map(scan)).toEqual([]);
+          expect(
+            planNodes(explained)
+              .filter((node) => node['Node Type'] === 'Seq Scan' || node['Node Type'] === 'Bitmap Heap Scan')
+              .map(scan),
+          ).toEqual([]);
         } finally {
           client.release();
         }

@@ -15,9 +15,10 @@ describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a p
   /** Resolves once `n` statements of this schema wait for a lock, or `settled()` says to stop looking. */
   async function waiting(n: number, settled: () => boolean = () => false): Promise<void> {
     for (let i = 0; i < 400 && !settled(); i++) {
-      const { rows } = await fixture.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [
-        `%"${fixture.schema}"%`,
-      ]);
+      const { rows } = await fixture.pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+        [`%"${fixture.schema}"%`],
+      );
       if (rows[0].n >= n) return;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -32,12 +33,42 @@ describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a p
   async function race(fence: 'lease' | null, change: (save: WorkflowScheduleSave) => Promise<unknown>) {
     const { store, pool } = fixture;
     const id = `s-${randomUUID()}`;
-    const save: WorkflowScheduleSave = { id, workflow: 'w', declared: false, spec: {}, input: null, paused: false, wakeAt: T, state: {}, expectRevision: null, releaseLease: false, now: T };
+    const save: WorkflowScheduleSave = {
+      id,
+      workflow: 'w',
+      declared: false,
+      spec: {},
+      input: null,
+      paused: false,
+      wakeAt: T,
+      state: {},
+      expectRevision: null,
+      releaseLease: false,
+      now: T,
+    };
     await store.saveSchedule(save);
     const lease = randomUUID();
-    expect(await store.claimSchedules({ owner: 'a', token: lease, now: T, leaseUntil: T + 30_000, limit: 1, workflows: ['w'] })).toHaveLength(1);
+    expect(
+      await store.claimSchedules({
+        owner: 'a',
+        token: lease,
+        now: T,
+        leaseUntil: T + 30_000,
+        limit: 1,
+        workflows: ['w'],
+      }),
+    ).toHaveLength(1);
     const token = fence === null ? null : lease;
-    const init: NewWorkflowInstance = { id: `${id}@${T}`, workflow: 'w', version: 1, input: null, scheduleId: id, scheduledAt: T, deadline: null, now: T };
+    const init: NewWorkflowInstance = {
+      id: `${id}@${T}`,
+      workflow: 'w',
+      version: 1,
+      input: null,
+      scheduleId: id,
+      scheduledAt: T,
+      deadline: null,
+      now: T,
+    };
     const blocker = await pool.connect();
     const order: string[] = [];
     try {
@@ -69,7 +100,16 @@ describe.skipIf(!available)('PostgresWorkflowStore: createOccurrence against a p
   }
 
   it('a pause that comes while the create is under way waits until the instance is stored', async () => {
-    const saved = await race('lease', (save) => fixture.store.saveSchedule({ ...save, paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }));
+    const saved = await race('lease', (save) =>
+      fixture.store.saveSchedule({
+        ...save,
+        paused: true,
+        wakeAt: null,
+        expectRevision: 1,
+        releaseLease: true,
+        now: T + 1,
+      }),
+    );
     expect(saved).toMatchObject({ paused: true, leaseToken: null });
   });
 

@@ -4,7 +4,14 @@ import { main as cli } from '../../src/cli/index.js';
 import { WorkflowSchemaError } from '../../src/errors/workflow-schema.error.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import { migratePostgres } from '../../src/postgres/postgres-migrate.js';
-import { createPool, dropSchema, freshSchemaName, pgConnection, PG_REQUIREMENT, requirePostgres } from '../support/postgres.js';
+import {
+  createPool,
+  dropSchema,
+  freshSchemaName,
+  pgConnection,
+  PG_REQUIREMENT,
+  requirePostgres,
+} from '../support/postgres.js';
 
 const available = await requirePostgres('PostgreSQL schema from a newer version');
 
@@ -25,7 +32,8 @@ describe.skipIf(!available)(`A PostgreSQL schema migrated by a newer version (${
     await pool.end();
   });
 
-  const history = async () => (await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`)).rows.map((r) => r.version);
+  const history = async () =>
+    (await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`)).rows.map((r) => r.version);
 
   it.each([
     ['migrate: true', { migrate: true }],
@@ -43,11 +51,18 @@ describe.skipIf(!available)(`A PostgreSQL schema migrated by a newer version (${
 
   it('migrate() and `nest-workflows migrate` refuse it too, applying nothing', async () => {
     const before = await history();
-    await expect(new PostgresWorkflowStore({ executor: fromPg(pool), schema }).migrate()).rejects.toThrow(WorkflowSchemaError);
+    await expect(new PostgresWorkflowStore({ executor: fromPg(pool), schema }).migrate()).rejects.toThrow(
+      WorkflowSchemaError,
+    );
     await expect(migratePostgres(fromPg(pool), schema)).rejects.toThrow(/holds migration\(s\) 9001/);
     const url = `postgres://${pgConnection.user}@${pgConnection.host}:${pgConnection.port}/${pgConnection.database}`;
     const err: string[] = [];
-    expect(await cli(['migrate', '--postgres', url, '--schema', schema], { out: () => undefined, err: (line) => err.push(line) })).toBe(1);
+    expect(
+      await cli(['migrate', '--postgres', url, '--schema', schema], {
+        out: () => undefined,
+        err: (line) => err.push(line),
+      }),
+    ).toBe(1);
     expect(err.join('\n')).toContain(`the schema "${schema}" holds migration(s) 9001`);
     expect(await history()).toEqual(before);
   });

@@ -41,7 +41,9 @@ describe('PostgresWorkflowStore startup', () => {
     );
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(failure).toBeInstanceOf(WorkflowError);
-    expect((failure as Error).message).toContain(`PostgreSQL at 127.0.0.1:${port} database app did not answer within 300 ms`);
+    expect((failure as Error).message).toContain(
+      `PostgreSQL at 127.0.0.1:${port} database app did not answer within 300 ms`,
+    );
     expect((failure as Error).message).toMatch(/startupTimeout.*connectionTimeoutMillis/);
   });
 
@@ -53,12 +55,16 @@ describe('PostgresWorkflowStore startup', () => {
     pool.on('error', () => undefined);
     const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: 'wf' });
     const failure = (await store.init().catch((error: unknown) => error)) as Error;
-    expect(failure.message).toContain(`could not start (PostgreSQL at 127.0.0.1:${port} database orders): could not reach the PostgreSQL server`);
+    expect(failure.message).toContain(
+      `could not start (PostgreSQL at 127.0.0.1:${port} database orders): could not reach the PostgreSQL server`,
+    );
     expect(failure.message).not.toContain('secret');
   });
 
   it('refuses an invalid startupTimeout, naming the option', () => {
     pool = new pg.Pool({ host: '127.0.0.1' });
-    expect(() => new PostgresWorkflowStore({ executor: fromPg(pool!), startupTimeout: 'soon' })).toThrow(/startupTimeout/);
+    expect(() => new PostgresWorkflowStore({ executor: fromPg(pool!), startupTimeout: 'soon' })).toThrow(
+      /startupTimeout/,
+    );
   });
 });

@@ -8,13 +8,22 @@ import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 const T = 1_700_000_000_000;
 const available = await requirePostgres('PostgresWorkflowStore topic locks');
 
-const signal = (name: string, key: string | null, payload: unknown = null): NewWorkflowSignal => ({ name, key, dedupeId: null, payload, now: T });
+const signal = (name: string, key: string | null, payload: unknown = null): NewWorkflowSignal => ({
+  name,
+  key,
+  dedupeId: null,
+  payload,
+  now: T,
+});
 
 /** Rejects when `promise` has not settled within `ms`: a blocked statement fails the test instead of hanging it. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms: it waited for another topic's lock.`)), ms);
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not finish within ${ms} ms: it waited for another topic's lock.`)),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -30,7 +39,14 @@ describe.skipIf(!available)('PostgresWorkflowStore: topic locks', () => {
     const id = randomUUID();
     await store.create({ id, workflow, version: 1, input: null, deadline: null, now: T });
     const token = randomUUID();
-    const claim = await store.claim({ owner: 'me', token, now: T, leaseUntil: T + 60_000, limit: 1, workflows: [{ name: workflow, version: 1 }] });
+    const claim = await store.claim({
+      owner: 'me',
+      token,
+      now: T,
+      leaseUntil: T + 60_000,
+      limit: 1,
+      workflows: [{ name: workflow, version: 1 }],
+    });
     expect(claim.instances.map((i) => i.id)).toEqual([id]);
     const written = await store.write(id, token, {
       now: T,
@@ -68,11 +84,18 @@ describe.skipIf(!available)('PostgresWorkflowStore: topic locks', () => {
       const sent = await within(store.signal(signal('paid', 'B', { n: 1 })), 5_000, 'a signal of paid/B');
       expect(sent).toMatchObject({ created: true, woken: 1 });
       expect((await store.get(otherWaiter))?.wakeAt).toBe(T);
-      const read = await within(store.signals({ name: 'paid', key: 'B', afterId: 0, upToId: Number.MAX_SAFE_INTEGER }), 5_000, 'a read of paid/B');
+      const read = await within(
+        store.signals({ name: 'paid', key: 'B', afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+        5_000,
+        'a read of paid/B',
+      );
       expect(read.map((r) => r.payload)).toEqual([{ n: 1 }]);
       // A suspension with waits on both topics waits; so does a signal of the held topic.
       let bothDone = false;
-      const both = suspend([{ name: 'paid', key: 'B' }, { name: 'paid', key: 'A' }]).then((id) => ((bothDone = true), id));
+      const both = suspend([
+        { name: 'paid', key: 'B' },
+        { name: 'paid', key: 'A' },
+      ]).then((id) => ((bothDone = true), id));
       await someoneWaitsForATopic();
       let sameDone = false;
       const same = store.signal(signal('paid', 'A', { from: 'second' })).then((r) => ((sameDone = true), r));
@@ -82,7 +105,11 @@ describe.skipIf(!available)('PostgresWorkflowStore: topic locks', () => {
       expect((await store.get(blockedWaiter))?.wakeAt).toBeNull();
 
       await holder.query('COMMIT');
-      const [bothId, second] = await within(Promise.all([both, same]), 5_000, 'the statements of paid/A after the commit');
+      const [bothId, second] = await within(
+        Promise.all([both, same]),
+        5_000,
+        'the statements of paid/A after the commit',
+      );
       expect((await store.get(blockedWaiter))?.wakeAt).toBe(T);
       expect(second.created).toBe(true);
       // The suspension on both topics saw the held signal, committed before its check: due now.
@@ -103,7 +130,9 @@ describe.skipIf(!available)('PostgresWorkflowStore: topic locks', () => {
       expect(after.id).toBeGreaterThan(held.id);
 
       let done = false;
-      const read = store.signals({ name: 'late', key: 'x', afterId: 0, upToId: after.id }).then((r) => ((done = true), r));
+      const read = store
+        .signals({ name: 'late', key: 'x', afterId: 0, upToId: after.id })
+        .then((r) => ((done = true), r));
       await someoneWaitsForATopic();
       expect(done).toBe(false);
       await holder.query('COMMIT');

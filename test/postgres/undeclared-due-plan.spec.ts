@@ -13,7 +13,8 @@ const ROWS = 20_000;
 const NOW = 1_000_000;
 
 /** A scan, shortly: how it reads which relation, for a failure message. */
-const scan = (node: PlanNode) => `${node['Node Type']} ${node['Index Name'] ?? ''} on ${node['Relation Name']}`.replace(/ +/g, ' ');
+const scan = (node: PlanNode) =>
+  `${node['Node Type']} ${node['Index Name'] ?? ''} on ${node['Relation Name']}`.replace(/ +/g, ' ');
 
 describe.skipIf(!available)('PostgreSQL plan of countUndeclaredDue(), generic and custom, over a large table', () => {
   const schema = freshSchemaName('undeclplan');
@@ -23,7 +24,8 @@ describe.skipIf(!available)('PostgreSQL plan of countUndeclaredDue(), generic an
   beforeAll(async () => {
     pool = createPool({ max: 2 });
     const recording = recordingExecutor(fromPg(pool), (sql, params) => {
-      if (sql.includes('NOT EXISTS (SELECT 1 FROM unnest(') && sql.includes('GROUP BY workflow, version')) statement = { sql, params };
+      if (sql.includes('NOT EXISTS (SELECT 1 FROM unnest(') && sql.includes('GROUP BY workflow, version'))
+        statement = { sql, params };
     });
     const store = new PostgresWorkflowStore({ executor: recording, schema });
     await store.init();
@@ -36,9 +38,9 @@ describe.skipIf(!available)('PostgreSQL plan of countUndeclaredDue(), generic an
         CASE WHEN g % 10 = 0 THEN g END, CASE WHEN g % 10 = 0 AND g % 100 <> 0 THEN 't' || g END, CASE WHEN g % 10 = 0 AND g % 100 <> 0 THEN ${NOW} * 10 END
       FROM generate_series(1, ${ROWS}) g`);
     await pool.query(`ANALYZE ${s}.instances`);
-    expect(await store.countUndeclaredDue({ dueBefore: NOW, workflows: [{ name: 'w', version: 1 }], cap: 1_000 })).toEqual([
-      { workflow: 'gone', version: 2, count: ROWS / 200 },
-    ]);
+    expect(
+      await store.countUndeclaredDue({ dueBefore: NOW, workflows: [{ name: 'w', version: 1 }], cap: 1_000 }),
+    ).toEqual([{ workflow: 'gone', version: 2, count: ROWS / 200 }]);
     await store.close();
   });
 
@@ -53,10 +55,18 @@ describe.skipIf(!available)('PostgreSQL plan of countUndeclaredDue(), generic an
       const client = await pool.connect();
       try {
         const explained = await preparedPlan(client, statement!.sql, statement!.params, plan);
-        const scans = planNodes(explained).filter((node) => node['Relation Name'] === 'instances' || node['Node Type'] === 'Bitmap Index Scan');
+        const scans = planNodes(explained).filter(
+          (node) => node['Relation Name'] === 'instances' || node['Node Type'] === 'Bitmap Index Scan',
+        );
         expect(scans.length).toBeGreaterThan(0);
-        expect(scans.map(scan).filter((text) => !/ instances_(due|leased_until) on /.test(text) && !text.startsWith('Bitmap Heap Scan'))).toEqual([]);
-        expect(new Set(scans.map((node) => node['Index Name']).filter(Boolean))).toEqual(new Set(['instances_due', 'instances_leased_until']));
+        expect(
+          scans
+            .map(scan)
+            .filter((text) => !/ instances_(due|leased_until) on /.test(text) && !text.startsWith('Bitmap Heap Scan')),
+        ).toEqual([]);
+        expect(new Set(scans.map((node) => node['Index Name']).filter(Boolean))).toEqual(
+          new Set(['instances_due', 'instances_leased_until']),
+        );
       } finally {
         client.release();
       }

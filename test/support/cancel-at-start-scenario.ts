@@ -37,7 +37,12 @@ interface Hold {
  * Holds the worker's read of `id`'s journal: `before` it reaches the store (so it reads what the
  * test committed meanwhile), or `after` the store answered (so its answer predates it).
  */
-function holdJournalRead(store: WorkflowStore, id: string, when: 'before' | 'after', restores: Array<() => void>): Hold {
+function holdJournalRead(
+  store: WorkflowStore,
+  id: string,
+  when: 'before' | 'after',
+  restores: Array<() => void>,
+): Hold {
   const reached = deferred();
   const released = deferred();
   const original = store.get;
@@ -88,10 +93,18 @@ export function cancelAtStartTests(storeOf: () => WorkflowStore): void {
   }
 
   for (const request of ['cancel', 'terminate'] as const) {
-    const ended = request === 'cancel' ? { error: 'WorkflowCancelledError', did: ['reserve', 'undo reserve'] } : { error: 'WorkflowTerminatedError', did: ['reserve'] };
+    const ended =
+      request === 'cancel'
+        ? { error: 'WorkflowCancelledError', did: ['reserve', 'undo reserve'] }
+        : { error: 'WorkflowTerminatedError', did: ['reserve'] };
     const expectEnded = async (a: ScenarioApp, id: string, did: string[] | undefined) => {
       const status = await a.client.getStatus(id);
-      expect({ status: status.status, error: status.error?.name, message: status.error?.message, did: done.get(id) }).toEqual({
+      expect({
+        status: status.status,
+        error: status.error?.name,
+        message: status.error?.message,
+        did: done.get(id),
+      }).toEqual({
         status: 'cancelled',
         error: ended.error,
         message: 'stop',
@@ -124,7 +137,9 @@ export function cancelAtStartTests(storeOf: () => WorkflowStore): void {
       const drained = a.worker.drain();
       await read.reached;
       // Another process's client: the store's own request, which nothing in this process hears of.
-      expect(await storeOf().requestCancel(id, { reason: 'stop', now: a.clock.now(), terminate: request === 'terminate' })).toBe(true);
+      expect(
+        await storeOf().requestCancel(id, { reason: 'stop', now: a.clock.now(), terminate: request === 'terminate' }),
+      ).toBe(true);
       read.release();
       await drained;
       await expectEnded(a, id, ended.did);

@@ -37,7 +37,8 @@ export class EncOrder {
     const charged = await ctx.step(
       'charge',
       async ({ attempt }) => {
-        if (attempt === 1) throw Object.assign(new Error(`card ${input.card} declined (${MARK}-attempt)`), { detail: `${MARK}-detail` });
+        if (attempt === 1)
+          throw Object.assign(new Error(`card ${input.card} declined (${MARK}-attempt)`), { detail: `${MARK}-detail` });
         return { receipt: `${MARK}-receipt` };
       },
       { retry: { attempts: 2, backoff: '1s' } },
@@ -120,9 +121,18 @@ export async function encryptionApp(
  * Runs the scenario with ids under `prefix`, checking `rawDump()` (everything the store holds, as
  * text) after the first failed attempt and at the end, and checking that every read decodes.
  */
-export async function runEncryptionScenario(app: EncryptionApp, clock: ManualWorkflowClock, prefix: string, rawDump: () => Promise<string>): Promise<void> {
+export async function runEncryptionScenario(
+  app: EncryptionApp,
+  clock: ManualWorkflowClock,
+  prefix: string,
+  rawDump: () => Promise<string>,
+): Promise<void> {
   const { client, worker } = app;
-  const order = await client.start(EncOrder, { card: `4242-${MARK}-card`, key: `${prefix}-k` }, { id: `${prefix}-order` });
+  const order = await client.start(
+    EncOrder,
+    { card: `4242-${MARK}-card`, key: `${prefix}-k` },
+    { id: `${prefix}-order` },
+  );
   await worker.drain();
   // The failed first attempt's error sits in the journal now.
   const retrying = await order.status({ journal: true });
@@ -165,18 +175,35 @@ export async function runEncryptionScenario(app: EncryptionApp, clock: ManualWor
     child: { got: `${MARK}-child-input`, extra: `${MARK}-child-output` },
     out: `${MARK}-output`,
   };
-  expect(done).toMatchObject({ status: 'completed', input: { card: `4242-${MARK}-card` }, output, customStatus: { stage: `${MARK}-stage` } });
+  expect(done).toMatchObject({
+    status: 'completed',
+    input: { card: `4242-${MARK}-card` },
+    output,
+    customStatus: { stage: `${MARK}-stage` },
+  });
   expect(done.unreadable).toBeUndefined();
   expect(done.journal!.find((e) => e.name === 'charge')?.value).toEqual({ receipt: `${MARK}-receipt` });
   expect(done.journal!.find((e) => e.name === 'delivery')?.value).toEqual({ at: `${MARK}-signal` });
-  expect(done.children![0]).toMatchObject({ input: { secret: `${MARK}-child-input` }, output: { extra: `${MARK}-child-output` } });
+  expect(done.children![0]).toMatchObject({
+    input: { secret: `${MARK}-child-input` },
+    output: { extra: `${MARK}-child-output` },
+  });
   expect(await order.result()).toEqual(output);
   expect(app.events.find((e) => e.type === 'workflow-completed' && e.id === order.id)).toMatchObject({ output });
   const failed = await fail.status();
-  expect(failed).toMatchObject({ status: 'failed', input: { why: `${MARK}-fail-input` }, error: { name: 'Error', message: `${MARK}-failure`, orderRef: `${MARK}-field` } });
+  expect(failed).toMatchObject({
+    status: 'failed',
+    input: { why: `${MARK}-fail-input` },
+    error: { name: 'Error', message: `${MARK}-failure`, orderRef: `${MARK}-field` },
+  });
   expect(failed.error!.stack).toContain(`${MARK}-failure`);
-  expect(app.events.find((e) => e.type === 'workflow-failed' && e.id === fail.id)).toMatchObject({ error: { message: `${MARK}-failure` } });
-  expect(await wait.status()).toMatchObject({ status: 'cancelled', error: { name: 'WorkflowCancelledError', message: `${MARK}-reason` } });
+  expect(app.events.find((e) => e.type === 'workflow-failed' && e.id === fail.id)).toMatchObject({
+    error: { message: `${MARK}-failure` },
+  });
+  expect(await wait.status()).toMatchObject({
+    status: 'cancelled',
+    error: { name: 'WorkflowCancelledError', message: `${MARK}-reason` },
+  });
   expect((await app.storage.getSchedule(`${prefix}-schedule`))?.input).toEqual({ card: `${MARK}-schedule-input` });
   const listed = await client.list({ workflow: 'enc.order' });
   expect(listed.find((i) => i.id === order.id)?.output).toEqual(output);
@@ -189,10 +216,15 @@ export function expectNoPlaintext(dump: string, prefix: string): void {
   expect(dump).toContain(`${prefix}-order`);
   expect(dump).toContain('$wfc1:');
   const at = dump.indexOf(MARK);
-  if (at >= 0) throw new Error(`A user-supplied value is stored in plaintext: ...${dump.slice(Math.max(0, at - 200), at + 60)}...`);
+  if (at >= 0)
+    throw new Error(
+      `A user-supplied value is stored in plaintext: ...${dump.slice(Math.max(0, at - 200), at + 60)}...`,
+    );
 }
 
 /** Everything an `InMemoryWorkflowStore` holds (its own records, private fields included), as text. */
 export function dumpInMemoryStore(store: object): string {
-  return JSON.stringify(store, (_key, value: unknown) => (value instanceof Map ? [...value.entries()] : value instanceof Set ? [...value] : value));
+  return JSON.stringify(store, (_key, value: unknown) =>
+    value instanceof Map ? [...value.entries()] : value instanceof Set ? [...value] : value,
+  );
 }

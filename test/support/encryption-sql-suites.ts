@@ -86,7 +86,10 @@ export async function encryptionSuites(kind: SqlKind): Promise<void> {
       try {
         globals[global] = [k2];
         const missing = await run('reencrypt', flag, url, '--schema', schema, '--codecs', file);
-        expect(missing).toMatchObject({ code: 1, out: expect.stringMatching(/Not done: \d+ payloads.*could not be read.*Keep the older codecs/s) });
+        expect(missing).toMatchObject({
+          code: 1,
+          out: expect.stringMatching(/Not done: \d+ payloads.*could not be read.*Keep the older codecs/s),
+        });
 
         globals[global] = [k2, k1];
         const done = await run('reencrypt', flag, url, '--schema', schema, '--codecs', file, '--batch-size', '2');
@@ -96,10 +99,20 @@ export async function encryptionSuites(kind: SqlKind): Promise<void> {
         expect(await fixture.target.dump()).not.toContain('$wfc1:cli-old:');
 
         // Without a URL PostgreSQL connects with the PG* environment variables; MySQL has none.
-        if (kind === 'mysql') expect(await run('reencrypt', flag, '--codecs', file)).toMatchObject({ code: 2, err: expect.stringContaining('reencrypt --mysql needs the database URL') });
-        expect(await run('reencrypt', flag, url)).toMatchObject({ code: 2, err: expect.stringContaining('needs the codecs: --codecs') });
+        if (kind === 'mysql')
+          expect(await run('reencrypt', flag, '--codecs', file)).toMatchObject({
+            code: 2,
+            err: expect.stringContaining('reencrypt --mysql needs the database URL'),
+          });
+        expect(await run('reencrypt', flag, url)).toMatchObject({
+          code: 2,
+          err: expect.stringContaining('needs the codecs: --codecs'),
+        });
         expect(await run('reencrypt', flag, url, '--codecs', file, '--batch-size', '0')).toMatchObject({ code: 2 });
-        expect(await run('reencrypt', flag, url, '--codecs', file, '--resume', 'nope')).toMatchObject({ code: 2, err: expect.stringContaining('--resume takes the cursor') });
+        expect(await run('reencrypt', flag, url, '--codecs', file, '--resume', 'nope')).toMatchObject({
+          code: 2,
+          err: expect.stringContaining('--resume takes the cursor'),
+        });
         writeFileSync(join(dir, 'bad.mjs'), 'export default 42;\n');
         expect(await run('reencrypt', flag, url, '--schema', schema, '--codecs', join(dir, 'bad.mjs'))).toMatchObject({
           code: 1,

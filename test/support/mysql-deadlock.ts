@@ -43,7 +43,7 @@ export async function deadlock(
     // Awaited below once the deadlock formed; when it does not, its failure is the error thrown here.
     waiting.catch(() => undefined);
     try {
-      for (const deadline = Date.now() + 10_000; !(await waitsForLock(others, id)); ) {
+      for (const deadline = Date.now() + 10_000; !(await waitsForLock(others, id));) {
         if (Date.now() > deadline) throw new Error('the other transaction never waited for row 1');
         await new Promise((resolve) => setTimeout(resolve, 5));
       }

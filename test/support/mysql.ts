@@ -49,8 +49,7 @@ export function mysqlUnavailable(): Promise<string | null> {
 export async function requireMysql(suite: string): Promise<boolean> {
   const reason = await mysqlUnavailable();
   if (reason === null) return true;
-  const message =
-    `${suite}: needs ${MYSQL_REQUIREMENT} (user ${mysqlConnection.user}; set MYSQL_HOST/MYSQL_PORT/MYSQL_USER/MYSQL_PASSWORD/MYSQL_DATABASE): ${reason}`;
+  const message = `${suite}: needs ${MYSQL_REQUIREMENT} (user ${mysqlConnection.user}; set MYSQL_HOST/MYSQL_PORT/MYSQL_USER/MYSQL_PASSWORD/MYSQL_DATABASE): ${reason}`;
   if (process.env.CI === 'true') throw new Error(`${message}. Failing: CI=true and MariaDB is unreachable.`);
   console.warn(`Skipping ${message}`);
   return false;
@@ -119,15 +118,24 @@ export function useMysqlStore(
 export function commonGroundOnly(executor: SqlExecutor): SqlExecutor {
   const refuse = (sql: string) => {
     if (/^\s*BEGIN\s+NOT\s+ATOMIC\b/i.test(sql)) {
-      throw Object.assign(new Error("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'NOT ATOMIC'"), {
-        errno: 1064,
-        code: 'ER_PARSE_ERROR',
-      });
+      throw Object.assign(
+        new Error(
+          "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'NOT ATOMIC'",
+        ),
+        {
+          errno: 1064,
+          code: 'ER_PARSE_ERROR',
+        },
+      );
     }
   };
   return {
     query: async (sql, params, options) => (refuse(sql), executor.query(sql, params, options)),
-    transaction: (fn, options) => executor.transaction((tx) => fn({ ...tx, query: async (sql, params, options) => (refuse(sql), tx.query(sql, params, options)) }), options),
+    transaction: (fn, options) =>
+      executor.transaction(
+        (tx) => fn({ ...tx, query: async (sql, params, options) => (refuse(sql), tx.query(sql, params, options)) }),
+        options,
+      ),
     close: () => executor.close?.(),
   };
 }

@@ -38,7 +38,12 @@ export class OwnMariaDb {
 
   static async create(): Promise<OwnMariaDb> {
     const server = new OwnMariaDb(await freePort());
-    const args = ['--no-defaults', `--datadir=${server.dataDir}`, '--skip-test-db', '--auth-root-authentication-method=normal'];
+    const args = [
+      '--no-defaults',
+      `--datadir=${server.dataDir}`,
+      '--skip-test-db',
+      '--auth-root-authentication-method=normal',
+    ];
     if (asRoot()) {
       const uid = Number(execFileSync('id', ['-u', 'mysql'], { encoding: 'utf8' }).trim());
       const gid = Number(execFileSync('id', ['-g', 'mysql'], { encoding: 'utf8' }).trim());
@@ -46,7 +51,8 @@ export class OwnMariaDb {
       args.push('--user=mysql');
     }
     const result = spawnSync(INSTALL, args, { encoding: 'utf8', cwd: server.dir });
-    if (result.status !== 0) throw new Error(`mariadb-install-db failed (${result.status}): ${result.stderr || result.stdout}`);
+    if (result.status !== 0)
+      throw new Error(`mariadb-install-db failed (${result.status}): ${result.stderr || result.stdout}`);
     await server.start();
     const connection = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'root' });
     await connection.query('CREATE DATABASE chaos');
@@ -72,7 +78,12 @@ export class OwnMariaDb {
     spawn(file, argv, { detached: true, stdio: 'ignore', cwd: this.dir }).unref();
     for (let i = 0; i < 300; i++) {
       try {
-        const connection = await mysql.createConnection({ host: '127.0.0.1', port: this.port, user: 'root', connectTimeout: 1_000 });
+        const connection = await mysql.createConnection({
+          host: '127.0.0.1',
+          port: this.port,
+          user: 'root',
+          connectTimeout: 1_000,
+        });
         await connection.end();
         return;
       } catch {

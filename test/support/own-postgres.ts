@@ -45,7 +45,17 @@ export class OwnPostgres {
       const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
       chownSync(server.dir, uid, gid);
     }
-    server.run('initdb', ['-D', server.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    server.run('initdb', [
+      '-D',
+      server.dataDir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ]);
     server.start();
     return server;
   }
@@ -53,14 +63,27 @@ export class OwnPostgres {
   /** Runs a server binary, as the `postgres` user when this process is root. */
   private run(tool: string, args: string[]): void {
     const command = join(this.bin, tool);
-    const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+    const [file, argv] =
+      process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
     const result = spawnSync(file, argv, { encoding: 'utf8', cwd: this.dir });
-    if (result.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed (${result.status}): ${result.stderr || result.stdout}`);
+    if (result.status !== 0)
+      throw new Error(`${tool} ${args.join(' ')} failed (${result.status}): ${result.stderr || result.stdout}`);
   }
 
   start(): void {
     const options = `-p ${this.port} -c listen_addresses=127.0.0.1 -k ${this.dir} -c fsync=off -c max_connections=60 -c shared_buffers=32MB`;
-    this.run('pg_ctl', ['-D', this.dataDir, '-l', join(this.dir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']);
+    this.run('pg_ctl', [
+      '-D',
+      this.dataDir,
+      '-l',
+      join(this.dir, 'server.log'),
+      '-o',
+      options,
+      '-w',
+      '-t',
+      '60',
+      'start',
+    ]);
   }
 
   /** Stops the server as a crash would (`-m immediate`: no checkpoint, recovery on start), then starts it. */

@@ -14,7 +14,10 @@ const ready = new WorkflowSignal<null>('parallel-waits.ready');
 class TwoVotes {
   async run(ctx: WorkflowContext, key: string) {
     await ctx.waitForSignal('ready', ready, { key });
-    const [first, second] = await Promise.all([ctx.waitForSignal('first', vote, { key }), ctx.waitForSignal('second', vote, { key })]);
+    const [first, second] = await Promise.all([
+      ctx.waitForSignal('first', vote, { key }),
+      ctx.waitForSignal('second', vote, { key }),
+    ]);
     return [first.by, second.by];
   }
 }

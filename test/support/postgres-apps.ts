@@ -28,7 +28,10 @@ export function postgresAppModule(schema: string, worker: WorkflowsModuleOptions
       WorkflowsModule.forRootAsync({
         imports: [DatabaseModule],
         inject: [pg.Pool],
-        useFactory: (pool: pg.Pool) => ({ store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }), worker }),
+        useFactory: (pool: pg.Pool) => ({
+          store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }),
+          worker,
+        }),
       }),
     ],
     providers,

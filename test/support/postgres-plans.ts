@@ -28,12 +28,18 @@ export function genericPlan(client: pg.PoolClient, sql: string, params: readonly
  * The plan of `sql` prepared on `client`, generic (the one a prepared statement may keep) or
  * custom (made for `params`, as for its first runs), as `genericPlan()` explains it.
  */
-export async function preparedPlan(client: pg.PoolClient, sql: string, params: readonly unknown[], plan: 'generic' | 'custom'): Promise<PlanNode> {
+export async function preparedPlan(
+  client: pg.PoolClient,
+  sql: string,
+  params: readonly unknown[],
+  plan: 'generic' | 'custom',
+): Promise<PlanNode> {
   try {
     await client.query(`SET plan_cache_mode = force_${plan}_plan`);
     await client.query(`PREPARE generic_plan AS ${sql}`);
     const args: string[] = [];
-    for (const param of params) args.push((await client.query('SELECT quote_nullable($1::text) AS q', [param])).rows[0].q as string);
+    for (const param of params)
+      args.push((await client.query('SELECT quote_nullable($1::text) AS q', [param])).rows[0].q as string);
     const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE generic_plan(${args.join(', ')})`);
     return (explained.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
   } finally {
@@ -43,7 +49,10 @@ export async function preparedPlan(client: pg.PoolClient, sql: string, params: r
 }
 
 /** `executor`, telling `heard` of every statement with parameters before it sends it. */
-export function recordingExecutor(executor: SqlExecutor, heard: (sql: string, params: readonly unknown[]) => void): SqlExecutor {
+export function recordingExecutor(
+  executor: SqlExecutor,
+  heard: (sql: string, params: readonly unknown[]) => void,
+): SqlExecutor {
   return {
     ...executor,
     async query(sql, params, options) {

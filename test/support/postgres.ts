@@ -114,7 +114,9 @@ export function recordingPool(max = 3) {
     async connect() {
       const client = await pool.connect();
       const query = client.query.bind(client) as PgPoolClientLike['query'];
-      client.on('notification', (message) => received.push({ channel: message.channel, payload: message.payload ?? '' }));
+      client.on('notification', (message) =>
+        received.push({ channel: message.channel, payload: message.payload ?? '' }),
+      );
       return Object.assign(client, {
         query: (text: string | PgQueryConfigLike, values?: unknown[]) => {
           sent.push(typeof text === 'string' ? text : text.text);

@@ -25,8 +25,17 @@ export async function scheduleDeletedBetweenPages(store: WorkflowStore): Promise
   const old = storageWith(store, k1);
   for (const id of ['race-a', 'race-b', 'race-c']) {
     const saved = await old.saveSchedule({
-      id, workflow: 'race.flow', declared: false, spec: { every: 3_600_000 }, input: { secret: id },
-      paused: false, wakeAt: null, state: {}, expectRevision: null, releaseLease: false, now: T,
+      id,
+      workflow: 'race.flow',
+      declared: false,
+      spec: { every: 3_600_000 },
+      input: { secret: id },
+      paused: false,
+      wakeAt: null,
+      state: {},
+      expectRevision: null,
+      releaseLease: false,
+      now: T,
     });
     expect(saved).not.toBeNull();
   }

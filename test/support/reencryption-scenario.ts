@@ -28,7 +28,8 @@ export function expectedLoadOutput(n: number) {
  */
 export async function prepareUnderOldKey(app: EncryptionApp, prefix: string, count: number): Promise<string[]> {
   const ids: string[] = [];
-  for (let n = 0; n < count; n++) ids.push((await app.client.start(EncLoad, { n }, { id: `${prefix}-${String(n).padStart(3, '0')}` })).id);
+  for (let n = 0; n < count; n++)
+    ids.push((await app.client.start(EncLoad, { n }, { id: `${prefix}-${String(n).padStart(3, '0')}` })).id);
   await app.worker.drain();
   for (let n = 0; n < count / 2; n++) await app.client.signal(go, { n: n * 10 }, { key: String(n) });
   return ids;
@@ -64,7 +65,12 @@ export async function reencryptUnderLoad(
   for (const [n, id] of ids.entries()) {
     const status = await app.client.getStatus(id, { journal: true });
     expect(status.unreadable).toBeUndefined();
-    expect(status).toMatchObject({ status: 'completed', input: { n }, output: expectedLoadOutput(n), customStatus: { waiting: `${MARK}-${n}` } });
+    expect(status).toMatchObject({
+      status: 'completed',
+      input: { n },
+      output: expectedLoadOutput(n),
+      customStatus: { waiting: `${MARK}-${n}` },
+    });
   }
   // Whatever the first run left (a payload a worker rewrote under the old key while it ran would
   // show here) is done now, and then nothing is left.

@@ -81,7 +81,11 @@ function openTarget(kind: SqlKind): Target {
       store,
       pauseNextReopen,
       lockWaiting: async () =>
-        (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`, [`"${schema}".`])).rows.length > 0,
+        (
+          await pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`, [
+            `"${schema}".`,
+          ])
+        ).rows.length > 0,
       async close() {
         await store.close();
         await dropSchema(pool, schema);
@@ -115,7 +119,8 @@ async function settledOrWaiting(work: Promise<unknown>, waiting: () => Promise<b
   );
   const deadline = Date.now() + 20_000;
   while (!settled && !(await waiting())) {
-    if (Date.now() > deadline) throw new Error('Test: the purge or delete neither ended nor waited for a lock within 20 s.');
+    if (Date.now() > deadline)
+      throw new Error('Test: the purge or delete neither ended nor waited for a lock within 20 s.');
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -123,67 +128,75 @@ async function settledOrWaiting(work: Promise<unknown>, waiting: () => Promise<b
 /** Registers the scenario for `kind`'s test server. */
 export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
   const available = await requireServer(kind, 'purge() and delete() during a reopen');
-  describe.runIf(available)(`purge() and delete() of a child while retry() reopens its parent (${SERVER[kind]})`, () => {
-    /**
-     * Parent `p` starts child `p/c` (which completes at once) and sleeps; it is cancelled in its
-     * sleep, 31 days pass, and `retry('p')` runs, its reopen held before its commit while `race`
-     * runs. Resolves to how `race` ended.
-     */
-    async function scenario(race: (app: TestApp) => Promise<unknown>, then: (app: TestApp, raced: { value?: unknown; error?: unknown }) => Promise<void>) {
-      const target = openTarget(kind);
-      await target.store.init();
-      const app = await createTestApp([RaceChild, RaceParent], { store: target.store });
-      try {
-        await cancelledParentAMonthLater(app);
-        const pause = target.pauseNextReopen();
-        const retried = app.client.retry('p');
-        retried.catch(() => undefined);
-        await pause.reached;
-        const racing = race(app);
-        racing.catch(() => undefined);
-        await settledOrWaiting(racing, () => target.lockWaiting());
-        pause.release();
-        await retried;
-        const raced = await racing.then(
-          (value: unknown) => ({ value }),
-          (error: unknown) => ({ error }),
-        );
-        await then(app, raced);
-        // The child and its end are there: the reopened parent takes the end and completes.
-        expect((await app.client.getStatus('p/c')).status).toBe('completed');
-        expect(await app.store.signals({ name: '$child-ended', key: 'p/c', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
-        await app.worker.drain();
-        app.clock.advance('30d');
-        await app.worker.drain();
-        expect(await app.client.getStatus('p')).toMatchObject({ status: 'completed', output: 70 });
-      } finally {
-        await app.close();
-        await target.close();
+  describe.runIf(available)(
+    `purge() and delete() of a child while retry() reopens its parent (${SERVER[kind]})`,
+    () => {
+      /**
+       * Parent `p` starts child `p/c` (which completes at once) and sleeps; it is cancelled in its
+       * sleep, 31 days pass, and `retry('p')` runs, its reopen held before its commit while `race`
+       * runs. Resolves to how `race` ended.
+       */
+      async function scenario(
+        race: (app: TestApp) => Promise<unknown>,
+        then: (app: TestApp, raced: { value?: unknown; error?: unknown }) => Promise<void>,
+      ) {
+        const target = openTarget(kind);
+        await target.store.init();
+        const app = await createTestApp([RaceChild, RaceParent], { store: target.store });
+        try {
+          await cancelledParentAMonthLater(app);
+          const pause = target.pauseNextReopen();
+          const retried = app.client.retry('p');
+          retried.catch(() => undefined);
+          await pause.reached;
+          const racing = race(app);
+          racing.catch(() => undefined);
+          await settledOrWaiting(racing, () => target.lockWaiting());
+          pause.release();
+          await retried;
+          const raced = await racing.then(
+            (value: unknown) => ({ value }),
+            (error: unknown) => ({ error }),
+          );
+          await then(app, raced);
+          // The child and its end are there: the reopened parent takes the end and completes.
+          expect((await app.client.getStatus('p/c')).status).toBe('completed');
+          expect(
+            await app.store.signals({ name: '$child-ended', key: 'p/c', afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+          ).toHaveLength(1);
+          await app.worker.drain();
+          app.clock.advance('30d');
+          await app.worker.drain();
+          expect(await app.client.getStatus('p')).toMatchObject({ status: 'completed', output: 70 });
+        } finally {
+          await app.close();
+          await target.close();
+        }
       }
-    }
 
-    it('purge() keeps the child and its end', async () => {
-      await scenario(
-        (app) => app.client.purge({ olderThan: '30d', statuses: ['completed'] }),
-        async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
-      );
-    });
+      it('purge() keeps the child and its end', async () => {
+        await scenario(
+          (app) => app.client.purge({ olderThan: '30d', statuses: ['completed'] }),
+          async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+        );
+      });
 
-    it("purge() of signals keeps the child's end", async () => {
-      await scenario(
-        (app) => app.client.purge({ olderThan: '30d', statuses: ['failed'] }),
-        async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
-      );
-    });
+      it("purge() of signals keeps the child's end", async () => {
+        await scenario(
+          (app) => app.client.purge({ olderThan: '30d', statuses: ['failed'] }),
+          async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+        );
+      });
 
-    it('delete() of the child refuses: its parent is reopened', async () => {
-      await scenario(
-        (app) => app.client.delete('p/c'),
-        async (_app, raced) => {
-          expect(raced.error).toMatchObject({ name: 'WorkflowInvalidStateError' });
-          expect(String(raced.error)).toMatch(/child of instance "p", which is pending/);
-        },
-      );
-    });
-  });
+      it('delete() of the child refuses: its parent is reopened', async () => {
+        await scenario(
+          (app) => app.client.delete('p/c'),
+          async (_app, raced) => {
+            expect(raced.error).toMatchObject({ name: 'WorkflowInvalidStateError' });
+            expect(String(raced.error)).toMatch(/child of instance "p", which is pending/);
+          },
+        );
+      });
+    },
+  );
 }

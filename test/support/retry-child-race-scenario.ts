@@ -4,7 +4,13 @@
 // forever for an end that no longer exists. The same scenario on every store: a store wrapper runs
 // the purge or delete right before the store's reopen, deterministically.
 import { expect, it } from 'vitest';
-import { Workflow, WorkflowSignal, type WorkflowContext, type WorkflowReopen, type WorkflowStore } from '../../src/index.js';
+import {
+  Workflow,
+  WorkflowSignal,
+  type WorkflowContext,
+  type WorkflowReopen,
+  type WorkflowStore,
+} from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 
 /** A signal of another topic: purge never removes the newest signal, so the tests send one after the child's end. */
@@ -75,7 +81,10 @@ export interface RetryChildRaceOptions {
  * its check of the child and the reopen.
  */
 export function retryChildRaceTests(options: RetryChildRaceOptions): void {
-  async function scenario(race: (app: TestApp) => Promise<void>, body: (app: TestApp, retried: Promise<void>) => Promise<void>): Promise<void> {
+  async function scenario(
+    race: (app: TestApp) => Promise<void>,
+    body: (app: TestApp, retried: Promise<void>) => Promise<void>,
+  ): Promise<void> {
     const store = await options.open();
     const control = racing(store);
     const app = await createTestApp([RaceChild, RaceParent], { store: control.store });
@@ -91,7 +100,8 @@ export function retryChildRaceTests(options: RetryChildRaceOptions): void {
     }
   }
 
-  const endsOf = async (app: TestApp, id: string) => (await app.store.signals({ name: '$child-ended', key: id, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).length;
+  const endsOf = async (app: TestApp, id: string) =>
+    (await app.store.signals({ name: '$child-ended', key: id, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).length;
 
   it("sends the child's end again when purge() removed it between retry's check and the reopen", async () => {
     await scenario(

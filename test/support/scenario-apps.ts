@@ -15,7 +15,10 @@ export interface ScenarioApp {
 }
 
 /** Registers the clean-up (call inside the scenario's registration) and returns the app factory. */
-export function scenarioApps(storeOf: () => WorkflowStore, providers: Provider[]): { app(): Promise<ScenarioApp>; restores: Array<() => void> } {
+export function scenarioApps(
+  storeOf: () => WorkflowStore,
+  providers: Provider[],
+): { app(): Promise<ScenarioApp>; restores: Array<() => void> } {
   const restores: Array<() => void> = [];
   const closes: Array<() => Promise<void>> = [];
   afterEach(async () => {

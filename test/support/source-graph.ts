@@ -27,9 +27,21 @@ export function readSources(root: string, storeMethods: ReadonlySet<string>): So
 }
 
 /** Parses one file's text; `known` are the paths relative specifiers may resolve to. */
-export function parseSource(path: string, text: string, known: ReadonlySet<string>, storeMethods: ReadonlySet<string> = new Set()): SourceFile {
+export function parseSource(
+  path: string,
+  text: string,
+  known: ReadonlySet<string>,
+  storeMethods: ReadonlySet<string> = new Set(),
+): SourceFile {
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-  const file: SourceFile = { path, lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0), imports: [], packages: [], names: new Map(), storeCalls: [] };
+  const file: SourceFile = {
+    path,
+    lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0),
+    imports: [],
+    packages: [],
+    names: new Map(),
+    storeCalls: [],
+  };
   const add = (specifier: string, names: string[] = []) => {
     if (!specifier.startsWith('.')) {
       file.packages.push(specifier);
@@ -41,14 +53,26 @@ export function parseSource(path: string, text: string, known: ReadonlySet<strin
     file.names.set(target, [...(file.names.get(target) ?? []), ...names]);
   };
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       add(node.moduleSpecifier.text, importedNames(node));
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
       if (arg && ts.isStringLiteral(arg)) add(arg.text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       add(node.argument.literal.text);
-    } else if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && storeMethods.has(node.expression.name.text)) {
+    } else if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      storeMethods.has(node.expression.name.text)
+    ) {
       const receiver = node.expression.expression.getText(source);
       if (/store\??$/i.test(receiver)) file.storeCalls.push([receiver, node.expression.name.text]);
     }
@@ -110,7 +134,11 @@ export function findCycles(files: readonly SourceFile[]): string[][] {
 
 /** `from -> to` for every import of a file under folder `from` from a file under folder `to`. */
 export function folderImports(files: readonly SourceFile[], from: string, to: string): string[] {
-  return files.flatMap((f) => (f.path.startsWith(`${from}/`) ? f.imports.filter((i) => i.startsWith(`${to}/`)).map((i) => `${f.path} -> ${i}`) : []));
+  return files.flatMap((f) =>
+    f.path.startsWith(`${from}/`)
+      ? f.imports.filter((i) => i.startsWith(`${to}/`)).map((i) => `${f.path} -> ${i}`)
+      : [],
+  );
 }
 
 /**
@@ -157,7 +185,8 @@ export function storeAccess(files: readonly SourceFile[], rules: StoreAccessRule
     if (rules.insider(file.path)) continue;
     for (const target of file.imports) if (rules.storeInternal(target)) found.push(`${file.path} imports ${target}`);
     if (!rules.mayNameInterface(file.path)) {
-      for (const [target, names] of file.names) if (names.includes('WorkflowStore')) found.push(`${file.path} imports WorkflowStore from ${target}`);
+      for (const [target, names] of file.names)
+        if (names.includes('WorkflowStore')) found.push(`${file.path} imports WorkflowStore from ${target}`);
     }
     for (const [receiver, method] of file.storeCalls) found.push(`${file.path} calls ${receiver}.${method}()`);
   }
@@ -171,7 +200,9 @@ export function oversized(files: readonly SourceFile[], max: number, exempt: (pa
 
 function importedNames(node: ts.ImportDeclaration | ts.ExportDeclaration): string[] {
   if (ts.isExportDeclaration(node)) {
-    return node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements.map((e) => (e.propertyName ?? e.name).text) : ['*'];
+    return node.exportClause && ts.isNamedExports(node.exportClause)
+      ? node.exportClause.elements.map((e) => (e.propertyName ?? e.name).text)
+      : ['*'];
   }
   const clause = node.importClause;
   if (!clause) return [];
@@ -188,7 +219,8 @@ function importedNames(node: ts.ImportDeclaration | ts.ExportDeclaration): strin
 function resolveSpecifier(from: string, specifier: string, known: ReadonlySet<string>): string | null {
   const base = posix.normalize(posix.join(posix.dirname(from), specifier));
   const stem = base.replace(/\.(js|ts|mjs|cjs)$/, '');
-  for (const candidate of [`${stem}.ts`, `${base}/index.ts`, `${stem}/index.ts`]) if (known.has(candidate)) return candidate;
+  for (const candidate of [`${stem}.ts`, `${base}/index.ts`, `${stem}/index.ts`])
+    if (known.has(candidate)) return candidate;
   return null;
 }
 

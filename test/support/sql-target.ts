@@ -57,10 +57,18 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
       table: (name) => `"${schema}"."${name}"`,
       async query<R>(sql: string, params: unknown[] = []) {
         let n = 0;
-        return (await pool.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as R[];
+        return (
+          await pool.query(
+            sql.replace(/\?/g, () => `$${++n}`),
+            params,
+          )
+        ).rows as R[];
       },
       async dump() {
-        const tables = await pool.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema]);
+        const tables = await pool.query(
+          'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+          [schema],
+        );
         let out = '';
         for (const { table_name } of tables.rows as Array<{ table_name: string }>) {
           const rows = await pool.query(`SELECT row_to_json(t)::text AS row FROM "${schema}"."${table_name}" t`);
@@ -111,7 +119,12 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
 }
 
 function isBufferJson(value: unknown): value is { type: 'Buffer'; data: number[] } {
-  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Buffer' && Array.isArray((value as { data?: unknown }).data);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { type?: unknown }).type === 'Buffer' &&
+    Array.isArray((value as { data?: unknown }).data)
+  );
 }
 
 /**
@@ -143,7 +156,10 @@ export function useSqlTarget(
  * `open()` and `close()` for a scenario that opens a store per test: each `open()` migrates a store
  * of `kind` on a fresh schema; `close(store)` closes that store and its pool and drops its tables.
  */
-export function freshStores(kind: SqlKind, prefix: string): { open(): Promise<WorkflowStore>; close(store: WorkflowStore): Promise<void> } {
+export function freshStores(
+  kind: SqlKind,
+  prefix: string,
+): { open(): Promise<WorkflowStore>; close(store: WorkflowStore): Promise<void> } {
   const open = new Map<WorkflowStore, SqlTarget>();
   return {
     async open() {

@@ -102,7 +102,10 @@ export function terminateSlotsTests(options: TerminateSlotsOptions): void {
 
   /** `id` ended as a terminate ends it, without running its step. */
   async function terminated(app: TestApp, id: string, reason: string): Promise<void> {
-    expect(await app.client.getStatus(id)).toMatchObject({ status: 'cancelled', error: { name: 'WorkflowTerminatedError', message: reason } });
+    expect(await app.client.getStatus(id)).toMatchObject({
+      status: 'cancelled',
+      error: { name: 'WorkflowTerminatedError', message: reason },
+    });
     expect(gate.ran).not.toContain(id);
   }
 
@@ -152,7 +155,10 @@ export function terminateSlotsTests(options: TerminateSlotsOptions): void {
       expect(await app.worker.drain()).toBe(0);
       expect(await app.client.getStatus('waiting')).toMatchObject({ status: 'pending', runs: 0 });
       await holderCompletes(app, 'holder', draining);
-      expect(await app.client.getStatus('waiting')).toMatchObject({ status: 'cancelled', error: { name: 'WorkflowCancelledError' } });
+      expect(await app.client.getStatus('waiting')).toMatchObject({
+        status: 'cancelled',
+        error: { name: 'WorkflowCancelledError' },
+      });
     });
   });
 

@@ -6,7 +6,10 @@ import { freshStores, requireServer, SERVER, type SqlKind } from './sql-target.j
 /** Registers the scenario for `kind`'s test server. */
 export async function terminateSlotsSqlTests(kind: SqlKind): Promise<void> {
   const available = await requireServer(kind, 'terminate without a slot');
-  describe.runIf(available)(`a terminate does not wait for a concurrency slot or a rate window (${SERVER[kind]})`, () => {
-    terminateSlotsTests(freshStores(kind, 'tslot'));
-  });
+  describe.runIf(available)(
+    `a terminate does not wait for a concurrency slot or a rate window (${SERVER[kind]})`,
+    () => {
+      terminateSlotsTests(freshStores(kind, 'tslot'));
+    },
+  );
 }

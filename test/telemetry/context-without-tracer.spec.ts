@@ -30,7 +30,11 @@ describe('telemetry with a context manager but no tracer provider', () => {
   it("runs each step in a context that carries the start() caller's trace", async () => {
     app = await createTestApp([One]);
     const traceId = '0af7651916cd43dd8448eb211c80319c';
-    const caller = trace.setSpanContext(context.active(), { traceId, spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED });
+    const caller = trace.setSpanContext(context.active(), {
+      traceId,
+      spanId: 'b7ad6b7169203331',
+      traceFlags: TraceFlags.SAMPLED,
+    });
     await context.with(caller, () => app!.client.start(One, null, { id: 'c-1' }));
     await app.worker.drain();
     expect((await app.client.getStatus('c-1')).status).toBe('completed');

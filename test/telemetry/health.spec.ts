@@ -6,7 +6,17 @@ import { NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkflowsHealthIndicator } from '../../src/health/index.js';
-import { InMemoryWorkflowStore, Workflow, WorkflowClient, WorkflowsModule, WorkflowWorker, type WorkflowContext, type WorkflowDefinition, type WorkflowStore, type WorkflowsModuleOptions } from '../../src/index.js';
+import {
+  InMemoryWorkflowStore,
+  Workflow,
+  WorkflowClient,
+  WorkflowsModule,
+  WorkflowWorker,
+  type WorkflowContext,
+  type WorkflowDefinition,
+  type WorkflowStore,
+  type WorkflowsModuleOptions,
+} from '../../src/index.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import { createPool, dropSchema, freshSchemaName, requirePostgres } from '../support/postgres.js';
@@ -46,7 +56,12 @@ async function boot(options: WorkflowsModuleOptions) {
   })
   class HealthApp {}
   app = await NestFactory.createApplicationContext(HealthApp, { logger: false });
-  return { indicator: app.get(WorkflowsHealthIndicator), controller: app.get(HealthController), client: app.get(WorkflowClient), worker: app.get(WorkflowWorker) };
+  return {
+    indicator: app.get(WorkflowsHealthIndicator),
+    controller: app.get(HealthController),
+    client: app.get(WorkflowClient),
+    worker: app.get(WorkflowWorker),
+  };
 }
 
 const until = async (what: () => boolean) => {
@@ -74,26 +89,48 @@ describe('WorkflowsHealthIndicator', () => {
   it('is down when the due backlog passes the threshold (here no worker runs), and terminus answers 503', async () => {
     const { indicator, controller, client } = await boot({ store: new InMemoryWorkflowStore(), worker: false });
     for (let i = 0; i < 3; i += 1) await client.start(Noop, null, { id: `n-${i}` });
-    expect((await indicator.isHealthy({ maxDueBacklog: 3 })).workflows).toMatchObject({ status: 'up', dueBacklog: 3, worker: { status: 'disabled' } });
+    expect((await indicator.isHealthy({ maxDueBacklog: 3 })).workflows).toMatchObject({
+      status: 'up',
+      dueBacklog: 3,
+      worker: { status: 'disabled' },
+    });
     await client.start(Noop, null, { id: 'n-3' });
     const down = await indicator.isHealthy({ maxDueBacklog: 3 });
-    expect(down.workflows).toMatchObject({ status: 'down', dueBacklog: 'more than 3', message: 'more than 3 instances are due and unclaimed.' });
+    expect(down.workflows).toMatchObject({
+      status: 'down',
+      dueBacklog: 'more than 3',
+      message: 'more than 3 instances are due and unclaimed.',
+    });
     expect((await indicator.isHealthy({ maxDueBacklog: false })).workflows.status).toBe('up');
     const error = await controller.check().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServiceUnavailableException);
-    expect((error as ServiceUnavailableException).getResponse()).toMatchObject({ status: 'error', error: { workflows: { status: 'down' } } });
+    expect((error as ServiceUnavailableException).getResponse()).toMatchObject({
+      status: 'error',
+      error: { workflows: { status: 'down' } },
+    });
   });
 
   it('shows, staying up, the instances of versions this process does not declare that its last idle look found', async () => {
     const clock = new ManualWorkflowClock(new Date('2026-05-01T00:00:00Z'));
     const store = new InMemoryWorkflowStore();
     const { indicator, worker } = await boot({ store, clock, worker: false });
-    await store.create({ id: 'orphan', workflow: 'health.noop', version: 9, input: null, deadline: null, now: clock.now() });
+    await store.create({
+      id: 'orphan',
+      workflow: 'health.noop',
+      version: 9,
+      input: null,
+      deadline: null,
+      now: clock.now(),
+    });
     await worker.drain(); // looks, but the instance has not been due past the grace period (90 s) yet
     expect((await indicator.isHealthy()).workflows).not.toHaveProperty('undeclaredDue');
     clock.advance('2m');
     expect(await worker.drain()).toBe(0);
-    expect((await indicator.isHealthy()).workflows).toMatchObject({ status: 'up', dueBacklog: 1, undeclaredDue: [{ workflow: 'health.noop', version: 9, count: 1 }] });
+    expect((await indicator.isHealthy()).workflows).toMatchObject({
+      status: 'up',
+      dueBacklog: 1,
+      undeclaredDue: [{ workflow: 'health.noop', version: 9, count: 1 }],
+    });
   });
 
   it('is down when the worker loop has stopped, or is stuck in a claim with free slots', async () => {
@@ -106,7 +143,9 @@ describe('WorkflowsHealthIndicator', () => {
       get(target, property, receiver) {
         if (property === 'claim') {
           return (...args: Parameters<WorkflowStore['claim']>) =>
-            hang ? new Promise<void>((resolve) => hung.push(resolve)).then(() => target.claim(...args)) : target.claim(...args);
+            hang
+              ? new Promise<void>((resolve) => hung.push(resolve)).then(() => target.claim(...args))
+              : target.claim(...args);
         }
         const value = Reflect.get(target, property, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
@@ -119,7 +158,11 @@ describe('WorkflowsHealthIndicator', () => {
     expect((await indicator.isHealthy()).workflows.status).toBe('up'); // 20 s < 30 s
     clock.advance('20s');
     const stuck = (await indicator.isHealthy()).workflows;
-    expect(stuck).toMatchObject({ status: 'down', message: 'the worker loop last claimed 40 s ago.', worker: { running: true, executing: 0 } });
+    expect(stuck).toMatchObject({
+      status: 'down',
+      message: 'the worker loop last claimed 40 s ago.',
+      worker: { running: true, executing: 0 },
+    });
     expect((await indicator.isHealthy({ maxClaimAge: '1m' })).workflows.status).toBe('up');
     expect((await indicator.isHealthy({ maxClaimAge: false })).workflows.status).toBe('up');
     hang = false;
@@ -127,7 +170,10 @@ describe('WorkflowsHealthIndicator', () => {
     await until(() => worker.loopStatus().lastClaimAt === clock.now());
     expect((await indicator.isHealthy()).workflows.status).toBe('up');
     await worker.beforeApplicationShutdown();
-    expect((await indicator.isHealthy({ maxClaimAge: '1h' })).workflows).toMatchObject({ status: 'down', message: 'the worker loop is not running.' });
+    expect((await indicator.isHealthy({ maxClaimAge: '1h' })).workflows).toMatchObject({
+      status: 'down',
+      message: 'the worker loop is not running.',
+    });
   });
 
   it('is down when the store does not answer (PostgreSQL, its pool ended)', async () => {
@@ -135,12 +181,23 @@ describe('WorkflowsHealthIndicator', () => {
     const pool = createPool({ max: 2 });
     const schema = freshSchemaName('health');
     try {
-      const { indicator } = await boot({ store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }), worker: false });
-      expect((await indicator.isHealthy()).workflows).toMatchObject({ status: 'up', store: { status: 'up' }, dueBacklog: 0 });
+      const { indicator } = await boot({
+        store: new PostgresWorkflowStore({ executor: fromPg(pool), schema }),
+        worker: false,
+      });
+      expect((await indicator.isHealthy()).workflows).toMatchObject({
+        status: 'up',
+        store: { status: 'up' },
+        dueBacklog: 0,
+      });
       await dropSchema(pool, schema);
       await pool.end();
       const down = (await indicator.isHealthy()).workflows;
-      expect(down).toMatchObject({ status: 'down', store: { status: 'down', error: expect.any(String) }, message: 'the store did not answer.' });
+      expect(down).toMatchObject({
+        status: 'down',
+        store: { status: 'down', error: expect.any(String) },
+        message: 'the store did not answer.',
+      });
     } finally {
       await app?.close().catch(() => undefined);
       app = undefined;

@@ -2,7 +2,13 @@
 // manager; vitest runs each file in its own process): no span records and no context reaches the
 // step's code, so steps run without spans of their own, and their durations are still measured.
 import { metrics, trace } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type Histogram } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type Histogram,
+} from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext, type WorkflowDefinition } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
@@ -16,11 +22,15 @@ const seen: unknown[] = [];
 @Workflow('meter.flaky')
 class Flaky implements WorkflowDefinition<null, string> {
   async run(ctx: WorkflowContext) {
-    return ctx.step('try', ({ attempt }) => {
-      seen.push(trace.getActiveSpan());
-      if (attempt < 2) throw new Error(`attempt ${attempt} failed`);
-      return 'ok';
-    }, { retry: { attempts: 3, backoff: '1s' } });
+    return ctx.step(
+      'try',
+      ({ attempt }) => {
+        seen.push(trace.getActiveSpan());
+        if (attempt < 2) throw new Error(`attempt ${attempt} failed`);
+        return 'ok';
+      },
+      { retry: { attempts: 3, backoff: '1s' } },
+    );
   }
 }
 
@@ -39,11 +49,22 @@ describe('telemetry with only a meter provider', () => {
 
     exporter.reset();
     await reader.forceFlush();
-    const points = new Map(exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics.map((m) => [m.descriptor.name, m.dataPoints] as const))));
+    const points = new Map(
+      exporter
+        .getMetrics()
+        .flatMap((r) =>
+          r.scopeMetrics.flatMap((s) => s.metrics.map((m) => [m.descriptor.name, m.dataPoints] as const)),
+        ),
+    );
     const steps = Object.fromEntries(
-      (points.get('workflows.step.duration') ?? []).map((p) => [`${String(p.attributes['workflow.step.name'])}/${String(p.attributes['workflow.step.outcome'])}`, (p.value as Histogram).count]),
+      (points.get('workflows.step.duration') ?? []).map((p) => [
+        `${String(p.attributes['workflow.step.name'])}/${String(p.attributes['workflow.step.outcome'])}`,
+        (p.value as Histogram).count,
+      ]),
     );
     expect(steps).toEqual({ 'try/error': 1, 'try/ok': 1 });
-    expect((points.get('workflows.instances.completed') ?? []).map((p) => [p.attributes['workflow.name'], p.value])).toEqual([['meter.flaky', 1]]);
+    expect(
+      (points.get('workflows.instances.completed') ?? []).map((p) => [p.attributes['workflow.name'], p.value]),
+    ).toEqual([['meter.flaky', 1]]);
   });
 });

@@ -3,8 +3,20 @@
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type DataPoint,
+  type Histogram,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 
 export function installOpenTelemetry() {
   const spans = new InMemorySpanExporter();
@@ -24,7 +36,8 @@ export function installOpenTelemetry() {
     const byName = new Map<string, Array<DataPoint<number | Histogram>>>();
     for (const resource of metricExporter.getMetrics()) {
       for (const scope of resource.scopeMetrics) {
-        for (const metric of scope.metrics) byName.set(metric.descriptor.name, metric.dataPoints as Array<DataPoint<number | Histogram>>);
+        for (const metric of scope.metrics)
+          byName.set(metric.descriptor.name, metric.dataPoints as Array<DataPoint<number | Histogram>>);
       }
     }
     return byName;

@@ -3,7 +3,14 @@
 import { randomBytes } from 'node:crypto';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec, NonRetryableError, Workflow, WorkflowSignal, type WorkflowContext, type WorkflowDefinition } from '../../src/index.js';
+import {
+  AesGcmPayloadCodec,
+  NonRetryableError,
+  Workflow,
+  WorkflowSignal,
+  type WorkflowContext,
+  type WorkflowDefinition,
+} from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { installOpenTelemetry } from './otel-setup.js';
 
@@ -53,8 +60,13 @@ describe('telemetry with a codec', () => {
     const spans = otel.spans();
     const charge = spans.find((s) => s.name === 'workflow.step charge')!;
     expect(charge.status).toMatchObject({ code: 2, message: 'NonRetryableError' });
-    expect(charge.events.find((e) => e.name === 'exception')?.attributes).toMatchObject({ 'exception.type': 'NonRetryableError' });
-    expect(spans.find((s) => s.name === 'workflow.compensation reserve')!.status).toMatchObject({ code: 2, message: 'NonRetryableError' });
+    expect(charge.events.find((e) => e.name === 'exception')?.attributes).toMatchObject({
+      'exception.type': 'NonRetryableError',
+    });
+    expect(spans.find((s) => s.name === 'workflow.compensation reserve')!.status).toMatchObject({
+      code: 2,
+      message: 'NonRetryableError',
+    });
     const execution = spans.find((s) => s.name === 'workflow.execute codec.pay')!;
     expect(execution.status.code).toBe(2);
     for (const span of spans) expect(exported(span), span.name).not.toContain(SECRET);
@@ -73,7 +85,9 @@ describe('telemetry with a codec', () => {
     await app.worker.drain();
     expect((await app.client.getStatus('w-2')).status).toBe('cancelled');
 
-    const ends = otel.spans().filter((s) => s.name === 'workflow.execute codec.waits' && s.attributes['workflow.outcome'] === 'cancelled');
+    const ends = otel
+      .spans()
+      .filter((s) => s.name === 'workflow.execute codec.waits' && s.attributes['workflow.outcome'] === 'cancelled');
     expect(ends).toHaveLength(2);
     for (const span of otel.spans()) expect(exported(span), span.name).not.toContain(SECRET);
   });
@@ -82,6 +96,9 @@ describe('telemetry with a codec', () => {
     app = await createTestApp([Pay]);
     await app.client.start(Pay, null, { id: 'p-2' });
     await app.worker.drain();
-    expect(otel.spans().find((s) => s.name === 'workflow.step charge')!.status).toMatchObject({ code: 2, message: `NonRetryableError: declined: ${SECRET}` });
+    expect(otel.spans().find((s) => s.name === 'workflow.step charge')!.status).toMatchObject({
+      code: 2,
+      message: `NonRetryableError: declined: ${SECRET}`,
+    });
   });
 });

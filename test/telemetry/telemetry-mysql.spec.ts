@@ -26,7 +26,7 @@ describe.skipIf(!available)('telemetry on MariaDB', () => {
     for (const app of apps.splice(0)) await app.close();
   });
 
-  it('an execution in another application joins the start() caller\'s trace, read back from the instance row', async () => {
+  it("an execution in another application joins the start() caller's trace, read back from the instance row", async () => {
     const store = () => new MySqlWorkflowStore({ executor: fromMysql2(fixture.pool), schema: fixture.schema });
     const starter = await createTestApp([Order], { store: store() });
     const runner = await createTestApp([Order], { store: store() });
@@ -36,7 +36,9 @@ describe.skipIf(!available)('telemetry on MariaDB', () => {
       span.end();
       return span.spanContext().traceId;
     });
-    expect((await runner.client.getStatus('o-1')).traceContext?.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect((await runner.client.getStatus('o-1')).traceContext?.traceparent).toMatch(
+      new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`),
+    );
     expect(await runner.worker.drain()).toBe(1);
     expect(await starter.client.getStatus('o-1')).toMatchObject({ status: 'completed', output: 'shipped o-1' });
     const start = otel.spans().find((s) => s.name === 'workflow.start tel.mysql.order')!;

@@ -43,20 +43,21 @@ class Kid implements WorkflowDefinition<number, number> {
 class Order implements WorkflowDefinition<string, number> {
   constructor(private readonly switches: Switches) {}
   async run(ctx: WorkflowContext, order: string) {
-    await ctx.step('reserve', () => {
-      // A span the step's own code makes nests under the step's span.
-      app_.startSpan('inside reserve').end();
-      return order;
-    }, { compensate: () => undefined });
+    await ctx.step(
+      'reserve',
+      () => {
+        // A span the step's own code makes nests under the step's span.
+        app_.startSpan('inside reserve').end();
+        return order;
+      },
+      { compensate: () => undefined },
+    );
     await ctx.sleep('nap', '1m');
     const doubled = await ctx.executeChild('kid', Kid, 21);
-    await ctx.step(
-      'charge',
-      () => {
-        if (this.switches.failCharge) throw new NonRetryableError('declined');
-        return doubled;
-      },
-    );
+    await ctx.step('charge', () => {
+      if (this.switches.failCharge) throw new NonRetryableError('declined');
+      return doubled;
+    });
     return doubled;
   }
 }
@@ -64,10 +65,14 @@ class Order implements WorkflowDefinition<string, number> {
 @Workflow('tel.flaky')
 class Flaky implements WorkflowDefinition<null, string> {
   async run(ctx: WorkflowContext) {
-    return ctx.step('try', ({ attempt }) => {
-      if (attempt < 2) throw new Error(`attempt ${attempt} failed`);
-      return 'ok';
-    }, { retry: { attempts: 3, backoff: '1s' } });
+    return ctx.step(
+      'try',
+      ({ attempt }) => {
+        if (attempt < 2) throw new Error(`attempt ${attempt} failed`);
+        return 'ok';
+      },
+      { retry: { attempts: 3, backoff: '1s' } },
+    );
   }
 }
 
@@ -105,7 +110,10 @@ afterEach(async () => app?.close());
 const named = (name: string) => otel.spans().filter((s) => s.name === name);
 const one = (name: string) => {
   const found = named(name);
-  expect(found.map((s) => s.name), `spans named ${name}`).toEqual([name]);
+  expect(
+    found.map((s) => s.name),
+    `spans named ${name}`,
+  ).toEqual([name]);
   return found[0]!;
 };
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
@@ -146,7 +154,11 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
 
     const reserve = one('workflow.step reserve');
     expect(parentOf(reserve)).toBe(executions[0]!.spanContext().spanId);
-    expect(reserve.attributes).toMatchObject({ 'workflow.step.name': 'reserve', 'workflow.attempt': 1, 'workflow.instance.id': 'o-1' });
+    expect(reserve.attributes).toMatchObject({
+      'workflow.step.name': 'reserve',
+      'workflow.attempt': 1,
+      'workflow.instance.id': 'o-1',
+    });
     expect(parentOf(one('inside reserve'))).toBe(reserve.spanContext().spanId);
 
     // The child: its start span is inside the parent's child span, and its executions under that.
@@ -200,14 +212,21 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
     let points = await otel.collect();
     expect(points.get('workflows.backlog.due')?.[0]?.value).toBe(0);
     // tel.waits appears in no other test, so its histogram is this test's alone.
-    const claim = points.get('workflows.claim.latency')!.find((p) => p.attributes['workflow.name'] === 'tel.waits')!.value as { count: number; min?: number; max?: number };
+    const claim = points.get('workflows.claim.latency')!.find((p) => p.attributes['workflow.name'] === 'tel.waits')!
+      .value as { count: number; min?: number; max?: number };
     expect(claim).toMatchObject({ count: 3, min: 5000, max: 5000 });
 
     await app.client.signal(approved, { by: 'ann' });
     app.clock.advance('2s');
     await app.worker.drain();
     points = await otel.collect();
-    const delivery = points.get('workflows.signal.delivery_latency')!.find((p) => p.attributes['workflow.signal.name'] === 'tel.approved')!.value as { count: number; min?: number; max?: number };
+    const delivery = points
+      .get('workflows.signal.delivery_latency')!
+      .find((p) => p.attributes['workflow.signal.name'] === 'tel.approved')!.value as {
+      count: number;
+      min?: number;
+      max?: number;
+    };
     expect(delivery).toMatchObject({ count: 3, min: 2000, max: 2000 });
 
     await app.client.start(Flaky, null, { id: 'f-1' });
@@ -224,7 +243,14 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
     switches.steal = async () => {
       app.clock.advance('1m');
       const now = app.clock.now();
-      const taken = await app.store.claim({ owner: 'thief', token: 'stolen', now, leaseUntil: now + 60_000, limit: 10, workflows: [{ name: 'tel.stolen', version: 1 }] });
+      const taken = await app.store.claim({
+        owner: 'thief',
+        token: 'stolen',
+        now,
+        leaseUntil: now + 60_000,
+        limit: 10,
+        workflows: [{ name: 'tel.stolen', version: 1 }],
+      });
       expect(taken.instances.map((i) => i.id)).toEqual(['s-1']);
     };
     await app.client.start(Stolen, null, { id: 's-1' });
@@ -232,20 +258,47 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
 
     points = await otel.collect();
     const by = (metric: string) => {
-      const before = new Map((baseline.get(metric) ?? []).map((p) => [String(p.attributes['workflow.name']), p.value as number]));
-      const added = (points.get(metric) ?? []).map((p) => [String(p.attributes['workflow.name']), (p.value as number) - (before.get(String(p.attributes['workflow.name'])) ?? 0)] as const);
+      const before = new Map(
+        (baseline.get(metric) ?? []).map((p) => [String(p.attributes['workflow.name']), p.value as number]),
+      );
+      const added = (points.get(metric) ?? []).map(
+        (p) =>
+          [
+            String(p.attributes['workflow.name']),
+            (p.value as number) - (before.get(String(p.attributes['workflow.name'])) ?? 0),
+          ] as const,
+      );
       return Object.fromEntries(added.filter(([, n]) => n !== 0));
     };
-    expect(by('workflows.instances.started')).toEqual({ 'tel.waits': 3, 'tel.flaky': 1, 'tel.order': 1, 'tel.kid': 1, 'tel.stolen': 1 });
+    expect(by('workflows.instances.started')).toEqual({
+      'tel.waits': 3,
+      'tel.flaky': 1,
+      'tel.order': 1,
+      'tel.kid': 1,
+      'tel.stolen': 1,
+    });
     expect(by('workflows.instances.completed')).toEqual({ 'tel.waits': 3, 'tel.flaky': 1, 'tel.kid': 1 });
     expect(by('workflows.instances.failed')).toEqual({ 'tel.order': 1 });
     expect(by('workflows.lease.losses')).toEqual({ 'tel.stolen': 1 });
-    const stepKey = (p: { attributes: Record<string, unknown> }) => `${String(p.attributes['workflow.step.name'])}/${String(p.attributes['workflow.step.outcome'])}`;
-    const stepsBefore = new Map((baseline.get('workflows.step.duration') ?? []).map((p) => [stepKey(p), (p.value as { count: number }).count]));
-    const steps = Object.fromEntries(
-      (points.get('workflows.step.duration') ?? []).map((p) => [stepKey(p), (p.value as { count: number }).count - (stepsBefore.get(stepKey(p)) ?? 0)]),
+    const stepKey = (p: { attributes: Record<string, unknown> }) =>
+      `${String(p.attributes['workflow.step.name'])}/${String(p.attributes['workflow.step.outcome'])}`;
+    const stepsBefore = new Map(
+      (baseline.get('workflows.step.duration') ?? []).map((p) => [stepKey(p), (p.value as { count: number }).count]),
     );
-    expect(steps).toMatchObject({ 'try/error': 1, 'try/ok': 1, 'reserve/ok': 1, 'charge/error': 1, 'double/ok': 1, 'slow/ok': 1 });
+    const steps = Object.fromEntries(
+      (points.get('workflows.step.duration') ?? []).map((p) => [
+        stepKey(p),
+        (p.value as { count: number }).count - (stepsBefore.get(stepKey(p)) ?? 0),
+      ]),
+    );
+    expect(steps).toMatchObject({
+      'try/error': 1,
+      'try/ok': 1,
+      'reserve/ok': 1,
+      'charge/error': 1,
+      'double/ok': 1,
+      'slow/ok': 1,
+    });
   });
 
   it("reports no signal delivery for a child's end (an engine-internal signal), only for the application's signals", async () => {
@@ -255,9 +308,13 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
     app.clock.advance('1m');
     await app.worker.drain();
     expect((await app.client.getStatus('o-4')).status).toBe('completed');
-    const signals = ((await otel.collect()).get('workflows.signal.delivery_latency') ?? []).map((p) => p.attributes['workflow.signal.name']);
+    const signals = ((await otel.collect()).get('workflows.signal.delivery_latency') ?? []).map(
+      (p) => p.attributes['workflow.signal.name'],
+    );
     expect(signals.filter((name) => String(name).startsWith('$'))).toEqual([]);
-    expect(named('workflow.execute tel.order').flatMap((s) => s.events.map((e) => e.name))).not.toContain('signal taken');
+    expect(named('workflow.execute tel.order').flatMap((s) => s.events.map((e) => e.name))).not.toContain(
+      'signal taken',
+    );
   });
 
   it('bounds the step names a workflow reports as metric attributes: names built from ids make no series each', async () => {
@@ -265,8 +322,12 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
     await app.client.start(Mailing, 150, { id: 'm-1' });
     await app.worker.drain();
     expect((await app.client.getStatus('m-1')).status).toBe('completed');
-    const points = ((await otel.collect()).get('workflows.step.duration') ?? []).filter((p) => p.attributes['workflow.name'] === 'tel.mailing');
-    const counts = Object.fromEntries(points.map((p) => [String(p.attributes['workflow.step.name']), (p.value as { count: number }).count]));
+    const points = ((await otel.collect()).get('workflows.step.duration') ?? []).filter(
+      (p) => p.attributes['workflow.name'] === 'tel.mailing',
+    );
+    const counts = Object.fromEntries(
+      points.map((p) => [String(p.attributes['workflow.step.name']), (p.value as { count: number }).count]),
+    );
     expect(Object.keys(counts)).toHaveLength(101);
     expect(counts['email-100']).toBe(1);
     expect(counts['$other']).toBe(50);
@@ -285,16 +346,27 @@ describe('telemetry (OpenTelemetry SDK, in-memory exporters)', () => {
 
   it('counts starts and ends without subscribing to WorkflowEvents, so nothing builds events nobody reads', async () => {
     const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ clock: new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z')), worker: false, store: new InMemoryWorkflowStore() })],
+      imports: [
+        WorkflowsModule.forRoot({
+          clock: new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z')),
+          worker: false,
+          store: new InMemoryWorkflowStore(),
+        }),
+      ],
       providers: [Kid],
     }).compile();
     await module.init();
     try {
-      const baseline = (await otel.collect()).get('workflows.instances.completed')?.find((p) => p.attributes['workflow.name'] === 'tel.kid')?.value ?? 0;
+      const baseline =
+        (await otel.collect())
+          .get('workflows.instances.completed')
+          ?.find((p) => p.attributes['workflow.name'] === 'tel.kid')?.value ?? 0;
       await module.get(WorkflowClient).start(Kid, 1, { id: 'unheard' });
       await module.get(WorkflowWorker).drain();
       expect(module.get(WorkflowEvents).observed).toBe(false);
-      const completed = (await otel.collect()).get('workflows.instances.completed')?.find((p) => p.attributes['workflow.name'] === 'tel.kid')?.value;
+      const completed = (await otel.collect())
+        .get('workflows.instances.completed')
+        ?.find((p) => p.attributes['workflow.name'] === 'tel.kid')?.value;
       expect(completed).toBe((baseline as number) + 1);
     } finally {
       await module.close();

@@ -27,7 +27,10 @@ class Reservation {
         compensate: async (_result, { attempt, signal }) => {
           const client = await plan.pool!.connect();
           // The undo stops its own query when its attempt times out (a well-behaved one does).
-          const cancel = () => void plan.pool!.query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID]);
+          const cancel = () =>
+            void plan.pool!.query('SELECT pg_cancel_backend($1)', [
+              (client as unknown as { processID: number }).processID,
+            ]);
           signal.addEventListener('abort', cancel, { once: true });
           try {
             // The first attempt hangs (a lock wait, a server that never answers).
@@ -77,7 +80,12 @@ describe.skipIf(!available)('compensateTimeout on PostgreSQL', () => {
       kind: 'compensation',
       state: 'waiting',
       attempts: 1,
-      error: { name: 'WorkflowTimeoutError', message: expect.stringContaining('Compensation of step "reserve" of instance "r-1" did not finish within 300 ms') },
+      error: {
+        name: 'WorkflowTimeoutError',
+        message: expect.stringContaining(
+          'Compensation of step "reserve" of instance "r-1" did not finish within 300 ms',
+        ),
+      },
     });
     app.clock.advance('1s');
     await app.worker.drain();

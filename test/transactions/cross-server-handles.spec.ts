@@ -18,11 +18,17 @@ describe.skipIf(!both)('a driver client of the other server kind as `transaction
     try {
       await connection.beginTransaction();
       const s = testScope();
-      const started = await postgres.store.createInTransaction(connection, newInstance(s.id('x'), s.workflow)).catch((e: unknown) => e as Error);
-      const signalled = await postgres.store.signalInTransaction(connection, newSignal(s.signal('x'))).catch((e: unknown) => e as Error);
+      const started = await postgres.store
+        .createInTransaction(connection, newInstance(s.id('x'), s.workflow))
+        .catch((e: unknown) => e as Error);
+      const signalled = await postgres.store
+        .signalInTransaction(connection, newSignal(s.signal('x')))
+        .catch((e: unknown) => e as Error);
       for (const error of [started, signalled]) {
         expect(error).toBeInstanceOf(TypeError);
-        expect((error as Error).message).toMatch(/PostgresWorkflowStore: `transaction` is a mysql2 connection, not on PostgreSQL/);
+        expect((error as Error).message).toMatch(
+          /PostgresWorkflowStore: `transaction` is a mysql2 connection, not on PostgreSQL/,
+        );
       }
       await expect(connection.query('SELECT 1')).resolves.toBeDefined();
       expect(await postgres.store.get(s.id('x'))).toBeNull();
@@ -39,11 +45,17 @@ describe.skipIf(!both)('a driver client of the other server kind as `transaction
     try {
       await client.query('BEGIN');
       const s = testScope();
-      const started = await mariadb.store.createInTransaction(client, newInstance(s.id('x'), s.workflow)).catch((e: unknown) => e as Error);
-      const signalled = await mariadb.store.signalInTransaction(client, newSignal(s.signal('x'))).catch((e: unknown) => e as Error);
+      const started = await mariadb.store
+        .createInTransaction(client, newInstance(s.id('x'), s.workflow))
+        .catch((e: unknown) => e as Error);
+      const signalled = await mariadb.store
+        .signalInTransaction(client, newSignal(s.signal('x')))
+        .catch((e: unknown) => e as Error);
       for (const error of [started, signalled]) {
         expect(error).toBeInstanceOf(TypeError);
-        expect((error as Error).message).toMatch(/MySqlWorkflowStore: `transaction` is a pg client, not on MySQL or MariaDB/);
+        expect((error as Error).message).toMatch(
+          /MySqlWorkflowStore: `transaction` is a pg client, not on MySQL or MariaDB/,
+        );
       }
       // PostgreSQL refuses every statement of a transaction after a failed one: none was sent.
       await expect(client.query('SELECT 1')).resolves.toBeDefined();

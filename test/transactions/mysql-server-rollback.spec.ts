@@ -37,10 +37,12 @@ class SwallowedDeadlockWorkflow {
         plan.calls.set(input.order, call);
         await tx.query(`INSERT INTO ${plan.orders} (id, row_name) VALUES (?, ?)`, [input.order, `before-${call}`]);
         const after = () =>
-          tx.query(`INSERT INTO ${plan.orders} (id, row_name) VALUES (?, ?)`, [input.order, `after-${call}`]).catch((error: Error) => {
-            plan.refusals.set(input.order, error.message);
-            throw error;
-          });
+          tx
+            .query(`INSERT INTO ${plan.orders} (id, row_name) VALUES (?, ?)`, [input.order, `after-${call}`])
+            .catch((error: Error) => {
+              plan.refusals.set(input.order, error.message);
+              throw error;
+            });
         // The first call catches the deadlock and goes on as if nothing happened ('queued': with
         // its next statement sent while the deadlocked one runs, and its failure caught too).
         if (call === 1) {
@@ -63,7 +65,9 @@ describe.skipIf(!available)('ctx.transaction() on MariaDB, rolled back by the se
   beforeAll(async () => {
     plan.others = createMysqlPool({ connectionLimit: 2 });
     plan.orders = `${fixture.schema}_orders`;
-    await fixture.pool.query(`CREATE TABLE ${plan.orders} (id varchar(255) NOT NULL, row_name varchar(64) NOT NULL) ENGINE=InnoDB`);
+    await fixture.pool.query(
+      `CREATE TABLE ${plan.orders} (id varchar(255) NOT NULL, row_name varchar(64) NOT NULL) ENGINE=InnoDB`,
+    );
     plan.tables = await createDeadlockTables(fixture.pool, fixture.schema);
   });
 
@@ -77,7 +81,12 @@ describe.skipIf(!available)('ctx.transaction() on MariaDB, rolled back by the se
   });
 
   const rows = async (order: string) =>
-    (await fixture.pool.query<mysql.RowDataPacket[]>(`SELECT row_name FROM ${plan.orders} WHERE id = ? ORDER BY row_name`, [order]))[0].map((row) => String(row.row_name));
+    (
+      await fixture.pool.query<mysql.RowDataPacket[]>(
+        `SELECT row_name FROM ${plan.orders} WHERE id = ? ORDER BY row_name`,
+        [order],
+      )
+    )[0].map((row) => String(row.row_name));
   const run = async (order: string, input: { then: 'insert' | 'return' | 'queued'; timeout?: string }) => {
     app = await createTestApp([SwallowedDeadlockWorkflow], { store: fixture.store as never });
     const handle = await app.client.start(SwallowedDeadlockWorkflow, { order, ...input }, { id: order });
@@ -90,9 +99,13 @@ describe.skipIf(!available)('ctx.transaction() on MariaDB, rolled back by the se
     expect(plan.caught.get('d-insert')).toMatchObject({ errno: 1213 });
     // Without the refusal: `before-1` rolled back by the deadlock, `after-1` and the step's result committed alone.
     expect(await rows('d-insert')).toEqual(['after-2', 'before-2']);
-    expect(plan.refusals.get('d-insert')).toMatch(/rolled this transaction back .*Deadlock.*refused.*let the error propagate/is);
+    expect(plan.refusals.get('d-insert')).toMatch(
+      /rolled this transaction back .*Deadlock.*refused.*let the error propagate/is,
+    );
     expect(await handle.result()).toEqual({ order: 'd-insert', call: 2, attempt: 1 });
-    const entry = (await fixture.store.get('d-insert', { journal: true }))!.journal!.find((e) => e.name === 'save-order');
+    const entry = (await fixture.store.get('d-insert', { journal: true }))!.journal!.find(
+      (e) => e.name === 'save-order',
+    );
     expect(entry).toMatchObject({ state: 'completed', attempts: 1 });
   });
 
@@ -112,7 +125,9 @@ describe.skipIf(!available)('ctx.transaction() on MariaDB, rolled back by the se
     expect(await rows('d-return')).toEqual(['before-2']);
     expect(await handle.result()).toEqual({ order: 'd-return', call: 2, attempt: 1 });
     // The step's statement limit was set back on the session even in the rolled-back run.
-    const [[session]] = await fixture.pool.query<mysql.RowDataPacket[]>('SELECT @@SESSION.max_statement_time = @@GLOBAL.max_statement_time AS reset, @@in_transaction AS open');
+    const [[session]] = await fixture.pool.query<mysql.RowDataPacket[]>(
+      'SELECT @@SESSION.max_statement_time = @@GLOBAL.max_statement_time AS reset, @@in_transaction AS open',
+    );
     expect({ reset: Number(session!.reset), open: Number(session!.open) }).toEqual({ reset: 1, open: 0 });
   });
 });

@@ -58,7 +58,12 @@ export function kitMakers(kind: SqlKind): KitMaker[] {
   const on = (database: string | undefined) => database ?? server.connection.database;
   return [
     { ...server.driver, driver: true },
-    { name: 'Kysely', library: 'Kysely', driver: false, open: async (orders, database) => kyselyKit(server.kysely(on(database)), orders, server.entry.kyselyTransactions) },
+    {
+      name: 'Kysely',
+      library: 'Kysely',
+      driver: false,
+      open: async (orders, database) => kyselyKit(server.kysely(on(database)), orders, server.entry.kyselyTransactions),
+    },
     {
       name: 'Drizzle',
       library: 'Drizzle',
@@ -72,19 +77,27 @@ export function kitMakers(kind: SqlKind): KitMaker[] {
       name: 'TypeORM',
       library: 'TypeORM',
       driver: false,
-      open: async (orders, database) => typeormKit(await server.typeorm(on(database)), orders, server.placeholder, server.entry.typeormTransactions),
+      open: async (orders, database) =>
+        typeormKit(await server.typeorm(on(database)), orders, server.placeholder, server.entry.typeormTransactions),
     },
     {
       name: 'MikroORM',
       library: 'MikroORM',
       driver: false,
-      open: async (orders, database) => mikroOrmKit(await server.mikroOrm(on(database)), server.mikroEntityManager, orders, server.entry.mikroOrmTransactions),
+      open: async (orders, database) =>
+        mikroOrmKit(
+          await server.mikroOrm(on(database)),
+          server.mikroEntityManager,
+          orders,
+          server.entry.mikroOrmTransactions,
+        ),
     },
     {
       name: 'Prisma',
       library: 'Prisma',
       driver: false,
-      open: async (orders, database) => prismaKit(await server.prisma(on(database)), orders, server.placeholder, server.entry.prismaTransactions),
+      open: async (orders, database) =>
+        prismaKit(await server.prisma(on(database)), orders, server.placeholder, server.entry.prismaTransactions),
     },
   ];
 }
@@ -109,7 +122,17 @@ interface Connectors {
 /** MikroORM's options for `database` of `connection`, with no entities (the tests write raw statements). */
 function mikroOrmOptions(connection: Connectors['connection'], database: string, pool: { min: number; max: number }) {
   const { host, port, user, password } = connection;
-  return { dbName: database, host, port, user, password, entities: [], discovery: { warnWhenNoEntities: false }, pool, allowGlobalContext: true };
+  return {
+    dbName: database,
+    host,
+    port,
+    user,
+    password,
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
+    pool,
+    allowGlobalContext: true,
+  };
 }
 
 /** Runs `fn` between BEGIN and COMMIT (ROLLBACK when it throws) on a connection of `connect()`. */
@@ -132,13 +155,17 @@ async function driverTransaction<C extends { release(): void }, T>(
   }
 }
 
-const isDriverConnection = (tx: unknown) => typeof (tx as { query?: unknown }).query === 'function' && typeof (tx as { release?: unknown }).release === 'function';
+const isDriverConnection = (tx: unknown) =>
+  typeof (tx as { query?: unknown }).query === 'function' &&
+  typeof (tx as { release?: unknown }).release === 'function';
 
 function kyselyKit(db: Kysely<unknown>, orders: string, transactions: typeof postgresEntry.kyselyTransactions): Kit {
   return {
     begin: (fn) => db.transaction().execute((trx) => fn(trx)),
     insert: async (handle, id) => {
-      await kyselySql`INSERT INTO ${kyselySql.raw(orders)} (id) VALUES (${id})`.execute(handle as KyselyTransaction<unknown>);
+      await kyselySql`INSERT INTO ${kyselySql.raw(orders)} (id) VALUES (${id})`.execute(
+        handle as KyselyTransaction<unknown>,
+      );
     },
     execute: async (handle, sql) => {
       await kyselySql.raw(sql).execute(handle as KyselyTransaction<unknown>);
@@ -153,22 +180,36 @@ interface DrizzleDb {
   transaction<T>(fn: (tx: object) => Promise<T>): Promise<T>;
 }
 
-function drizzleKit(db: DrizzleDb, orders: string, transactions: (db: never) => Pick<SqlExecutor, 'transaction'>, close: () => Promise<void>): Kit {
+function drizzleKit(
+  db: DrizzleDb,
+  orders: string,
+  transactions: (db: never) => Pick<SqlExecutor, 'transaction'>,
+  close: () => Promise<void>,
+): Kit {
   return {
     begin: (fn) => db.transaction((tx) => fn(tx)),
     insert: async (handle, id) => {
-      await (handle as { execute(query: unknown): Promise<unknown> }).execute(drizzleSql`INSERT INTO ${drizzleSql.raw(orders)} (id) VALUES (${id})`);
+      await (handle as { execute(query: unknown): Promise<unknown> }).execute(
+        drizzleSql`INSERT INTO ${drizzleSql.raw(orders)} (id) VALUES (${id})`,
+      );
     },
     execute: async (handle, sql) => {
       await (handle as { execute(query: unknown): Promise<unknown> }).execute(drizzleSql.raw(sql));
     },
     transactions: () => transactions(db as never),
-    isOwnHandle: (tx) => typeof (tx as { rollback?: unknown }).rollback === 'function' && typeof (tx as { select?: unknown }).select === 'function',
+    isOwnHandle: (tx) =>
+      typeof (tx as { rollback?: unknown }).rollback === 'function' &&
+      typeof (tx as { select?: unknown }).select === 'function',
     close,
   };
 }
 
-function typeormKit(source: DataSource, orders: string, placeholder: string, transactions: typeof postgresEntry.typeormTransactions): Kit {
+function typeormKit(
+  source: DataSource,
+  orders: string,
+  placeholder: string,
+  transactions: typeof postgresEntry.typeormTransactions,
+): Kit {
   return {
     begin: (fn) => source.transaction((manager) => fn(manager)),
     insert: async (handle, id) => {
@@ -194,12 +235,19 @@ interface MikroEmLike {
   getTransactionContext(): unknown;
 }
 
-function mikroOrmKit(orm: MikroOrmLike, ownEntityManager: abstract new (...args: never[]) => object, orders: string, transactions: typeof postgresEntry.mikroOrmTransactions): Kit {
+function mikroOrmKit(
+  orm: MikroOrmLike,
+  ownEntityManager: abstract new (...args: never[]) => object,
+  orders: string,
+  transactions: typeof postgresEntry.mikroOrmTransactions,
+): Kit {
   return {
     begin: (fn) => orm.em.fork().transactional((em) => fn(em)),
     insert: async (handle, id) => {
       const em = handle as unknown as MikroEmLike;
-      await em.getConnection().execute(`INSERT INTO ${orders} (id) VALUES (?)`, [id], 'run', em.getTransactionContext());
+      await em
+        .getConnection()
+        .execute(`INSERT INTO ${orders} (id) VALUES (?)`, [id], 'run', em.getTransactionContext());
     },
     execute: async (handle, sql) => {
       const em = handle as unknown as MikroEmLike;
@@ -228,18 +276,31 @@ const prismaGenerated = new Map<string, Promise<PrismaModule>>();
 function prismaClient(dir: 'prisma' | 'prisma-mysql'): Promise<PrismaModule> {
   let generated = prismaGenerated.get(dir);
   if (!generated) {
-    execFileSync(process.execPath, ['node_modules/prisma/build/index.js', 'generate', '--schema', `test/transactions/${dir}/schema.prisma`], {
-      env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-      stdio: 'pipe',
-    });
+    execFileSync(
+      process.execPath,
+      ['node_modules/prisma/build/index.js', 'generate', '--schema', `test/transactions/${dir}/schema.prisma`],
+      {
+        env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+        stdio: 'pipe',
+      },
+    );
     // Literal paths: the test runner resolves a dynamic import only when it can read its path.
-    generated = (dir === 'prisma' ? import('./prisma/generated/client.js' as string) : import('./prisma-mysql/generated/client.js' as string)) as Promise<PrismaModule>;
+    generated = (
+      dir === 'prisma'
+        ? import('./prisma/generated/client.js' as string)
+        : import('./prisma-mysql/generated/client.js' as string)
+    ) as Promise<PrismaModule>;
     prismaGenerated.set(dir, generated);
   }
   return generated;
 }
 
-function prismaKit(prisma: PrismaLikeClient, orders: string, placeholder: string, transactions: typeof postgresEntry.prismaTransactions): Kit {
+function prismaKit(
+  prisma: PrismaLikeClient,
+  orders: string,
+  placeholder: string,
+  transactions: typeof postgresEntry.prismaTransactions,
+): Kit {
   return {
     begin: (fn) => prisma.$transaction((tx) => fn(tx)),
     insert: async (handle, id) => {
@@ -249,7 +310,8 @@ function prismaKit(prisma: PrismaLikeClient, orders: string, placeholder: string
       await (handle as PrismaLikeClient).$executeRawUnsafe(sql);
     },
     transactions: () => transactions(prisma as never),
-    isOwnHandle: (tx) => typeof (tx as PrismaLikeClient).$executeRawUnsafe === 'function' && !('$disconnect' in (tx as object)),
+    isOwnHandle: (tx) =>
+      typeof (tx as PrismaLikeClient).$executeRawUnsafe === 'function' && !('$disconnect' in (tx as object)),
     close: () => prisma.$disconnect(),
   };
 }
@@ -265,7 +327,12 @@ const postgres: Connectors = {
     async open(orders, database = pgConnection.database) {
       const pool = createPool({ max: 2, database });
       return {
-        begin: (fn) => driverTransaction(() => pool.connect(), (client, statement) => client.query(statement), fn),
+        begin: (fn) =>
+          driverTransaction(
+            () => pool.connect(),
+            (client, statement) => client.query(statement),
+            fn,
+          ),
         insert: async (handle, id) => {
           await (handle as pg.PoolClient).query(`INSERT INTO ${orders} (id) VALUES ($1)`, [id]);
         },
@@ -278,7 +345,8 @@ const postgres: Connectors = {
       };
     },
   },
-  kysely: (database) => new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ max: 2, database }) }) }),
+  kysely: (database) =>
+    new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPool({ max: 2, database }) }) }),
   async drizzle(database) {
     const pool = createPool({ max: 2, database });
     return { db: pgDrizzle(pool), close: () => pool.end() };
@@ -288,14 +356,17 @@ const postgres: Connectors = {
     const source = new DataSource({ type: 'postgres', host, port, username, password, database, poolSize: 2 });
     return source.initialize();
   },
-  mikroOrm: async (database) => (await PgMikroORM.init(mikroOrmOptions(pgConnection, database, { min: 0, max: 2 }))) as unknown as MikroOrmLike,
+  mikroOrm: async (database) =>
+    (await PgMikroORM.init(mikroOrmOptions(pgConnection, database, { min: 0, max: 2 }))) as unknown as MikroOrmLike,
   mikroEntityManager: PgMikroEntityManager,
   // Through its PostgreSQL driver adapter, with the client generated from prisma/schema.prisma.
   async prisma(database) {
     const { PrismaClient } = await prismaClient('prisma');
     const { host, port, user, password } = pgConnection;
     const auth = password ? `${user}:${encodeURIComponent(password)}` : user;
-    return new PrismaClient({ adapter: new PrismaPg({ connectionString: `postgresql://${auth}@${host}:${port}/${database}`, max: 2 }) });
+    return new PrismaClient({
+      adapter: new PrismaPg({ connectionString: `postgresql://${auth}@${host}:${port}/${database}`, max: 2 }),
+    });
   },
 };
 
@@ -317,7 +388,12 @@ const mariadb: Connectors = {
         ROLLBACK: (c: mysql.PoolConnection) => c.rollback(),
       };
       return {
-        begin: (fn) => driverTransaction(() => pool.getConnection(), (connection, statement) => statements[statement](connection), fn),
+        begin: (fn) =>
+          driverTransaction(
+            () => pool.getConnection(),
+            (connection, statement) => statements[statement](connection),
+            fn,
+          ),
         insert: async (handle, id) => {
           await (handle as mysql.PoolConnection).query(`INSERT INTO ${orders} (id) VALUES (?)`, [id]);
         },
@@ -342,7 +418,15 @@ const mariadb: Connectors = {
   },
   async typeorm(database) {
     const { host, port, user: username, password } = mysqlConnection;
-    const source = await new DataSource({ type: 'mariadb', host, port, username, password, database, poolSize: 1 }).initialize();
+    const source = await new DataSource({
+      type: 'mariadb',
+      host,
+      port,
+      username,
+      password,
+      database,
+      poolSize: 1,
+    }).initialize();
     await source.query(READ_COMMITTED);
     return source;
   },
@@ -356,6 +440,8 @@ const mariadb: Connectors = {
   async prisma(database) {
     const { PrismaClient } = await prismaClient('prisma-mysql');
     const { host, port, user, password } = mysqlConnection;
-    return new PrismaClient({ adapter: new PrismaMariaDb({ host, port, user, password, database, connectionLimit: 1, initSql: READ_COMMITTED }) });
+    return new PrismaClient({
+      adapter: new PrismaMariaDb({ host, port, user, password, database, connectionLimit: 1, initSql: READ_COMMITTED }),
+    });
   },
 };

@@ -7,7 +7,13 @@ import { Injectable } from '@nestjs/common';
 import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec, InMemoryWorkflowStore, Workflow, WorkflowTimeoutError, type WorkflowContext } from '../../src/index.js';
+import {
+  AesGcmPayloadCodec,
+  InMemoryWorkflowStore,
+  Workflow,
+  WorkflowTimeoutError,
+  type WorkflowContext,
+} from '../../src/index.js';
 import { createTestApp, type TestApp } from '../unit/helpers.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
@@ -86,7 +92,9 @@ class DrizzleLateWorkflow {
         // Still going when the timeout passes, and after the rollback: the connection is back in the pool.
         await new Promise((resolve) => setTimeout(resolve, 600));
         await Promise.resolve()
-          .then(() => tx.execute(drizzleSql.raw(`INSERT INTO ${plan.table} (id, attempt) VALUES ('${input.order}', 99)`)))
+          .then(() =>
+            tx.execute(drizzleSql.raw(`INSERT INTO ${plan.table} (id, attempt) VALUES ('${input.order}', 99)`)),
+          )
           .then(
             () => settled('ran'),
             (error: Error) => settled(error.message),
@@ -114,7 +122,8 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     plan.after = async () => undefined;
   });
 
-  const rows = async (order: string) => (await fixture.pool.query(`SELECT attempt FROM ${plan.table} WHERE id = $1`, [order])).rows;
+  const rows = async (order: string) =>
+    (await fixture.pool.query(`SELECT attempt FROM ${plan.table} WHERE id = $1`, [order])).rows;
   const start = async (order: string, input: Record<string, unknown> = {}) => {
     app ??= await createTestApp([OrderWorkflow], { store: fixture.store as never });
     return app.client.start(OrderWorkflow, { order, ...input }, { id: order });
@@ -125,7 +134,10 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     await app!.worker.drain();
     expect(await rows('o-commit')).toEqual([{ attempt: 1 }]);
     const details = await fixture.store.get('o-commit', { journal: true });
-    expect(details!.journal!.find((e) => e.name === 'save-order')).toMatchObject({ state: 'completed', value: { order: 'o-commit', attempt: 1 } });
+    expect(details!.journal!.find((e) => e.name === 'save-order')).toMatchObject({
+      state: 'completed',
+      value: { order: 'o-commit', attempt: 1 },
+    });
     app!.clock.advance('2m');
     await app!.worker.drain();
     expect(await handle.result()).toEqual({ order: 'o-commit', attempt: 1 });
@@ -142,7 +154,9 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     const handle = await start('o-retry', { retries: 2 });
     await app!.worker.drain();
     expect(await rows('o-retry')).toEqual([]);
-    expect((await fixture.store.get('o-retry', { journal: true }))!.journal!.find((e) => e.name === 'save-order')).toMatchObject({ state: 'waiting', attempts: 1 });
+    expect(
+      (await fixture.store.get('o-retry', { journal: true }))!.journal!.find((e) => e.name === 'save-order'),
+    ).toMatchObject({ state: 'waiting', attempts: 1 });
     app!.clock.advance('2s');
     await app!.worker.drain();
     app!.clock.advance('2m');
@@ -154,7 +168,9 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
   it('rolls back when the lease was lost during the callback: nothing of the step commits', async () => {
     plan.after = async () => {
       // Another worker took the instance over meanwhile (its lease token changed).
-      await fixture.pool.query(`UPDATE "${fixture.schema}".instances SET lease_token = 'someone-else' WHERE id = 'o-lease'`);
+      await fixture.pool.query(
+        `UPDATE "${fixture.schema}".instances SET lease_token = 'someone-else' WHERE id = 'o-lease'`,
+      );
     };
     await start('o-lease');
     await app!.worker.drain();
@@ -167,7 +183,8 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
   it('runs a transaction that hit a serialization failure again at once, without spending an attempt', async () => {
     let failures = 0;
     plan.after = async (tx) => {
-      if (failures++ === 0) await tx.query(`DO $$ BEGIN RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END $$`);
+      if (failures++ === 0)
+        await tx.query(`DO $$ BEGIN RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END $$`);
     };
     const handle = await start('o-conflict', { retries: 1 });
     await app!.worker.drain();
@@ -190,7 +207,7 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     expect(await rows('o-timeout')).toEqual([]);
   });
 
-  it('runs a step whose timeout is longer than the server\'s largest statement_timeout (30 days), bounded by that largest', async () => {
+  it("runs a step whose timeout is longer than the server's largest statement_timeout (30 days), bounded by that largest", async () => {
     let limit = '';
     plan.after = async (tx) => {
       limit = (await tx.query("SELECT current_setting('statement_timeout') AS limit")).rows[0].limit as string;
@@ -215,7 +232,11 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
   });
 
   it("with Drizzle's handle (the `transactions` option), refuses a statement sent after the timeout: nothing of it commits", async () => {
-    const store = new PostgresWorkflowStore({ executor: fromPg(fixture.pool), schema: fixture.schema, transactions: drizzleTransactions(drizzle(fixture.pool)) });
+    const store = new PostgresWorkflowStore({
+      executor: fromPg(fixture.pool),
+      schema: fixture.schema,
+      transactions: drizzleTransactions(drizzle(fixture.pool)),
+    });
     app = await createTestApp([DrizzleLateWorkflow], { store: store as never });
     const handle = await app.client.start(DrizzleLateWorkflow, { order: 'o-drizzle-late' }, { id: 'o-drizzle-late' });
     await app.worker.drain();
@@ -230,7 +251,9 @@ describe.skipIf(!available)('ctx.transaction() on PostgreSQL', () => {
     app = await createTestApp([OrderWorkflow], { store: fixture.store as never, codec });
     const handle = await app.client.start(OrderWorkflow, { order: 'o-secret-7731' }, { id: 'o-codec' });
     await app.worker.drain();
-    const journal = await fixture.pool.query(`SELECT entry::text AS entry FROM "${fixture.schema}".journal WHERE instance_id = 'o-codec' AND name = 'save-order'`);
+    const journal = await fixture.pool.query(
+      `SELECT entry::text AS entry FROM "${fixture.schema}".journal WHERE instance_id = 'o-codec' AND name = 'save-order'`,
+    );
     expect(journal.rows).toHaveLength(1);
     expect(journal.rows[0].entry).not.toContain('o-secret-7731');
     app.clock.advance('2m');
@@ -247,7 +270,9 @@ describe('ctx.transaction() on a store that cannot take part', () => {
       await app.worker.drain();
       const error = await handle.result().catch((e: unknown) => e as Error);
       expect(error).toBeInstanceOf(Error);
-      expect((error as Error).message).toMatch(/ctx\.transaction\("save-order"\) needs a store that runs transactions .*InMemoryWorkflowStore can't\. Use ctx\.step/);
+      expect((error as Error).message).toMatch(
+        /ctx\.transaction\("save-order"\) needs a store that runs transactions .*InMemoryWorkflowStore can't\. Use ctx\.step/,
+      );
       expect(plan.calls.get('o-memory')).toBeUndefined();
     } finally {
       await app.close();
@@ -274,9 +299,15 @@ class MariaDbOrderWorkflow {
         if (mariadbPlan.conflicts > 0) {
           mariadbPlan.conflicts--;
           // A real deadlock error as the server reports it (ER_LOCK_DEADLOCK, 1213).
-          await tx.query("SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found when trying to get lock'");
+          await tx.query(
+            "SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found when trying to get lock'",
+          );
         }
-        if (mariadbPlan.steal) await mariadbPool!.query(`UPDATE ${mariadbStore!.schema}_instances SET lease_token = 'someone-else' WHERE id = ?`, [input.order]);
+        if (mariadbPlan.steal)
+          await mariadbPool!.query(
+            `UPDATE ${mariadbStore!.schema}_instances SET lease_token = 'someone-else' WHERE id = ?`,
+            [input.order],
+          );
         if (input.failFirst && attempt === 1) throw new Error('payment provider said no');
         return { order: input.order, attempt };
       },
@@ -336,7 +367,10 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
     await mariadbPool?.end();
   });
 
-  const rows = async (order: string) => (await mariadbPool!.query<mysql.RowDataPacket[]>(`SELECT attempt FROM ${mariadbPlan.table} WHERE id = ?`, [order]))[0].map((row) => ({ attempt: Number(row.attempt) }));
+  const rows = async (order: string) =>
+    (
+      await mariadbPool!.query<mysql.RowDataPacket[]>(`SELECT attempt FROM ${mariadbPlan.table} WHERE id = ?`, [order])
+    )[0].map((row) => ({ attempt: Number(row.attempt) }));
   const start = async (order: string, input: Record<string, unknown> = {}) => {
     app ??= await createTestApp([MariaDbOrderWorkflow], { store: mariadbStore as never });
     return app.client.start(MariaDbOrderWorkflow, { order, ...input }, { id: order });
@@ -347,7 +381,9 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
     await start('m-deadlock');
     await app!.worker.drain();
     expect(await rows('m-deadlock')).toEqual([{ attempt: 1 }]);
-    expect((await mariadbStore!.get('m-deadlock', { journal: true }))!.journal!.find((e) => e.name === 'save-order')).toMatchObject({ state: 'completed', attempts: 1 });
+    expect(
+      (await mariadbStore!.get('m-deadlock', { journal: true }))!.journal!.find((e) => e.name === 'save-order'),
+    ).toMatchObject({ state: 'completed', attempts: 1 });
   });
 
   it('commits the rows with the result, and rolls back a failed attempt', async () => {
@@ -370,7 +406,11 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
     const own = await createTestApp([MariaDbOrderWorkflow], { store: oneStore as never });
     try {
       mariadbPlan.sleep = 30;
-      const handle = await own.client.start(MariaDbOrderWorkflow, { order: 'm-timeout', timeout: '300ms' }, { id: 'm-timeout' });
+      const handle = await own.client.start(
+        MariaDbOrderWorkflow,
+        { order: 'm-timeout', timeout: '300ms' },
+        { id: 'm-timeout' },
+      );
       const began = Date.now();
       await own.worker.drain();
       // Without the server's limit the rollback would wait for SLEEP(30) to end.
@@ -380,7 +420,9 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
       await own.worker.drain();
       await expect(handle.result()).rejects.toBeInstanceOf(WorkflowTimeoutError);
       expect(await rows('m-timeout')).toEqual([]);
-      const [[after]] = await onePool.query<mysql.RowDataPacket[]>('SELECT @@SESSION.max_statement_time = @@GLOBAL.max_statement_time AS reset');
+      const [[after]] = await onePool.query<mysql.RowDataPacket[]>(
+        'SELECT @@SESSION.max_statement_time = @@GLOBAL.max_statement_time AS reset',
+      );
       expect(Number(after!.reset)).toBe(1);
       // Without a timeout the session keeps the server's default.
       mariadbPlan.sleep = 0;
@@ -402,7 +444,11 @@ describe.skipIf(!mariadbAvailable)('ctx.transaction() on MariaDB', () => {
     const oneStore = new MySqlWorkflowStore({ executor: fromMysql2(onePool), schema: mariadbStore!.schema });
     const own = await createTestApp([MariaDbOrderWorkflow], { store: oneStore as never });
     try {
-      await own.client.start(MariaDbOrderWorkflow, { order: 'm-session-limit', timeout: '5s' }, { id: 'm-session-limit' });
+      await own.client.start(
+        MariaDbOrderWorkflow,
+        { order: 'm-session-limit', timeout: '5s' },
+        { id: 'm-session-limit' },
+      );
       await own.worker.drain();
       expect(Number(mariadbPlan.sessionLimit)).toBe(6);
       expect(await rows('m-session-limit')).toEqual([{ attempt: 1 }]);

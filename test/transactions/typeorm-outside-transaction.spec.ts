@@ -33,7 +33,15 @@ for (const server of servers) {
     let source: DataSource;
     beforeAll(async () => {
       const { host, port, user: username, password, database } = server.connection;
-      source = await new DataSource({ type: server.type, host, port, username, password, database, poolSize: 1 }).initialize();
+      source = await new DataSource({
+        type: server.type,
+        host,
+        port,
+        username,
+        password,
+        database,
+        poolSize: 1,
+      }).initialize();
     });
     afterAll(async () => {
       await source?.destroy();
@@ -42,11 +50,15 @@ for (const server of servers) {
     it("refuses the DataSource's default manager and the DataSource, saying what to pass", async () => {
       const s = testScope();
       for (const handle of [source.manager, source]) {
-        await expect(fixture.store.createInTransaction(handle, newInstance(s.id('x'), s.workflow))).rejects.toThrow(REFUSAL);
+        await expect(fixture.store.createInTransaction(handle, newInstance(s.id('x'), s.workflow))).rejects.toThrow(
+          REFUSAL,
+        );
         await expect(fixture.store.signalInTransaction(handle, newSignal(s.signal('x')))).rejects.toThrow(REFUSAL);
       }
       expect(await fixture.store.get(s.id('x'))).toBeNull();
-      expect(await fixture.store.signals({ name: s.signal('x'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+      expect(
+        await fixture.store.signals({ name: s.signal('x'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+      ).toEqual([]);
     });
   });
 }

@@ -35,7 +35,8 @@ const STORE_RULES: StoreAccessRules = {
     /\.store\.ts$/.test(path) ||
     /^storage\/(in-memory-|claim-selection)/.test(path) ||
     // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration and re-encryption helpers, nothing else of it.
-    (/^(postgres|mysql)\//.test(path) && !/^(postgres|mysql)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
+    (/^(postgres|mysql)\//.test(path) &&
+      !/^(postgres|mysql)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
   // The module's options take the store the application configures; the root entry re-exports its type.
   mayNameInterface: (path) => path === 'workflows-module-options.ts' || path === 'index.ts',
 };
@@ -96,7 +97,7 @@ describe('the architecture checks', () => {
   it('finds the client importing the worker, and the reverse', () => {
     const files = graph({
       'client/c.ts': "import { W } from '../worker/w.js';\n",
-      'worker/w.ts': "export class W {}\n",
+      'worker/w.ts': 'export class W {}\n',
       'worker/v.ts': "import type { C } from '../client/c.js';\n",
     });
     expect(folderImports(files, 'client', 'worker')).toEqual(['client/c.ts -> worker/w.ts']);
@@ -119,9 +120,12 @@ describe('the architecture checks', () => {
       'postgres/from-pg.ts': 'export const fromPg = 1;\n',
       'client/a.ts': "import { InMemoryWorkflowStore } from '../storage/in-memory-workflow.store.js';\n",
       'engine/b.ts': "import type { WorkflowStore } from '../storage/workflow-store.js';\n",
-      'worker/c.ts': 'export async function c(options: { store: { claim(): void } }) {\n  await options.store.claim();\n}\n',
-      'cli/d.ts': "import { fromPg } from '../postgres/from-pg.js';\nimport { claim } from '../postgres/postgres-claim.js';\n",
-      'storage/workflow-storage.ts': "import type { WorkflowStore } from './workflow-store.js';\nexport const f = (store: WorkflowStore) => store.write();\n",
+      'worker/c.ts':
+        'export async function c(options: { store: { claim(): void } }) {\n  await options.store.claim();\n}\n',
+      'cli/d.ts':
+        "import { fromPg } from '../postgres/from-pg.js';\nimport { claim } from '../postgres/postgres-claim.js';\n",
+      'storage/workflow-storage.ts':
+        "import type { WorkflowStore } from './workflow-store.js';\nexport const f = (store: WorkflowStore) => store.write();\n",
     });
     expect(storeAccess(files, STORE_RULES)).toEqual([
       'client/a.ts imports storage/in-memory-workflow.store.ts',
@@ -133,7 +137,11 @@ describe('the architecture checks', () => {
 
   it('finds a file over the limit, but not a generated one', () => {
     const long = 'export const x = 1;\n'.repeat(MAX_LINES + 1);
-    const files = graph({ 'engine/long.ts': long, 'postgres/migrations.generated.ts': long, 'engine/short.ts': 'export const y = 1;\n'.repeat(MAX_LINES) });
+    const files = graph({
+      'engine/long.ts': long,
+      'postgres/migrations.generated.ts': long,
+      'engine/short.ts': 'export const y = 1;\n'.repeat(MAX_LINES),
+    });
     expect(oversized(files, MAX_LINES, isGenerated)).toEqual([`engine/long.ts (${MAX_LINES + 1} lines)`]);
   });
 });

@@ -17,10 +17,15 @@ describe('attemptWithin', () => {
     vi.useFakeTimers();
     const parent = new AbortController();
     let signal!: AbortSignal;
-    const attempt = attemptWithin(parent.signal, 30 * DAY, () => new Error('too slow'), (own) => {
-      signal = own;
-      return new Promise<never>(() => undefined);
-    });
+    const attempt = attemptWithin(
+      parent.signal,
+      30 * DAY,
+      () => new Error('too slow'),
+      (own) => {
+        signal = own;
+        return new Promise<never>(() => undefined);
+      },
+    );
     let failed: unknown;
     attempt.catch((error: unknown) => (failed = error));
     await vi.advanceTimersByTimeAsync(30 * DAY - 1);
@@ -36,7 +41,12 @@ describe('attemptWithin', () => {
     const parent = new AbortController();
     parent.abort(new Error('stop'));
     let reason: unknown;
-    await attemptWithin(parent.signal, 1_000, () => new Error('too slow'), (own) => (reason = own.reason));
+    await attemptWithin(
+      parent.signal,
+      1_000,
+      () => new Error('too slow'),
+      (own) => (reason = own.reason),
+    );
     expect(reason).toMatchObject({ message: 'stop' });
   });
 });
@@ -49,7 +59,9 @@ describe("a step's timeout", () => {
     @Workflow('attempt-timeout.long', { retry: false })
     class Long {
       async run(ctx: WorkflowContext) {
-        return ctx.step('slow', () => new Promise((resolve) => setTimeout(() => resolve('done'), 20)), { timeout: '30d' });
+        return ctx.step('slow', () => new Promise((resolve) => setTimeout(() => resolve('done'), 20)), {
+          timeout: '30d',
+        });
       }
     }
     app = await createTestApp([Long]);

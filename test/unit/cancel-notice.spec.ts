@@ -45,7 +45,10 @@ class NotifyingStore extends InMemoryWorkflowStore {
   listener: ((id?: string, kind?: WorkflowWakeUpKind) => void) | null = null;
   renewals = 0;
 
-  async listen(listener: (id?: string, kind?: WorkflowWakeUpKind) => void, _options?: WorkflowListenOptions): Promise<() => Promise<void>> {
+  async listen(
+    listener: (id?: string, kind?: WorkflowWakeUpKind) => void,
+    _options?: WorkflowListenOptions,
+  ): Promise<() => Promise<void>> {
     this.listener = listener;
     return async () => void (this.listener = null);
   }
@@ -56,7 +59,11 @@ class NotifyingStore extends InMemoryWorkflowStore {
   }
 
   /** A cancel or terminate stored "in another process": the store's own request, then its notification. */
-  async requestFromElsewhere(id: string, terminate: boolean, notice: 'named' | 'unnamed' | 'plain' = 'named'): Promise<void> {
+  async requestFromElsewhere(
+    id: string,
+    terminate: boolean,
+    notice: 'named' | 'unnamed' | 'plain' = 'named',
+  ): Promise<void> {
     expect(await this.requestCancel(id, { reason: 'stop', now: Date.now(), terminate })).toBe(true);
     if (notice === 'named') this.listener!(id, 'cancel');
     // As MySQL's counter tells it: some request was stored, which one it does not say.
@@ -79,7 +86,12 @@ describe('a cancel or terminate named by the store', () => {
 
   async function app(store: WorkflowStore, pollInterval = '20ms') {
     const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, worker: { pollInterval, leaseDuration: '2h', heartbeatInterval: '1h', shutdownTimeout: '100ms' } })],
+      imports: [
+        WorkflowsModule.forRoot({
+          store,
+          worker: { pollInterval, leaseDuration: '2h', heartbeatInterval: '1h', shutdownTimeout: '100ms' },
+        }),
+      ],
       providers: [HoldThenCharge],
     }).compile();
     await module.init();
@@ -91,7 +103,14 @@ describe('a cancel or terminate named by the store', () => {
   async function running(store: NotifyingStore, id: string): Promise<void> {
     const held = deferred();
     holding.set(id, held.resolve);
-    await store.create({ id, workflow: 'cancel-notice.hold', version: 1, input: null, deadline: null, now: Date.now() });
+    await store.create({
+      id,
+      workflow: 'cancel-notice.hold',
+      version: 1,
+      input: null,
+      deadline: null,
+      now: Date.now(),
+    });
     await held.promise;
   }
 
@@ -106,7 +125,10 @@ describe('a cancel or terminate named by the store', () => {
       await running(store, id);
       const renewals = store.renewals;
       await store.requestFromElsewhere(id, request === 'terminate');
-      await vi.waitFor(async () => expect((await client.getStatus(id)).status).toBe('cancelled'), { timeout: 2_000, interval: 10 });
+      await vi.waitFor(async () => expect((await client.getStatus(id)).status).toBe('cancelled'), {
+        timeout: 2_000,
+        interval: 10,
+      });
       expect((await client.getStatus(id)).error?.name).toBe(ended.error);
       expect(did.get(id)).toEqual(ended.did);
       expect(store.renewals - renewals).toBe(1);
@@ -128,12 +150,22 @@ describe('a cancel or terminate named by the store', () => {
           return claimed;
         };
         const client = await app(store);
-        await store.create({ id, workflow: 'cancel-notice.hold', version: 1, input: null, deadline: null, now: Date.now() });
+        await store.create({
+          id,
+          workflow: 'cancel-notice.hold',
+          version: 1,
+          input: null,
+          deadline: null,
+          now: Date.now(),
+        });
         await answered.promise;
         // Committed after the claim read the flags, heard before its answer reached the worker.
         await store.requestFromElsewhere(id, request === 'terminate', notice);
         released.resolve();
-        await vi.waitFor(async () => expect((await client.getStatus(id)).status).toBe('cancelled'), { timeout: 2_000, interval: 10 });
+        await vi.waitFor(async () => expect((await client.getStatus(id)).status).toBe('cancelled'), {
+          timeout: 2_000,
+          interval: 10,
+        });
         expect((await client.getStatus(id)).error?.name).toBe(ended.error);
         expect(did.get(id)).toBeUndefined();
       });

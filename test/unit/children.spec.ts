@@ -23,7 +23,9 @@ class Calls {
 class Child {
   constructor(private readonly calls: Calls) {}
   async run(ctx: WorkflowContext, input: { n: number; fail?: boolean; wait?: boolean }) {
-    await ctx.step('work', () => this.calls.log.push(`child ${input.n}`), { compensate: () => this.calls.log.push(`undo child ${input.n}`) });
+    await ctx.step('work', () => this.calls.log.push(`child ${input.n}`), {
+      compensate: () => this.calls.log.push(`undo child ${input.n}`),
+    });
     if (input.wait) await ctx.waitForSignal('go', go, { key: ctx.id });
     if (input.fail) throw new Error(`child ${input.n} broke`);
     return input.n * 10;
@@ -125,7 +127,11 @@ describe('children', () => {
     app.clock.advance('31s'); // the parent's lease lapses
     await app.worker.drain();
     expect(await handle.result({ timeout: 1000 })).toEqual([10, 20, 30]);
-    expect((await app.client.list({ parentId: 'crashy' })).map((c) => c.id)).toEqual(['crashy/first', 'crashy/second', 'crashy/third']);
+    expect((await app.client.list({ parentId: 'crashy' })).map((c) => c.id)).toEqual([
+      'crashy/first',
+      'crashy/second',
+      'crashy/third',
+    ]);
     expect(app.module.get(Calls).log.filter((l) => l === 'child 1')).toHaveLength(1);
   });
 
@@ -192,7 +198,9 @@ describe('children', () => {
     expect((await app.client.getStatus('late-delete/c')).status).toBe('completed');
     const refused = app.client.delete('late-delete/c');
     await expect(refused).rejects.toMatchObject({ name: 'WorkflowInvalidStateError' });
-    await expect(refused).rejects.toThrow(/child of instance "late-delete", which is suspended.*Let the parent end first/);
+    await expect(refused).rejects.toThrow(
+      /child of instance "late-delete", which is suspended.*Let the parent end first/,
+    );
     expect((await app.client.getStatus('late-delete/c')).status).toBe('completed');
     await app.client.signal(go, 'later', { key: 'someone-else' }); // purge never removes the newest signal
     app.clock.advance('31d');
@@ -216,7 +224,10 @@ describe('children', () => {
     }
 
     /** Starts `p`, whose child ends at once; cancels `p` during its sleep, then purges what `statuses` lists, 31 days on. */
-    async function cancelledThenPurged(input: { fail?: boolean }, statuses: Array<'completed' | 'failed' | 'cancelled'>): Promise<void> {
+    async function cancelledThenPurged(
+      input: { fail?: boolean },
+      statuses: Array<'completed' | 'failed' | 'cancelled'>,
+    ): Promise<void> {
       app = await createTestApp([Calls, Child, Sleepy]);
       await app.client.start(Sleepy, input, { id: 'p' });
       await app.worker.drain();
@@ -261,7 +272,10 @@ describe('children', () => {
       await app.worker.drain();
       app.clock.advance('30d');
       await app.worker.drain();
-      expect(await app.client.getStatus('p')).toMatchObject({ status: 'failed', error: { name: 'WorkflowChildFailedError' } });
+      expect(await app.client.getStatus('p')).toMatchObject({
+        status: 'failed',
+        error: { name: 'WorkflowChildFailedError' },
+      });
     });
   });
 
@@ -371,7 +385,6 @@ describe('children', () => {
 });
 
 describe('parentClose after an execution that created a child and stopped before recording it', () => {
-
   @Workflow('children.slow-parent', { timeout: '1h' })
   class SlowParent {
     async run(ctx: WorkflowContext) {

@@ -38,7 +38,9 @@ describe('a payload the codec refuses to encode', () => {
     const status = await handle.status({ journal: true });
     expect(ran).toEqual([1]);
     expect(status.status).toBe('failed');
-    expect(status.error!.message).toMatch(/result of step "report" could not be encoded by the payload codec \(KMS: plaintext is larger than 4096 bytes\)/);
+    expect(status.error!.message).toMatch(
+      /result of step "report" could not be encoded by the payload codec \(KMS: plaintext is larger than 4096 bytes\)/,
+    );
     expect(status.journal!.find((e) => e.name === 'report')).toMatchObject({ state: 'failed', attempts: 1 });
     expect(undone).toEqual(['r1']);
   });
@@ -60,7 +62,9 @@ describe('a payload the codec refuses to encode', () => {
       }
     }
     app = await createTestApp([Plain], { codec: new BufferCodec() });
-    await expect(app.client.start(Plain, 1, { id: 'b' })).rejects.toThrow(/Codec "buffer" returned a Buffer from encode\(\), not a string/);
+    await expect(app.client.start(Plain, 1, { id: 'b' })).rejects.toThrow(
+      /Codec "buffer" returned a Buffer from encode\(\), not a string/,
+    );
     expect(await app.client.list()).toEqual([]);
   });
 });
@@ -84,7 +88,9 @@ describe('a workflow output the codec refuses to encode', () => {
     const status = await handle.status();
     expect(status.status).toBe('failed');
     expect(status.runs).toBe(1);
-    expect(status.error!.message).toMatch(/output of workflow "codec.output-too-large" .* could not be encoded by the payload codec \(KMS: plaintext is larger than 4096 bytes\)/);
+    expect(status.error!.message).toMatch(
+      /output of workflow "codec.output-too-large" .* could not be encoded by the payload codec \(KMS: plaintext is larger than 4096 bytes\)/,
+    );
     expect(undone).toEqual(['r1']);
   });
 });

@@ -8,7 +8,8 @@ import { decodeError, encodeError } from '../../src/storage/error-encoding.js';
 
 const keyA = randomBytes(32);
 const keyB = randomBytes(32);
-const chainOf = (codecs: WorkflowPayloadCodec[], allowUnencoded = true) => new PayloadCodecChain({ codecs, allowUnencoded });
+const chainOf = (codecs: WorkflowPayloadCodec[], allowUnencoded = true) =>
+  new PayloadCodecChain({ codecs, allowUnencoded });
 
 /** A codec whose encode and decode are asynchronous, as a KMS-backed one would be. */
 class AsyncReverseCodec implements WorkflowPayloadCodec {
@@ -43,7 +44,9 @@ describe('AesGcmPayloadCodec', () => {
   });
 
   it('refuses a key that is not 32 bytes, with what was wrong and how to make one', () => {
-    expect(() => new AesGcmPayloadCodec({ key: randomBytes(16) })).toThrow(/"key" is 16 bytes; AES-256 needs exactly 32.*randomBytes\(32\)/);
+    expect(() => new AesGcmPayloadCodec({ key: randomBytes(16) })).toThrow(
+      /"key" is 16 bytes; AES-256 needs exactly 32.*randomBytes\(32\)/,
+    );
     expect(() => new AesGcmPayloadCodec({ key: randomBytes(24).toString('base64') })).toThrow(/decodes to 24 bytes/);
     expect(() => new AesGcmPayloadCodec({ key: 'not base64 at all!' })).toThrow(/not base64/);
     expect(() => new AesGcmPayloadCodec({ key: keyA.toString('hex') })).toThrow(/decodes to 48 bytes|not base64/);
@@ -64,14 +67,21 @@ describe('AesGcmPayloadCodec', () => {
     expect(() => codec.decode(encoded.subarray(0, 20).toString('base64'))).toThrow(/malformed/);
     expect(() => codec.decode('%%%')).toThrow(/malformed/);
     // The id is associated data: the same key under another id can't read it.
-    expect(() => new AesGcmPayloadCodec({ key: keyA, id: 'k2' }).decode(encoded.toString('base64'))).toThrow(/failed authentication/);
-    expect(() => new AesGcmPayloadCodec({ key: keyB, id: 'k1' }).decode(encoded.toString('base64'))).toThrow(/failed authentication/);
+    expect(() => new AesGcmPayloadCodec({ key: keyA, id: 'k2' }).decode(encoded.toString('base64'))).toThrow(
+      /failed authentication/,
+    );
+    expect(() => new AesGcmPayloadCodec({ key: keyB, id: 'k1' }).decode(encoded.toString('base64'))).toThrow(
+      /failed authentication/,
+    );
   });
 });
 
 describe('PayloadCodecChain', () => {
   it('encodes with the first codec and tags the payload with its id', async () => {
-    const chain = chainOf([new AesGcmPayloadCodec({ key: keyA, id: 'new' }), new AesGcmPayloadCodec({ key: keyB, id: 'old' })]);
+    const chain = chainOf([
+      new AesGcmPayloadCodec({ key: keyA, id: 'new' }),
+      new AesGcmPayloadCodec({ key: keyB, id: 'old' }),
+    ]);
     const stored = await chain.encode({ ssn: '078-05-1120' });
     expect(typeof stored).toBe('string');
     expect(codecIdOf(stored)).toBe('new');
@@ -82,7 +92,10 @@ describe('PayloadCodecChain', () => {
 
   it('reads what an older codec wrote (rotation), and knows it is not current', async () => {
     const old = chainOf([new AesGcmPayloadCodec({ key: keyB, id: 'old' })]);
-    const rotated = chainOf([new AesGcmPayloadCodec({ key: keyA, id: 'new' }), new AesGcmPayloadCodec({ key: keyB, id: 'old' })]);
+    const rotated = chainOf([
+      new AesGcmPayloadCodec({ key: keyA, id: 'new' }),
+      new AesGcmPayloadCodec({ key: keyB, id: 'old' }),
+    ]);
     const written = await old.encode(['a', 1, true]);
     expect(await rotated.decode(written)).toEqual(['a', 1, true]);
     expect(rotated.isCurrent(written)).toBe(false);
@@ -95,7 +108,9 @@ describe('PayloadCodecChain', () => {
     const error = await without.decode(written).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkflowPayloadError);
     expect((error as WorkflowPayloadError).codecId).toBe('old');
-    expect((error as Error).message).toMatch(/written by codec "old", which is not configured \(configured: "new"\).*Add codec "old" back/);
+    expect((error as Error).message).toMatch(
+      /written by codec "old", which is not configured \(configured: "new"\).*Add codec "old" back/,
+    );
   });
 
   it('refuses a tampered payload as a WorkflowPayloadError, never decoding it', async () => {
@@ -113,7 +128,9 @@ describe('PayloadCodecChain', () => {
     const strict = chainOf([new AesGcmPayloadCodec({ key: keyA, id: 'k' })], false);
     expect(await lenient.decode({ plain: true })).toEqual({ plain: true });
     expect(await lenient.decode('just text')).toBe('just text');
-    await expect(strict.decode({ plain: true })).rejects.toThrow(/stored without a codec.*requireEncodedPayloads.*reencrypt/);
+    await expect(strict.decode({ plain: true })).rejects.toThrow(
+      /stored without a codec.*requireEncodedPayloads.*reencrypt/,
+    );
     // null and undefined carry nothing: never encoded, always read.
     expect(await strict.decode(null)).toBeNull();
     expect(await strict.encode(null)).toBeNull();
@@ -131,10 +148,12 @@ describe('PayloadCodecChain', () => {
 
   it('refuses an empty list, duplicate ids and ids that cannot be stored beside a payload', () => {
     expect(() => chainOf([])).toThrow(/list is empty/);
-    expect(() => chainOf([new AesGcmPayloadCodec({ key: keyA, id: 'same' }), new AesGcmPayloadCodec({ key: keyB, id: 'same' })])).toThrow(
-      /two codecs share the id "same"/,
+    expect(() =>
+      chainOf([new AesGcmPayloadCodec({ key: keyA, id: 'same' }), new AesGcmPayloadCodec({ key: keyB, id: 'same' })]),
+    ).toThrow(/two codecs share the id "same"/);
+    expect(() => chainOf([new AesGcmPayloadCodec({ key: keyA, id: 'has:colon' })])).toThrow(
+      /id "has:colon".*1 to 64 letters/,
     );
-    expect(() => chainOf([new AesGcmPayloadCodec({ key: keyA, id: 'has:colon' })])).toThrow(/id "has:colon".*1 to 64 letters/);
     expect(() => chainOf([{ id: 'x' } as never])).toThrow(/encode\(\) and decode\(\)/);
   });
 });

@@ -98,9 +98,15 @@ describe('ctx calls inside a compensation', () => {
       expect(probe.attempts).toBe(2);
       expect(status.error).toMatchObject({
         name: 'NonRetryableError',
-        compensation: { name: 'TypeError', step: 'book', message: expect.stringMatching(/can't be used inside a compensation/) },
+        compensation: {
+          name: 'TypeError',
+          step: 'book',
+          message: expect.stringMatching(/can't be used inside a compensation/),
+        },
       });
-      expect((status.error as unknown as { compensation: { message: string } }).compensation.message).toMatch(/compensateRetry/);
+      expect((status.error as unknown as { compensation: { message: string } }).compensation.message).toMatch(
+        /compensateRetry/,
+      );
       // Nothing the compensation tried on ctx was journaled, and no child was started.
       expect(status.journal!.map((e) => e.name).sort()).toEqual(['$compensate:book', 'book', 'fail']);
       expect(await app.client.list({ parentId: handle.id })).toEqual([]);

@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { InMemoryWorkflowStore, NonRetryableError, Workflow, WorkflowTimeoutError, type Duration, type WorkflowContext, type WorkflowRetry } from '../../src/index.js';
+import {
+  InMemoryWorkflowStore,
+  NonRetryableError,
+  Workflow,
+  WorkflowTimeoutError,
+  type Duration,
+  type WorkflowContext,
+  type WorkflowRetry,
+} from '../../src/index.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
 // A compensation's attempts are bounded as a step's are: `compensateTimeout` (default the step's
@@ -19,7 +27,9 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   try {
     return await Promise.race([
       promise,
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms))),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)),
+      ),
     ]);
   } finally {
     clearTimeout(timer);
@@ -46,7 +56,11 @@ interface Seen {
 }
 
 /** A saga whose one compensation does what `undo` says with the `{ attempt, signal }` it is given. */
-function sagaWith(name: string, options: { timeout?: Duration; compensateTimeout?: Duration; compensateRetry?: WorkflowRetry }, undo: (seen: Seen, signal: AbortSignal) => Promise<unknown>) {
+function sagaWith(
+  name: string,
+  options: { timeout?: Duration; compensateTimeout?: Duration; compensateRetry?: WorkflowRetry },
+  undo: (seen: Seen, signal: AbortSignal) => Promise<unknown>,
+) {
   const seen: Seen[] = [];
   @Workflow(name, { retry: false })
   class Saga {
@@ -66,18 +80,30 @@ function sagaWith(name: string, options: { timeout?: Duration; compensateTimeout
   return { Saga, seen };
 }
 
-const undoEntry = async (id: string) => (await app!.client.getStatus(id, { journal: true })).journal!.find((e) => e.name === '$compensate:flight');
+const undoEntry = async (id: string) =>
+  (await app!.client.getStatus(id, { journal: true })).journal!.find((e) => e.name === '$compensate:flight');
 
 describe('compensateTimeout', () => {
   it('fails each attempt of a compensation that never settles as timed out, journals it, retries it, then ends compensation_failed', async () => {
-    const { Saga, seen } = sagaWith('compensation-timeout.hangs', { compensateTimeout: '20ms', compensateRetry: { attempts: 2, backoff: '1s' } }, never);
+    const { Saga, seen } = sagaWith(
+      'compensation-timeout.hangs',
+      { compensateTimeout: '20ms', compensateRetry: { attempts: 2, backoff: '1s' } },
+      never,
+    );
     app = await createTestApp([Saga], { worker: { enabled: false, shutdownTimeout: '50ms' } });
     const handle = await app.client.start(Saga, null);
     await within(app.worker.drain(), 2_000, 'the drain of attempt 1');
     expect((await handle.status()).status).toBe('compensating');
     const waiting = await undoEntry(handle.id);
-    expect(waiting).toMatchObject({ kind: 'compensation', state: 'waiting', attempts: 1, error: { name: 'WorkflowTimeoutError' } });
-    expect(waiting!.error!.message).toMatch(/^Compensation of step "flight" of instance ".+" did not finish within 20 ms \(attempt 1\)\./);
+    expect(waiting).toMatchObject({
+      kind: 'compensation',
+      state: 'waiting',
+      attempts: 1,
+      error: { name: 'WorkflowTimeoutError' },
+    });
+    expect(waiting!.error!.message).toMatch(
+      /^Compensation of step "flight" of instance ".+" did not finish within 20 ms \(attempt 1\)\./,
+    );
     expect(seen).toHaveLength(1);
     expect(seen[0]!.attempt).toBe(1);
     expect(seen[0]!.keys).toEqual(['attempt', 'signal']);
@@ -87,8 +113,16 @@ describe('compensateTimeout', () => {
     await within(app.worker.drain(), 2_000, 'the drain of attempt 2');
     const status = await handle.status({ journal: true });
     expect(status.status).toBe('compensation_failed');
-    expect(status.error).toMatchObject({ name: 'NonRetryableError', message: 'no seats', compensation: { name: 'WorkflowTimeoutError', step: 'flight' } });
-    expect(await undoEntry(handle.id)).toMatchObject({ state: 'failed', attempts: 2, error: { name: 'WorkflowTimeoutError' } });
+    expect(status.error).toMatchObject({
+      name: 'NonRetryableError',
+      message: 'no seats',
+      compensation: { name: 'WorkflowTimeoutError', step: 'flight' },
+    });
+    expect(await undoEntry(handle.id)).toMatchObject({
+      state: 'failed',
+      attempts: 2,
+      error: { name: 'WorkflowTimeoutError' },
+    });
     expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
     expect(seen[1]!.aborted).toBeInstanceOf(WorkflowTimeoutError);
     expect(app.events.map((e) => e.type)).toContain('workflow-compensation-failed');
@@ -98,7 +132,10 @@ describe('compensateTimeout', () => {
     @Workflow('compensation-timeout.default', { retry: false })
     class DefaultTimeout {
       async run(ctx: WorkflowContext) {
-        await ctx.step('flight', () => 'F', { timeout: '20ms', compensate: (id) => (id === 'F' ? never() : undefined) });
+        await ctx.step('flight', () => 'F', {
+          timeout: '20ms',
+          compensate: (id) => (id === 'F' ? never() : undefined),
+        });
         await ctx.step('boom', boom);
       }
     }
@@ -107,11 +144,19 @@ describe('compensateTimeout', () => {
     await within(app.worker.drain(), 2_000, 'the drain of the compensation');
     const status = await handle.status();
     expect(status.status).toBe('compensation_failed');
-    expect(status.error?.compensation).toMatchObject({ name: 'WorkflowTimeoutError', step: 'flight', message: expect.stringContaining('did not finish within 20 ms') });
+    expect(status.error?.compensation).toMatchObject({
+      name: 'WorkflowTimeoutError',
+      step: 'flight',
+      message: expect.stringContaining('did not finish within 20 ms'),
+    });
   });
 
   it("overrides the step's timeout: a compensation slower than the step's timeout but within its own completes", async () => {
-    const { Saga, seen } = sagaWith('compensation-timeout.longer', { timeout: '10ms', compensateTimeout: '5s' }, () => new Promise((resolve) => setTimeout(resolve, 60)));
+    const { Saga, seen } = sagaWith(
+      'compensation-timeout.longer',
+      { timeout: '10ms', compensateTimeout: '5s' },
+      () => new Promise((resolve) => setTimeout(resolve, 60)),
+    );
     app = await createTestApp([Saga]);
     const handle = await app.client.start(Saga, null);
     await within(app.worker.drain(), 2_000, 'the drain of the compensation');
@@ -128,7 +173,9 @@ describe("a compensation's signal", () => {
     const entered = deferred();
     const { Saga, seen } = sagaWith('compensation-timeout.terminate', {}, (_seen, signal) => {
       entered.resolve();
-      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+      return new Promise((_, reject) =>
+        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
+      );
     });
     app = await createTestApp([Saga], { worker: { enabled: false, shutdownTimeout: '50ms' } });
     const handle = await app.client.start(Saga, null);
@@ -149,7 +196,9 @@ describe("a compensation's signal", () => {
       entered.resolve();
       if (lastRunSucceeds) return Promise.resolve();
       // What fetch() and most clients do when their signal aborts: reject with an error of their own.
-      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('The operation was aborted')), { once: true }));
+      return new Promise((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error('The operation was aborted')), { once: true }),
+      );
     });
     app = await createTestApp([Saga], { store });
     const handle = await app.client.start(Saga, null);
@@ -163,7 +212,9 @@ describe("a compensation's signal", () => {
     const stored = await store.get(handle.id);
     expect(stored).toMatchObject({ status: 'compensating', leaseToken: null });
     // The only attempt compensateRetry allows was cut short by the shutdown, not spent.
-    expect((await store.get(handle.id, { journal: true }))!.journal!.find((e) => e.name === '$compensate:flight')).toBeUndefined();
+    expect(
+      (await store.get(handle.id, { journal: true }))!.journal!.find((e) => e.name === '$compensate:flight'),
+    ).toBeUndefined();
 
     lastRunSucceeds = true;
     app = await createTestApp([Saga], { store });
@@ -176,14 +227,20 @@ describe("a compensation's signal", () => {
 describe('compensateTimeout validation', () => {
   for (const [value, message] of [
     ['soon', 'Invalid compensateTimeout of step "flight": "soon". A duration is'],
-    [0, 'Invalid compensateTimeout of step "flight": 0. It must be longer than 0; leave the option out for the step\'s timeout.'],
+    [
+      0,
+      'Invalid compensateTimeout of step "flight": 0. It must be longer than 0; leave the option out for the step\'s timeout.',
+    ],
   ] as const) {
     it(`fails the instance on compensateTimeout ${JSON.stringify(value)} before the step runs`, async () => {
       const ran: string[] = [];
       @Workflow(`compensation-timeout.bad-${String(value)}`, { retry: false })
       class Bad {
         async run(ctx: WorkflowContext) {
-          await ctx.step('flight', () => void ran.push('flight'), { compensate: () => void ran.push('undo'), compensateTimeout: value as Duration });
+          await ctx.step('flight', () => void ran.push('flight'), {
+            compensate: () => void ran.push('undo'),
+            compensateTimeout: value as Duration,
+          });
         }
       }
       app = await createTestApp([Bad]);

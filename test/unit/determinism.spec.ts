@@ -82,7 +82,15 @@ describe('step results', () => {
   for (const [label, value, pattern] of [
     ['a function', () => 1, /step "bad".*a function/],
     ['a BigInt', 10n, /step "bad".*BigInt/],
-    ['a cycle', (() => { const o: Record<string, unknown> = {}; o.self = o; return o; })(), /step "bad".*cycle/],
+    [
+      'a cycle',
+      (() => {
+        const o: Record<string, unknown> = {};
+        o.self = o;
+        return o;
+      })(),
+      /step "bad".*cycle/,
+    ],
     ['NaN', { n: NaN }, /step "bad".*NaN at result\.n/],
   ] as const) {
     it(`fails the step when its result is ${label}, naming the step`, async () => {

@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { EncParent, EncSleep, MARK, dumpInMemoryStore, encryptionApp, expectNoPlaintext, runEncryptionScenario, type EncryptionApp } from '../support/encryption-scenario.js';
+import {
+  EncParent,
+  EncSleep,
+  MARK,
+  dumpInMemoryStore,
+  encryptionApp,
+  expectNoPlaintext,
+  runEncryptionScenario,
+  type EncryptionApp,
+} from '../support/encryption-scenario.js';
 
 const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
 const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
@@ -12,7 +21,11 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: Parameters<typeof encryptionApp>[2]) {
+async function open(
+  store: InMemoryWorkflowStore,
+  clock: ManualWorkflowClock,
+  options: Parameters<typeof encryptionApp>[2],
+) {
   const app = await encryptionApp(store, clock, options);
   apps.push(app);
   return app;
@@ -20,7 +33,9 @@ async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, op
 
 /** The in-memory store's record of one instance (its journal entries as JSON text), to change what is stored behind the engine's back. */
 function storedRecord(store: InMemoryWorkflowStore, id: string) {
-  return (store as unknown as { instances: Map<string, { instance: Record<string, unknown>; journal: Map<string, string> }> }).instances.get(id)!;
+  return (
+    store as unknown as { instances: Map<string, { instance: Record<string, unknown>; journal: Map<string, string> }> }
+  ).instances.get(id)!;
 }
 
 /** One journal entry as the in-memory store holds it. */
@@ -59,7 +74,11 @@ describe('payload encryption on the in-memory store', () => {
     clock.advance('1h');
     expect(await after.worker.drain()).toBe(1);
     const status = await after.client.getStatus('rot', { journal: true });
-    expect(status).toMatchObject({ status: 'completed', input: { secret: 'x' }, output: { first: `${MARK}-first:x`, done: `${MARK}-done` } });
+    expect(status).toMatchObject({
+      status: 'completed',
+      input: { secret: 'x' },
+      output: { first: `${MARK}-first:x`, done: `${MARK}-done` },
+    });
     expect(String(record.instance.input)).toMatch(/^\$wfc1:k1:/); // untouched until re-encryption
     expect(String(storedRecord(store, 'rot').instance.output)).toMatch(/^\$wfc1:k2:/);
     expect(String(storedEntry(store, 'rot', 'first').value)).toMatch(/^\$wfc1:k1:/);
@@ -80,7 +99,10 @@ describe('payload encryption on the in-memory store', () => {
     expect(await strict.worker.drain()).toBe(0);
     const refused = await strict.client.getStatus('legacy-1');
     expect(refused.input).toBeUndefined();
-    expect(refused.unreadable).toMatchObject({ codecIds: [null], reason: expect.stringMatching(/requireEncodedPayloads/) });
+    expect(refused.unreadable).toMatchObject({
+      codecIds: [null],
+      reason: expect.stringMatching(/requireEncodedPayloads/),
+    });
     await strict.close();
     apps.length = 0;
 
@@ -110,7 +132,10 @@ describe('payload encryption on the in-memory store', () => {
     const stuck = await without.client.getStatus('orphan', { journal: true });
     expect(stuck.status).not.toBe('failed');
     expect(stuck.input).toBeUndefined();
-    expect(stuck.unreadable).toMatchObject({ codecIds: ['k1'], reason: expect.stringMatching(/codec "k1", which is not configured.*Add codec "k1" back/) });
+    expect(stuck.unreadable).toMatchObject({
+      codecIds: ['k1'],
+      reason: expect.stringMatching(/codec "k1", which is not configured.*Add codec "k1" back/),
+    });
     expect(stuck.unreadable!.fields).toEqual(expect.arrayContaining(['input', 'journal.first.value']));
     expect(stuck.wakeAt).toBeGreaterThan(clock.now());
     await without.close();
@@ -119,7 +144,10 @@ describe('payload encryption on the in-memory store', () => {
     const restored = await open(store, clock, { codec: [k2, k1] });
     clock.advance('1m');
     expect(await restored.worker.drain()).toBe(1);
-    expect(await restored.client.getStatus('orphan')).toMatchObject({ status: 'completed', output: { first: `${MARK}-first:keep` } });
+    expect(await restored.client.getStatus('orphan')).toMatchObject({
+      status: 'completed',
+      output: { first: `${MARK}-first:keep` },
+    });
   });
 
   it('refuses tampered ciphertext: the instance is handed back, never run on what was changed', async () => {
@@ -139,13 +167,20 @@ describe('payload encryption on the in-memory store', () => {
     expect(await app.worker.drain()).toBe(1); // claimed (its input reads), then handed back at the journal
     const status = await app.client.getStatus('tampered', { journal: true });
     expect(status.status).not.toBe('completed');
-    expect(status.unreadable).toMatchObject({ codecIds: ['k1'], fields: ['journal.first.value'], reason: expect.stringMatching(/failed authentication/) });
+    expect(status.unreadable).toMatchObject({
+      codecIds: ['k1'],
+      fields: ['journal.first.value'],
+      reason: expect.stringMatching(/failed authentication/),
+    });
     expect(status.journal!.find((e) => e.name === 'first')!.value).toBeUndefined();
 
     storedRecord(store, 'tampered').journal.set('first', JSON.stringify({ ...entry, value: original }));
     clock.advance('1m');
     expect(await app.worker.drain()).toBe(1);
-    expect(await app.client.getStatus('tampered')).toMatchObject({ status: 'completed', output: { first: `${MARK}-first:s` } });
+    expect(await app.client.getStatus('tampered')).toMatchObject({
+      status: 'completed',
+      output: { first: `${MARK}-first:s` },
+    });
   });
 });
 
@@ -154,12 +189,18 @@ describe('codec options', () => {
   const boot = (options: Parameters<typeof encryptionApp>[2]) => open(new InMemoryWorkflowStore(), clock, options);
 
   it('refuses what is not a codec, an empty list, shared ids and requireEncodedPayloads without a codec', async () => {
-    await expect(boot({ codec: { encode: () => '' } as never })).rejects.toThrow(/option "codec": pass a WorkflowPayloadCodec/);
+    await expect(boot({ codec: { encode: () => '' } as never })).rejects.toThrow(
+      /option "codec": pass a WorkflowPayloadCodec/,
+    );
     await expect(boot({ codec: [k1, 'nope' as never] })).rejects.toThrow(/option "codec\[1\]"/);
     await expect(boot({ codec: [] })).rejects.toThrow(/the list is empty/);
-    await expect(boot({ codec: [k1, new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' })] })).rejects.toThrow(/two codecs share the id "k1"/);
+    await expect(boot({ codec: [k1, new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' })] })).rejects.toThrow(
+      /two codecs share the id "k1"/,
+    );
     await expect(boot({ requireEncodedPayloads: true })).rejects.toThrow(/"requireEncodedPayloads" needs a "codec"/);
-    await expect(boot({ codec: k1, requireEncodedPayloads: 'yes' as never })).rejects.toThrow(/"requireEncodedPayloads": use true or false/);
+    await expect(boot({ codec: k1, requireEncodedPayloads: 'yes' as never })).rejects.toThrow(
+      /"requireEncodedPayloads": use true or false/,
+    );
   });
 
   it('creates a codec given as a class through Nest, so it can inject what holds its key', async () => {
@@ -180,8 +221,15 @@ describe('unreadable payloads beyond the claim', () => {
     // As if a crashed execution of the parent had created its child under k1 before recording it.
     const first = await open(store, clock, { codec: k1 });
     await first.storage.create({
-      id: 'parent/child', workflow: 'enc.child', version: 1, input: { secret: `${MARK}-child` },
-      parentId: 'parent', parentClose: 'cancel', deadline: null, wakeAt: clock.now() + 3_600_000, now: clock.now(),
+      id: 'parent/child',
+      workflow: 'enc.child',
+      version: 1,
+      input: { secret: `${MARK}-child` },
+      parentId: 'parent',
+      parentClose: 'cancel',
+      deadline: null,
+      wakeAt: clock.now() + 3_600_000,
+      now: clock.now(),
     });
     await first.close();
     apps.length = 0;
@@ -193,14 +241,20 @@ describe('unreadable payloads beyond the claim', () => {
     expect(parent.status).toBe('running');
     expect(parent.error).toBeNull();
     expect(parent.journal!.find((e) => e.name === 'child')).toBeUndefined();
-    expect((await without.client.getStatus('parent/child')).unreadable).toMatchObject({ codecIds: ['k1'], fields: ['input'] });
+    expect((await without.client.getStatus('parent/child')).unreadable).toMatchObject({
+      codecIds: ['k1'],
+      fields: ['input'],
+    });
     await without.close();
     apps.length = 0;
 
     const restored = await open(store, clock, { codec: [k2, k1] });
     clock.advance('1h');
     await restored.worker.drain();
-    expect(await restored.client.getStatus('parent')).toMatchObject({ status: 'completed', output: { got: `${MARK}-child`, extra: `${MARK}-child-output` } });
+    expect(await restored.client.getStatus('parent')).toMatchObject({
+      status: 'completed',
+      output: { got: `${MARK}-child`, extra: `${MARK}-child-output` },
+    });
   });
 
   it('a schedule whose input can’t be read is released for later, not handed to the scheduler', async () => {
@@ -209,10 +263,26 @@ describe('unreadable payloads beyond the claim', () => {
     const first = await open(store, clock, { codec: k1 });
     const now = clock.now();
     await first.storage.saveSchedule({
-      id: 'nightly', workflow: 'enc.sleep', declared: false, spec: { every: '1d' }, input: { secret: MARK },
-      paused: false, wakeAt: now, state: { n: 1 }, expectRevision: null, releaseLease: false, now,
+      id: 'nightly',
+      workflow: 'enc.sleep',
+      declared: false,
+      spec: { every: '1d' },
+      input: { secret: MARK },
+      paused: false,
+      wakeAt: now,
+      state: { n: 1 },
+      expectRevision: null,
+      releaseLease: false,
+      now,
     });
-    const claimRequest = (token: string) => ({ owner: 'w', token, now: clock.now(), leaseUntil: clock.now() + 30_000, limit: 10, workflows: ['enc.sleep'] });
+    const claimRequest = (token: string) => ({
+      owner: 'w',
+      token,
+      now: clock.now(),
+      leaseUntil: clock.now() + 30_000,
+      limit: 10,
+      workflows: ['enc.sleep'],
+    });
     const without = await open(store, clock, { codec: k2 });
     expect(await without.storage.claimSchedules(claimRequest('t1'))).toEqual([]);
     expect(await without.storage.getSchedule('nightly').catch((e: Error) => e.name)).toBe('WorkflowPayloadError');
@@ -220,11 +290,15 @@ describe('unreadable payloads beyond the claim', () => {
     expect(raw).toMatchObject({ leaseToken: null, wakeAt: now + 60_000, state: { n: 1 } });
     clock.advance('1m');
     const both = await open(store, clock, { codec: [k2, k1] });
-    expect(await both.storage.claimSchedules(claimRequest('t2'))).toMatchObject([{ id: 'nightly', input: { secret: MARK } }]);
+    expect(await both.storage.claimSchedules(claimRequest('t2'))).toMatchObject([
+      { id: 'nightly', input: { secret: MARK } },
+    ]);
   });
 });
 
-@Workflow('enc.declared', { schedules: [{ id: 'declared-nightly', every: '1d', input: { report: `${MARK}-declared` } }] })
+@Workflow('enc.declared', {
+  schedules: [{ id: 'declared-nightly', every: '1d', input: { report: `${MARK}-declared` } }],
+})
 class EncDeclared {
   async run(_ctx: WorkflowContext, input: unknown) {
     return input;
@@ -245,16 +319,37 @@ describe('declared schedules under a removed key', () => {
     expect((await second.storage.getSchedule('declared-nightly'))?.input).toEqual({ report: `${MARK}-declared` });
     clock.advance('1d');
     await second.worker.drain();
-    expect((await second.client.list({ scheduleId: 'declared-nightly' }))[0]).toMatchObject({ status: 'completed', output: { report: `${MARK}-declared` } });
+    expect((await second.client.list({ scheduleId: 'declared-nightly' }))[0]).toMatchObject({
+      status: 'completed',
+      output: { report: `${MARK}-declared` },
+    });
 
     // A run-time schedule under the removed key: reading it for a change refuses, and nothing is lost.
     await second.storage.saveSchedule({
-      id: 'runtime', workflow: 'enc.declared', declared: false, spec: { every: 86_400_000 }, input: { x: 1 },
-      paused: false, wakeAt: null, state: {}, expectRevision: null, releaseLease: false, now: clock.now(),
+      id: 'runtime',
+      workflow: 'enc.declared',
+      declared: false,
+      spec: { every: 86_400_000 },
+      input: { x: 1 },
+      paused: false,
+      wakeAt: null,
+      state: {},
+      expectRevision: null,
+      releaseLease: false,
+      now: clock.now(),
     });
     const stored = await store.getSchedule('runtime');
-    await store.saveSchedule({ ...stored!, input: String(stored!.input).replace('$wfc1:k2:', '$wfc1:k1:'), expectRevision: stored!.revision, releaseLease: false, now: clock.now() });
+    await store.saveSchedule({
+      ...stored!,
+      input: String(stored!.input).replace('$wfc1:k2:', '$wfc1:k1:'),
+      expectRevision: stored!.revision,
+      releaseLease: false,
+      now: clock.now(),
+    });
     await expect(second.storage.getSchedule('runtime')).rejects.toThrow(/codec "k1", which is not configured/);
-    expect(await second.storage.getSchedule('runtime', { readable: true })).toMatchObject({ input: undefined, unreadable: { codecIds: ['k1'], fields: ['input'] } });
+    expect(await second.storage.getSchedule('runtime', { readable: true })).toMatchObject({
+      input: undefined,
+      unreadable: { codecIds: ['k1'], fields: ['input'] },
+    });
   });
 });

@@ -22,7 +22,10 @@ type Body = (ctx: WorkflowContext, input: unknown) => Promise<unknown>;
 /** A registry of plain workflow objects, by name (version 1). */
 function registryOf(workflows: Record<string, Body>): EngineRegistry {
   const runnable = new Map<string, RunnableWorkflow>(
-    Object.entries(workflows).map(([name, run]) => [name, { name, version: 1, instance: { run }, retry: { ...DEFAULT_RETRY, backoff: 1_000 } }]),
+    Object.entries(workflows).map(([name, run]) => [
+      name,
+      { name, version: 1, instance: { run }, retry: { ...DEFAULT_RETRY, backoff: 1_000 } },
+    ]),
   );
   return {
     get: (name, version) => (version === 1 ? runnable.get(name) : undefined),
@@ -37,7 +40,12 @@ function registryOf(workflows: Record<string, Body>): EngineRegistry {
 }
 
 /** One process's core: storage over a shared store, an engine and a runtime (the leased loop), background loop off. */
-function core(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, workflows: Record<string, Body>, id = 'worker-1') {
+function core(
+  store: InMemoryWorkflowStore,
+  clock: ManualWorkflowClock,
+  workflows: Record<string, Body>,
+  id = 'worker-1',
+) {
   const storage = new WorkflowStorage(store);
   const events: WorkflowEvent[] = [];
   const logs: string[] = [];
@@ -53,8 +61,24 @@ function core(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, workflow
     emit: (event) => events.push(event as WorkflowEvent),
     kick: () => wakeUps.kick(),
   });
-  const worker = { enabled: false, id, concurrency: 4, pollInterval: 1_000, leaseDuration: LEASE, heartbeatInterval: 10_000, shutdownTimeout: 1_000 };
-  const runtime = new WorkflowRuntime({ engine, storage, registry: { isLimited: () => false }, wakeUps, clock, worker, logger });
+  const worker = {
+    enabled: false,
+    id,
+    concurrency: 4,
+    pollInterval: 1_000,
+    leaseDuration: LEASE,
+    heartbeatInterval: 10_000,
+    shutdownTimeout: 1_000,
+  };
+  const runtime = new WorkflowRuntime({
+    engine,
+    storage,
+    registry: { isLimited: () => false },
+    wakeUps,
+    clock,
+    worker,
+    logger,
+  });
   const start = (instanceId: string, workflow: string, input: unknown = null) =>
     storage.create({ id: instanceId, workflow, version: 1, input, deadline: null, now: clock.now() });
   return { storage, engine, runtime, events, logs, start };
@@ -120,14 +144,35 @@ describe('the engine without Nest', () => {
     expect(await runtime.drain()).toBe(0);
 
     // Another key wakes nothing.
-    expect((await storage.signal({ name: 'order.approved', key: 'o-2', dedupeId: null, payload: { ok: false }, now: clock.now() })).woken).toBe(0);
-    const sent = await storage.signal({ name: 'order.approved', key: 'o-1', dedupeId: null, payload: { ok: true }, now: clock.now() });
+    expect(
+      (
+        await storage.signal({
+          name: 'order.approved',
+          key: 'o-2',
+          dedupeId: null,
+          payload: { ok: false },
+          now: clock.now(),
+        })
+      ).woken,
+    ).toBe(0);
+    const sent = await storage.signal({
+      name: 'order.approved',
+      key: 'o-1',
+      dedupeId: null,
+      payload: { ok: true },
+      now: clock.now(),
+    });
     expect(sent.woken).toBe(1);
     expect(await runtime.drain()).toBe(1);
     const done = await storage.get('s-1');
     expect(done!.status).toBe('completed');
     expect(done!.output).toEqual({ ok: true });
-    expect(events.map((e) => e.type)).toEqual(['workflow-started', 'workflow-suspended', 'workflow-resumed', 'workflow-completed']);
+    expect(events.map((e) => e.type)).toEqual([
+      'workflow-started',
+      'workflow-suspended',
+      'workflow-resumed',
+      'workflow-completed',
+    ]);
   });
 
   it('fences a worker whose lease lapsed: the worker that took over wins, and nothing of the old one is recorded', async () => {
@@ -205,7 +250,9 @@ describe('the engine without Nest', () => {
       ['$compensate:charge', 'completed'],
       ['$compensate:reserve', 'completed'],
     ]);
-    expect(failed!.journal!.filter((e) => e.kind === 'step' && e.state === 'completed').every((e) => e.compensated)).toBe(true);
+    expect(
+      failed!.journal!.filter((e) => e.kind === 'step' && e.state === 'completed').every((e) => e.compensated),
+    ).toBe(true);
     expect(events.map((e) => e.type)).toContain('workflow-compensating');
     expect(events.at(-1)!.type).toBe('workflow-failed');
   });

@@ -78,7 +78,14 @@ describe('store errors are not lost leases', () => {
           // Another worker claims the instance while this step runs, after this lease lapsed.
           app!.clock.advance(31_000);
           const now = app!.clock.now();
-          await store.claim({ owner: 'thief', token: 'thief-token', now, leaseUntil: now + 30_000, limit: 1, workflows: [{ name: 'faults.stolen', version: 1 }] });
+          await store.claim({
+            owner: 'thief',
+            token: 'thief-token',
+            now,
+            leaseUntil: now + 30_000,
+            limit: 1,
+            workflows: [{ name: 'faults.stolen', version: 1 }],
+          });
           return 1;
         });
         return 'done';
@@ -97,9 +104,13 @@ describe('failed instances are logged', () => {
   @Workflow('faults.fails')
   class Fails {
     async run(ctx: WorkflowContext) {
-      await ctx.step('boom', () => {
-        throw new Error('card declined');
-      }, { retry: false });
+      await ctx.step(
+        'boom',
+        () => {
+          throw new Error('card declined');
+        },
+        { retry: false },
+      );
     }
   }
 
@@ -112,9 +123,13 @@ describe('failed instances are logged', () => {
         },
         retry: false,
       });
-      await ctx.step('charge', () => {
-        throw new Error('card declined');
-      }, { retry: false });
+      await ctx.step(
+        'charge',
+        () => {
+          throw new Error('card declined');
+        },
+        { retry: false },
+      );
     }
   }
 
@@ -128,7 +143,9 @@ describe('failed instances are logged', () => {
     expect(failures).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Instance "f1" of faults\.fails@1 ended failed: Error: card declined$/),
-        expect.stringMatching(/^Instance "f2" of faults\.compensation-fails@2 ended compensation_failed: Error: card declined; its compensation failed too: .*release refused/),
+        expect.stringMatching(
+          /^Instance "f2" of faults\.compensation-fails@2 ended compensation_failed: Error: card declined; its compensation failed too: .*release refused/,
+        ),
       ]),
     );
     expect(failures).toHaveLength(2);
@@ -189,16 +206,21 @@ describe('startup retries', () => {
 describe('the outage account and the backoff', () => {
   it('describes driver errors by code and message, without a stack', () => {
     expect(describeStoreError(refused())).toBe('connect ECONNREFUSED 127.0.0.1:5432');
-    expect(describeStoreError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(
-      '57P01: terminating connection due to administrator command',
-    );
+    expect(
+      describeStoreError(
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      ),
+    ).toBe('57P01: terminating connection due to administrator command');
     expect(describeStoreError(new Error('wrapped', { cause: refused() }))).toBe('ECONNREFUSED: wrapped');
   });
 
   it('logs once per outage and once when it ends', () => {
     const messages: string[] = [];
     let now = 0;
-    const outage = new StoreOutage({ warn: (m) => messages.push(`warn ${m}`), error: (m) => messages.push(`error ${m}`) }, () => now);
+    const outage = new StoreOutage(
+      { warn: (m) => messages.push(`warn ${m}`), error: (m) => messages.push(`error ${m}`) },
+      () => now,
+    );
     outage.failed(refused(), 'claiming instances');
     outage.failed(refused(), 'renewing a lease');
     now = 4_500;
@@ -252,8 +274,18 @@ describe('store errors while concluding', () => {
     const { looksLikeStoreError } = await import('../../src/engine/execution-reports.js');
     expect(looksLikeStoreError(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(looksLikeStoreError(refused())).toBe(true);
-    expect(looksLikeStoreError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
-    expect(looksLikeStoreError(Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST' }))).toBe(true);
+    expect(
+      looksLikeStoreError(
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      ),
+    ).toBe(true);
+    expect(
+      looksLikeStoreError(
+        Object.assign(new Error('Connection lost: The server closed the connection.'), {
+          code: 'PROTOCOL_CONNECTION_LOST',
+        }),
+      ),
+    ).toBe(true);
     expect(looksLikeStoreError(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(looksLikeStoreError(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBe(false);
   });

@@ -1,6 +1,14 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { Provider } from '@nestjs/common';
-import { WorkflowClient, WorkflowEvents, WorkflowsModule, WorkflowWorker, InMemoryWorkflowStore, type WorkflowEvent, type WorkflowsModuleOptions } from '../../src/index.js';
+import {
+  WorkflowClient,
+  WorkflowEvents,
+  WorkflowsModule,
+  WorkflowWorker,
+  InMemoryWorkflowStore,
+  type WorkflowEvent,
+  type WorkflowsModuleOptions,
+} from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 
 export interface TestApp {

@@ -35,7 +35,9 @@ describe('InMemoryWorkflowStore claims', () => {
     }
     // Created after the finished ones (whose setup claims them), so the claims below meet both.
     for (const init of pending) await store.create(init);
-    expected.sort((a, b) => a.priority - b.priority || a.wakeAt - b.wakeAt || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    expected.sort(
+      (a, b) => a.priority - b.priority || a.wakeAt - b.wakeAt || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1),
+    );
 
     const taken: string[] = [];
     for (let size = 1; taken.length < expected.length; size = (size % 7) + 1) {
@@ -54,9 +56,17 @@ describe('InMemoryWorkflowStore claims', () => {
     await settle(store, newInstance('again', 'w'), 'completed');
     expect((await store.claim(claimRequest('w', { now: T + 10 }))).instances).toEqual([]);
 
-    const reopened = await store.reopen('again', { expect: { status: 'completed', runs: 1 }, status: 'pending', error: null, entries: [], now: T + 20 });
+    const reopened = await store.reopen('again', {
+      expect: { status: 'completed', runs: 1 },
+      status: 'pending',
+      error: null,
+      entries: [],
+      now: T + 20,
+    });
     expect(reopened).toBe(true);
-    expect((await store.claim(claimRequest('w', { now: T + 20 }))).instances.map((instance) => instance.id)).toEqual(['again']);
+    expect((await store.claim(claimRequest('w', { now: T + 20 }))).instances.map((instance) => instance.id)).toEqual([
+      'again',
+    ]);
   });
 
   it('take an instance a lease holder wrote back to an unfinished status once its lease ends', async () => {
@@ -67,6 +77,8 @@ describe('InMemoryWorkflowStore claims', () => {
     expect(await store.write('back', first.token, { now: T + 1, entries: [], status: 'completed' })).toBe(true);
     expect((await store.claim(claimRequest('w', { now: T + 2_000 }))).instances).toEqual([]);
     expect(await store.write('back', first.token, { now: T + 3, entries: [], status: 'running' })).toBe(true);
-    expect((await store.claim(claimRequest('w', { now: T + 2_000 }))).instances.map((instance) => instance.id)).toEqual(['back']);
+    expect((await store.claim(claimRequest('w', { now: T + 2_000 }))).instances.map((instance) => instance.id)).toEqual(
+      ['back'],
+    );
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, type WorkflowInstance } from '../../src/index.js';
-import { BASE_TIME as T, claimRequest, lease, newInstance, newSignal, settle } from '../../src/testing/store-fixtures.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  lease,
+  newInstance,
+  newSignal,
+  settle,
+} from '../../src/testing/store-fixtures.js';
 
 // The in-memory store keeps its due instances in a queue (a heap by wake-up time feeding one in
 // claim order), whose entries can go stale as instances sleep, wake, finish or are deleted. These
@@ -14,21 +21,35 @@ describe('InMemoryWorkflowStore due queue', () => {
   it('takes a sleeping instance when it wakes, not before, and never at the time it slept from', async () => {
     const store = new InMemoryWorkflowStore();
     const { token, cursor } = await lease(store, newInstance('sleeper', 'w'));
-    await store.write('sleeper', token, { now: T + 1, entries: [], status: 'suspended', release: { wakeAt: T + 500, waits: [], signalCursor: cursor } });
+    await store.write('sleeper', token, {
+      now: T + 1,
+      entries: [],
+      status: 'suspended',
+      release: { wakeAt: T + 500, waits: [], signalCursor: cursor },
+    });
     expect(await claimIds(store, T + 499)).toEqual([]);
     expect(await claimIds(store, T + 500)).toEqual(['sleeper']);
   });
 
   it('takes an instance a signal, a cancel or a reopen makes due at once, however far its wake-up was', async () => {
     const store = new InMemoryWorkflowStore();
-    await settle(store, newInstance('waiter', 'w'), 'suspended', { wakeAt: T + 1e9, waits: [{ name: 'go', key: null }] });
+    await settle(store, newInstance('waiter', 'w'), 'suspended', {
+      wakeAt: T + 1e9,
+      waits: [{ name: 'go', key: null }],
+    });
     await settle(store, newInstance('cancelled', 'w'), 'suspended', { wakeAt: null });
     await settle(store, newInstance('failed', 'w'), 'failed');
     expect(await claimIds(store, T + 10)).toEqual([]);
 
     expect((await store.signal(newSignal('go', { now: T + 20 }))).woken).toBe(1);
     expect(await store.requestCancel('cancelled', { reason: 'stop', terminate: false, now: T + 21 })).toBe(true);
-    const reopen = { expect: { status: 'failed' as const, runs: 1 }, status: 'pending' as const, error: null, entries: [], now: T + 22 };
+    const reopen = {
+      expect: { status: 'failed' as const, runs: 1 },
+      status: 'pending' as const,
+      error: null,
+      entries: [],
+      now: T + 22,
+    };
     expect(await store.reopen('failed', reopen)).toBe(true);
     expect(await claimIds(store, T + 30)).toEqual(['waiter', 'cancelled', 'failed']);
   });
@@ -39,7 +60,12 @@ describe('InMemoryWorkflowStore due queue', () => {
     await settle(store, newInstance('other', 'w'), 'suspended', { waits: [{ name: 'stop', key: null }] });
     await settle(store, newInstance('keyed', 'w'), 'suspended', { waits: [{ name: 'go', key: 'k' }] });
     const { token, cursor } = await lease(store, newInstance('twice', 'w'));
-    const suspend = { now: T + 1, entries: [], status: 'suspended' as const, release: { wakeAt: null, waits: [{ name: 'go', key: null }], signalCursor: cursor } };
+    const suspend = {
+      now: T + 1,
+      entries: [],
+      status: 'suspended' as const,
+      release: { wakeAt: null, waits: [{ name: 'go', key: null }], signalCursor: cursor },
+    };
     await store.write('twice', token, suspend);
     expect((await store.signal(newSignal('go', { now: T + 2 }))).woken).toBe(1);
     const run = claimRequest('w', { now: T + 3 });
@@ -47,7 +73,11 @@ describe('InMemoryWorkflowStore due queue', () => {
     expect(ids(claimed.instances)).toEqual(['twice']);
     // Running now: a signal for it does not count it woken, until it suspends again.
     expect((await store.signal(newSignal('go', { now: T + 4, dedupeId: 'second' }))).woken).toBe(0);
-    const again = { ...suspend, now: T + 5, release: { wakeAt: null, waits: [{ name: 'go', key: null }], signalCursor: claimed.lastSignalId + 1 } };
+    const again = {
+      ...suspend,
+      now: T + 5,
+      release: { wakeAt: null, waits: [{ name: 'go', key: null }], signalCursor: claimed.lastSignalId + 1 },
+    };
     expect(await store.write('twice', run.token, again)).toBe(true);
     expect((await store.signal(newSignal('go', { now: T + 6, dedupeId: 'third' }))).woken).toBe(1);
     expect(await claimIds(store, T + 7)).toEqual(['twice']);
@@ -57,7 +87,12 @@ describe('InMemoryWorkflowStore due queue', () => {
     const store = new InMemoryWorkflowStore();
     const { token, cursor } = await lease(store, newInstance('moved', 'w', { wakeAt: T }));
     // Put back due later than it was: the place it had (due at T) must not count any more.
-    await store.write('moved', token, { now: T + 1, entries: [], status: 'pending', release: { wakeAt: T + 300, waits: [], signalCursor: cursor } });
+    await store.write('moved', token, {
+      now: T + 1,
+      entries: [],
+      status: 'pending',
+      release: { wakeAt: T + 300, waits: [], signalCursor: cursor },
+    });
     expect(await claimIds(store, T + 299)).toEqual([]);
     expect(await claimIds(store, T + 300)).toEqual(['moved']);
   });
@@ -115,7 +150,8 @@ describe('InMemoryWorkflowStore due queue', () => {
 
   it('finds the one instance a concurrency key lets through far behind the ones it holds back', async () => {
     const store = new InMemoryWorkflowStore();
-    for (let i = 0; i < 50; i++) await store.create(newInstance(`a-${String(i).padStart(2, '0')}`, 'w', { concurrencyKey: 'a' }));
+    for (let i = 0; i < 50; i++)
+      await store.create(newInstance(`a-${String(i).padStart(2, '0')}`, 'w', { concurrencyKey: 'a' }));
     await store.create(newInstance('b', 'w', { concurrencyKey: 'b', wakeAt: T + 1 }));
     const limits = [{ workflow: 'w', limit: null, perKey: 1 }];
     const first = await store.claim(claimRequest('w', { now: T + 1, limit: 2, limits }));
@@ -144,12 +180,16 @@ describe('InMemoryWorkflowStore due queue', () => {
     const rateLimits = [{ workflow: 'w', limit: { max: 2, duration: 1_000 }, perKey: null }];
     expect(ids((await store.claim(claimRequest('w', { now: T, rateLimits }))).instances)).toEqual(['r-0', 'r-1']);
     expect(ids((await store.claim(claimRequest('w', { now: T + 999, rateLimits }))).instances)).toEqual([]);
-    expect(ids((await store.claim(claimRequest('w', { now: T + 1_000, rateLimits }))).instances)).toEqual(['r-2', 'r-3']);
+    expect(ids((await store.claim(claimRequest('w', { now: T + 1_000, rateLimits }))).instances)).toEqual([
+      'r-2',
+      'r-3',
+    ]);
   });
 
   it('stays right through many instances finished under long leases (the queue compacts)', async () => {
     const store = new InMemoryWorkflowStore();
-    for (let i = 0; i < 3_000; i++) await store.create(newInstance(`c-${String(i).padStart(4, '0')}`, 'w', { wakeAt: T + (i % 3) }));
+    for (let i = 0; i < 3_000; i++)
+      await store.create(newInstance(`c-${String(i).padStart(4, '0')}`, 'w', { wakeAt: T + (i % 3) }));
     let taken = 0;
     for (let round = 0; taken < 3_000; round++) {
       const request = claimRequest('w', { now: T + 10, limit: 7, leaseUntil: T + 1e9 });
@@ -157,7 +197,9 @@ describe('InMemoryWorkflowStore due queue', () => {
       expect(claim.instances.length).toBe(Math.min(7, 3_000 - taken));
       for (const instance of claim.instances) {
         const release = { wakeAt: null, waits: [], signalCursor: claim.lastSignalId };
-        expect(await store.write(instance.id, request.token, { now: T + 10, entries: [], status: 'completed', release })).toBe(true);
+        expect(
+          await store.write(instance.id, request.token, { now: T + 10, entries: [], status: 'completed', release }),
+        ).toBe(true);
       }
       taken += claim.instances.length;
     }
@@ -198,19 +240,30 @@ async function randomHistory(seed: number): Promise<void> {
     if (roll < 0.3) {
       const id = `r${seed}-${created++}`;
       const version = random() < 0.9 ? 1 : 2;
-      await store.create(newInstance(id, 'w', { version, now, wakeAt: now + Math.floor(random() * 60) - 20, priority: Math.floor(random() * 3) - 1 }));
+      await store.create(
+        newInstance(id, 'w', {
+          version,
+          now,
+          wakeAt: now + Math.floor(random() * 60) - 20,
+          priority: Math.floor(random() * 3) - 1,
+        }),
+      );
     } else if (roll < 0.6) {
       const limit = 1 + Math.floor(random() * 4);
       const expected = all
         .filter((i) => ['pending', 'running', 'suspended', 'compensating'].includes(i.status))
         .filter((i) => i.version === 1 && i.wakeAt !== null && i.wakeAt <= now)
         .filter((i) => !(i.leaseToken !== null && i.leaseUntil !== null && i.leaseUntil >= now))
-        .sort((a, b) => a.priority - b.priority || a.wakeAt! - b.wakeAt! || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+        .sort(
+          (a, b) =>
+            a.priority - b.priority || a.wakeAt! - b.wakeAt! || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1),
+        )
         .slice(0, limit);
       const request = claimRequest('w', { now, limit, leaseUntil: now + Math.floor(random() * 80) });
       const claim = await store.claim(request);
       expect(ids(claim.instances), `seed ${seed}, step ${step}`).toEqual(ids(expected));
-      for (const instance of claim.instances) held.set(instance.id, { token: request.token, cursor: claim.lastSignalId });
+      for (const instance of claim.instances)
+        held.set(instance.id, { token: request.token, cursor: claim.lastSignalId });
     } else {
       const [id, lease] = pick([...held]) ?? [];
       const target = pick(all);
@@ -219,7 +272,12 @@ async function randomHistory(seed: number): Promise<void> {
         const wakeAt = random() < 0.2 ? null : now + Math.floor(random() * 60);
         const waits = random() < 0.5 ? [{ name: 'ping', key: null }] : [];
         const status = wakeAt === null && waits.length === 0 ? 'completed' : 'suspended';
-        await store.write(id, lease.token, { now, entries: [], status, release: { wakeAt, waits, signalCursor: lease.cursor } });
+        await store.write(id, lease.token, {
+          now,
+          entries: [],
+          status,
+          release: { wakeAt, waits, signalCursor: lease.cursor },
+        });
         held.delete(id);
       } else if (id && lease && action < 0.4) {
         await store.renew(id, lease.token, now + Math.floor(random() * 80));
@@ -230,7 +288,13 @@ async function randomHistory(seed: number): Promise<void> {
       } else if (target && action < 0.8) {
         await store.delete(target.id, [target.status]);
       } else if (target && action < 0.9 && target.status === 'completed') {
-        await store.reopen(target.id, { expect: { status: 'completed', runs: target.runs }, status: 'pending', error: null, entries: [], now });
+        await store.reopen(target.id, {
+          expect: { status: 'completed', runs: target.runs },
+          status: 'pending',
+          error: null,
+          entries: [],
+          now,
+        });
       }
     }
   }

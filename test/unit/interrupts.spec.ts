@@ -59,17 +59,19 @@ describe('the run deadline while a step runs', () => {
   @Workflow('interrupts.deadline', { timeout: '1h' })
   class PastDeadline {
     async run(ctx: WorkflowContext) {
-      await ctx.step('long', ({ signal }) =>
-        new Promise<string>((resolve, reject) => {
-          seen.started.resolve();
-          // Gives up on its own after a while, so a missed deadline fails the test instead of hanging it.
-          const timer = setTimeout(() => resolve('finished'), 1000);
-          signal.addEventListener('abort', () => {
-            seen.aborted = true;
-            clearTimeout(timer);
-            reject(new Error('aborted'));
-          });
-        }),
+      await ctx.step(
+        'long',
+        ({ signal }) =>
+          new Promise<string>((resolve, reject) => {
+            seen.started.resolve();
+            // Gives up on its own after a while, so a missed deadline fails the test instead of hanging it.
+            const timer = setTimeout(() => resolve('finished'), 1000);
+            signal.addEventListener('abort', () => {
+              seen.aborted = true;
+              clearTimeout(timer);
+              reject(new Error('aborted'));
+            });
+          }),
       );
       await ctx.step('after', () => 'never');
       return 'ok';
@@ -77,7 +79,9 @@ describe('the run deadline while a step runs', () => {
   }
 
   it('is seen at the next heartbeat: the step is aborted and the instance fails with WorkflowTimeoutError', async () => {
-    app = await createTestApp([PastDeadline], { worker: { enabled: false, leaseDuration: '1m', heartbeatInterval: 20 } });
+    app = await createTestApp([PastDeadline], {
+      worker: { enabled: false, leaseDuration: '1m', heartbeatInterval: 20 },
+    });
     const handle = await app.client.start(PastDeadline, null);
     const drained = app.worker.drain();
     await seen.started.promise;

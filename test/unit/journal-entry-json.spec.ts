@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { journalEntryJson, journalJson } from '../../src/storage/journal-entry-json.js';
 import type { WorkflowJournalEntry } from '../../src/storage/workflow-instance.js';
 
-const entry = (value: unknown): WorkflowJournalEntry => ({ name: 's', kind: 'step', state: 'completed', value, attempts: 1, createdAt: 1, updatedAt: 2 });
+const entry = (value: unknown): WorkflowJournalEntry => ({
+  name: 's',
+  kind: 'step',
+  state: 'completed',
+  value,
+  attempts: 1,
+  createdAt: 1,
+  updatedAt: 2,
+});
 
 describe('journalEntryJson()', () => {
   it('is JSON.stringify() of the entry, and the kept text stays invisible to keys, spreads, JSON and equality', () => {

@@ -15,7 +15,9 @@ describe('the journal limit', () => {
   class Loop {
     async run(ctx: WorkflowContext) {
       for (let i = 0; ; i++) {
-        await ctx.step(`s${i}`, () => void effects.push(`do ${i}`), { compensate: () => void effects.push(`undo ${i}`) });
+        await ctx.step(`s${i}`, () => void effects.push(`do ${i}`), {
+          compensate: () => void effects.push(`undo ${i}`),
+        });
       }
     }
   }

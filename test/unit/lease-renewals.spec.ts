@@ -85,7 +85,7 @@ describe('renewals asked for between heartbeats (a cancel notice)', () => {
     await t.stop();
   });
 
-  it('lets a heartbeat join a renewal that is out instead of sending a second one, and follows a heartbeat\'s renewal that is out', async () => {
+  it("lets a heartbeat join a renewal that is out instead of sending a second one, and follows a heartbeat's renewal that is out", async () => {
     const t = loopHolding(25);
     t.loop.start();
     await vi.waitFor(() => expect([...t.loop.active]).toEqual(['a', 'b']));

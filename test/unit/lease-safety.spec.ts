@@ -23,12 +23,16 @@ describe('a worker whose lease ran out by its own clock', () => {
   @Workflow('lease.stalls')
   class Stalls {
     async run(ctx: WorkflowContext, what: 'step' | 'child' | 'compensation') {
-      await ctx.step('first', () => {
-        ran.push('first');
-        // The process stalls (SIGSTOP, a long pause) past its 30 s lease while the step runs.
-        app!.clock.advance(31_000);
-        return 1;
-      }, { compensate: () => void ran.push('undo first') });
+      await ctx.step(
+        'first',
+        () => {
+          ran.push('first');
+          // The process stalls (SIGSTOP, a long pause) past its 30 s lease while the step runs.
+          app!.clock.advance(31_000);
+          return 1;
+        },
+        { compensate: () => void ran.push('undo first') },
+      );
       if (what === 'child') await ctx.startChild('kid', Kid, null);
       if (what === 'compensation') throw new Error('fails, so the first step is compensated');
       await ctx.step('second', () => void ran.push('second'));
@@ -42,22 +46,29 @@ describe('a worker whose lease ran out by its own clock', () => {
     }
   }
 
-  it.each(['step', 'child', 'compensation'] as const)('starts no %s after the stall; the next claim runs it once', async (what) => {
-    ran.length = 0;
-    app = await createTestApp([Stalls, Kid]);
-    const handle = await app.client.start(Stalls, what, { id: `stall-${what}` });
-    await app.worker.drain({ limit: 1 });
-    expect(ran).toEqual(['first']);
-    // The first step's result was kept (written before the check); the instance is taken over later.
-    const journal = (await app.client.getStatus(handle.id, { journal: true })).journal!;
-    expect(journal.map((e) => [e.name, e.state])).toEqual([['first', 'completed']]);
-    expect(warnings().some((m) => m.includes(`"stall-${what}"`))).toBe(true);
+  it.each(['step', 'child', 'compensation'] as const)(
+    'starts no %s after the stall; the next claim runs it once',
+    async (what) => {
+      ran.length = 0;
+      app = await createTestApp([Stalls, Kid]);
+      const handle = await app.client.start(Stalls, what, { id: `stall-${what}` });
+      await app.worker.drain({ limit: 1 });
+      expect(ran).toEqual(['first']);
+      // The first step's result was kept (written before the check); the instance is taken over later.
+      const journal = (await app.client.getStatus(handle.id, { journal: true })).journal!;
+      expect(journal.map((e) => [e.name, e.state])).toEqual([['first', 'completed']]);
+      expect(warnings().some((m) => m.includes(`"stall-${what}"`))).toBe(true);
 
-    await app.worker.drain();
-    const expected = { step: ['first', 'second'], child: ['first', 'second', 'kid'], compensation: ['first', 'undo first'] }[what];
-    expect(ran).toEqual(expected);
-    expect((await handle.status()).status).toBe(what === 'compensation' ? 'failed' : 'completed');
-  });
+      await app.worker.drain();
+      const expected = {
+        step: ['first', 'second'],
+        child: ['first', 'second', 'kid'],
+        compensation: ['first', 'undo first'],
+      }[what];
+      expect(ran).toEqual(expected);
+      expect((await handle.status()).status).toBe(what === 'compensation' ? 'failed' : 'completed');
+    },
+  );
 });
 
 describe('graceful shutdown that times out', () => {
@@ -73,12 +84,20 @@ describe('graceful shutdown that times out', () => {
     const store = new InMemoryWorkflowStore();
     app = await createTestApp([Hangs], { store, worker: { pollInterval: '10ms', shutdownTimeout: '50ms' } });
     await app.client.start(Hangs, null, { id: 'hangs' });
-    for (let i = 0; i < 200 && !(await store.get('hangs', { journal: true }))?.journal?.some((e) => e.name === 'quick'); i++) {
+    for (
+      let i = 0;
+      i < 200 && !(await store.get('hangs', { journal: true }))?.journal?.some((e) => e.name === 'quick');
+      i++
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await app.close();
     app = undefined;
-    expect(warnings()).toContainEqual(expect.stringContaining('Instance "hangs" (lease.hangs@1) was still running step "stuck" when shutdownTimeout passed'));
+    expect(warnings()).toContainEqual(
+      expect.stringContaining(
+        'Instance "hangs" (lease.hangs@1) was still running step "stuck" when shutdownTimeout passed',
+      ),
+    );
     const stored = await store.get('hangs', { journal: true });
     expect(stored).toMatchObject({ status: 'running', leaseToken: null, leaseUntil: null });
     expect(stored!.wakeAt).not.toBeNull();
@@ -92,7 +111,10 @@ describe('graceful shutdown with more than ten executions running', () => {
     async run(ctx: WorkflowContext) {
       await ctx.step('quick', () => 1);
       // Runs until the shutdown aborts it.
-      await ctx.step('until-shutdown', ({ signal }) => new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })));
+      await ctx.step(
+        'until-shutdown',
+        ({ signal }) => new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })),
+      );
     }
   }
 
@@ -102,10 +124,16 @@ describe('graceful shutdown with more than ten executions running', () => {
     const onWarning = (warning: Error) => nodeWarnings.push(warning);
     process.on('warning', onWarning);
     try {
-      app = await createTestApp([Many], { store, worker: { pollInterval: '10ms', concurrency: 25, shutdownTimeout: '5s' } });
+      app = await createTestApp([Many], {
+        store,
+        worker: { pollInterval: '10ms', concurrency: 25, shutdownTimeout: '5s' },
+      });
       const ids = Array.from({ length: 25 }, (_, i) => `many-${i}`);
       for (const id of ids) await app.client.start(Many, null, { id });
-      const started = async () => (await Promise.all(ids.map((id) => store.get(id, { journal: true })))).every((i) => i?.journal?.some((e) => e.name === 'quick'));
+      const started = async () =>
+        (await Promise.all(ids.map((id) => store.get(id, { journal: true })))).every((i) =>
+          i?.journal?.some((e) => e.name === 'quick'),
+        );
       for (let i = 0; i < 500 && !(await started()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await started()).toBe(true);
       await app.close();
@@ -135,7 +163,14 @@ describe('attempts across a crash', () => {
     steal = null;
     app!.clock.advance(31_000);
     const now = app!.clock.now();
-    const { instances } = await store.claim({ owner: 'other', token: `t-${name}`, now, leaseUntil: now + 1, limit: 1, workflows: [{ name: 'lease.counted', version: 1 }] });
+    const { instances } = await store.claim({
+      owner: 'other',
+      token: `t-${name}`,
+      now,
+      leaseUntil: now + 1,
+      limit: 1,
+      workflows: [{ name: 'lease.counted', version: 1 }],
+    });
     expect(instances.map((i) => i.id)).toEqual([ctxId]);
   }
 
@@ -154,23 +189,38 @@ describe('attempts across a crash', () => {
     }
   }
 
-  it.each(['one', 'two'])('counts a re-run of step "%s" after its execution was cut short as the next attempt', async (name) => {
-    attempts.length = 0;
-    steal = name;
-    store = new InMemoryWorkflowStore();
-    app = await createTestApp([Counted], { store });
-    const handle = await app.client.start(Counted, null, { id: `counted-${name}` });
-    await app.worker.drain();
-    app.clock.advance(10);
-    await app.worker.drain();
-    expect((await handle.status()).status).toBe('completed');
-    expect(attempts).toEqual(name === 'one' ? [['one', 1], ['one', 2], ['two', 1]] : [['one', 1], ['two', 1], ['two', 2]]);
-    const journal = (await app.client.getStatus(handle.id, { journal: true })).journal!;
-    expect(journal.map((e) => [e.name, e.state, e.attempts])).toEqual([
-      ['one', 'completed', name === 'one' ? 2 : 1],
-      ['two', 'completed', name === 'two' ? 2 : 1],
-    ]);
-  });
+  it.each(['one', 'two'])(
+    'counts a re-run of step "%s" after its execution was cut short as the next attempt',
+    async (name) => {
+      attempts.length = 0;
+      steal = name;
+      store = new InMemoryWorkflowStore();
+      app = await createTestApp([Counted], { store });
+      const handle = await app.client.start(Counted, null, { id: `counted-${name}` });
+      await app.worker.drain();
+      app.clock.advance(10);
+      await app.worker.drain();
+      expect((await handle.status()).status).toBe('completed');
+      expect(attempts).toEqual(
+        name === 'one'
+          ? [
+              ['one', 1],
+              ['one', 2],
+              ['two', 1],
+            ]
+          : [
+              ['one', 1],
+              ['two', 1],
+              ['two', 2],
+            ],
+      );
+      const journal = (await app.client.getStatus(handle.id, { journal: true })).journal!;
+      expect(journal.map((e) => [e.name, e.state, e.attempts])).toEqual([
+        ['one', 'completed', name === 'one' ? 2 : 1],
+        ['two', 'completed', name === 'two' ? 2 : 1],
+      ]);
+    },
+  );
 });
 
 describe('many steps in parallel that read ctx.signal', () => {
@@ -178,7 +228,11 @@ describe('many steps in parallel that read ctx.signal', () => {
   class ParallelSignal {
     async run(ctx: WorkflowContext) {
       // Each step with a timeout listens to the execution's signal while it runs.
-      return Promise.all(Array.from({ length: 15 }, (_, i) => ctx.step(`s${i}`, ({ signal }) => (signal.aborted ? -1 : i), { timeout: '1m' })));
+      return Promise.all(
+        Array.from({ length: 15 }, (_, i) =>
+          ctx.step(`s${i}`, ({ signal }) => (signal.aborted ? -1 : i), { timeout: '1m' }),
+        ),
+      );
     }
   }
 

@@ -3,7 +3,9 @@ import { LeasedWorker, type LeasedWorkerOptions } from '../../src/worker/leased-
 import { systemClock } from '../../src/time/workflow-clock.js';
 
 /** A loop over string items with the tests' defaults (two slots, no poll or heartbeat in the way), `options` over them. */
-export function loopWith(options: Partial<LeasedWorkerOptions<string>> & Pick<LeasedWorkerOptions<string>, 'claim'>): LeasedWorker<string> {
+export function loopWith(
+  options: Partial<LeasedWorkerOptions<string>> & Pick<LeasedWorkerOptions<string>, 'claim'>,
+): LeasedWorker<string> {
   return new LeasedWorker<string>({
     concurrency: 2,
     pollInterval: 10_000,

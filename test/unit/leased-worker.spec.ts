@@ -1,9 +1,18 @@
 import { describe, expect, it, vi } from 'vitest';
 import { loopWith } from './leased-loop.js';
 
-function worker(claim: (limit: number) => Promise<string[]>, execute: (item: string) => Promise<void> = async () => undefined, pollInterval = 40) {
+function worker(
+  claim: (limit: number) => Promise<string[]>,
+  execute: (item: string) => Promise<void> = async () => undefined,
+  pollInterval = 40,
+) {
   const errors: unknown[] = [];
-  const loop = loopWith({ pollInterval, claim: (_lease, _now, limit) => claim(limit), execute, onError: (error) => errors.push(error) });
+  const loop = loopWith({
+    pollInterval,
+    claim: (_lease, _now, limit) => claim(limit),
+    execute,
+    onError: (error) => errors.push(error),
+  });
   return { loop, errors };
 }
 
@@ -171,7 +180,9 @@ describe('the leased loop', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(started).toEqual(['a', 'b', 'c', 'd']);
     expect([...loop.active].sort()).toEqual(['a', 'b', 'c', 'd']);
-    await vi.waitFor(() => expect([...renewed].sort()).toEqual(expect.arrayContaining(['a', 'b', 'c', 'd'])), { timeout: 5_000 });
+    await vi.waitFor(() => expect([...renewed].sort()).toEqual(expect.arrayContaining(['a', 'b', 'c', 'd'])), {
+      timeout: 5_000,
+    });
     // a's last write landing frees nothing more: its slot went to c already.
     lastWrites.get('a')!();
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -321,7 +332,11 @@ describe('the leased loop', () => {
   });
 
   it('does not claim unprompted while a full claim waits for a slot after shutdown', async () => {
-    const loop = loopWith({ claim: async (_lease, _now, limit) => Array.from({ length: limit }, (_, index) => `i${index}`), execute: () => new Promise<void>(() => undefined), shutdownTimeout: 0 });
+    const loop = loopWith({
+      claim: async (_lease, _now, limit) => Array.from({ length: limit }, (_, index) => `i${index}`),
+      execute: () => new Promise<void>(() => undefined),
+      shutdownTimeout: 0,
+    });
     loop.start();
     await new Promise((resolve) => setTimeout(resolve, 0));
     // Both slots taken by items that never end: the backlog's next claim waits for one to free.
@@ -406,7 +421,9 @@ describe('the leased loop', () => {
     expect(await first).toBe(1);
     // The first drain is over; the second still runs 'long', whose lease must be kept.
     const before = renewed.filter((item) => item === 'long').length;
-    await vi.waitFor(() => expect(renewed.filter((item) => item === 'long').length).toBeGreaterThan(before + 1), { timeout: 1_000 });
+    await vi.waitFor(() => expect(renewed.filter((item) => item === 'long').length).toBeGreaterThan(before + 1), {
+      timeout: 1_000,
+    });
     finish();
     expect(await second).toBe(1);
     await loop.shutdown();
@@ -415,7 +432,10 @@ describe('the leased loop', () => {
   it('shuts down twice safely, and drain() runs what is due without the loop', async () => {
     const due = ['x', 'y', 'z'];
     const ran: string[] = [];
-    const { loop } = worker(async (limit) => due.splice(0, limit), async (item) => void ran.push(item));
+    const { loop } = worker(
+      async (limit) => due.splice(0, limit),
+      async (item) => void ran.push(item),
+    );
     expect(await loop.drain()).toBe(3);
     expect(ran).toEqual(['x', 'y', 'z']);
     await Promise.all([loop.shutdown(), loop.shutdown()]);

@@ -27,14 +27,25 @@ describe('WorkflowClient.list()', () => {
     expect(ids(first)).toEqual(['job-4', 'job-3']);
     const second = await app.client.list({ idPrefix: 'job-', order: 'desc', limit: 2, after: first.at(-1) });
     expect(ids(second)).toEqual(['job-2', 'job-1']);
-    expect(ids(await app.client.list({ createdFrom: new Date(start + 1000), createdBefore: start + 3000 }))).toEqual(['job-1', 'job-2']);
+    expect(ids(await app.client.list({ createdFrom: new Date(start + 1000), createdBefore: start + 3000 }))).toEqual([
+      'job-1',
+      'job-2',
+    ]);
   });
 
   it('refuses bad options with a message that says what to pass, and reads nothing', async () => {
     app = await createTestApp([Noop]);
-    await expect(app.client.list({ idPrefix: '' })).rejects.toThrow('Invalid list() option "idPrefix": "". Use a non-empty string');
-    await expect(app.client.list({ order: 'newest' as never })).rejects.toThrow(`Invalid list() option "order": "newest". Use 'asc' or 'desc'.`);
-    await expect(app.client.list({ after: { createdAt: Number.NaN, id: 'x' } })).rejects.toThrow('Invalid list() option "after"');
-    await expect(app.client.list({ createdFrom: new Date('nope') })).rejects.toThrow('Invalid list() option "createdFrom"');
+    await expect(app.client.list({ idPrefix: '' })).rejects.toThrow(
+      'Invalid list() option "idPrefix": "". Use a non-empty string',
+    );
+    await expect(app.client.list({ order: 'newest' as never })).rejects.toThrow(
+      `Invalid list() option "order": "newest". Use 'asc' or 'desc'.`,
+    );
+    await expect(app.client.list({ after: { createdAt: Number.NaN, id: 'x' } })).rejects.toThrow(
+      'Invalid list() option "after"',
+    );
+    await expect(app.client.list({ createdFrom: new Date('nope') })).rejects.toThrow(
+      'Invalid list() option "createdFrom"',
+    );
   });
 });

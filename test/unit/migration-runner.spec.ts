@@ -51,7 +51,9 @@ describe('MigrationRunner and a schema a newer version migrated', () => {
 
   it('migrate() refuses it before taking the lock or applying anything, even when this build has migrations pending', async () => {
     const { dialect, calls } = fakeDialect([1, 5]);
-    await expect(new MigrationRunner(executor, dialect, SHIPPED, target).migrate()).rejects.toThrow(/holds migration\(s\) 0005/);
+    await expect(new MigrationRunner(executor, dialect, SHIPPED, target).migrate()).rejects.toThrow(
+      /holds migration\(s\) 0005/,
+    );
     expect(calls).toEqual({ prepared: 0, applied: [] });
   });
 
@@ -73,7 +75,9 @@ describe('MigrationRunner and a schema a newer version migrated', () => {
   });
 
   it('without a target the message still names the versions', async () => {
-    const error = await new MigrationRunner(executor, fakeDialect([7]).dialect, SHIPPED).pending().catch((e: unknown) => e);
+    const error = await new MigrationRunner(executor, fakeDialect([7]).dialect, SHIPPED)
+      .pending()
+      .catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/^The schema holds migration\(s\) 0007,/);
   });
 });

@@ -19,7 +19,10 @@ afterEach(async () => {
 });
 
 async function boot(options: Parameters<typeof WorkflowsModule.forRoot>[0], providers: unknown[] = []) {
-  const module = await Test.createTestingModule({ imports: [WorkflowsModule.forRoot(options)], providers: providers as never[] }).compile();
+  const module = await Test.createTestingModule({
+    imports: [WorkflowsModule.forRoot(options)],
+    providers: providers as never[],
+  }).compile();
   await module.init();
   return module;
 }
@@ -39,7 +42,9 @@ describe('durations', () => {
   });
 
   it('refuses anything else with an error naming where it came from', () => {
-    expect(() => parseDuration('5 parsecs', 'worker.pollInterval')).toThrow(/Invalid worker.pollInterval: "5 parsecs".*'1h30m'/);
+    expect(() => parseDuration('5 parsecs', 'worker.pollInterval')).toThrow(
+      /Invalid worker.pollInterval: "5 parsecs".*'1h30m'/,
+    );
     expect(() => parseDuration(-1)).toThrow(/non-negative/);
     expect(() => parseDuration('')).toThrow(/Invalid duration/);
     expect(() => parseDuration(NaN)).toThrow(/Invalid duration/);
@@ -54,7 +59,9 @@ describe('module options', () => {
   it('names the option that is wrong', async () => {
     await expect(boot({ worker: { pollInterval: '5 parsecs' } })).rejects.toThrow(/worker\.pollInterval/);
     await expect(boot({ worker: { concurrency: 0 } })).rejects.toThrow(/worker\.concurrency/);
-    await expect(boot({ worker: { leaseDuration: '30s', heartbeatInterval: '40s' } })).rejects.toThrow(/heartbeatInterval.*below worker\.leaseDuration/);
+    await expect(boot({ worker: { leaseDuration: '30s', heartbeatInterval: '40s' } })).rejects.toThrow(
+      /heartbeatInterval.*below worker\.leaseDuration/,
+    );
     await expect(boot({ retry: { attempts: 0 } })).rejects.toThrow(/retry.*attempts/);
     await expect(boot({ journal: { maxEntries: -5 } })).rejects.toThrow(/journal\.maxEntries/);
     await expect(boot({ store: {} as never })).rejects.toThrow(/option "store"/);
@@ -65,7 +72,9 @@ describe('module options', () => {
     const previous = process.env.NODE_ENV;
     process.env.NODE_ENV = 'production';
     try {
-      await expect(boot({ worker: false })).rejects.toThrow(/in-memory store with NODE_ENV=production.*allowInMemoryStorage/);
+      await expect(boot({ worker: false })).rejects.toThrow(
+        /in-memory store with NODE_ENV=production.*allowInMemoryStorage/,
+      );
       const module = await boot({ worker: false, allowInMemoryStorage: true });
       await module.close();
     } finally {
@@ -85,7 +94,10 @@ describe('module options', () => {
         WorkflowsModule.forRootAsync({
           imports: [SettingsModule],
           inject: [Settings],
-          useFactory: (settings: Settings) => ({ store: InMemoryWorkflowStore, worker: { enabled: false, concurrency: settings.concurrency } }),
+          useFactory: (settings: Settings) => ({
+            store: InMemoryWorkflowStore,
+            worker: { enabled: false, concurrency: settings.concurrency },
+          }),
         }),
       ],
     }).compile();
@@ -105,7 +117,9 @@ describe('definitions', () => {
     class B {
       async run() {}
     }
-    await expect(boot({ worker: false }, [A, B])).rejects.toThrow(/on B and A both declare workflow "dup.flow" version 1/);
+    await expect(boot({ worker: false }, [A, B])).rejects.toThrow(
+      /on B and A both declare workflow "dup.flow" version 1/,
+    );
   });
 
   it('refuses bad options, naming the class and the option', async () => {
@@ -113,17 +127,23 @@ describe('definitions', () => {
     class BadTimeout {
       async run() {}
     }
-    await expect(boot({ worker: false }, [BadTimeout])).rejects.toThrow(/timeout of @Workflow\('bad.timeout'\) on BadTimeout: "soon"/);
+    await expect(boot({ worker: false }, [BadTimeout])).rejects.toThrow(
+      /timeout of @Workflow\('bad.timeout'\) on BadTimeout: "soon"/,
+    );
     @Workflow('bad.schedule', { schedules: [{ cron: 'every day' }] })
     class BadSchedule {
       async run() {}
     }
-    await expect(boot({ worker: false }, [BadSchedule])).rejects.toThrow(/BadSchedule: schedules\[0\] \("bad.schedule"\): invalid cron 'every day'/);
+    await expect(boot({ worker: false }, [BadSchedule])).rejects.toThrow(
+      /BadSchedule: schedules\[0\] \("bad.schedule"\): invalid cron 'every day'/,
+    );
     @Workflow('bad.concurrency', { concurrency: { perKey: 0 } })
     class BadConcurrency {
       async run() {}
     }
-    await expect(boot({ worker: false }, [BadConcurrency])).rejects.toThrow(/BadConcurrency: invalid concurrency.perKey 0/);
+    await expect(boot({ worker: false }, [BadConcurrency])).rejects.toThrow(
+      /BadConcurrency: invalid concurrency.perKey 0/,
+    );
   });
 
   it('refuses a concurrency or rateLimit that is not an object, and a priority no store keeps', async () => {
@@ -131,7 +151,9 @@ describe('definitions', () => {
     class ConcurrencyNumber {
       async run() {}
     }
-    await expect(boot({ worker: false }, [ConcurrencyNumber])).rejects.toThrow(/ConcurrencyNumber: invalid concurrency 5\. Use \{ limit\?, perKey\? \}/);
+    await expect(boot({ worker: false }, [ConcurrencyNumber])).rejects.toThrow(
+      /ConcurrencyNumber: invalid concurrency 5\. Use \{ limit\?, perKey\? \}/,
+    );
     @Workflow('bad.rate-number', { rateLimit: 10 as never })
     class RateNumber {
       async run() {}
@@ -141,7 +163,9 @@ describe('definitions', () => {
     class PriorityRange {
       async run() {}
     }
-    await expect(boot({ worker: false }, [PriorityRange])).rejects.toThrow(/PriorityRange: invalid priority 1099511627776\. Use a whole number from/);
+    await expect(boot({ worker: false }, [PriorityRange])).rejects.toThrow(
+      /PriorityRange: invalid priority 1099511627776\. Use a whole number from/,
+    );
   });
 
   it('refuses start() and signal() options that are not an object, and stores nothing', async () => {
@@ -150,9 +174,15 @@ describe('definitions', () => {
       async run() {}
     }
     app = await createTestApp([NotObject]);
-    await expect(app.client.start(NotObject, {}, null as never)).rejects.toThrow('start() options must be an object (or left out), got null.');
-    await expect(app.client.start(NotObject, {}, 'id-1' as never)).rejects.toThrow('start() options must be an object (or left out), got string.');
-    await expect(app.client.signal('s', {}, [] as never)).rejects.toThrow('signal() options must be an object (or left out), got an array.');
+    await expect(app.client.start(NotObject, {}, null as never)).rejects.toThrow(
+      'start() options must be an object (or left out), got null.',
+    );
+    await expect(app.client.start(NotObject, {}, 'id-1' as never)).rejects.toThrow(
+      'start() options must be an object (or left out), got string.',
+    );
+    await expect(app.client.signal('s', {}, [] as never)).rejects.toThrow(
+      'signal() options must be an object (or left out), got an array.',
+    );
     expect(await app.client.list({})).toEqual([]);
     expect(await app.store.signals({ name: 's', key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
   });
@@ -166,9 +196,13 @@ describe('definitions', () => {
     await expect(app.client.start(Typo, {}, { concurencyKey: 'customer-1' } as never)).rejects.toThrow(
       /start\(\) options: unknown key "concurencyKey"\. Known keys: id, version, concurrencyKey/,
     );
-    await expect(app.client.signal('typo.signal', 1, { Key: 'k' } as never)).rejects.toThrow(/signal\(\) options: unknown key "Key"/);
+    await expect(app.client.signal('typo.signal', 1, { Key: 'k' } as never)).rejects.toThrow(
+      /signal\(\) options: unknown key "Key"/,
+    );
     expect(await app.client.list()).toEqual([]);
-    expect(await app.store.signals({ name: 'typo.signal', key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+    expect(
+      await app.store.signals({ name: 'typo.signal', key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+    ).toEqual([]);
   });
 
   it('starting an unknown workflow says what is known and stores nothing', async () => {
@@ -220,7 +254,14 @@ describe('versions', () => {
     // A process that only has v2 never claims a v1 instance.
     app = await createTestApp([V2], { store });
     app.clock.set(clockAt);
-    await store.create({ id: 'legacy', workflow: 'versioned.flow', version: 1, input: null, deadline: null, now: clockAt });
+    await store.create({
+      id: 'legacy',
+      workflow: 'versioned.flow',
+      version: 1,
+      input: null,
+      deadline: null,
+      now: clockAt,
+    });
     expect(await app.worker.drain()).toBe(0);
     expect(ran.sort()).toEqual(['v1', 'v2']);
   });

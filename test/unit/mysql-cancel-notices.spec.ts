@@ -144,7 +144,10 @@ describe('MySQL cancel notices', () => {
       order.push('held read');
       return ['a'];
     };
-    const stop = await poller.add((id, kind) => (order.push(`told ${id ?? 'some'}:${kind}`), holder.listener(id, kind)), { held });
+    const stop = await poller.add(
+      (id, kind) => (order.push(`told ${id ?? 'some'}:${kind}`), holder.listener(id, kind)),
+      { held },
+    );
     const idle = recorder();
     const stopIdle = await poller.add(idle.listener, { held: () => [] });
     order.length = 0;

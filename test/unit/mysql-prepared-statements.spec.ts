@@ -18,7 +18,10 @@ function fakePool(options: { refuse?: (sql: string) => boolean } = {}) {
     execute(sql: string, _values: unknown, callback: Callback) {
       sent.push(['execute', sql]);
       if (options.refuse?.(sql)) {
-        const error = Object.assign(new Error('This command is not supported in the prepared statement protocol yet'), { errno: 1295, code: 'ER_UNSUPPORTED_PS' });
+        const error = Object.assign(new Error('This command is not supported in the prepared statement protocol yet'), {
+          errno: 1295,
+          code: 'ER_UNSUPPORTED_PS',
+        });
         queueMicrotask(() => callback(error));
         return;
       }
@@ -43,7 +46,13 @@ describe('fromMysql2() prepared statements', () => {
     for (let i = 0; i < 5; i++) await executor.query('SELECT ? AS b', [i]);
     // Without parameters there is nothing to bind: always text.
     for (let i = 0; i < 5; i++) await executor.query('SELECT 1 AS c', [], repeated);
-    expect(sent.filter(([, sql]) => sql === 'SELECT ? AS a').map(([how]) => how)).toEqual(['query', 'query', 'execute', 'execute', 'execute']);
+    expect(sent.filter(([, sql]) => sql === 'SELECT ? AS a').map(([how]) => how)).toEqual([
+      'query',
+      'query',
+      'execute',
+      'execute',
+      'execute',
+    ]);
     expect(sent.filter(([how, sql]) => how === 'execute' && sql !== 'SELECT ? AS a')).toEqual([]);
   });
 
@@ -54,7 +63,12 @@ describe('fromMysql2() prepared statements', () => {
     for (let round = 0; round < 4; round++) for (const sql of texts) await executor.query(sql, [round], repeated);
     const executed = new Set(sent.filter(([how]) => how === 'execute').map(([, sql]) => sql));
     expect([...executed]).toEqual(['SELECT ? AS a', 'SELECT ? AS b']);
-    expect(sent.filter(([, sql]) => sql === 'SELECT ? AS c').map(([how]) => how)).toEqual(['query', 'query', 'query', 'query']);
+    expect(sent.filter(([, sql]) => sql === 'SELECT ? AS c').map(([how]) => how)).toEqual([
+      'query',
+      'query',
+      'query',
+      'query',
+    ]);
   });
 
   it('sends a text the server will not prepare as text, at once and from then on', async () => {
@@ -68,13 +82,17 @@ describe('fromMysql2() prepared statements', () => {
 
   it("sends a text as text when the server's prepared statements are at max_prepared_stmt_count", async () => {
     const { pool, sent } = fakePool();
-    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } }).pool;
+    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } })
+      .pool;
     core.execute = (sql, _values, callback) => {
       sent.push(['execute', sql]);
-      const error = Object.assign(new Error("Can't create more than max_prepared_stmt_count statements (current value: 16382)"), {
-        errno: 1461,
-        code: 'ER_MAX_PREPARED_STMT_COUNT_REACHED',
-      });
+      const error = Object.assign(
+        new Error("Can't create more than max_prepared_stmt_count statements (current value: 16382)"),
+        {
+          errno: 1461,
+          code: 'ER_MAX_PREPARED_STMT_COUNT_REACHED',
+        },
+      );
       queueMicrotask(() => callback(error));
     };
     const executor = fromMysql2(pool);
@@ -86,14 +104,19 @@ describe('fromMysql2() prepared statements', () => {
 
   it('keeps a text refused on one connection among the preparedStatements, which other connections may hold', async () => {
     const { pool, sent } = fakePool();
-    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } }).pool;
+    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } })
+      .pool;
     let executes = 0;
     // The first execute prepares the text on one connection; the next lands on another, when the
     // server is at max_prepared_stmt_count.
     core.execute = (sql, _values, callback) => {
       sent.push(['execute', sql]);
       if (executes++ === 0) return queueMicrotask(() => callback(null, [{ via: 'execute' }]));
-      queueMicrotask(() => callback(Object.assign(new Error("Can't create more than max_prepared_stmt_count statements"), { errno: 1461 })));
+      queueMicrotask(() =>
+        callback(
+          Object.assign(new Error("Can't create more than max_prepared_stmt_count statements"), { errno: 1461 }),
+        ),
+      );
     };
     const executor = fromMysql2(pool, { preparedStatements: 1 });
     for (let i = 0; i < 4; i++) await executor.query('SELECT ? AS a', [i], repeated);
@@ -103,8 +126,10 @@ describe('fromMysql2() prepared statements', () => {
 
   it('passes other errors of a prepared statement on', async () => {
     const { pool } = fakePool();
-    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } }).pool;
-    core.execute = (_sql, _values, callback) => queueMicrotask(() => callback(Object.assign(new Error('Deadlock found'), { errno: 1213 })));
+    const core = (pool as unknown as { pool: { execute: (sql: string, values: unknown, callback: Callback) => void } })
+      .pool;
+    core.execute = (_sql, _values, callback) =>
+      queueMicrotask(() => callback(Object.assign(new Error('Deadlock found'), { errno: 1213 })));
     const executor = fromMysql2(pool);
     await executor.query('SELECT ? AS a', [1], repeated);
     await executor.query('SELECT ? AS a', [2], repeated);
@@ -125,6 +150,8 @@ describe('fromMysql2() prepared statements', () => {
         `fromMysql2(): \`preparedStatements\` must be a whole number of 0 or more (0: none prepared), got ${String(value)}.`,
       );
     }
-    expect(() => fromMysql2(pool, { prepared: 3 } as never)).toThrow('fromMysql2(): unknown option "prepared"; the options are "preparedStatements".');
+    expect(() => fromMysql2(pool, { prepared: 3 } as never)).toThrow(
+      'fromMysql2(): unknown option "prepared"; the options are "preparedStatements".',
+    );
   });
 });

@@ -21,7 +21,10 @@ function fakeServer({ rollbackOnTimeout }: { rollbackOnTimeout: boolean }) {
       Object.assign(server, { inTransaction: false, pending: [] });
     } else if (sql.startsWith('UPDATE locked')) {
       if (rollbackOnTimeout) Object.assign(server, { inTransaction: false, pending: [] });
-      throw Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), { errno: 1205, code: 'ER_LOCK_WAIT_TIMEOUT' });
+      throw Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), {
+        errno: 1205,
+        code: 'ER_LOCK_WAIT_TIMEOUT',
+      });
     } else if (sql.startsWith('INSERT')) (server.inTransaction ? server.pending : server.committed).push(sql);
     return header();
   };
@@ -38,7 +41,11 @@ function fakeServer({ rollbackOnTimeout }: { rollbackOnTimeout: boolean }) {
       });
     },
   };
-  const connection = { connection: core, query: async (sql: string) => [run(sql), undefined], release: () => undefined };
+  const connection = {
+    connection: core,
+    query: async (sql: string) => [run(sql), undefined],
+    release: () => undefined,
+  };
   const pool = {
     pool: { config: { connectionLimit: 1, connectionConfig: {} } },
     query: () => Promise.reject(new Error('not used here')),
@@ -70,7 +77,9 @@ describe('fromMysql2(): a transaction the server rolled back under a statement',
   it('refuses every later statement and the commit when the server rolled back on a lock-wait timeout (innodb_rollback_on_timeout)', async () => {
     const { server, pool } = fakeServer({ rollbackOnTimeout: true });
     const { after, result } = await swallowingTimeout(pool);
-    expect(after).toMatch(/rolled this transaction back when one of its statements failed \(Lock wait timeout exceeded.*\).*refused.*let the error propagate/);
+    expect(after).toMatch(
+      /rolled this transaction back when one of its statements failed \(Lock wait timeout exceeded.*\).*refused.*let the error propagate/,
+    );
     expect(result).toBeInstanceOf(Error);
     expect((result as Error).message).toMatch(/rolled this transaction back/);
     expect((result as Error).cause).toMatchObject({ errno: 1205 });

@@ -27,7 +27,10 @@ describe('MySQL wake-up poll', () => {
     vi.useFakeTimers();
     const marker: { id: string | null } = { id: null };
     const reads: number[] = [];
-    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', { minDelay: 5, maxDelay: 25 });
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', {
+      minDelay: 5,
+      maxDelay: 25,
+    });
     let woken = 0;
     const stop = await poller.add(() => woken++);
 
@@ -63,7 +66,10 @@ describe('MySQL wake-up poll', () => {
     vi.useFakeTimers();
     const marker: { id: string | null } = { id: 'a' };
     const reads: number[] = [];
-    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', { minDelay: 8, maxDelay: 12 });
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', {
+      minDelay: 8,
+      maxDelay: 12,
+    });
     const stop = await poller.add(() => undefined);
     await vi.advanceTimersByTimeAsync(20);
     marker.id = 'b';
@@ -82,7 +88,8 @@ describe('MySQL wake-up poll', () => {
     let away = true;
     const executor: SqlExecutor = {
       ...working,
-      query: (...args: Parameters<SqlExecutor['query']>) => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : working.query(...args)),
+      query: (...args: Parameters<SqlExecutor['query']>) =>
+        away ? Promise.reject(new Error('connect ECONNREFUSED')) : working.query(...args),
     };
     const poller = new MySqlWakePoller(executor, 'instances', 'cancel_notices', { minDelay: 5, maxDelay: 25 });
     let woken = 0;
@@ -107,7 +114,10 @@ describe('MySQL wake-up poll', () => {
     vi.useFakeTimers();
     const marker: { id: string | null } = { id: 'a' };
     const reads: number[] = [];
-    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', { minDelay: 5, maxDelay: 25 });
+    const poller = new MySqlWakePoller(markerExecutor(marker, reads), 'instances', 'cancel_notices', {
+      minDelay: 5,
+      maxDelay: 25,
+    });
     let busy = false;
     let woken = 0;
     const stop = await poller.add(() => woken++, { needsWakeUps: () => !busy });

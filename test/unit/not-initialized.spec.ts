@@ -31,7 +31,9 @@ describe('calls before the application is initialized', () => {
 
   async function compile(): Promise<TestingModule> {
     module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ clock: new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z')), worker: false })],
+      imports: [
+        WorkflowsModule.forRoot({ clock: new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z')), worker: false }),
+      ],
       providers: [Greet],
     }).compile();
     return module;
@@ -39,11 +41,17 @@ describe('calls before the application is initialized', () => {
 
   it('start() says to call init(), not to add a provider that is there', async () => {
     const app = await compile();
-    const error = await app.get(WorkflowClient).start(Greet, { to: 'ada' }).catch((caught: unknown) => caught);
+    const error = await app
+      .get(WorkflowClient)
+      .start(Greet, { to: 'ada' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UnknownWorkflowError);
     expect((error as Error).message).toMatch(/has not been initialized.*app\.init\(\)/);
     expect((error as Error).message).not.toMatch(/is not a provider/);
-    const byName = await app.get(WorkflowClient).start('greetings.before-init', { to: 'ada' }).catch((caught: unknown) => caught);
+    const byName = await app
+      .get(WorkflowClient)
+      .start('greetings.before-init', { to: 'ada' })
+      .catch((caught: unknown) => caught);
     expect((byName as Error).message).toMatch(/has not been initialized.*app\.init\(\)/);
     const schedule = await app
       .get(WorkflowSchedules)
@@ -54,7 +62,10 @@ describe('calls before the application is initialized', () => {
 
   it('drain() fails instead of finding nothing to run', async () => {
     const app = await compile();
-    const error = await app.get(WorkflowWorker).drain().catch((caught: unknown) => caught);
+    const error = await app
+      .get(WorkflowWorker)
+      .drain()
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WorkflowInvalidStateError);
     expect((error as Error).message).toMatch(/drain\(\).*has not been initialized.*app\.init\(\)/);
   });
@@ -72,6 +83,8 @@ describe('calls before the application is initialized', () => {
         return null;
       }
     }
-    await expect(app.get(WorkflowClient).start(Unlisted, null)).rejects.toThrow(/is not a provider of this application/);
+    await expect(app.get(WorkflowClient).start(Unlisted, null)).rejects.toThrow(
+      /is not a provider of this application/,
+    );
   });
 });

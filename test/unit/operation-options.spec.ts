@@ -27,8 +27,22 @@ class Caller {
     if (call === 'child') await ctx.startChild('sub', Child, null, { parent_close: 'abandon' } as never);
     if (call === 'execute-child') await ctx.executeChild('sub', Child, null, { versoin: 1 } as never);
     if (call === 'good') {
-      await ctx.step('charge', body, { retry: 2, timeout: '1m', compensate: () => undefined, compensateRetry: 1, compensateTimeout: '30s' });
-      await ctx.executeChild('sub', Child, null, { id: 'good-child', version: 1, parentClose: 'cancel', concurrencyKey: 'k', rateLimitKey: 'r', priority: 1, timeout: '1h' });
+      await ctx.step('charge', body, {
+        retry: 2,
+        timeout: '1m',
+        compensate: () => undefined,
+        compensateRetry: 1,
+        compensateTimeout: '30s',
+      });
+      await ctx.executeChild('sub', Child, null, {
+        id: 'good-child',
+        version: 1,
+        parentClose: 'cancel',
+        concurrencyKey: 'k',
+        rateLimitKey: 'r',
+        priority: 1,
+        timeout: '1h',
+      });
       await ctx.waitForSignal('approval', 'approve', { key: 'k', timeout: '1s' }).catch(() => undefined);
     }
   }
@@ -42,10 +56,16 @@ describe('operation options', () => {
   });
 
   for (const [call, message] of [
-    ['step', 'options of step "charge": unknown key "retries". Known keys: retry, timeout, compensate, compensateRetry, compensateTimeout. Check its spelling.'],
+    [
+      'step',
+      'options of step "charge": unknown key "retries". Known keys: retry, timeout, compensate, compensateRetry, compensateTimeout. Check its spelling.',
+    ],
     ['step-null', 'options of step "charge" must be an object (or left out), got null.'],
     ['wait', 'options of wait "approval": unknown key "timout". Known keys: key, timeout. Check its spelling.'],
-    ['child', 'options of child "sub": unknown key "parent_close". Known keys: id, version, parentClose, concurrencyKey, rateLimitKey, priority, timeout. Check its spelling.'],
+    [
+      'child',
+      'options of child "sub": unknown key "parent_close". Known keys: id, version, parentClose, concurrencyKey, rateLimitKey, priority, timeout. Check its spelling.',
+    ],
     ['execute-child', 'options of child "sub": unknown key "versoin".'],
   ] as const) {
     it(`fails the instance on a misspelt key in the options of ${call}, running nothing`, async () => {

@@ -6,7 +6,10 @@ import { Workflow, WorkflowsModule, type WorkflowContext, type WorkflowOptions }
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 
 async function boot(options: Parameters<typeof WorkflowsModule.forRoot>[0], providers: unknown[] = []) {
-  const module = await Test.createTestingModule({ imports: [WorkflowsModule.forRoot(options)], providers: providers as never[] }).compile();
+  const module = await Test.createTestingModule({
+    imports: [WorkflowsModule.forRoot(options)],
+    providers: providers as never[],
+  }).compile();
   await module.init();
   return module;
 }
@@ -30,12 +33,22 @@ describe('nested module options', () => {
     await expect(boot({ retry: { backof: '2s' } as never })).rejects.toThrow(
       'WorkflowsModule option "retry": unknown key "backof". Known keys: attempts, backoff, factor, maxBackoff.',
     );
-    await expect(boot({ journal: { maxEntrie: 5 } as never })).rejects.toThrow(/option "journal": unknown key "maxEntrie". Known keys: warnEntries, warnBytes, maxEntries, maxBytes/);
+    await expect(boot({ journal: { maxEntrie: 5 } as never })).rejects.toThrow(
+      /option "journal": unknown key "maxEntrie". Known keys: warnEntries, warnBytes, maxEntries, maxBytes/,
+    );
   });
 
   it('still takes every documented key', async () => {
     const module = await boot({
-      worker: { enabled: false, id: 'w1', concurrency: 2, pollInterval: '1s', leaseDuration: '30s', heartbeatInterval: '10s', shutdownTimeout: '1s' },
+      worker: {
+        enabled: false,
+        id: 'w1',
+        concurrency: 2,
+        pollInterval: '1s',
+        leaseDuration: '30s',
+        heartbeatInterval: '10s',
+        shutdownTimeout: '1s',
+      },
       retry: { attempts: 2, backoff: '1s', factor: 2, maxBackoff: '1m' },
       journal: { warnEntries: 10, warnBytes: 1000, maxEntries: 100, maxBytes: 10_000 },
     });
@@ -45,22 +58,43 @@ describe('nested module options', () => {
 
 describe('@Workflow options', () => {
   for (const [label, options, message] of [
-    ['a top-level key', { timout: '1d' }, /@Workflow\('options\.check'\) on Checked options: unknown key "timout". Known keys: version, timeout, retry/],
+    [
+      'a top-level key',
+      { timout: '1d' },
+      /@Workflow\('options\.check'\) on Checked options: unknown key "timout". Known keys: version, timeout, retry/,
+    ],
     ['retry', { retry: { backof: '2s' } }, /retry of @Workflow\('options\.check'\) on Checked: unknown key "backof"/],
     ['concurrency', { concurrency: { perkey: 1 } }, /concurrency: unknown key "perkey". Known keys: limit, perKey/],
-    ['rateLimit', { rateLimit: { perkey: { max: 1, duration: '1s' } } }, /rateLimit: unknown key "perkey". Known keys: limit, perKey/],
-    ['a rate window', { rateLimit: { limit: { max: 1, duration: '1s', burst: 2 } } }, /rateLimit\.limit: unknown key "burst". Known keys: max, duration/],
-    ['a schedule', { schedules: [{ every: '1m', timeZone: 'UTC' }] }, /schedules\[0\]: unknown key "timeZone". Known keys: id, cron, every, timezone/],
+    [
+      'rateLimit',
+      { rateLimit: { perkey: { max: 1, duration: '1s' } } },
+      /rateLimit: unknown key "perkey". Known keys: limit, perKey/,
+    ],
+    [
+      'a rate window',
+      { rateLimit: { limit: { max: 1, duration: '1s', burst: 2 } } },
+      /rateLimit\.limit: unknown key "burst". Known keys: max, duration/,
+    ],
+    [
+      'a schedule',
+      { schedules: [{ every: '1m', timeZone: 'UTC' }] },
+      /schedules\[0\]: unknown key "timeZone". Known keys: id, cron, every, timezone/,
+    ],
   ] as const) {
     it(`fails startup on an unknown key in ${label}`, async () => {
-      await expect(boot({ worker: false }, [workflowWith(options as unknown as WorkflowOptions)])).rejects.toThrow(message);
+      await expect(boot({ worker: false }, [workflowWith(options as unknown as WorkflowOptions)])).rejects.toThrow(
+        message,
+      );
     });
   }
 });
 
 describe("a store's options", () => {
   it('PostgresWorkflowStore refuses an unknown key', () => {
-    const executor = fromPg({ query: async () => ({ rows: [], rowCount: 0 }), connect: async () => ({}) as never } as never);
+    const executor = fromPg({
+      query: async () => ({ rows: [], rowCount: 0 }),
+      connect: async () => ({}) as never,
+    } as never);
     expect(() => new PostgresWorkflowStore({ executor, schema: 'a', migrations: false } as never)).toThrow(
       'PostgresWorkflowStore options: unknown key "migrations". Known keys: executor, schema, migrate, startupTimeout, transactions. Check its spelling.',
     );

@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore, type WorkflowPayloadCodec } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { EncFail, EncSleep, EncWait, MARK, dumpInMemoryStore, encryptionApp, expectNoPlaintext, type EncryptionApp } from '../support/encryption-scenario.js';
+import {
+  EncFail,
+  EncSleep,
+  EncWait,
+  MARK,
+  dumpInMemoryStore,
+  encryptionApp,
+  expectNoPlaintext,
+  type EncryptionApp,
+} from '../support/encryption-scenario.js';
 import { scheduleDeletedBetweenPages } from '../support/reencryption-races.js';
 import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from '../support/reencryption-scenario.js';
 
@@ -27,13 +36,22 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: Parameters<typeof encryptionApp>[2]) {
+async function open(
+  store: InMemoryWorkflowStore,
+  clock: ManualWorkflowClock,
+  options: Parameters<typeof encryptionApp>[2],
+) {
   const app = await encryptionApp(store, clock, options, [EncLoad]);
   apps.push(app);
   return app;
 }
 
-async function reopen(app: EncryptionApp, store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: Parameters<typeof encryptionApp>[2]) {
+async function reopen(
+  app: EncryptionApp,
+  store: InMemoryWorkflowStore,
+  clock: ManualWorkflowClock,
+  options: Parameters<typeof encryptionApp>[2],
+) {
   await app.close();
   apps.splice(apps.indexOf(app), 1);
   return open(store, clock, options);
@@ -53,15 +71,31 @@ describe('re-encryption on the in-memory store', () => {
     await app.client.cancel('r-wait', `${MARK}-reason`);
     await app.worker.drain();
     await app.storage.saveSchedule({
-      id: 'r-schedule', workflow: 'enc.sleep', declared: false, spec: { every: '1h' }, input: { secret: MARK },
-      paused: false, wakeAt: null, state: {}, expectRevision: null, releaseLease: false, now: clock.now(),
+      id: 'r-schedule',
+      workflow: 'enc.sleep',
+      declared: false,
+      spec: { every: '1h' },
+      input: { secret: MARK },
+      paused: false,
+      wakeAt: null,
+      state: {},
+      expectRevision: null,
+      releaseLease: false,
+      now: clock.now(),
     });
     const signal = await app.client.signal('enc.unclaimed', { secret: MARK }, { key: 'x' });
 
     app = await reopen(app, store, clock, { codec: [k2, k1] });
     const progress: string[] = [];
     const result = await app.client.reencrypt({ batchSize: 2, onProgress: (p) => progress.push(p.phase) });
-    expect(result).toMatchObject({ pass: 1, phase: 'done', changed: 0, unreadable: 0, remaining: 0, read: { instances: 3, schedules: 1 } });
+    expect(result).toMatchObject({
+      pass: 1,
+      phase: 'done',
+      changed: 0,
+      unreadable: 0,
+      remaining: 0,
+      read: { instances: 3, schedules: 1 },
+    });
     expect(result.read.signals).toBeGreaterThanOrEqual(1);
     expect(result.cursor.signal).toBeGreaterThanOrEqual(signal.id);
     expect(progress).toEqual(expect.arrayContaining(['instances', 'signals', 'schedules', 'done']));
@@ -73,8 +107,14 @@ describe('re-encryption on the in-memory store', () => {
     app = await reopen(app, store, clock, { codec: k2 });
     clock.advance('1h');
     await app.worker.drain();
-    expect(await app.client.getStatus('r-order')).toMatchObject({ status: 'completed', input: { secret: `${MARK}-a` }, output: { first: `${MARK}-first:${MARK}-a` } });
-    expect(await app.client.getStatus('r-fail')).toMatchObject({ error: { message: `${MARK}-failure`, orderRef: `${MARK}-field` } });
+    expect(await app.client.getStatus('r-order')).toMatchObject({
+      status: 'completed',
+      input: { secret: `${MARK}-a` },
+      output: { first: `${MARK}-first:${MARK}-a` },
+    });
+    expect(await app.client.getStatus('r-fail')).toMatchObject({
+      error: { message: `${MARK}-failure`, orderRef: `${MARK}-field` },
+    });
     expect(await app.client.getStatus('r-wait')).toMatchObject({ error: { message: `${MARK}-reason` } });
     expect((await app.storage.getSchedule('r-schedule'))?.input).toEqual({ secret: MARK });
     // Run again: nothing left to do, and nothing is written.
@@ -94,7 +134,10 @@ describe('re-encryption on the in-memory store', () => {
     app = await reopen(app, store, clock, { codec: k1, requireEncodedPayloads: true });
     clock.advance('1h');
     await app.worker.drain();
-    expect(await app.client.getStatus('legacy-order')).toMatchObject({ status: 'completed', input: { secret: `${MARK}-legacy` } });
+    expect(await app.client.getStatus('legacy-order')).toMatchObject({
+      status: 'completed',
+      input: { secret: `${MARK}-legacy` },
+    });
   });
 
   it('reports what it cannot read (a codec missing from the list) and leaves it as it is', async () => {
@@ -144,11 +187,19 @@ describe('re-encryption on the in-memory store', () => {
     expect(stopped.remaining).toBeNull();
     // Resumed, and stopped again after its first batch (the rest of the instances): still not whole.
     const stop2 = new AbortController();
-    const resumed = await app.client.reencrypt({ batchSize: 50, resumeFrom: stopped.cursor, signal: stop2.signal, onProgress: () => stop2.abort() });
+    const resumed = await app.client.reencrypt({
+      batchSize: 50,
+      resumeFrom: stopped.cursor,
+      signal: stop2.signal,
+      onProgress: () => stop2.abort(),
+    });
     expect(resumed).toMatchObject({ pass: 1, rewritten: 3 });
     expect(resumed.remaining).toBeNull();
     // Resumed and held to one pass, it reads only from the cursor on: not the whole store either.
-    expect(await app.client.reencrypt({ resumeFrom: resumed.cursor, maxPasses: 1 })).toMatchObject({ phase: 'done', remaining: null });
+    expect(await app.client.reencrypt({ resumeFrom: resumed.cursor, maxPasses: 1 })).toMatchObject({
+      phase: 'done',
+      remaining: null,
+    });
     expect(await app.client.reencrypt({ resumeFrom: resumed.cursor })).toMatchObject({ remaining: 0 });
     expect(dumpInMemoryStore(store)).not.toContain('$wfc1:k1:');
   });
@@ -175,13 +226,24 @@ describe('re-encryption on the in-memory store', () => {
     let app = await open(store, clock, { codec: k1 });
     for (const id of ['s-1', 's-2', 's-3']) {
       await app.storage.saveSchedule({
-        id, workflow: 'enc.sleep', declared: false, spec: { every: '1h' }, input: { secret: id },
-        paused: false, wakeAt: null, state: {}, expectRevision: null, releaseLease: false, now: clock.now(),
+        id,
+        workflow: 'enc.sleep',
+        declared: false,
+        spec: { every: '1h' },
+        input: { secret: id },
+        paused: false,
+        wakeAt: null,
+        state: {},
+        expectRevision: null,
+        releaseLease: false,
+        now: clock.now(),
       });
     }
     const listSchedules = store.listSchedules.bind(store);
     store.listSchedules = ({ after: _ignored, ...query }) => listSchedules(query);
     app = await reopen(app, store, clock, { codec: [new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' }), k1] });
-    await expect(app.client.reencrypt({ batchSize: 2 })).rejects.toThrow(/listSchedules\(\) ignored the query's "after": asked for the schedules after "s-2", it returned that schedule again/);
+    await expect(app.client.reencrypt({ batchSize: 2 })).rejects.toThrow(
+      /listSchedules\(\) ignored the query's "after": asked for the schedules after "s-2", it returned that schedule again/,
+    );
   });
 });

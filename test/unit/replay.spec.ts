@@ -130,7 +130,11 @@ describe('retries', () => {
     expect(await app.worker.drain()).toBe(1);
     expect(await handle.result()).toBe('FLAKY');
     const retrying = app.events.filter((e) => e.type === 'step-retrying');
-    expect(retrying.map((e) => (e as { retryAt: number }).retryAt)).toEqual([start + 1_000, start + 4_000, start + 13_000]);
+    expect(retrying.map((e) => (e as { retryAt: number }).retryAt)).toEqual([
+      start + 1_000,
+      start + 4_000,
+      start + 13_000,
+    ]);
     expect(app.module.get(Effects).calls).toEqual(['flaky', 'flaky', 'flaky', 'flaky']);
   });
 
@@ -182,7 +186,9 @@ describe('idempotent start', () => {
     const b = await app.client.start(Retrying, { y: [1, 2], x: 1 }, { id: 'same' });
     expect(b.id).toBe(a.id);
     expect(await app.client.list()).toHaveLength(1);
-    await expect(app.client.start(Retrying, { x: 2 }, { id: 'same' })).rejects.toBeInstanceOf(WorkflowAlreadyStartedError);
+    await expect(app.client.start(Retrying, { x: 2 }, { id: 'same' })).rejects.toBeInstanceOf(
+      WorkflowAlreadyStartedError,
+    );
     await expect(app.client.start(Other, { x: 1, y: [1, 2] }, { id: 'same' })).rejects.toThrow(/another workflow/);
     // Finished instances too.
     await app.worker.drain();
@@ -210,13 +216,17 @@ describe('startAt', () => {
     expect((await handle.status()).status).toBe('completed');
   });
 
-  it('is stored in whole milliseconds (a fraction rounded up: the SQL stores keep bigints), and refused past a Date\'s range', async () => {
+  it("is stored in whole milliseconds (a fraction rounded up: the SQL stores keep bigints), and refused past a Date's range", async () => {
     app = await createTestApp([Effects, Retrying]);
     const handle = await app.client.start(Retrying, null, { startAt: app.clock.now() + 1_000.25 });
     expect((await handle.status()).wakeAt).toBe(app.clock.now() + 1_001);
-    await expect(app.client.start(Retrying, null, { startAt: 1e300 })).rejects.toThrow(/Invalid start\(\) option "startAt": 1e\+300/);
+    await expect(app.client.start(Retrying, null, { startAt: 1e300 })).rejects.toThrow(
+      /Invalid start\(\) option "startAt": 1e\+300/,
+    );
     await expect(app.client.list({ createdFrom: 1e300 })).rejects.toThrow(/Invalid list\(\) option "createdFrom"/);
-    expect(await app.client.list({ createdFrom: app.clock.now() - 0.5, createdBefore: app.clock.now() + 0.5 })).toHaveLength(1);
+    expect(
+      await app.client.list({ createdFrom: app.clock.now() - 0.5, createdBefore: app.clock.now() + 0.5 }),
+    ).toHaveLength(1);
   });
 });
 
@@ -278,7 +288,9 @@ describe('drain and events', () => {
       'step-completed',
       'workflow-completed',
     ]);
-    expect(app.events.every((e) => 'id' in e && e.id === 'ev' && e.workflow === 'replay.retrying' && e.version === 1)).toBe(true);
+    expect(
+      app.events.every((e) => 'id' in e && e.id === 'ev' && e.workflow === 'replay.retrying' && e.version === 1),
+    ).toBe(true);
   });
 });
 
@@ -292,7 +304,11 @@ describe('the background worker', () => {
     const client = module.get(WorkflowClient);
     const handles = await Promise.all([1, 2, 3].map((i) => client.start(Blocking, i)));
     const results = await Promise.all(handles.map((h) => h.result({ timeout: '5s' })));
-    expect(results).toEqual([['A', 'B', 'C'], ['A', 'B', 'C'], ['A', 'B', 'C']]);
+    expect(results).toEqual([
+      ['A', 'B', 'C'],
+      ['A', 'B', 'C'],
+      ['A', 'B', 'C'],
+    ]);
     expect(module.get(WorkflowWorker).id).toMatch(/:/);
     await module.close();
   });

@@ -53,7 +53,14 @@ function sources(options: { runningHere?: Promise<void>; ask?: (status: string) 
     },
     endHere() {
       state.status = 'completed';
-      events.next({ type: 'workflow-completed', id: 'i', workflow: 'w', version: 1, at: 0, output: 'out' } as WorkflowEvent);
+      events.next({
+        type: 'workflow-completed',
+        id: 'i',
+        workflow: 'w',
+        version: 1,
+        at: 0,
+        output: 'out',
+      } as WorkflowEvent);
     },
   };
 }
@@ -120,9 +127,11 @@ describe('handle.result() asking the store for the end', () => {
     await expect(result).resolves.toBe('out');
   });
 
-  it('asks when the end told by this process\'s events is found reopened, and hears the next end from elsewhere', async () => {
+  it("asks when the end told by this process's events is found reopened, and hears the next end from elsewhere", async () => {
     let stopped!: () => void;
-    const { source, state, endHere, endElsewhere } = sources({ runningHere: new Promise((resolve) => (stopped = resolve)) });
+    const { source, state, endHere, endElsewhere } = sources({
+      runningHere: new Promise((resolve) => (stopped = resolve)),
+    });
     const result = waitForEnd(source, 'i', 2_000);
     await turns();
     endHere();

@@ -32,7 +32,9 @@ const proceed = new WorkflowSignal<null>('saga.proceed');
 class Trip {
   constructor(private readonly ledger: Ledger) {}
   async run(ctx: WorkflowContext, input: { wait?: boolean; sleep?: boolean }) {
-    await ctx.step('flight', () => this.ledger.do('book flight'), { compensate: () => this.ledger.do('cancel flight') });
+    await ctx.step('flight', () => this.ledger.do('book flight'), {
+      compensate: () => this.ledger.do('cancel flight'),
+    });
     await ctx.step('hotel', () => this.ledger.do('book hotel'), { compensate: () => this.ledger.do('cancel hotel') });
     await ctx.step('note', () => this.ledger.do('note'));
     if (input.sleep) await ctx.sleep('pause', '1h');
@@ -66,7 +68,15 @@ describe('compensations', () => {
     const status = await handle.status({ journal: true });
     expect(status.status).toBe('failed');
     expect(status.error).toMatchObject({ message: 'book car failed' });
-    expect(ledger.log).toEqual(['book flight', 'book hotel', 'note', 'book car', 'book car', 'cancel hotel', 'cancel flight']);
+    expect(ledger.log).toEqual([
+      'book flight',
+      'book hotel',
+      'note',
+      'book car',
+      'book car',
+      'cancel hotel',
+      'cancel flight',
+    ]);
     expect(status.journal!.filter((e) => e.kind === 'compensation').map((e) => [e.name, e.state])).toEqual([
       ['$compensate:hotel', 'completed'],
       ['$compensate:flight', 'completed'],
@@ -89,7 +99,11 @@ describe('compensations', () => {
     app.clock.advance('1s');
     await app.worker.drain();
     expect((await handle.status()).status).toBe('failed');
-    expect(ledger.log.filter((l) => l.startsWith('cancel'))).toEqual(['cancel hotel', 'cancel flight', 'cancel flight']);
+    expect(ledger.log.filter((l) => l.startsWith('cancel'))).toEqual([
+      'cancel hotel',
+      'cancel flight',
+      'cancel flight',
+    ]);
   });
 
   it('ends compensation_failed with both errors when a compensation keeps failing, and retry() runs the compensations again', async () => {
@@ -100,14 +114,22 @@ describe('compensations', () => {
     await runFor(5, '1s');
     const failed = await handle.status();
     expect(failed.status).toBe('compensation_failed');
-    expect(failed.error).toMatchObject({ message: 'book car failed', compensation: { message: 'cancel hotel failed', step: 'hotel' } });
+    expect(failed.error).toMatchObject({
+      message: 'book car failed',
+      compensation: { message: 'cancel hotel failed', step: 'hotel' },
+    });
     await app.client.retry(handle.id);
     await runFor(2, '1s');
     const retried = await handle.status();
     expect(retried.status).toBe('failed');
     expect(retried.error).toMatchObject({ message: 'book car failed' });
     expect(retried.error!.compensation).toBeUndefined();
-    expect(ledger.log.filter((l) => l.startsWith('cancel'))).toEqual(['cancel hotel', 'cancel hotel', 'cancel hotel', 'cancel flight']);
+    expect(ledger.log.filter((l) => l.startsWith('cancel'))).toEqual([
+      'cancel hotel',
+      'cancel hotel',
+      'cancel hotel',
+      'cancel flight',
+    ]);
   });
   it('waits for a step still running beside one that failed (Promise.all), and compensates it too', async () => {
     const undone: string[] = [];
@@ -132,7 +154,11 @@ describe('compensations', () => {
     const status = await handle.status({ journal: true });
     expect(status.status).toBe('failed');
     expect(status.error).toMatchObject({ name: 'NonRetryableError', message: 'out of stock' });
-    expect(status.journal!.find((e) => e.name === 'charge')).toMatchObject({ state: 'completed', value: 'c1', compensated: true });
+    expect(status.journal!.find((e) => e.name === 'charge')).toMatchObject({
+      state: 'completed',
+      value: 'c1',
+      compensated: true,
+    });
     expect(undone).toEqual(['refund c1']);
   });
 });
@@ -171,10 +197,14 @@ describe('cancel and terminate', () => {
     class LongStep {
       async run(ctx: WorkflowContext) {
         await ctx.step('a', () => 'a', { compensate: () => undone.push('a') });
-        await ctx.step('long', ({ signal }) => {
-          release();
-          return new Promise((resolve) => signal.addEventListener('abort', () => resolve('stopped early')));
-        }, { compensate: (r) => undone.push(`long:${r}`) });
+        await ctx.step(
+          'long',
+          ({ signal }) => {
+            release();
+            return new Promise((resolve) => signal.addEventListener('abort', () => resolve('stopped early')));
+          },
+          { compensate: (r) => undone.push(`long:${r}`) },
+        );
         await ctx.step('never', () => undone.push('never ran'));
       }
     }
@@ -254,8 +284,16 @@ describe('retry()', () => {
     await runFor(2, '1s');
     expect(await handle.result()).toBe('booked');
     expect(ledger.log).toEqual([
-      'book flight', 'book hotel', 'note', 'book car', 'book car', 'cancel hotel', 'cancel flight',
-      'book flight', 'book hotel', 'book car',
+      'book flight',
+      'book hotel',
+      'note',
+      'book car',
+      'book car',
+      'cancel hotel',
+      'cancel flight',
+      'book flight',
+      'book hotel',
+      'book car',
     ]);
   });
 
@@ -263,7 +301,9 @@ describe('retry()', () => {
     const ledger = await setup();
     const handle = await app.client.start(Trip, { sleep: true });
     await app.worker.drain();
-    await expect(app.client.retry(handle.id)).rejects.toThrow(/is suspended: only failed, cancelled or compensation_failed/);
+    await expect(app.client.retry(handle.id)).rejects.toThrow(
+      /is suspended: only failed, cancelled or compensation_failed/,
+    );
     await app.client.cancel(handle.id);
     await app.worker.drain();
     const results = await Promise.allSettled([app.client.retry(handle.id), app.client.retry(handle.id)]);
@@ -310,7 +350,14 @@ describe('retry() and the run timeout', () => {
   it('counts the run timeout of an instance stored without one (created before stores kept it) from its creation', async () => {
     app = await createTestApp([Ledger, Timed]);
     app.module.get(Ledger).failing.set('work', 1);
-    await app.store.create({ id: 'legacy', workflow: 'saga.timed', version: 1, input: null, deadline: app.clock.now() + 3_600_000, now: app.clock.now() });
+    await app.store.create({
+      id: 'legacy',
+      workflow: 'saga.timed',
+      version: 1,
+      input: null,
+      deadline: app.clock.now() + 3_600_000,
+      now: app.clock.now(),
+    });
     expect((await app.client.getStatus('legacy')).timeout).toBeNull();
     await app.worker.drain();
     expect((await app.client.getStatus('legacy')).status).toBe('failed');
@@ -341,7 +388,9 @@ describe('delete and purge', () => {
     await expect(app.client.purge({ olderThan: '1d', statuses: ['complete' as never] })).rejects.toThrow(
       /Invalid purge\(\) option "statuses": "complete"\. Use completed, failed, cancelled, compensation_failed/,
     );
-    await expect(app.client.purge({ olderThan: '1d', statuses: 'completed' as never })).rejects.toThrow(/Use an array of statuses/);
+    await expect(app.client.purge({ olderThan: '1d', statuses: 'completed' as never })).rejects.toThrow(
+      /Use an array of statuses/,
+    );
     expect((await handle.status()).status).toBe('completed');
   });
 
@@ -352,7 +401,11 @@ describe('delete and purge', () => {
     await app.worker.drain();
     await app.client.signal(proceed, null);
     app.clock.advance('2d');
-    const purgedOne = await app.client.purge({ olderThan: '1d', limit: 1, statuses: ['completed', 'failed', 'running' as never] });
+    const purgedOne = await app.client.purge({
+      olderThan: '1d',
+      limit: 1,
+      statuses: ['completed', 'failed', 'running' as never],
+    });
     expect(purgedOne.instances).toBe(1);
     const rest = await app.client.purge({ olderThan: '1d' });
     expect(rest.instances).toBe(2);
@@ -392,7 +445,9 @@ describe('a crash mid-compensation', () => {
     while (!undone.includes('cancel hotel')) await new Promise((resolve) => setImmediate(resolve));
     const mid = await app.client.getStatus('crashing', { journal: true });
     expect(mid.status).toBe('compensating');
-    expect(mid.journal!.filter((e) => e.kind === 'compensation').map((e) => [e.name, e.state])).toEqual([['$compensate:car', 'completed']]);
+    expect(mid.journal!.filter((e) => e.kind === 'compensation').map((e) => [e.name, e.state])).toEqual([
+      ['$compensate:car', 'completed'],
+    ]);
     // Another process takes over once the lease lapses.
     const other = await createTestApp([Crashing], { store });
     other.clock.set(app.clock.now() + 31_000);
@@ -443,7 +498,8 @@ describe('terminate between two compensations', () => {
     /** Terminates the instance while the write that records the hotel's undo is under way. */
     class TerminateDuringWrite extends InMemoryWorkflowStore {
       override async write(id: string, token: string, write: WorkflowWrite) {
-        if (write.entries.some((e) => e.name === '$compensate:hotel' && e.state === 'completed')) await app.client.terminate(id, 'stop undoing');
+        if (write.entries.some((e) => e.name === '$compensate:hotel' && e.state === 'completed'))
+          await app.client.terminate(id, 'stop undoing');
         return super.write(id, token, write);
       }
     }
@@ -540,7 +596,9 @@ describe('a cancel or the run deadline while parallel steps run', () => {
       await drained;
       const status = await handle.status({ journal: true });
       expect(status.status).toBe(stop === 'cancel' ? 'cancelled' : 'failed');
-      expect(status.error).toMatchObject({ name: stop === 'cancel' ? 'WorkflowCancelledError' : 'WorkflowTimeoutError' });
+      expect(status.error).toMatchObject({
+        name: stop === 'cancel' ? 'WorkflowCancelledError' : 'WorkflowTimeoutError',
+      });
       expect(status.journal!.filter((e) => e.kind === 'step').map((e) => [e.name, e.state, e.compensated])).toEqual([
         ['fast', 'completed', true],
         ['slow', 'completed', true],

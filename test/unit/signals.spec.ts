@@ -37,7 +37,10 @@ class WaitWithTimeout {
 @Workflow('signals.race')
 class WaitOrSleep {
   async run(ctx: WorkflowContext) {
-    return Promise.race([ctx.waitForSignal('approval', approved).then((p) => p.by), ctx.sleep('deadline', '1d').then(() => 'slept')]);
+    return Promise.race([
+      ctx.waitForSignal('approval', approved).then((p) => p.by),
+      ctx.sleep('deadline', '1d').then(() => 'slept'),
+    ]);
   }
 }
 

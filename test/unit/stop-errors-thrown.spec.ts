@@ -36,7 +36,10 @@ const ERRORS = { WorkflowCancelledError, WorkflowTerminatedError, WorkflowTimeou
 class ThrowsStopError {
   constructor(private readonly undo: Undo) {}
   async run(ctx: WorkflowContext, input: { error: keyof typeof ERRORS; wait?: boolean }) {
-    await ctx.step('book', () => 'B1', { compensate: () => this.undo.undo(), compensateRetry: { attempts: 3, backoff: '1m', factor: 1 } });
+    await ctx.step('book', () => 'B1', {
+      compensate: () => this.undo.undo(),
+      compensateRetry: { attempts: 3, backoff: '1m', factor: 1 },
+    });
     if (input.wait) await ctx.waitForSignal('go', go, { key: ctx.id });
     await ctx.step('check', () => {
       throw new ERRORS[input.error](`raised by ${ctx.id} itself`);
@@ -186,7 +189,11 @@ describe('a cancelled workflow whose compensations end later', () => {
     }
     const ended = await handle.status();
     expect(ended.status).toBe('compensation_failed');
-    expect(ended.error).toMatchObject({ name: 'WorkflowCancelledError', message: 'changed my mind', compensation: { message: 'undo failed' } });
+    expect(ended.error).toMatchObject({
+      name: 'WorkflowCancelledError',
+      message: 'changed my mind',
+      compensation: { message: 'undo failed' },
+    });
     await app.client.retry(handle.id);
     await app.worker.drain();
     const status = await handle.status();

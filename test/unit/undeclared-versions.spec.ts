@@ -5,7 +5,8 @@ import { createTestApp, type TestApp } from './helpers.js';
 
 let app: TestApp | undefined;
 let warn: MockInstance;
-const undeclaredWarnings = () => warn.mock.calls.map((call) => String(call[0])).filter((text) => text.includes('does not declare'));
+const undeclaredWarnings = () =>
+  warn.mock.calls.map((call) => String(call[0])).filter((text) => text.includes('does not declare'));
 
 beforeEach(() => {
   warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
@@ -52,10 +53,31 @@ describe('instances of a version no process declares', () => {
     app = await createTestApp([FlowV1, Limited], { store });
     app.clock.set(t0);
     // A declared version due as long, but held back by its concurrency limit (another worker's live lease): never reported.
-    await store.create({ id: 'limited-held', workflow: 'orphans.limited', version: 1, input: null, deadline: null, now: t0 });
-    const held = await store.claim({ owner: 'elsewhere', token: 'x', now: t0, leaseUntil: t0 + 86_400_000, limit: 1, workflows: [{ name: 'orphans.limited', version: 1 }] });
+    await store.create({
+      id: 'limited-held',
+      workflow: 'orphans.limited',
+      version: 1,
+      input: null,
+      deadline: null,
+      now: t0,
+    });
+    const held = await store.claim({
+      owner: 'elsewhere',
+      token: 'x',
+      now: t0,
+      leaseUntil: t0 + 86_400_000,
+      limit: 1,
+      workflows: [{ name: 'orphans.limited', version: 1 }],
+    });
     expect(held.instances.map((instance) => instance.id)).toEqual(['limited-held']);
-    await store.create({ id: 'limited-waits', workflow: 'orphans.limited', version: 1, input: null, deadline: null, now: t0 });
+    await store.create({
+      id: 'limited-waits',
+      workflow: 'orphans.limited',
+      version: 1,
+      input: null,
+      deadline: null,
+      now: t0,
+    });
 
     expect(await app.worker.drain()).toBe(0);
     app.clock.advance('89s');
@@ -67,7 +89,9 @@ describe('instances of a version no process declares', () => {
     expect(undeclaredWarnings()).toHaveLength(1);
     const [warning] = undeclaredWarnings();
     expect(warning).toContain('2 instances of workflow "orphans.flow" version 2 have been due for over 90 s');
-    expect(warning).toContain("client.list({ workflow: \"orphans.flow\", version: 2, status: ['pending', 'running', 'suspended', 'compensating'] })");
+    expect(warning).toContain(
+      "client.list({ workflow: \"orphans.flow\", version: 2, status: ['pending', 'running', 'suspended', 'compensating'] })",
+    );
     expect(warning).not.toContain('orphans.limited');
 
     // Not again at every idle poll, nor every minute while they are still there.

@@ -26,7 +26,8 @@ function setup() {
   const engine = new WorkflowEngine({
     storage,
     registry: {
-      get: (name, version) => (name === 'charge' && version === 1 ? { name, version, instance: { run }, retry: DEFAULT_RETRY } : undefined),
+      get: (name, version) =>
+        name === 'charge' && version === 1 ? { name, version, instance: { run }, retry: DEFAULT_RETRY } : undefined,
       versions: () => [{ name: 'charge', version: 1 }],
       limits: () => [],
       rateLimits: () => [],
@@ -43,7 +44,11 @@ function setup() {
   /** Starts `id` and claims it, as the loop claims ahead: leased, not executing. */
   const claimAhead = async (id: string) => {
     await storage.create({ id, workflow: 'charge', version: 1, input: null, deadline: null, now: clock.now() });
-    const [claimed] = await engine.claim({ owner: 'w', token: `token-${id}`, leaseUntil: clock.now() + LEASE }, clock.now(), 1);
+    const [claimed] = await engine.claim(
+      { owner: 'w', token: `token-${id}`, leaseUntil: clock.now() + LEASE },
+      clock.now(),
+      1,
+    );
     expect(claimed?.instance).toMatchObject({ id, cancelRequested: false });
     return claimed!;
   };
@@ -72,7 +77,10 @@ describe('an instance claimed ahead, waiting for a slot', () => {
       expect(await engine.renew(claimed, clock.now() + LEASE)).toBe(true);
       await engine.execute(claimed, new AbortController().signal);
       expect(ran).toEqual([]);
-      expect(await storage.get('there')).toMatchObject({ status: 'cancelled', error: { name: error, message: 'stop' } });
+      expect(await storage.get('there')).toMatchObject({
+        status: 'cancelled',
+        error: { name: error, message: 'stop' },
+      });
     });
   }
 });

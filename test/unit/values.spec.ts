@@ -40,20 +40,28 @@ describe('values that JSON would store as {}', () => {
     it(`refuses ${label} in an input, naming the path, and stores nothing`, async () => {
       app = await createTestApp([Echo]);
       await expect(app.client.start(Echo, { items: bad }, { id: 'one' })).rejects.toThrow(found);
-      await expect(app.client.start(Echo, { items: bad }, { id: 'one' })).rejects.toThrow(/The input of workflow "values\.echo" is not a JSON value/);
+      await expect(app.client.start(Echo, { items: bad }, { id: 'one' })).rejects.toThrow(
+        /The input of workflow "values\.echo" is not a JSON value/,
+      );
       expect(await app.client.list()).toEqual([]);
     });
   }
 
   it('names nested paths and odd keys', async () => {
     app = await createTestApp([Echo]);
-    await expect(app.client.start(Echo, { a: [{ 'odd key': new Set() }] })).rejects.toThrow(/a Set at input\.a\[0\]\["odd key"\]/);
+    await expect(app.client.start(Echo, { a: [{ 'odd key': new Set() }] })).rejects.toThrow(
+      /a Set at input\.a\[0\]\["odd key"\]/,
+    );
   });
 
   it('refuses a Map in a signal payload and stores no signal', async () => {
     app = await createTestApp([]);
-    await expect(app.client.signal('paid', { by: new Map() })).rejects.toThrow(/The payload of signal "paid" is not a JSON value: a Map at payload\.by/);
-    expect(await app.store.signals({ name: 'paid', key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+    await expect(app.client.signal('paid', { by: new Map() })).rejects.toThrow(
+      /The payload of signal "paid" is not a JSON value: a Map at payload\.by/,
+    );
+    expect(await app.store.signals({ name: 'paid', key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual(
+      [],
+    );
   });
 
   it('fails a step whose result is a Set at once: no retry, and nothing after it runs', async () => {
@@ -110,7 +118,9 @@ describe('values that JSON would store as {}', () => {
     await app.worker.drain();
     const status = await handle.status();
     expect(status.status).toBe('failed');
-    expect(status.error!.message).toMatch(/The output of workflow "values\.output" is not a JSON value: an instance of Money at output\.total/);
+    expect(status.error!.message).toMatch(
+      /The output of workflow "values\.output" is not a JSON value: an instance of Money at output\.total/,
+    );
     expect(status.output).toBeNull();
   });
 
@@ -124,7 +134,9 @@ describe('values that JSON would store as {}', () => {
     app = await createTestApp([Echo, Parent]);
     const handle = await app.client.start(Parent, null, { id: 'p' });
     await app.worker.drain();
-    expect((await handle.status()).error!.message).toMatch(/The input of child "kid" is not a JSON value: a Map at input\.lookup/);
+    expect((await handle.status()).error!.message).toMatch(
+      /The input of child "kid" is not a JSON value: a Map at input\.lookup/,
+    );
     expect((await app.client.list()).map((i) => i.id)).toEqual(['p']);
   });
 
@@ -166,8 +178,12 @@ describe('dates and toJSON()', () => {
 describe('timeouts', () => {
   it('refuses start(..., { timeout: 0 }) and stores nothing', async () => {
     app = await createTestApp([Echo]);
-    await expect(app.client.start(Echo, null, { id: 'zero', timeout: 0 })).rejects.toThrow(/Invalid start\(\) option "timeout": 0\. It must be longer than 0/);
-    await expect(app.client.start(Echo, null, { id: 'zero', timeout: '0s' })).rejects.toThrow(/"0s"\. It must be longer than 0/);
+    await expect(app.client.start(Echo, null, { id: 'zero', timeout: 0 })).rejects.toThrow(
+      /Invalid start\(\) option "timeout": 0\. It must be longer than 0/,
+    );
+    await expect(app.client.start(Echo, null, { id: 'zero', timeout: '0s' })).rejects.toThrow(
+      /"0s"\. It must be longer than 0/,
+    );
     expect(await app.client.list()).toEqual([]);
   });
 
@@ -176,7 +192,9 @@ describe('timeouts', () => {
     class ZeroTimeout {
       async run() {}
     }
-    await expect(createTestApp([ZeroTimeout])).rejects.toThrow(/timeout of @Workflow\('values\.zero-timeout'\) on ZeroTimeout: 0\. It must be longer than 0/);
+    await expect(createTestApp([ZeroTimeout])).rejects.toThrow(
+      /timeout of @Workflow\('values\.zero-timeout'\) on ZeroTimeout: 0\. It must be longer than 0/,
+    );
   });
 
   it('says what a duration is, in a sentence that reads', async () => {
@@ -199,18 +217,37 @@ describe('key limits of the in-memory store', () => {
   it('refuses an id longer than the SQL stores keep, as they do, and stores nothing', async () => {
     app = await createTestApp([Echo]);
     const id = 'x'.repeat(10_000);
-    await expect(app.client.start(Echo, null, { id })).rejects.toThrow(/InMemoryWorkflowStore: instance id is 10000 characters long.*at most 255/);
+    await expect(app.client.start(Echo, null, { id })).rejects.toThrow(
+      /InMemoryWorkflowStore: instance id is 10000 characters long.*at most 255/,
+    );
     expect(await app.client.list()).toEqual([]);
     await expect(app.client.signal('s'.repeat(300), null)).rejects.toThrow(/signal name is 300 characters long/);
-    await expect(app.client.signal('ok', null, { key: 'k'.repeat(256) })).rejects.toThrow(/signal key is 256 characters long/);
+    await expect(app.client.signal('ok', null, { key: 'k'.repeat(256) })).rejects.toThrow(
+      /signal key is 256 characters long/,
+    );
   });
 
   it('refuses a journal entry name longer than the SQL stores keep, writing nothing', async () => {
     const store = new InMemoryWorkflowStore();
     await store.create({ id: 'a', workflow: 'w', version: 1, input: null, deadline: null, wakeAt: 0, now: 0 });
-    const claim = await store.claim({ owner: 'me', token: 't1', now: 0, leaseUntil: 30_000, limit: 1, workflows: [{ name: 'w', version: 1 }] });
+    const claim = await store.claim({
+      owner: 'me',
+      token: 't1',
+      now: 0,
+      leaseUntil: 30_000,
+      limit: 1,
+      workflows: [{ name: 'w', version: 1 }],
+    });
     expect(claim.instances.map((i) => i.id)).toEqual(['a']);
-    const entry = { name: 's'.repeat(600), kind: 'step' as const, state: 'completed' as const, value: 1, attempts: 1, createdAt: 0, updatedAt: 0 };
+    const entry = {
+      name: 's'.repeat(600),
+      kind: 'step' as const,
+      state: 'completed' as const,
+      value: 1,
+      attempts: 1,
+      createdAt: 0,
+      updatedAt: 0,
+    };
     await expect(store.write('a', 't1', { entries: [entry], status: 'completed', now: 1 })).rejects.toThrow(
       /InMemoryWorkflowStore: journal entry name is 600 characters long.*at most 512/,
     );
@@ -227,7 +264,7 @@ describe('operation names the stores could not keep', () => {
     }
   }
 
-  it('allows a name of exactly the stores\' limit and refuses one character more at the ctx call, failing the instance clearly', async () => {
+  it("allows a name of exactly the stores' limit and refuses one character more at the ctx call, failing the instance clearly", async () => {
     expect(MAX_OPERATION_NAME_LENGTH).toBe(SQL_KEY_LIMITS.journalName);
     app = await createTestApp([LongStepName]);
     const fits = await app.client.start(LongStepName, MAX_OPERATION_NAME_LENGTH);
@@ -236,7 +273,9 @@ describe('operation names the stores could not keep', () => {
     expect(await fits.status()).toMatchObject({ status: 'completed', output: 'done' });
     const failed = await over.status({ journal: true });
     expect(failed).toMatchObject({ status: 'failed', error: { name: 'RangeError' } });
-    expect(failed.error?.message).toMatch(/is 513 characters long; step, sleep, wait and child names may have at most 512/);
+    expect(failed.error?.message).toMatch(
+      /is 513 characters long; step, sleep, wait and child names may have at most 512/,
+    );
     expect(failed.journal).toEqual([]);
   });
 
@@ -254,7 +293,9 @@ describe('operation names the stores could not keep', () => {
     for (const handle of handles) {
       const failed = await handle.status({ journal: true });
       expect(failed).toMatchObject({ status: 'failed', error: { name: 'TypeError' } });
-      expect(failed.error?.message).toMatch(/holds a NUL character or a lone surrogate, which no store keeps in a name/);
+      expect(failed.error?.message).toMatch(
+        /holds a NUL character or a lone surrogate, which no store keeps in a name/,
+      );
       expect(failed.journal).toEqual([]);
     }
   });
@@ -293,10 +334,17 @@ describe('a step result the code changes in place', () => {
     expect(await app.worker.drain()).toBe(1);
     await app.client.signal(tally, { votes: ['theirs'] });
     expect(await app.worker.drain()).toBe(1);
-    expect((await app.client.getStatus('changes-1', { journal: true })).journal!.find((entry) => entry.name === 'tally')!.value).toEqual({ votes: ['theirs'] });
+    expect(
+      (await app.client.getStatus('changes-1', { journal: true })).journal!.find((entry) => entry.name === 'tally')!
+        .value,
+    ).toEqual({ votes: ['theirs'] });
     app.clock.advance('1s');
     expect(await app.worker.drain()).toBe(1);
-    expect((await app.client.getStatus('changes-1')).output).toEqual({ list: ['first', 'pushed'], status: { seen: 1 }, payload: { votes: ['theirs', 'mine'] } });
+    expect((await app.client.getStatus('changes-1')).output).toEqual({
+      list: ['first', 'pushed'],
+      status: { seen: 1 },
+      payload: { votes: ['theirs', 'mine'] },
+    });
   });
 });
 
@@ -318,7 +366,9 @@ describe('strings that are not well-formed Unicode (a lone surrogate, which no s
     await app.worker.drain();
     const status = await handle.status({ journal: true });
     expect(status.status).toBe('failed');
-    expect(status.error!.message).toMatch(/The result of step "cut" is not a JSON value: a string that is not well-formed Unicode \(a lone surrogate\) at result\.text\. .*toWellFormed/);
+    expect(status.error!.message).toMatch(
+      /The result of step "cut" is not a JSON value: a string that is not well-formed Unicode \(a lone surrogate\) at result\.text\. .*toWellFormed/,
+    );
     expect(ran).toEqual(['cut']);
   });
 
@@ -363,6 +413,9 @@ describe('a compensation that changes the result it is given in place', () => {
     await app.worker.drain();
     const status = await handle.status({ journal: true });
     expect(status.status).toBe('failed');
-    expect(status.journal!.find((entry) => entry.name === 'book')).toMatchObject({ compensated: true, value: { seats: ['1A'] } });
+    expect(status.journal!.find((entry) => entry.name === 'book')).toMatchObject({
+      compensated: true,
+      value: { seats: ['1A'] },
+    });
   });
 });

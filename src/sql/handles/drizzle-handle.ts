@@ -1,5 +1,12 @@
 import type { SqlExecutor } from '../sql-executor.js';
-import { ormTransactions, queryResult, refusingAfterEnd, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
+import {
+  ormTransactions,
+  queryResult,
+  refusingAfterEnd,
+  transactionExecutor,
+  type OrmTransactions,
+  type TransactionHandleKind,
+} from './handle-kind.js';
 import { splitStatement, type SqlPlaceholders } from './placeholders.js';
 
 /** What the store uses of a Drizzle database or transaction (structural). */
@@ -17,13 +24,20 @@ const loadSql = (): Promise<DrizzleSql> =>
     (module) => module.sql,
     (error: unknown) => {
       drizzleSql = undefined;
-      throw new Error(`A Drizzle transaction was passed, but 'drizzle-orm' could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(
+        `A Drizzle transaction was passed, but 'drizzle-orm' could not be loaded: ${error instanceof Error ? error.message : String(error)}`,
+      );
     },
   ));
 
 const isDrizzle = (value: object): boolean => {
   const candidate = value as Record<string, unknown>;
-  return typeof candidate.execute === 'function' && typeof candidate.transaction === 'function' && typeof candidate.select === 'function' && typeof candidate.insert === 'function';
+  return (
+    typeof candidate.execute === 'function' &&
+    typeof candidate.transaction === 'function' &&
+    typeof candidate.select === 'function' &&
+    typeof candidate.insert === 'function'
+  );
 };
 
 /**
@@ -36,7 +50,9 @@ export const DRIZZLE_HANDLE: TransactionHandleKind = {
   executor(value, placeholders) {
     const tx = value as DrizzleLike;
     if (typeof tx.rollback !== 'function') {
-      throw new TypeError('`transaction` is a Drizzle database, not a transaction: pass the `tx` of `db.transaction(async (tx) => ...)`.');
+      throw new TypeError(
+        '`transaction` is a Drizzle database, not a transaction: pass the `tx` of `db.transaction(async (tx) => ...)`.',
+      );
     }
     return drizzleExecutor(tx, placeholders);
   },
@@ -46,12 +62,18 @@ function drizzleExecutor(tx: DrizzleLike, placeholders: SqlPlaceholders, handle:
   return transactionExecutor(handle, async (text, params) => {
     const sql = await loadSql();
     const { texts, values } = splitStatement(text, params, placeholders);
-    const chunks = texts.flatMap((piece, i) => (i < values.length ? [sql.raw(piece), sql.param(values[i])] : [sql.raw(piece)]));
+    const chunks = texts.flatMap((piece, i) =>
+      i < values.length ? [sql.raw(piece), sql.param(values[i])] : [sql.raw(piece)],
+    );
     const result = (await tx.execute(sql.join(chunks))) as unknown;
     // node-postgres: pg's result; postgres.js: an array of rows with `count`; mysql2: [rows or header, fields].
     if (Array.isArray(result)) {
       const [first] = result as unknown[];
-      if (placeholders === 'question' && result.length === 2 && (Array.isArray(first) || (typeof first === 'object' && first !== null && 'affectedRows' in first))) {
+      if (
+        placeholders === 'question' &&
+        result.length === 2 &&
+        (Array.isArray(first) || (typeof first === 'object' && first !== null && 'affectedRows' in first))
+      ) {
         const header = first as { affectedRows: number; insertId?: number };
         return Array.isArray(first) ? queryResult(first) : queryResult([], header.affectedRows, header.insertId);
       }
@@ -83,7 +105,13 @@ export function drizzleTransactions(db: object): OrmTransactions {
           // COMMIT or ROLLBACK on, as fromPg()'s client does.
           let ended = false;
           try {
-            return await fn(drizzleExecutor(tx, dialect.placeholders, refusingAfterEnd(tx, () => ended, DRIZZLE_ENDED)));
+            return await fn(
+              drizzleExecutor(
+                tx,
+                dialect.placeholders,
+                refusingAfterEnd(tx, () => ended, DRIZZLE_ENDED),
+              ),
+            );
           } finally {
             ended = true;
           }

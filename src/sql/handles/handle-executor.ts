@@ -8,14 +8,24 @@ import { PRISMA_HANDLE } from './prisma-handle.js';
 import { TYPEORM_HANDLE } from './typeorm-handle.js';
 
 /** The handles `{ transaction }` takes besides a driver client, tried in this order. */
-export const TRANSACTION_HANDLE_KINDS: readonly TransactionHandleKind[] = [PRISMA_HANDLE, KYSELY_HANDLE, MIKRO_ORM_HANDLE, DRIZZLE_HANDLE, TYPEORM_HANDLE];
+export const TRANSACTION_HANDLE_KINDS: readonly TransactionHandleKind[] = [
+  PRISMA_HANDLE,
+  KYSELY_HANDLE,
+  MIKRO_ORM_HANDLE,
+  DRIZZLE_HANDLE,
+  TYPEORM_HANDLE,
+];
 
 /**
  * The executor for an application's `transaction` argument: a `SqlExecutor` as it is, an ORM's
  * transaction handle through its adapter, else what `driver` makes of it (the store's driver
  * client: a `pg` client, a `mysql2` connection).
  */
-export function handleExecutor(handle: unknown, placeholders: SqlPlaceholders, driver: (handle: unknown) => SqlExecutor): SqlExecutor {
+export function handleExecutor(
+  handle: unknown,
+  placeholders: SqlPlaceholders,
+  driver: (handle: unknown) => SqlExecutor,
+): SqlExecutor {
   // The libraries first: a TypeORM EntityManager also has query() and transaction().
   const kind = handleKind(handle);
   if (kind) return kind.executor(handle as object, placeholders);

@@ -23,12 +23,17 @@ export interface OrmTransactions extends Pick<SqlExecutor, 'transaction'> {
   forDialect(dialect: TransactionsDialect): Pick<SqlExecutor, 'transaction'>;
 }
 
-export function ormTransactions(make: (dialect: TransactionsDialect) => Pick<SqlExecutor, 'transaction'>): OrmTransactions {
+export function ormTransactions(
+  make: (dialect: TransactionsDialect) => Pick<SqlExecutor, 'transaction'>,
+): OrmTransactions {
   return { ...make(POSTGRES_TRANSACTIONS), forDialect: make };
 }
 
 /** The `transactions` option as a store of `dialect` runs it. */
-export function transactionsFor(transactions: Pick<SqlExecutor, 'transaction'>, dialect: TransactionsDialect): Pick<SqlExecutor, 'transaction'> {
+export function transactionsFor(
+  transactions: Pick<SqlExecutor, 'transaction'>,
+  dialect: TransactionsDialect,
+): Pick<SqlExecutor, 'transaction'> {
   const orm = transactions as Partial<OrmTransactions>;
   return typeof orm.forDialect === 'function' ? orm.forDialect(dialect) : transactions;
 }
@@ -63,7 +68,11 @@ export function refusingAfterEnd<T extends object>(
   handle: T,
   ended: () => boolean,
   message: string,
-  { methods, rejects = false, through }: { methods?: readonly PropertyKey[]; rejects?: boolean; through?: (call: () => unknown) => unknown } = {},
+  {
+    methods,
+    rejects = false,
+    through,
+  }: { methods?: readonly PropertyKey[]; rejects?: boolean; through?: (call: () => unknown) => unknown } = {},
 ): T {
   return new Proxy(handle, {
     get(target, property) {
@@ -82,7 +91,10 @@ export function refusingAfterEnd<T extends object>(
 }
 
 /** An executor over one transaction whose statements `run` sends; `transaction(fn)` stays in it. */
-export function transactionExecutor(handle: unknown, run: (sql: string, params: readonly unknown[]) => Promise<SqlQueryResult>): SqlExecutor {
+export function transactionExecutor(
+  handle: unknown,
+  run: (sql: string, params: readonly unknown[]) => Promise<SqlQueryResult>,
+): SqlExecutor {
   const executor: SqlExecutor = {
     query: (sql, params) => run(sql, params ?? []),
     transaction: (fn) => fn(executor),

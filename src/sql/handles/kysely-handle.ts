@@ -1,11 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { SqlExecutor } from '../sql-executor.js';
-import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
+import {
+  ormTransactions,
+  queryResult,
+  transactionExecutor,
+  type OrmTransactions,
+  type TransactionHandleKind,
+} from './handle-kind.js';
 
 /** What the store uses of a Kysely `Transaction` (structural: `kysely` itself is never imported). */
 export interface KyselyLike {
   readonly isTransaction: boolean;
-  executeQuery(query: { sql: string; parameters: readonly unknown[]; query: unknown; queryId: { queryId: string } }): Promise<{ rows: unknown[]; numAffectedRows?: bigint; insertId?: bigint }>;
+  executeQuery(query: {
+    sql: string;
+    parameters: readonly unknown[];
+    query: unknown;
+    queryId: { queryId: string };
+  }): Promise<{ rows: unknown[]; numAffectedRows?: bigint; insertId?: bigint }>;
   transaction(): KyselyTransactionBuilderLike;
 }
 
@@ -20,11 +31,15 @@ interface KyselyTransactionBuilderLike {
  */
 export const KYSELY_HANDLE: TransactionHandleKind = {
   library: 'Kysely',
-  matches: (value) => typeof (value as Partial<KyselyLike>).executeQuery === 'function' && typeof (value as Partial<KyselyLike>).isTransaction === 'boolean',
+  matches: (value) =>
+    typeof (value as Partial<KyselyLike>).executeQuery === 'function' &&
+    typeof (value as Partial<KyselyLike>).isTransaction === 'boolean',
   executor(value) {
     const trx = value as KyselyLike;
     if (!trx.isTransaction) {
-      throw new TypeError('`transaction` is a Kysely instance, not a transaction: pass the `trx` of `db.transaction().execute(async (trx) => ...)`.');
+      throw new TypeError(
+        '`transaction` is a Kysely instance, not a transaction: pass the `trx` of `db.transaction().execute(async (trx) => ...)`.',
+      );
     }
     return kyselyExecutor(trx);
   },
@@ -54,7 +69,8 @@ export function kyselyTransactions(db: object): OrmTransactions {
     throw new TypeError('kyselyTransactions() expects a Kysely instance (`new Kysely({ dialect })`).');
   }
   return ormTransactions((dialect) => {
-    const begin = () => (dialect.readCommitted ? kysely.transaction().setIsolationLevel('read committed') : kysely.transaction());
+    const begin = () =>
+      dialect.readCommitted ? kysely.transaction().setIsolationLevel('read committed') : kysely.transaction();
     return { transaction: (fn) => begin().execute((trx) => fn(kyselyExecutor(trx))) };
   });
 }

@@ -1,5 +1,11 @@
 import type { SqlExecutor } from '../sql-executor.js';
-import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
+import {
+  ormTransactions,
+  queryResult,
+  transactionExecutor,
+  type OrmTransactions,
+  type TransactionHandleKind,
+} from './handle-kind.js';
 import { splitStatement, type SqlPlaceholders } from './placeholders.js';
 
 /** What the store uses of a MikroORM (SQL driver) `EntityManager` (structural). */
@@ -15,7 +21,8 @@ interface MikroOrmKnexTransaction {
 }
 
 const isMikroOrm = (value: object): boolean =>
-  typeof (value as Partial<MikroOrmLike>).getTransactionContext === 'function' && typeof (value as Partial<MikroOrmLike>).transactional === 'function';
+  typeof (value as Partial<MikroOrmLike>).getTransactionContext === 'function' &&
+  typeof (value as Partial<MikroOrmLike>).transactional === 'function';
 
 /**
  * A MikroORM `EntityManager` inside `em.transactional(async (em) => ...)` (or after
@@ -28,7 +35,9 @@ export const MIKRO_ORM_HANDLE: TransactionHandleKind = {
   executor(value, placeholders) {
     const em = value as MikroOrmLike;
     if (!em.getTransactionContext()) {
-      throw new TypeError('`transaction` is a MikroORM EntityManager outside a transaction: pass the `em` of `em.transactional(async (em) => ...)`.');
+      throw new TypeError(
+        '`transaction` is a MikroORM EntityManager outside a transaction: pass the `em` of `em.transactional(async (em) => ...)`.',
+      );
     }
     return mikroOrmExecutor(em, placeholders);
   },
@@ -37,7 +46,10 @@ export const MIKRO_ORM_HANDLE: TransactionHandleKind = {
 function mikroOrmExecutor(em: MikroOrmLike, placeholders: SqlPlaceholders): SqlExecutor {
   return transactionExecutor(em, async (text, params) => {
     const trx = em.getTransactionContext();
-    if (!trx || typeof trx.raw !== 'function') throw new TypeError("The MikroORM EntityManager's transaction has ended, or its context is not a knex transaction.");
+    if (!trx || typeof trx.raw !== 'function')
+      throw new TypeError(
+        "The MikroORM EntityManager's transaction has ended, or its context is not a knex transaction.",
+      );
     const { texts, values } = splitStatement(text, params, placeholders);
     // knex reads `?` as a binding and `??` as an identifier; none of the store's statements has either.
     const result = (await trx.raw(texts.join('?'), values.map(binding))) as unknown;
@@ -64,10 +76,13 @@ function binding(value: unknown): unknown {
  * Pass it as the store's `transactions` option.
  */
 export function mikroOrmTransactions(em: object): OrmTransactions {
-  if (!em || !isMikroOrm(em)) throw new TypeError('mikroOrmTransactions() expects a MikroORM EntityManager (`orm.em`).');
+  if (!em || !isMikroOrm(em))
+    throw new TypeError('mikroOrmTransactions() expects a MikroORM EntityManager (`orm.em`).');
   const manager = em as MikroOrmLike;
   return ormTransactions((dialect) => {
     const options = dialect.readCommitted ? { isolationLevel: 'read committed' as const } : undefined;
-    return { transaction: (fn) => manager.transactional((tx) => fn(mikroOrmExecutor(tx, dialect.placeholders)), options) };
+    return {
+      transaction: (fn) => manager.transactional((tx) => fn(mikroOrmExecutor(tx, dialect.placeholders)), options),
+    };
   });
 }

@@ -8,7 +8,11 @@ export type SqlPlaceholders = 'dollar' | 'question';
  * (a `$n` used twice appears twice). The store's statements hold no `$` followed by a digit and no
  * `?` other than their parameters.
  */
-export function splitStatement(sql: string, params: readonly unknown[], placeholders: SqlPlaceholders): { texts: string[]; values: unknown[] } {
+export function splitStatement(
+  sql: string,
+  params: readonly unknown[],
+  placeholders: SqlPlaceholders,
+): { texts: string[]; values: unknown[] } {
   const texts: string[] = [];
   const values: unknown[] = [];
   const pattern = placeholders === 'dollar' ? /\$(\d+)/g : /\?/g;
@@ -17,7 +21,8 @@ export function splitStatement(sql: string, params: readonly unknown[], placehol
   for (const match of sql.matchAll(pattern)) {
     texts.push(sql.slice(last, match.index));
     const index = placeholders === 'dollar' ? Number(match[1]) - 1 : position++;
-    if (index < 0 || index >= params.length) throw new RangeError(`Statement parameter ${match[0]} has no value (${params.length} given).`);
+    if (index < 0 || index >= params.length)
+      throw new RangeError(`Statement parameter ${match[0]} has no value (${params.length} given).`);
     values.push(params[index]);
     last = match.index + match[0].length;
   }

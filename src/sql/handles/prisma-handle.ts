@@ -1,12 +1,21 @@
 import type { SqlExecutor } from '../sql-executor.js';
 import type { SqlPlaceholders } from './placeholders.js';
-import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
+import {
+  ormTransactions,
+  queryResult,
+  transactionExecutor,
+  type OrmTransactions,
+  type TransactionHandleKind,
+} from './handle-kind.js';
 
 /** What the store uses of a Prisma client (structural: `@prisma/client` is never imported). */
 export interface PrismaLike {
   $queryRawUnsafe(query: string, ...values: unknown[]): Promise<unknown>;
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
-  $transaction?<T>(fn: (tx: PrismaLike) => Promise<T>, options?: { maxWait?: number; timeout?: number; isolationLevel?: string }): Promise<T>;
+  $transaction?<T>(
+    fn: (tx: PrismaLike) => Promise<T>,
+    options?: { maxWait?: number; timeout?: number; isolationLevel?: string },
+  ): Promise<T>;
   /** A PrismaClient has it; its transaction clients don't. */
   $disconnect?(): Promise<void>;
 }
@@ -22,7 +31,9 @@ export const PRISMA_HANDLE: TransactionHandleKind = {
   executor(value, placeholders) {
     const tx = value as PrismaLike;
     if (typeof tx.$disconnect === 'function') {
-      throw new TypeError('`transaction` is a PrismaClient, not a transaction: pass the `tx` of `prisma.$transaction(async (tx) => ...)`.');
+      throw new TypeError(
+        '`transaction` is a PrismaClient, not a transaction: pass the `tx` of `prisma.$transaction(async (tx) => ...)`.',
+      );
     }
     return prismaExecutor(tx, placeholders);
   },
@@ -34,7 +45,8 @@ const MYSQL_WRITE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 function prismaExecutor(tx: PrismaLike, placeholders: SqlPlaceholders): SqlExecutor {
   return transactionExecutor(tx, async (sql, params) => {
     // PostgreSQL: the store's writes say what they changed with RETURNING, so every statement is a query.
-    if (placeholders === 'dollar' || !MYSQL_WRITE.test(sql)) return queryResult(await tx.$queryRawUnsafe(sql, ...params));
+    if (placeholders === 'dollar' || !MYSQL_WRITE.test(sql))
+      return queryResult(await tx.$queryRawUnsafe(sql, ...params));
     // MySQL: the rows changed (matched, under the driver's FOUND_ROWS), and for an INSERT the id it
     // allocated, which Prisma's raw API does not return: LAST_INSERT_ID() on the same connection.
     const count = await tx.$executeRawUnsafe(sql, ...params);
@@ -59,7 +71,11 @@ export interface PrismaTransactionsOptions {
  */
 export function prismaTransactions(prisma: object, options: PrismaTransactionsOptions = {}): OrmTransactions {
   const client = prisma as PrismaLike;
-  if (typeof client?.$transaction !== 'function' || typeof client.$disconnect !== 'function' || typeof client.$queryRawUnsafe !== 'function') {
+  if (
+    typeof client?.$transaction !== 'function' ||
+    typeof client.$disconnect !== 'function' ||
+    typeof client.$queryRawUnsafe !== 'function'
+  ) {
     throw new TypeError('prismaTransactions() expects a PrismaClient (`new PrismaClient({ adapter })`).');
   }
   return ormTransactions((dialect) => {
@@ -68,6 +84,8 @@ export function prismaTransactions(prisma: object, options: PrismaTransactionsOp
       ...(options.maxWait !== undefined ? { maxWait: options.maxWait } : {}),
       ...(dialect.readCommitted ? { isolationLevel: 'ReadCommitted' } : {}),
     };
-    return { transaction: (fn) => client.$transaction!((tx) => fn(prismaExecutor(tx, dialect.placeholders)), settings) };
+    return {
+      transaction: (fn) => client.$transaction!((tx) => fn(prismaExecutor(tx, dialect.placeholders)), settings),
+    };
   });
 }

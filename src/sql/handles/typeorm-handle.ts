@@ -1,11 +1,21 @@
 import type { SqlExecutor } from '../sql-executor.js';
-import { ormTransactions, queryResult, transactionExecutor, type OrmTransactions, type TransactionHandleKind } from './handle-kind.js';
+import {
+  ormTransactions,
+  queryResult,
+  transactionExecutor,
+  type OrmTransactions,
+  type TransactionHandleKind,
+} from './handle-kind.js';
 
 /** What the store uses of a TypeORM `QueryRunner` (structural: `typeorm` is never imported). */
 export interface TypeOrmQueryRunnerLike {
   readonly isTransactionActive: boolean;
   readonly isReleased: boolean;
-  query(query: string, parameters: unknown[] | undefined, useStructuredResult: true): Promise<{ records: unknown[]; affected?: number; raw?: unknown }>;
+  query(
+    query: string,
+    parameters: unknown[] | undefined,
+    useStructuredResult: true,
+  ): Promise<{ records: unknown[]; affected?: number; raw?: unknown }>;
 }
 
 /** What the store uses of a TypeORM `EntityManager`. */
@@ -30,11 +40,15 @@ const isQueryRunner = (value: object): value is TypeOrmQueryRunnerLike =>
 // `manager`) has no such property at all, and would otherwise pass for a SqlExecutor (it has
 // query() and transaction()) whose statements each commit on their own.
 const isEntityManager = (value: object): value is TypeOrmEntityManagerLike =>
-  'connection' in value && typeof (value as { transaction?: unknown }).transaction === 'function' && typeof (value as { getRepository?: unknown }).getRepository === 'function';
+  'connection' in value &&
+  typeof (value as { transaction?: unknown }).transaction === 'function' &&
+  typeof (value as { getRepository?: unknown }).getRepository === 'function';
 
 /** A `DataSource` (never a transaction: it too has query() and transaction()). */
 const isDataSource = (value: object): boolean =>
-  typeof (value as { createQueryRunner?: unknown }).createQueryRunner === 'function' && 'manager' in value && typeof (value as { transaction?: unknown }).transaction === 'function';
+  typeof (value as { createQueryRunner?: unknown }).createQueryRunner === 'function' &&
+  'manager' in value &&
+  typeof (value as { transaction?: unknown }).transaction === 'function';
 
 /**
  * TypeORM: a `QueryRunner` after `startTransaction()`, or the `EntityManager` of a transaction
@@ -76,7 +90,8 @@ export function typeormTransactions(dataSource: object): OrmTransactions {
   return ormTransactions((dialect) => ({
     transaction: (fn) => {
       const body = (manager: TypeOrmEntityManagerLike) => {
-        if (!manager.queryRunner) throw new TypeError('TypeORM handed the transaction a manager without a query runner.');
+        if (!manager.queryRunner)
+          throw new TypeError('TypeORM handed the transaction a manager without a query runner.');
         return fn(typeormExecutor(manager, manager.queryRunner));
       };
       return dialect.readCommitted ? source.transaction!('READ COMMITTED', body) : source.transaction!(body);

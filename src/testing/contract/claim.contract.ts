@@ -1,5 +1,19 @@
 import { FINISHED_STATUSES } from '../../storage/workflow-instance.js';
-import { BASE_TIME as T, claimRequest, details, idsOf, journalEntry, lease, newInstance, newSignal, pad, range, settle, snapshot, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  details,
+  idsOf,
+  journalEntry,
+  lease,
+  newInstance,
+  newSignal,
+  pad,
+  range,
+  settle,
+  snapshot,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `claim`: which due instances a claim leases, in what order, and the races between claims and lease holders. */
@@ -36,7 +50,8 @@ export function claimContract(suite: ContractSuite): void {
         w1: { wakeAt: T + 10, now: T + 40 },
         c1: { wakeAt: T + 20, now: T + 5 },
       };
-      for (const [name, spec] of Object.entries(specs)) await suite.store.create(newInstance(s.id(name), s.workflow, spec));
+      for (const [name, spec] of Object.entries(specs))
+        await suite.store.create(newInstance(s.id(name), s.workflow, spec));
       const taken: string[] = [];
       for (const _ of order) {
         const claim = await suite.store.claim(claimRequest(s.workflow, { now: T + 100, limit: 1 }));
@@ -58,10 +73,13 @@ export function claimContract(suite: ContractSuite): void {
         'due-2a': { priority: 2, wakeAt: T + 10 },
         'due-3': { priority: 3, wakeAt: T },
       };
-      for (const [name, spec] of Object.entries(specs)) await suite.store.create(newInstance(s.id(name), s.workflow, spec));
+      for (const [name, spec] of Object.entries(specs))
+        await suite.store.create(newInstance(s.id(name), s.workflow, spec));
       await suite.store.create(newInstance(s.id('other-workflow'), `${s.workflow}-other`, { priority: -3, wakeAt: T }));
       const request = () => claimRequest(s.workflow, { now: T + 100, limit: 4 });
-      expect(idsOf(await suite.store.claim(request()))).toEqual(['due-0a', 'due-0b', 'due-2a', 'due-2b'].map(s.id).sort());
+      expect(idsOf(await suite.store.claim(request()))).toEqual(
+        ['due-0a', 'due-0b', 'due-2a', 'due-2b'].map(s.id).sort(),
+      );
       expect(idsOf(await suite.store.claim(request()))).toEqual([s.id('due-3')]);
       expect(idsOf(await suite.store.claim(request()))).toEqual([]);
     });
@@ -74,17 +92,29 @@ export function claimContract(suite: ContractSuite): void {
       await suite.store.create(newInstance(s.id('later'), s.workflow, { wakeAt: T + 501 }));
       await settle(suite.store, newInstance(s.id('timer'), `${s.workflow}-t`), 'suspended', { wakeAt: T + 400 });
       const claim = await suite.store.claim(
-        claimRequest(s.workflow, { now: T + 500, workflows: [{ name: s.workflow, version: 1 }, { name: `${s.workflow}-t`, version: 1 }] }),
+        claimRequest(s.workflow, {
+          now: T + 500,
+          workflows: [
+            { name: s.workflow, version: 1 },
+            { name: `${s.workflow}-t`, version: 1 },
+          ],
+        }),
       );
       expect(idsOf(claim)).toEqual([s.id('due'), s.id('timer')].sort());
     });
 
     it('claim: takes only the listed workflow/version pairs', async () => {
       const s = testScope();
-      for (const version of [1, 2, 3]) await suite.store.create(newInstance(s.id(`v${version}`), s.workflow, { version }));
+      for (const version of [1, 2, 3])
+        await suite.store.create(newInstance(s.id(`v${version}`), s.workflow, { version }));
       await suite.store.create(newInstance(s.id('other'), `${s.workflow}-other`));
       const claim = await suite.store.claim(
-        claimRequest(s.workflow, { workflows: [{ name: s.workflow, version: 1 }, { name: s.workflow, version: 3 }] }),
+        claimRequest(s.workflow, {
+          workflows: [
+            { name: s.workflow, version: 1 },
+            { name: s.workflow, version: 3 },
+          ],
+        }),
       );
       expect(idsOf(claim)).toEqual([s.id('v1'), s.id('v3')]);
     });
@@ -96,7 +126,12 @@ export function claimContract(suite: ContractSuite): void {
       const request = claimRequest(s.workflow, { now: T + 1_001, owner: 'worker-2' });
       const claim = await suite.store.claim(request);
       expect(claim.instances).toHaveLength(1);
-      expect(claim.instances[0]).toMatchObject({ leaseToken: request.token, leaseOwner: 'worker-2', runs: 2, status: 'running' });
+      expect(claim.instances[0]).toMatchObject({
+        leaseToken: request.token,
+        leaseOwner: 'worker-2',
+        runs: 2,
+        status: 'running',
+      });
     });
 
     it('claim: a compensating instance keeps its status; pending, suspended and running ones become running', async () => {
@@ -129,7 +164,8 @@ export function claimContract(suite: ContractSuite): void {
       const s = testScope();
       for (const i of range(5)) await suite.store.create(newInstance(s.id(`i${i}`), s.workflow));
       const counts: number[] = [];
-      for (const _ of range(4)) counts.push((await suite.store.claim(claimRequest(s.workflow, { limit: 2 }))).instances.length);
+      for (const _ of range(4))
+        counts.push((await suite.store.claim(claimRequest(s.workflow, { limit: 2 }))).instances.length);
       expect(counts).toEqual([2, 2, 1, 0]);
     });
 
@@ -153,7 +189,9 @@ export function claimContract(suite: ContractSuite): void {
     it('claim with ids (named by a notification): takes nothing a claim without them would not, and leases what it takes alike', async () => {
       const s = testScope();
       await suite.store.create(newInstance(s.id('due'), s.workflow, { wakeAt: T + 100 }));
-      const { token: held } = await lease(suite.store, newInstance(s.id('leased'), s.workflow), { leaseUntil: T + 10_000 });
+      const { token: held } = await lease(suite.store, newInstance(s.id('leased'), s.workflow), {
+        leaseUntil: T + 10_000,
+      });
       await suite.store.create(newInstance(s.id('later'), s.workflow, { wakeAt: T + 101 }));
       await settle(suite.store, newInstance(s.id('done'), s.workflow), 'completed');
       await suite.store.create(newInstance(s.id('v2'), s.workflow, { version: 2 }));
@@ -162,7 +200,13 @@ export function claimContract(suite: ContractSuite): void {
       const request = claimRequest(s.workflow, { now: T + 100, owner: 'worker-7', ids: named });
       const claim = await suite.store.claim(request);
       expect(idsOf(claim)).toEqual([s.id('due')]);
-      expect(claim.instances[0]).toMatchObject({ status: 'running', runs: 1, leaseToken: request.token, leaseOwner: 'worker-7', updatedAt: T + 100 });
+      expect(claim.instances[0]).toMatchObject({
+        status: 'running',
+        runs: 1,
+        leaseToken: request.token,
+        leaseOwner: 'worker-7',
+        updatedAt: T + 100,
+      });
       expect(await suite.store.get(s.id('leased'))).toEqual(leasedBefore);
       expect(await suite.store.renew(s.id('leased'), held, T + 20_000)).not.toBeNull();
       // A named instance of a workflow whose concurrency slot is taken stays where it is.
@@ -180,7 +224,13 @@ export function claimContract(suite: ContractSuite): void {
       await suite.store.claim(claimRequest(s.workflow, { now: T + 2_000 }));
       const before = await snapshot(suite.store, s.id('a'));
       expect(await suite.store.renew(s.id('a'), old, T + 50_000)).toBeNull();
-      expect(await suite.store.write(s.id('a'), old, { now: T + 2_001, entries: [journalEntry('late')], status: 'completed' })).toBe(false);
+      expect(
+        await suite.store.write(s.id('a'), old, {
+          now: T + 2_001,
+          entries: [journalEntry('late')],
+          status: 'completed',
+        }),
+      ).toBe(false);
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
     });
   });

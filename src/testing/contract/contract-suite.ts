@@ -25,7 +25,11 @@ export interface ContractSuite {
  */
 export function resolveTestApi(given: WorkflowContractTestApi | undefined): WorkflowContractTestApi {
   const globals = globalThis as unknown as Partial<WorkflowContractTestApi>;
-  const api = given ?? (globals.describe && globals.it && globals.expect && globals.beforeEach && globals.afterEach ? (globals as WorkflowContractTestApi) : undefined);
+  const api =
+    given ??
+    (globals.describe && globals.it && globals.expect && globals.beforeEach && globals.afterEach
+      ? (globals as WorkflowContractTestApi)
+      : undefined);
   if (!api) {
     throw new TypeError(
       'workflowStoreContract() found no test runner: pass its functions, as in ' +

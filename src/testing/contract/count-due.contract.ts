@@ -31,7 +31,8 @@ export function countDueContract(suite: ContractSuite): void {
       if (!store.countUndeclaredDue) return; // optional: this store reports nothing
       const s = testScope();
       const dueBefore = T + 10_000;
-      const v2 = (name: string, overrides: Partial<NewWorkflowInstance> = {}) => newInstance(s.id(name), s.workflow, { version: 2, ...overrides });
+      const v2 = (name: string, overrides: Partial<NewWorkflowInstance> = {}) =>
+        newInstance(s.id(name), s.workflow, { version: 2, ...overrides });
       // Leased first: each lease() claims the oldest due instance of its version.
       await lease(store, v2('held'), { leaseUntil: dueBefore + 30_000 });
       await lease(store, v2('lapsed'), { leaseUntil: dueBefore - 1 });
@@ -43,10 +44,15 @@ export function countDueContract(suite: ContractSuite): void {
       await store.create(v2('later', { wakeAt: dueBefore + 1 }));
       await store.create(newInstance(s.id('declared'), s.workflow));
       await store.create(newInstance(s.id('gone'), `${s.workflow}-gone`));
-      const workflows = [{ name: s.workflow, version: 1 }, { name: 'contract.unrelated', version: 7 }];
+      const workflows = [
+        { name: s.workflow, version: 1 },
+        { name: 'contract.unrelated', version: 7 },
+      ];
       // Other tests' instances may be counted too: look at this test's workflows.
       const ours = async (query: { dueBefore: number; cap: number }) =>
-        (await store.countUndeclaredDue!({ ...query, workflows })).filter(({ workflow }) => workflow.startsWith(s.workflow));
+        (await store.countUndeclaredDue!({ ...query, workflows })).filter(({ workflow }) =>
+          workflow.startsWith(s.workflow),
+        );
       expect(await ours({ dueBefore, cap: 1_000_000 })).toEqual([
         { workflow: s.workflow, version: 2, count: 4 },
         { workflow: `${s.workflow}-gone`, version: 1, count: 1 },

@@ -1,5 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { BASE_TIME as T, claimRequest, details, idsOf, journalEntry, lastSignalId, lease, newInstance, newSignal, range, snapshot, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  details,
+  idsOf,
+  journalEntry,
+  lastSignalId,
+  lease,
+  newInstance,
+  newSignal,
+  range,
+  snapshot,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `create`: the new instance with its defaults, a lease taken at creation, idempotent repeats and concurrent creates of one id. */
@@ -103,7 +116,10 @@ export function createContract(suite: ContractSuite): void {
           wakeAt: T + 5_000,
           traceContext: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'a=1' },
         }),
-        newInstance(s.id('leased'), s.workflow, { input: 'text', lease: { token: 'token-1', owner: 'worker-1', leaseUntil: T + 30_000 } }),
+        newInstance(s.id('leased'), s.workflow, {
+          input: 'text',
+          lease: { token: 'token-1', owner: 'worker-1', leaseUntil: T + 30_000 },
+        }),
         newInstance(s.id('null-input'), s.workflow, { input: null }),
       ];
       const results = await Promise.all(inits.map((init) => suite.store.create(init)));
@@ -123,10 +139,14 @@ export function createContract(suite: ContractSuite): void {
         newInstance(s.id('nul-key'), s.workflow, { concurrencyKey: 'k\u0000' }),
       ];
       const good = newInstance(s.id('fine'), s.workflow);
-      const results = await Promise.all([...bad, good].map((init) => suite.store.create(init).then(
-        (result) => result.created,
-        (error: unknown) => (error instanceof RangeError && /NUL/.test(error.message) ? 'refused' : error),
-      )));
+      const results = await Promise.all(
+        [...bad, good].map((init) =>
+          suite.store.create(init).then(
+            (result) => result.created,
+            (error: unknown) => (error instanceof RangeError && /NUL/.test(error.message) ? 'refused' : error),
+          ),
+        ),
+      );
       expect(results).toEqual(['refused', 'refused', 'refused', true]);
       for (const init of bad) expect(await suite.store.get(init.id.replace('\u0000', ''))).toBeNull();
     });
@@ -141,28 +161,41 @@ export function createContract(suite: ContractSuite): void {
         newInstance(s.id('surrogate-parent'), s.workflow, { parentId: s.id('p\udc00') }),
       ];
       const good = newInstance(s.id('pair-\ud83d\ude00'), s.workflow);
-      const results = await Promise.all([...bad, good].map((init) => suite.store.create(init).then(
-        (result) => result.created,
-        (error: unknown) => (error instanceof RangeError && /surrogate/.test(error.message) ? 'refused' : error),
-      )));
+      const results = await Promise.all(
+        [...bad, good].map((init) =>
+          suite.store.create(init).then(
+            (result) => result.created,
+            (error: unknown) => (error instanceof RangeError && /surrogate/.test(error.message) ? 'refused' : error),
+          ),
+        ),
+      );
       expect(results).toEqual(['refused', 'refused', 'refused', 'refused', 'refused', true]);
       expect((await suite.store.get(good.id))?.id).toBe(good.id);
-      for (const id of [s.id('half-\ufffd'), s.id('surrogate-workflow'), s.id('surrogate-key'), s.id('surrogate-parent')]) {
+      for (const id of [
+        s.id('half-\ufffd'),
+        s.id('surrogate-workflow'),
+        s.id('surrogate-key'),
+        s.id('surrogate-parent'),
+      ]) {
         expect(await suite.store.get(id)).toBeNull();
       }
     });
 
-    it('create: an input holding a NUL character (which PostgreSQL can\'t read as text) is refused, alone, before anything is stored', async () => {
+    it("create: an input holding a NUL character (which PostgreSQL can't read as text) is refused, alone, before anything is stored", async () => {
       const s = testScope();
       const inits = [
         newInstance(s.id('nul-value'), s.workflow, { input: { text: 'a\u0000b' } }),
         newInstance(s.id('nul-key'), s.workflow, { input: { 'k\u0000': 1 } }),
         newInstance(s.id('fine'), s.workflow),
       ];
-      const results = await Promise.all(inits.map((init) => suite.store.create(init).then(
-        (result) => result.created,
-        (error: unknown) => (error instanceof Error && /NUL/.test(error.message) ? 'refused' : error),
-      )));
+      const results = await Promise.all(
+        inits.map((init) =>
+          suite.store.create(init).then(
+            (result) => result.created,
+            (error: unknown) => (error instanceof Error && /NUL/.test(error.message) ? 'refused' : error),
+          ),
+        ),
+      );
       expect(results).toEqual(['refused', 'refused', true]);
       expect(await suite.store.get(s.id('nul-value'))).toBeNull();
       expect(await suite.store.get(s.id('nul-key'))).toBeNull();
@@ -171,7 +204,9 @@ export function createContract(suite: ContractSuite): void {
     it('create: large creates made together each land (no statement too large for the server)', async () => {
       const s = testScope();
       // 6 MB of input each, 30 MB together.
-      const inits = range(5).map((i) => newInstance(s.id(`big-${i}`), s.workflow, { input: { i, text: `${i}`.repeat(6_000_000) } }));
+      const inits = range(5).map((i) =>
+        newInstance(s.id(`big-${i}`), s.workflow, { input: { i, text: `${i}`.repeat(6_000_000) } }),
+      );
       const results = await Promise.all(inits.map((init) => suite.store.create(init)));
       expect(results.map((result) => result.created)).toEqual(inits.map(() => true));
       for (const init of inits) expect((await suite.store.get(init.id))?.input, init.id).toEqual(init.input);
@@ -217,7 +252,13 @@ export function createContract(suite: ContractSuite): void {
         newInstance(s.id('a'), s.workflow, { lease: { owner: 'starter', token, leaseUntil: T + 30_000 } }),
       );
       expect(created).toBe(true);
-      expect(instance).toMatchObject({ status: 'running', runs: 1, leaseToken: token, leaseOwner: 'starter', leaseUntil: T + 30_000 });
+      expect(instance).toMatchObject({
+        status: 'running',
+        runs: 1,
+        leaseToken: token,
+        leaseOwner: 'starter',
+        leaseUntil: T + 30_000,
+      });
       expect(idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 30_000 })))).toEqual([]);
       expect(await suite.store.write(s.id('a'), token, { now: T + 1, entries: [journalEntry('step-1')] })).toBe(true);
       // Once the lease lapses, a claim takes it like any other (runs 2).
@@ -230,7 +271,9 @@ export function createContract(suite: ContractSuite): void {
       await suite.store.create(newInstance(s.id('a'), s.workflow));
       const before = await snapshot(suite.store, s.id('a'));
       const again = await suite.store.create(
-        newInstance(s.id('a'), s.workflow, { lease: { owner: 'starter', token: randomUUID(), leaseUntil: T + 30_000 } }),
+        newInstance(s.id('a'), s.workflow, {
+          lease: { owner: 'starter', token: randomUUID(), leaseUntil: T + 30_000 },
+        }),
       );
       expect(again.created).toBe(false);
       expect(again.instance).toMatchObject({ status: 'pending', runs: 0, leaseToken: null });
@@ -247,7 +290,11 @@ export function createContract(suite: ContractSuite): void {
       const read = await details(suite.store, s.id('a'));
       (read.input as { nested: { n: number } }).nested.n = 4;
       read.waits.push({ name: 'x', key: null });
-      expect(await details(suite.store, s.id('a'))).toMatchObject({ status: 'pending', input: { nested: { n: 1 } }, waits: [] });
+      expect(await details(suite.store, s.id('a'))).toMatchObject({
+        status: 'pending',
+        input: { nested: { n: 1 } },
+        waits: [],
+      });
     });
   });
 }

@@ -14,7 +14,13 @@ export function endNoticeContract(suite: ContractSuite): void {
       expect(await store.requestEndNotice(s.id('pending'), T)).toBe(true);
       const { token, cursor } = await lease(store, newInstance(s.id('leased'), `${s.workflow}-leased`));
       expect(await store.requestEndNotice(s.id('leased'), T)).toBe(true);
-      await store.write(s.id('leased'), token, { now: T + 1, entries: [], status: 'failed', error: { name: 'Error', message: 'boom' }, release: { wakeAt: null, waits: [], signalCursor: cursor } });
+      await store.write(s.id('leased'), token, {
+        now: T + 1,
+        entries: [],
+        status: 'failed',
+        error: { name: 'Error', message: 'boom' },
+        release: { wakeAt: null, waits: [], signalCursor: cursor },
+      });
       expect(await store.requestEndNotice(s.id('leased'), T)).toBe(false);
     });
 
@@ -33,7 +39,13 @@ export function endNoticeContract(suite: ContractSuite): void {
           leases.map(async ({ id, token, cursor }) => {
             const [answer] = await Promise.all([
               store.requestEndNotice!(id, T),
-              store.write(id, token, { now: T + 1, entries: [], status: 'completed', output: id, release: { wakeAt: null, waits: [], signalCursor: cursor } }),
+              store.write(id, token, {
+                now: T + 1,
+                entries: [],
+                status: 'completed',
+                output: id,
+                release: { wakeAt: null, waits: [], signalCursor: cursor },
+              }),
             ]);
             return answer ? id : null;
           }),

@@ -23,7 +23,14 @@ export function getAndListContract(suite: ContractSuite): void {
     it('get: returns the journal in first-write order, keeping null and absent fields apart', async () => {
       const s = testScope();
       const { token } = await lease(suite.store, newInstance(s.id('a'), s.workflow));
-      const sleep = { name: 'nap', kind: 'sleep' as const, state: 'waiting' as const, wakeAt: null, createdAt: T, updatedAt: T };
+      const sleep = {
+        name: 'nap',
+        kind: 'sleep' as const,
+        state: 'waiting' as const,
+        wakeAt: null,
+        createdAt: T,
+        updatedAt: T,
+      };
       const nothing = journalEntry('returns-null', { value: null });
       const failed = {
         name: 'charge',
@@ -75,7 +82,12 @@ export function getAndListContract(suite: ContractSuite): void {
 
     it('list: orders by createdAt, then id, and pages with limit and offset', async () => {
       const s = testScope();
-      for (const [name, at] of [['x0', 3], ['x2', 2], ['x3', 1], ['x1', 2]] as const) {
+      for (const [name, at] of [
+        ['x0', 3],
+        ['x2', 2],
+        ['x3', 1],
+        ['x1', 2],
+      ] as const) {
         await suite.store.create(newInstance(s.id(name), s.workflow, { now: T + at }));
       }
       const page = async (limit: number, offset: number) =>

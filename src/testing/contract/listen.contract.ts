@@ -6,7 +6,8 @@ import type { ContractSuite } from './contract-suite.js';
 const FIRST_NOTICE_WAIT = 1_000;
 
 async function waitFor(done: () => boolean, timeout: number): Promise<boolean> {
-  for (let waited = 0; !done() && waited < timeout; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let waited = 0; !done() && waited < timeout; waited += 10)
+    await new Promise((resolve) => setTimeout(resolve, 10));
   return done();
 }
 
@@ -24,7 +25,8 @@ export function listenContract(suite: ContractSuite): void {
       if (!store.listen) return; // optional: workers then find work (and requests) by polling and heartbeats
       const s = testScope();
       const leases = new Map<string, string>();
-      for (const name of ['cancelled', 'terminated']) leases.set(s.id(name), (await lease(store, newInstance(s.id(name), `${s.workflow}-${name}`))).token);
+      for (const name of ['cancelled', 'terminated'])
+        leases.set(s.id(name), (await lease(store, newInstance(s.id(name), `${s.workflow}-${name}`))).token);
       await settle(store, newInstance(s.id('suspended'), `${s.workflow}-suspended`), 'suspended', { wakeAt: null });
       const named = new Set<string>();
       const renewals: Array<Promise<[string, WorkflowLeaseFlags | null]>> = [];
@@ -54,7 +56,8 @@ export function listenContract(suite: ContractSuite): void {
       if (!store.listen) return;
       const s = testScope();
       const leases = new Map<string, string>();
-      for (const name of ['cancelled', 'terminated', 'untouched']) leases.set(s.id(name), (await lease(store, newInstance(s.id(name), `${s.workflow}-${name}`))).token);
+      for (const name of ['cancelled', 'terminated', 'untouched'])
+        leases.set(s.id(name), (await lease(store, newInstance(s.id(name), `${s.workflow}-${name}`))).token);
       const named: string[] = [];
       const renewals: Array<Promise<[string, WorkflowLeaseFlags | null]>> = [];
       // A busy worker: it claims on its own (no wake-ups needed) and holds the three leases.

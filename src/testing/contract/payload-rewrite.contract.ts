@@ -1,8 +1,18 @@
 import type { WorkflowStore } from '../../storage/workflow-store.js';
-import { BASE_TIME as T, details, journalEntry, lastSignalId, lease, newInstance, newSignal, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  details,
+  journalEntry,
+  lastSignalId,
+  lease,
+  newInstance,
+  newSignal,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
-type Rewritable = Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> & WorkflowStore;
+type Rewritable = Required<Pick<WorkflowStore, 'rewritePayloads' | 'listSignals' | 'rewriteSignalPayload'>> &
+  WorkflowStore;
 
 function rewritable(store: WorkflowStore): Rewritable {
   if (!store.rewritePayloads || !store.listSignals || !store.rewriteSignalPayload) {
@@ -63,10 +73,18 @@ export function payloadRewriteContract(suite: ContractSuite): void {
       const store = rewritable(suite.store);
       const s = testScope();
       const { token } = await lease(store, newInstance(s.id('a'), s.workflow));
-      await store.write(s.id('a'), token, { now: T + 1, entries: [journalEntry('step', { value: 'v1' })], customStatus: 's1' });
+      await store.write(s.id('a'), token, {
+        now: T + 1,
+        entries: [journalEntry('step', { value: 'v1' })],
+        customStatus: 's1',
+      });
       const read = await details(store, s.id('a'));
       // A worker writes after the read: its values win over the rewrite of what was read.
-      await store.write(s.id('a'), token, { now: T + 2, entries: [journalEntry('step', { value: 'v2' })], customStatus: 's2' });
+      await store.write(s.id('a'), token, {
+        now: T + 2,
+        entries: [journalEntry('step', { value: 'v2' })],
+        customStatus: 's2',
+      });
       const count = await store.rewritePayloads(s.id('a'), {
         input: { from: read.input, to: 'in-rewritten' },
         customStatus: { from: read.customStatus, to: 's1-rewritten' },
@@ -84,7 +102,11 @@ export function payloadRewriteContract(suite: ContractSuite): void {
       expect(await store.rewritePayloads(s.id('missing'), { input: { from: null, to: 'x' } })).toBe(0);
       await store.create(newInstance(s.id('a'), s.workflow));
       const entry = journalEntry('ghost');
-      expect(await store.rewritePayloads(s.id('a'), { entries: [{ name: 'ghost', from: entry, to: { ...entry, value: 1 } }] })).toBe(0);
+      expect(
+        await store.rewritePayloads(s.id('a'), {
+          entries: [{ name: 'ghost', from: entry, to: { ...entry, value: 1 } }],
+        }),
+      ).toBe(0);
       expect((await details(store, s.id('a'))).journal).toEqual([]);
       expect(await store.get(s.id('missing'))).toBeNull();
     });

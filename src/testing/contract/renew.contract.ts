@@ -10,7 +10,10 @@ export function renewContract(suite: ContractSuite): void {
       const s = testScope();
       const { token } = await lease(suite.store, newInstance(s.id('a'), s.workflow));
       const before = await details(suite.store, s.id('a'));
-      expect(await suite.store.renew(s.id('a'), token, T + 90_000)).toEqual({ cancelRequested: false, terminateRequested: false });
+      expect(await suite.store.renew(s.id('a'), token, T + 90_000)).toEqual({
+        cancelRequested: false,
+        terminateRequested: false,
+      });
       expect(await details(suite.store, s.id('a'))).toEqual({ ...before, leaseUntil: T + 90_000 });
     });
 
@@ -28,7 +31,11 @@ export function renewContract(suite: ContractSuite): void {
       const before = await snapshot(suite.store, s.id('a'));
       expect(await suite.store.renew(s.id('a'), randomUUID(), T + 90_000)).toBeNull();
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
-      await suite.store.write(s.id('a'), token, { now: T + 1, entries: [], release: { wakeAt: null, waits: [], signalCursor: cursor } });
+      await suite.store.write(s.id('a'), token, {
+        now: T + 1,
+        entries: [],
+        release: { wakeAt: null, waits: [], signalCursor: cursor },
+      });
       const released = await snapshot(suite.store, s.id('a'));
       expect(await suite.store.renew(s.id('a'), token, T + 90_000)).toBeNull();
       expect(await snapshot(suite.store, s.id('a'))).toEqual(released);
@@ -39,9 +46,15 @@ export function renewContract(suite: ContractSuite): void {
       const s = testScope();
       const { token } = await lease(suite.store, newInstance(s.id('a'), s.workflow));
       await suite.store.requestCancel(s.id('a'), { reason: null, now: T + 1, terminate: false });
-      expect(await suite.store.renew(s.id('a'), token, T + 60_000)).toEqual({ cancelRequested: true, terminateRequested: false });
+      expect(await suite.store.renew(s.id('a'), token, T + 60_000)).toEqual({
+        cancelRequested: true,
+        terminateRequested: false,
+      });
       await suite.store.requestCancel(s.id('a'), { reason: null, now: T + 2, terminate: true });
-      expect(await suite.store.renew(s.id('a'), token, T + 60_000)).toEqual({ cancelRequested: true, terminateRequested: true });
+      expect(await suite.store.renew(s.id('a'), token, T + 60_000)).toEqual({
+        cancelRequested: true,
+        terminateRequested: true,
+      });
     });
   });
 }

@@ -1,6 +1,19 @@
 import { CHILD_ENDED_SIGNAL } from '../../storage/workflow-store-signals.js';
 import { FINISHED_STATUSES } from '../../storage/workflow-instance.js';
-import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, newSignal, pad, range, settle, snapshot, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  details,
+  journalEntry,
+  lease,
+  newInstance,
+  newSignal,
+  pad,
+  range,
+  settle,
+  snapshot,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `reopen`: a finished instance starts again from a kept journal prefix. */
@@ -60,7 +73,13 @@ export function reopenContract(suite: ContractSuite): void {
         const error = { name: 'WorkflowCancelledError', message: 'changed my mind' };
         const release = { wakeAt: null, waits: [], signalCursor: cursor };
         await suite.store.write(id, token, { now: T + 2, entries: [journalEntry('step-1')], status, error, release });
-        const accepted = await suite.store.reopen(id, { expect: { status, runs: 1 }, status: reopened, error, entries: [], now: T + 5 });
+        const accepted = await suite.store.reopen(id, {
+          expect: { status, runs: 1 },
+          status: reopened,
+          error,
+          entries: [],
+          now: T + 5,
+        });
         expect(accepted).toBe(true);
       }
       expect(await details(suite.store, s.id('a'))).toMatchObject({
@@ -83,7 +102,13 @@ export function reopenContract(suite: ContractSuite): void {
       const s = testScope();
       await ended(s.id('a'), `${s.workflow}-a`);
       await ended(s.id('b'), `${s.workflow}-b`);
-      const reopen = { expect: { status: 'cancelled' as const, runs: 1 }, status: 'pending' as const, error: null, entries: [], now: T + 5 };
+      const reopen = {
+        expect: { status: 'cancelled' as const, runs: 1 },
+        status: 'pending' as const,
+        error: null,
+        entries: [],
+        now: T + 5,
+      };
       await suite.store.reopen(s.id('a'), { ...reopen, deadline: T + 123_000 });
       await suite.store.reopen(s.id('b'), { ...reopen, deadline: null });
       expect((await details(suite.store, s.id('a'))).deadline).toBe(T + 123_000);
@@ -98,20 +123,36 @@ export function reopenContract(suite: ContractSuite): void {
       expect(await suite.store.reopen(s.id('a'), { ...base, expect: { status: 'failed', runs: 1 } })).toBe(false);
       expect(await suite.store.reopen(s.id('a'), { ...base, expect: { status: 'cancelled', runs: 2 } })).toBe(false);
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
-      expect(await suite.store.reopen(s.id('missing'), { ...base, expect: { status: 'cancelled', runs: 1 } })).toBe(false);
+      expect(await suite.store.reopen(s.id('missing'), { ...base, expect: { status: 'cancelled', runs: 1 } })).toBe(
+        false,
+      );
       expect(await suite.store.get(s.id('missing'))).toBeNull();
     });
 
     it('reopen: changes nothing while a live lease is held, and clears a lapsed lease token', async () => {
       const s = testScope();
       const { token } = await lease(suite.store, newInstance(s.id('a'), s.workflow), { leaseUntil: T + 1_000 });
-      await suite.store.write(s.id('a'), token, { now: T + 10, entries: [], status: 'failed', error: { name: 'Error', message: 'x' } });
+      await suite.store.write(s.id('a'), token, {
+        now: T + 10,
+        entries: [],
+        status: 'failed',
+        error: { name: 'Error', message: 'x' },
+      });
       const before = await snapshot(suite.store, s.id('a'));
-      const reopen = { expect: { status: 'failed' as const, runs: 1 }, status: 'pending' as const, error: null, entries: [] };
+      const reopen = {
+        expect: { status: 'failed' as const, runs: 1 },
+        status: 'pending' as const,
+        error: null,
+        entries: [],
+      };
       expect(await suite.store.reopen(s.id('a'), { ...reopen, now: T + 1_000 })).toBe(false);
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
       expect(await suite.store.reopen(s.id('a'), { ...reopen, now: T + 1_001 })).toBe(true);
-      expect(await details(suite.store, s.id('a'))).toMatchObject({ status: 'pending', leaseToken: null, wakeAt: T + 1_001 });
+      expect(await details(suite.store, s.id('a'))).toMatchObject({
+        status: 'pending',
+        leaseToken: null,
+        wakeAt: T + 1_001,
+      });
       expect(await suite.store.renew(s.id('a'), token, T + 60_000)).toBeNull();
       expect(await suite.store.write(s.id('a'), token, { now: T + 1_002, entries: [], status: 'failed' })).toBe(false);
       expect((await details(suite.store, s.id('a'))).status).toBe('pending');
@@ -121,11 +162,22 @@ export function reopenContract(suite: ContractSuite): void {
       const s = testScope();
       const [endName, other] = [s.signal('ended'), s.signal('other')];
       await ended(s.id('a'), s.workflow);
-      const endOf = (dedupeId: string, now = T + 3) => newSignal(endName, { key: dedupeId, dedupeId, payload: { status: 'cancelled' }, now });
+      const endOf = (dedupeId: string, now = T + 3) =>
+        newSignal(endName, { key: dedupeId, dedupeId, payload: { status: 'cancelled' }, now });
       const end = await suite.store.signal(endOf(s.id('a')));
-      const kept = [await suite.store.signal(endOf(s.id('b'))), await suite.store.signal(newSignal(other, { key: s.id('a'), dedupeId: s.id('a') }))];
-      const all = async (name: string, key: string) => (await suite.store.signals({ name, key, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).map((r) => r.id);
-      const reopen = { status: 'pending' as const, error: null, entries: [], retractSignal: { name: endName, dedupeId: s.id('a') }, now: T + 5 };
+      const kept = [
+        await suite.store.signal(endOf(s.id('b'))),
+        await suite.store.signal(newSignal(other, { key: s.id('a'), dedupeId: s.id('a') })),
+      ];
+      const all = async (name: string, key: string) =>
+        (await suite.store.signals({ name, key, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).map((r) => r.id);
+      const reopen = {
+        status: 'pending' as const,
+        error: null,
+        entries: [],
+        retractSignal: { name: endName, dedupeId: s.id('a') },
+        now: T + 5,
+      };
       expect(await suite.store.reopen(s.id('a'), { ...reopen, expect: { status: 'failed', runs: 1 } })).toBe(false);
       expect(await all(endName, s.id('a'))).toEqual([end.id]);
       expect(await suite.store.reopen(s.id('a'), { ...reopen, expect: { status: 'cancelled', runs: 1 } })).toBe(true);
@@ -139,17 +191,35 @@ export function reopenContract(suite: ContractSuite): void {
       expect(await all(endName, s.id('a'))).toEqual([again.id]);
       // A retractSignal that names nothing stored deletes nothing and does not refuse the reopen.
       await ended(s.id('c'), `${s.workflow}-c`);
-      expect(await suite.store.reopen(s.id('c'), { ...reopen, retractSignal: { name: endName, dedupeId: s.id('c') }, expect: { status: 'cancelled', runs: 1 } })).toBe(true);
+      expect(
+        await suite.store.reopen(s.id('c'), {
+          ...reopen,
+          retractSignal: { name: endName, dedupeId: s.id('c') },
+          expect: { status: 'cancelled', runs: 1 },
+        }),
+      ).toBe(true);
       expect(await all(endName, s.id('a'))).toEqual([again.id]);
     });
 
     it('reopen: with awaitedChildren, refuses (changing nothing) unless each exists and is unfinished or has its end stored', async () => {
       const s = testScope();
-      const [parent, running, done, endless] = ['parent', 'running', 'done', 'endless'].map(s.id) as [string, string, string, string];
+      const [parent, running, done, endless] = ['parent', 'running', 'done', 'endless'].map(s.id) as [
+        string,
+        string,
+        string,
+        string,
+      ];
       await ended(parent, s.workflow);
       await suite.store.create(newInstance(running, `${s.workflow}-c`, { parentId: parent, now: T + 3 }));
-      for (const child of [done, endless]) await settle(suite.store, newInstance(child, `${s.workflow}-${child}`, { parentId: parent, now: T + 3 }), 'completed');
-      await suite.store.signal(newSignal(CHILD_ENDED_SIGNAL, { key: done, dedupeId: done, payload: { status: 'completed' }, now: T + 4 }));
+      for (const child of [done, endless])
+        await settle(
+          suite.store,
+          newInstance(child, `${s.workflow}-${child}`, { parentId: parent, now: T + 3 }),
+          'completed',
+        );
+      await suite.store.signal(
+        newSignal(CHILD_ENDED_SIGNAL, { key: done, dedupeId: done, payload: { status: 'completed' }, now: T + 4 }),
+      );
       // The parent's own end, retracted only when the reopen lands.
       await suite.store.signal(newSignal(CHILD_ENDED_SIGNAL, { key: parent, dedupeId: parent, now: T + 4 }));
       const before = await snapshot(suite.store, parent);
@@ -163,9 +233,20 @@ export function reopenContract(suite: ContractSuite): void {
           awaitedChildren,
           now: T + 5,
         });
-      const parentEnds = async () => (await suite.store.signals({ name: CHILD_ENDED_SIGNAL, key: parent, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).length;
+      const parentEnds = async () =>
+        (
+          await suite.store.signals({
+            name: CHILD_ENDED_SIGNAL,
+            key: parent,
+            afterId: 0,
+            upToId: Number.MAX_SAFE_INTEGER,
+          })
+        ).length;
       // Finished with its end gone (purged), or gone itself (deleted): the reopened parent would wait forever.
-      for (const awaited of [[running, done, endless], [running, done, s.id('gone')]]) {
+      for (const awaited of [
+        [running, done, endless],
+        [running, done, s.id('gone')],
+      ]) {
         expect(await reopen(awaited)).toBe(false);
         expect(await snapshot(suite.store, parent)).toEqual(before);
         expect(await parentEnds()).toBe(1);

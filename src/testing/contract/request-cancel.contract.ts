@@ -1,5 +1,16 @@
 import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../../storage/workflow-instance.js';
-import { BASE_TIME as T, claimRequest, details, journalEntry, lease, newInstance, range, settle, snapshot, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  details,
+  journalEntry,
+  lease,
+  newInstance,
+  range,
+  settle,
+  snapshot,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `requestCancel`: which instances a cancel or a terminate applies to, what it changes, and that of concurrent requests exactly one wins. */
@@ -10,7 +21,9 @@ export function requestCancelContract(suite: ContractSuite): void {
       const s = testScope();
       await suite.store.create(newInstance(s.id('a'), s.workflow, { wakeAt: T + 10_000 }));
       const before = await details(suite.store, s.id('a'));
-      expect(await suite.store.requestCancel(s.id('a'), { reason: 'changed mind', now: T + 100, terminate: false })).toBe(true);
+      expect(
+        await suite.store.requestCancel(s.id('a'), { reason: 'changed mind', now: T + 100, terminate: false }),
+      ).toBe(true);
       expect(await details(suite.store, s.id('a'))).toEqual({
         ...before,
         cancelRequested: true,
@@ -25,7 +38,11 @@ export function requestCancelContract(suite: ContractSuite): void {
       const s = testScope();
       await suite.store.create(newInstance(s.id('a'), s.workflow, { wakeAt: T + 50 }));
       expect(await suite.store.requestCancel(s.id('a'), { reason: null, now: T + 500, terminate: false })).toBe(true);
-      expect(await details(suite.store, s.id('a'))).toMatchObject({ wakeAt: T + 50, cancelReason: null, updatedAt: T + 500 });
+      expect(await details(suite.store, s.id('a'))).toMatchObject({
+        wakeAt: T + 50,
+        cancelReason: null,
+        updatedAt: T + 500,
+      });
     });
 
     it('requestCancel: a cancel applies to pending, running and suspended instances', async () => {
@@ -35,7 +52,11 @@ export function requestCancelContract(suite: ContractSuite): void {
       await settle(suite.store, newInstance(s.id('suspended'), `${s.workflow}-s`), 'suspended', { wakeAt: null });
       for (const name of ['pending', 'running', 'suspended']) {
         expect(await suite.store.requestCancel(s.id(name), { reason: name, now: T + 10, terminate: false })).toBe(true);
-        expect(await details(suite.store, s.id(name))).toMatchObject({ status: name, cancelRequested: true, cancelReason: name });
+        expect(await details(suite.store, s.id(name))).toMatchObject({
+          status: name,
+          cancelRequested: true,
+          cancelReason: name,
+        });
       }
       expect((await details(suite.store, s.id('suspended'))).wakeAt).toBe(T + 10);
       expect((await details(suite.store, s.id('running'))).leaseToken).not.toBeNull();
@@ -44,10 +65,13 @@ export function requestCancelContract(suite: ContractSuite): void {
     it('requestCancel: a cancel is refused, changing nothing, for compensating and finished instances', async () => {
       const s = testScope();
       const statuses: WorkflowStatus[] = ['compensating', ...FINISHED_STATUSES];
-      for (const status of statuses) await settle(suite.store, newInstance(s.id(status), `${s.workflow}-${status}`), status);
+      for (const status of statuses)
+        await settle(suite.store, newInstance(s.id(status), `${s.workflow}-${status}`), status);
       for (const status of statuses) {
         const before = await snapshot(suite.store, s.id(status));
-        expect(await suite.store.requestCancel(s.id(status), { reason: 'no', now: T + 10, terminate: false })).toBe(false);
+        expect(await suite.store.requestCancel(s.id(status), { reason: 'no', now: T + 10, terminate: false })).toBe(
+          false,
+        );
         expect(await snapshot(suite.store, s.id(status))).toEqual(before);
       }
     });
@@ -57,7 +81,9 @@ export function requestCancelContract(suite: ContractSuite): void {
       await suite.store.create(newInstance(s.id('a'), s.workflow));
       expect(await suite.store.requestCancel(s.id('a'), { reason: 'first', now: T + 10, terminate: false })).toBe(true);
       const before = await snapshot(suite.store, s.id('a'));
-      expect(await suite.store.requestCancel(s.id('a'), { reason: 'second', now: T + 20, terminate: false })).toBe(false);
+      expect(await suite.store.requestCancel(s.id('a'), { reason: 'second', now: T + 20, terminate: false })).toBe(
+        false,
+      );
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
       expect(await suite.store.requestCancel(s.id('missing'), { reason: null, now: T, terminate: false })).toBe(false);
       expect(await suite.store.requestCancel(s.id('missing'), { reason: null, now: T, terminate: true })).toBe(false);
@@ -72,7 +98,9 @@ export function requestCancelContract(suite: ContractSuite): void {
       await settle(suite.store, newInstance(s.id('compensating'), `${s.workflow}-c`), 'compensating');
       for (const status of UNFINISHED_STATUSES) {
         const before = await details(suite.store, s.id(status));
-        expect(await suite.store.requestCancel(s.id(status), { reason: 'stop', now: T + 10, terminate: true })).toBe(true);
+        expect(await suite.store.requestCancel(s.id(status), { reason: 'stop', now: T + 10, terminate: true })).toBe(
+          true,
+        );
         expect(await details(suite.store, s.id(status))).toEqual({
           ...before,
           cancelRequested: true,
@@ -86,9 +114,12 @@ export function requestCancelContract(suite: ContractSuite): void {
 
     it('requestCancel: a terminate is refused, changing nothing, for finished instances and when repeated', async () => {
       const s = testScope();
-      for (const status of FINISHED_STATUSES) await settle(suite.store, newInstance(s.id(status), `${s.workflow}-${status}`), status);
+      for (const status of FINISHED_STATUSES)
+        await settle(suite.store, newInstance(s.id(status), `${s.workflow}-${status}`), status);
       await suite.store.create(newInstance(s.id('twice'), s.workflow));
-      expect(await suite.store.requestCancel(s.id('twice'), { reason: 'first', now: T + 5, terminate: true })).toBe(true);
+      expect(await suite.store.requestCancel(s.id('twice'), { reason: 'first', now: T + 5, terminate: true })).toBe(
+        true,
+      );
       for (const id of [...FINISHED_STATUSES, 'twice'].map(s.id)) {
         const before = await snapshot(suite.store, id);
         expect(await suite.store.requestCancel(id, { reason: 'again', now: T + 10, terminate: true })).toBe(false);
@@ -101,11 +132,21 @@ export function requestCancelContract(suite: ContractSuite): void {
       await suite.store.create(newInstance(s.id('a'), s.workflow));
       await suite.store.create(newInstance(s.id('b'), s.workflow));
       expect(await suite.store.requestCancel(s.id('a'), { reason: 'cancel', now: T + 1, terminate: false })).toBe(true);
-      expect(await suite.store.requestCancel(s.id('a'), { reason: 'terminate', now: T + 2, terminate: true })).toBe(true);
-      expect(await details(suite.store, s.id('a'))).toMatchObject({ cancelRequested: true, terminateRequested: true, cancelReason: 'terminate' });
-      expect(await suite.store.requestCancel(s.id('b'), { reason: 'terminate', now: T + 1, terminate: true })).toBe(true);
+      expect(await suite.store.requestCancel(s.id('a'), { reason: 'terminate', now: T + 2, terminate: true })).toBe(
+        true,
+      );
+      expect(await details(suite.store, s.id('a'))).toMatchObject({
+        cancelRequested: true,
+        terminateRequested: true,
+        cancelReason: 'terminate',
+      });
+      expect(await suite.store.requestCancel(s.id('b'), { reason: 'terminate', now: T + 1, terminate: true })).toBe(
+        true,
+      );
       const before = await snapshot(suite.store, s.id('b'));
-      expect(await suite.store.requestCancel(s.id('b'), { reason: 'cancel', now: T + 2, terminate: false })).toBe(false);
+      expect(await suite.store.requestCancel(s.id('b'), { reason: 'cancel', now: T + 2, terminate: false })).toBe(
+        false,
+      );
       expect(await snapshot(suite.store, s.id('b'))).toEqual(before);
     });
 
@@ -117,7 +158,11 @@ export function requestCancelContract(suite: ContractSuite): void {
       );
       expect(accepted.filter(Boolean)).toHaveLength(1);
       const winner = accepted.indexOf(true);
-      expect(await details(suite.store, s.id('a'))).toMatchObject({ cancelRequested: true, cancelReason: `r${winner}`, updatedAt: T + winner });
+      expect(await details(suite.store, s.id('a'))).toMatchObject({
+        cancelRequested: true,
+        cancelReason: `r${winner}`,
+        updatedAt: T + winner,
+      });
     });
 
     it('requestCancel: a cancel or terminate racing a suspending write always leaves the instance due (48 rounds)', async () => {
@@ -151,7 +196,10 @@ export function requestCancelContract(suite: ContractSuite): void {
           wakeAt: T + 10,
         });
         const claim = await suite.store.claim(claimRequest(workflow, { now: T + 10 }));
-        expect(claim.instances.map((i) => i.id), `round ${round}`).toEqual([id]);
+        expect(
+          claim.instances.map((i) => i.id),
+          `round ${round}`,
+        ).toEqual([id]);
       }
     });
 

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { BASE_TIME as T, lastSignalId, newInstance, range, scheduleSave, testScope, type TestScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  lastSignalId,
+  newInstance,
+  range,
+  scheduleSave,
+  testScope,
+  type TestScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `createOccurrence`: a schedule occurrence's create, fenced by the schedule's lease. */
@@ -10,7 +18,14 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
   async function leased(s: TestScope, name: string): Promise<string> {
     await suite.store.saveSchedule(scheduleSave(s.id(name), s.workflow));
     const token = randomUUID();
-    const claimed = await suite.store.claimSchedules({ owner: 'w', token, now: T, leaseUntil: T + 1_000, limit: 1, workflows: [s.workflow] });
+    const claimed = await suite.store.claimSchedules({
+      owner: 'w',
+      token,
+      now: T,
+      leaseUntil: T + 1_000,
+      limit: 1,
+      workflows: [s.workflow],
+    });
     expect(claimed.map((r) => r.id)).toEqual([s.id(name)]);
     return token;
   }
@@ -25,21 +40,54 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
       const cursor = await lastSignalId(suite.store);
       const init = occurrence(s, 'a', T);
       const first = await suite.store.createOccurrence(s.id('a'), token, init);
-      expect(first).toMatchObject({ created: true, instance: { id: init.id, status: 'pending', scheduleId: s.id('a'), scheduledAt: T, input: { at: T }, wakeAt: T, signalCursor: cursor } });
+      expect(first).toMatchObject({
+        created: true,
+        instance: {
+          id: init.id,
+          status: 'pending',
+          scheduleId: s.id('a'),
+          scheduledAt: T,
+          input: { at: T },
+          wakeAt: T,
+          signalCursor: cursor,
+        },
+      });
       expect(await suite.store.get(init.id)).toEqual({ ...first!.instance, waits: [] });
-      expect(await suite.store.createOccurrence(s.id('a'), token, { ...init, input: 'other', now: T + 5 })).toEqual({ instance: first!.instance, created: false });
+      expect(await suite.store.createOccurrence(s.id('a'), token, { ...init, input: 'other', now: T + 5 })).toEqual({
+        instance: first!.instance,
+        created: false,
+      });
       // The schedule itself is untouched.
-      expect(await suite.store.getSchedule(s.id('a'))).toMatchObject({ revision: 1, leaseToken: token, leaseUntil: T + 1_000 });
+      expect(await suite.store.getSchedule(s.id('a'))).toMatchObject({
+        revision: 1,
+        leaseToken: token,
+        leaseUntil: T + 1_000,
+      });
     });
 
     it('createOccurrence: returns null and creates nothing once a save released the lease, the schedule was deleted or claimed under another token', async () => {
       const s = testScope();
       const released = await leased(s, 'released');
-      await suite.store.saveSchedule(scheduleSave(s.id('released'), s.workflow, { paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 }));
+      await suite.store.saveSchedule(
+        scheduleSave(s.id('released'), s.workflow, {
+          paused: true,
+          wakeAt: null,
+          expectRevision: 1,
+          releaseLease: true,
+          now: T + 1,
+        }),
+      );
       const deleted = await leased(s, 'deleted');
       expect(await suite.store.deleteSchedule(s.id('deleted'))).toBe(true);
       const lapsed = await leased(s, 'taken');
-      await suite.store.claimSchedules({ owner: 'w2', token: randomUUID(), now: T + 1_001, leaseUntil: T + 9_000, limit: 1, workflows: [s.workflow] });
+      await suite.store.claimSchedules({
+        owner: 'w2',
+        token: randomUUID(),
+        now: T + 1_001,
+        leaseUntil: T + 9_000,
+        limit: 1,
+        workflows: [s.workflow],
+      });
       await suite.store.saveSchedule(scheduleSave(s.id('free'), s.workflow));
       for (const [schedule, token] of [
         ['released', released],
@@ -67,8 +115,19 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
       expect(await suite.store.createOccurrence(s.id('a'), token, { ...init, now: T + 1_001 })).toBeNull();
       expect(await suite.store.getSchedule(s.id('a'))).toMatchObject({ leaseToken: token, leaseUntil: T + 1_000 });
       // A write of the holder that extends the lease makes it live again.
-      expect(await suite.store.writeSchedule(s.id('a'), token, { now: T + 1_002, state: null, wakeAt: T, release: false, leaseUntil: T + 5_000 })).toBe(true);
-      expect(await suite.store.createOccurrence(s.id('a'), token, { ...late, now: T + 1_003 })).toMatchObject({ created: true, instance: { id: late.id } });
+      expect(
+        await suite.store.writeSchedule(s.id('a'), token, {
+          now: T + 1_002,
+          state: null,
+          wakeAt: T,
+          release: false,
+          leaseUntil: T + 5_000,
+        }),
+      ).toBe(true);
+      expect(await suite.store.createOccurrence(s.id('a'), token, { ...late, now: T + 1_003 })).toMatchObject({
+        created: true,
+        instance: { id: late.id },
+      });
     });
 
     it('createOccurrence: an instance that exists under a lost lease returns null, unchanged', async () => {
@@ -76,7 +135,9 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
       const token = await leased(s, 'a');
       const init = occurrence(s, 'a', T);
       const { instance } = (await suite.store.createOccurrence(s.id('a'), token, { ...init, now: T + 500 }))!;
-      await suite.store.saveSchedule(scheduleSave(s.id('a'), s.workflow, { expectRevision: 1, releaseLease: true, now: T + 501 }));
+      await suite.store.saveSchedule(
+        scheduleSave(s.id('a'), s.workflow, { expectRevision: 1, releaseLease: true, now: T + 501 }),
+      );
       expect(await suite.store.createOccurrence(s.id('a'), token, init)).toBeNull();
       expect(await suite.store.get(init.id)).toEqual({ ...instance, waits: [] });
     });
@@ -89,8 +150,14 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
       for (const schedule of ['leased', 'paused', 'free']) {
         const init = occurrence(s, schedule, T + 2_000);
         const created = await suite.store.createOccurrence(s.id(schedule), null, { ...init, now: T + 2_000 });
-        expect(created, schedule).toMatchObject({ created: true, instance: { id: init.id, scheduleId: s.id(schedule) } });
-        expect(await suite.store.createOccurrence(s.id(schedule), null, { ...init, input: 'other', now: T + 2_001 }), schedule).toEqual({ instance: created!.instance, created: false });
+        expect(created, schedule).toMatchObject({
+          created: true,
+          instance: { id: init.id, scheduleId: s.id(schedule) },
+        });
+        expect(
+          await suite.store.createOccurrence(s.id(schedule), null, { ...init, input: 'other', now: T + 2_001 }),
+          schedule,
+        ).toEqual({ instance: created!.instance, created: false });
       }
       expect(await suite.store.getSchedule(s.id('leased'))).toMatchObject({ revision: 1, leaseUntil: T + 1_000 });
       expect(await suite.store.deleteSchedule(s.id('free'))).toBe(true);
@@ -110,7 +177,15 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
         const init = occurrence(s, name, T + i);
         const [created] = await Promise.all([
           suite.store.createOccurrence(s.id(name), token, init),
-          suite.store.saveSchedule(scheduleSave(s.id(name), s.workflow, { paused: true, wakeAt: null, expectRevision: 1, releaseLease: true, now: T + 1 })),
+          suite.store.saveSchedule(
+            scheduleSave(s.id(name), s.workflow, {
+              paused: true,
+              wakeAt: null,
+              expectRevision: 1,
+              releaseLease: true,
+              now: T + 1,
+            }),
+          ),
         ]);
         const stored = await suite.store.get(init.id);
         if (created) expect({ created: created.created, id: stored?.id }).toEqual({ created: true, id: init.id });
@@ -125,7 +200,10 @@ export function scheduleOccurrenceContract(suite: ContractSuite): void {
         const name = `d${i}`;
         await suite.store.saveSchedule(scheduleSave(s.id(name), s.workflow));
         const init = occurrence(s, name, T + i);
-        const [created, deleted] = await Promise.all([suite.store.createOccurrence(s.id(name), null, init), suite.store.deleteSchedule(s.id(name))]);
+        const [created, deleted] = await Promise.all([
+          suite.store.createOccurrence(s.id(name), null, init),
+          suite.store.deleteSchedule(s.id(name)),
+        ]);
         expect(deleted).toBe(true);
         const stored = await suite.store.get(init.id);
         if (created) expect({ created: created.created, id: stored?.id }).toEqual({ created: true, id: init.id });

@@ -1,4 +1,17 @@
-import { BASE_TIME as T, claimRequest, details, journalEntry, lastSignalId, lease, newInstance, newSignal, range, settle, snapshot, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  details,
+  journalEntry,
+  lastSignalId,
+  lease,
+  newInstance,
+  newSignal,
+  range,
+  settle,
+  snapshot,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `signal` and `signals`: ids, deduplication, the waiters a signal wakes and the race with a suspending write. */
@@ -24,7 +37,17 @@ export function signalsContract(suite: ContractSuite): void {
       const s = testScope();
       const [n, m] = [s.signal('n'), s.signal('m')];
       const sent = [];
-      for (const [i, [name, key]] of ([[n, 'k'], [n, null], [n, 'k'], [m, 'k'], [n, 'K'], [n, 'k'], [n, null]] as const).entries()) {
+      for (const [i, [name, key]] of (
+        [
+          [n, 'k'],
+          [n, null],
+          [n, 'k'],
+          [m, 'k'],
+          [n, 'K'],
+          [n, 'k'],
+          [n, null],
+        ] as const
+      ).entries()) {
         sent.push({ ...(await suite.store.signal(newSignal(name, { key, payload: { i }, now: T + i }))), name, i });
       }
       const query = async (name: string, key: string | null, afterId = 0, upToId = Number.MAX_SAFE_INTEGER) =>
@@ -46,16 +69,23 @@ export function signalsContract(suite: ContractSuite): void {
       const [n, m] = [s.signal('n'), s.signal('m')];
       const park = (id: string, wakeAt: number | null, waits: Array<{ name: string; key: string | null }>) =>
         settle(suite.store, newInstance(s.id(id), `${s.workflow}-${id}`), 'suspended', { wakeAt, waits });
-      await park('a', null, [{ name: m, key: null }, { name: n, key: 'k' }]);
+      await park('a', null, [
+        { name: m, key: null },
+        { name: n, key: 'k' },
+      ]);
       await park('b', T + 9_999, [{ name: n, key: 'k' }]);
       await park('other-key', null, [{ name: n, key: 'K' }]);
       await park('null-key', null, [{ name: n, key: null }]);
       await park('other-name', null, [{ name: m, key: 'k' }]);
-      const untouched = await Promise.all(['other-key', 'null-key', 'other-name'].map((id) => snapshot(suite.store, s.id(id))));
+      const untouched = await Promise.all(
+        ['other-key', 'null-key', 'other-name'].map((id) => snapshot(suite.store, s.id(id))),
+      );
       const result = await suite.store.signal(newSignal(n, { key: 'k', now: T + 100 }));
       expect(result).toMatchObject({ woken: 2, created: true, key: 'k' });
       for (const id of ['a', 'b']) expect(await details(suite.store, s.id(id))).toMatchObject({ wakeAt: T + 100 });
-      expect(await Promise.all(['other-key', 'null-key', 'other-name'].map((id) => snapshot(suite.store, s.id(id))))).toEqual(untouched);
+      expect(
+        await Promise.all(['other-key', 'null-key', 'other-name'].map((id) => snapshot(suite.store, s.id(id)))),
+      ).toEqual(untouched);
       expect((await suite.store.signal(newSignal(n, { key: null, now: T + 200 }))).woken).toBe(1);
       expect((await details(suite.store, s.id('null-key'))).wakeAt).toBe(T + 200);
     });
@@ -63,7 +93,10 @@ export function signalsContract(suite: ContractSuite): void {
     it('signal: keeps an earlier wakeAt of a waiter that is already due', async () => {
       const s = testScope();
       const n = s.signal('n');
-      await settle(suite.store, newInstance(s.id('a'), s.workflow), 'suspended', { wakeAt: T + 50, waits: [{ name: n, key: null }] });
+      await settle(suite.store, newInstance(s.id('a'), s.workflow), 'suspended', {
+        wakeAt: T + 50,
+        waits: [{ name: n, key: null }],
+      });
       await suite.store.signal(newSignal(n, { now: T + 100 }));
       expect((await details(suite.store, s.id('a'))).wakeAt).toBe(T + 50);
     });
@@ -71,12 +104,17 @@ export function signalsContract(suite: ContractSuite): void {
     it('signal: wakes only suspended instances', async () => {
       const s = testScope();
       const n = s.signal('n');
-      await settle(suite.store, newInstance(s.id('a'), s.workflow), 'suspended', { wakeAt: T + 10, waits: [{ name: n, key: null }] });
+      await settle(suite.store, newInstance(s.id('a'), s.workflow), 'suspended', {
+        wakeAt: T + 10,
+        waits: [{ name: n, key: null }],
+      });
       await suite.store.claim(claimRequest(s.workflow, { now: T + 10 }));
       await settle(suite.store, newInstance(s.id('done'), `${s.workflow}-d`), 'completed');
       const before = await Promise.all([snapshot(suite.store, s.id('a')), snapshot(suite.store, s.id('done'))]);
       expect((await suite.store.signal(newSignal(n, { now: T + 20 }))).woken).toBe(0);
-      expect(await Promise.all([snapshot(suite.store, s.id('a')), snapshot(suite.store, s.id('done'))])).toEqual(before);
+      expect(await Promise.all([snapshot(suite.store, s.id('a')), snapshot(suite.store, s.id('done'))])).toEqual(
+        before,
+      );
     });
 
     it('signal: a name, key or id holding a lone surrogate (which no SQL store keeps: two keys would be one) is refused before anything is stored', async () => {
@@ -91,13 +129,17 @@ export function signalsContract(suite: ContractSuite): void {
         await expect(suite.store.signal(signal)).rejects.toThrow(/surrogate/);
       }
       expect(await lastSignalId(suite.store)).toBe(before);
-      expect(await suite.store.signals({ name: n, key: 'k\ufffd', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+      expect(
+        await suite.store.signals({ name: n, key: 'k\ufffd', afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+      ).toEqual([]);
     });
 
-    it('signal: a payload holding a NUL character (which PostgreSQL can\'t read as text) is refused before anything is stored', async () => {
+    it("signal: a payload holding a NUL character (which PostgreSQL can't read as text) is refused before anything is stored", async () => {
       const s = testScope();
       const before = await lastSignalId(suite.store);
-      await expect(suite.store.signal(newSignal(s.signal('n'), { payload: { text: 'a\u0000b' } }))).rejects.toThrow(/NUL/);
+      await expect(suite.store.signal(newSignal(s.signal('n'), { payload: { text: 'a\u0000b' } }))).rejects.toThrow(
+        /NUL/,
+      );
       expect(await lastSignalId(suite.store)).toBe(before);
     });
 
@@ -110,7 +152,9 @@ export function signalsContract(suite: ContractSuite): void {
       const again = await suite.store.signal(newSignal(n, { key: 'k2', dedupeId: 'd1', now: T + 10 }));
       expect(again).toEqual({ id: first.id, woken: 0, created: false, key: 'k1' });
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
-      expect(await suite.store.signals({ name: n, key: 'k2', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+      expect(await suite.store.signals({ name: n, key: 'k2', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual(
+        [],
+      );
       const otherName = await suite.store.signal(newSignal(s.signal('m'), { key: 'k1', dedupeId: 'd1' }));
       expect(otherName.created).toBe(true);
       const plain = await Promise.all([suite.store.signal(newSignal(n)), suite.store.signal(newSignal(n))]);
@@ -121,7 +165,9 @@ export function signalsContract(suite: ContractSuite): void {
     it('signal: concurrent signals get unique ids, and signals() returns every one in id order', async () => {
       const s = testScope();
       const n = s.signal('n');
-      const results = await Promise.all(range(20).map((i) => suite.store.signal(newSignal(n, { key: 'k', payload: { i } }))));
+      const results = await Promise.all(
+        range(20).map((i) => suite.store.signal(newSignal(n, { key: 'k', payload: { i } }))),
+      );
       const ids = results.map((r) => r.id);
       expect(new Set(ids).size).toBe(20);
       const records = await suite.store.signals({ name: n, key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER });
@@ -133,10 +179,14 @@ export function signalsContract(suite: ContractSuite): void {
     it('signal: of 10 concurrent signals with one dedupeId exactly one is created, and all return its id', async () => {
       const s = testScope();
       const n = s.signal('n');
-      const results = await Promise.all(range(10).map((i) => suite.store.signal(newSignal(n, { key: 'k', dedupeId: 'once', payload: { i } }))));
+      const results = await Promise.all(
+        range(10).map((i) => suite.store.signal(newSignal(n, { key: 'k', dedupeId: 'once', payload: { i } }))),
+      );
       expect(results.filter((r) => r.created)).toHaveLength(1);
       expect(new Set(results.map((r) => r.id)).size).toBe(1);
-      expect(await suite.store.signals({ name: n, key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
+      expect(
+        await suite.store.signals({ name: n, key: 'k', afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+      ).toHaveLength(1);
     });
 
     it('signal: a signal racing a suspension that registers a matching wait always leaves the instance due (50 rounds)', async () => {

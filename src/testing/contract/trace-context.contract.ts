@@ -7,12 +7,17 @@ export function traceContextContract(suite: ContractSuite): void {
   describe('trace context', () => {
     it('create: stores traceContext as given (null by default); get, list and claim return it', async () => {
       const s = testScope();
-      const traceContext = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=a:1,other=b' };
+      const traceContext = {
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        tracestate: 'vendor=a:1,other=b',
+      };
       const { instance } = await suite.store.create(newInstance(s.id('a'), s.workflow, { traceContext }));
       expect(instance.traceContext).toEqual(traceContext);
       expect((await suite.store.create(newInstance(s.id('b'), s.workflow))).instance.traceContext).toBeNull();
       expect((await details(suite.store, s.id('a'))).traceContext).toEqual(traceContext);
-      expect((await suite.store.list({ workflow: s.workflow, limit: 10, offset: 0 })).map((i) => i.traceContext)).toEqual([traceContext, null]);
+      expect(
+        (await suite.store.list({ workflow: s.workflow, limit: 10, offset: 0 })).map((i) => i.traceContext),
+      ).toEqual([traceContext, null]);
       const claim = await suite.store.claim({
         owner: 'w',
         token: `${s.id('token')}`,

@@ -1,5 +1,16 @@
 import type { WorkflowWrite } from '../../storage/workflow-store.js';
-import { BASE_TIME as T, details, journalEntry, lastSignalId, lease, newInstance, newSignal, settle, snapshot, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  details,
+  journalEntry,
+  lastSignalId,
+  lease,
+  newInstance,
+  newSignal,
+  settle,
+  snapshot,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** A value no store can keep: JSON, which every store's payloads are, has no BigInt. */
@@ -9,7 +20,10 @@ const UNSTORABLE = { amount: 10n };
 const PARTS: Array<{ part: string; bad: (write: WorkflowWrite) => WorkflowWrite }> = [
   {
     part: 'a journal entry (the second of three)',
-    bad: (write) => ({ ...write, entries: write.entries.map((entry, i) => (i === 1 ? { ...entry, value: UNSTORABLE } : entry)) }),
+    bad: (write) => ({
+      ...write,
+      entries: write.entries.map((entry, i) => (i === 1 ? { ...entry, value: UNSTORABLE } : entry)),
+    }),
   },
   { part: 'the output', bad: (write) => ({ ...write, output: UNSTORABLE }) },
   { part: 'the custom status', bad: (write) => ({ ...write, customStatus: UNSTORABLE }) },
@@ -28,9 +42,17 @@ export function writeAtomicityContract(suite: ContractSuite): void {
         const s = testScope();
         const name = s.signal('ended');
         const parent = s.id('parent');
-        await settle(suite.store, newInstance(parent, `${s.workflow}-p`), 'suspended', { waits: [{ name, key: 'child' }] });
+        await settle(suite.store, newInstance(parent, `${s.workflow}-p`), 'suspended', {
+          waits: [{ name, key: 'child' }],
+        });
         const { token, cursor } = await lease(suite.store, newInstance(s.id('a'), s.workflow));
-        expect(await suite.store.write(s.id('a'), token, { now: T + 1, entries: [journalEntry('before')], customStatus: { stage: 1 } })).toBe(true);
+        expect(
+          await suite.store.write(s.id('a'), token, {
+            now: T + 1,
+            entries: [journalEntry('before')],
+            customStatus: { stage: 1 },
+          }),
+        ).toBe(true);
         const before = await snapshot(suite.store, s.id('a'));
         const parentBefore = await snapshot(suite.store, parent);
         const last = await lastSignalId(suite.store);
@@ -53,18 +75,27 @@ export function writeAtomicityContract(suite: ContractSuite): void {
         expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
         expect(await snapshot(suite.store, parent)).toEqual(parentBefore);
         expect(await lastSignalId(suite.store)).toBe(last);
-        expect(await suite.store.signals({ name, key: 'child', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+        expect(await suite.store.signals({ name, key: 'child', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual(
+          [],
+        );
         // The lease is still held: it renews, and the same write without the bad part lands whole.
         expect(await suite.store.renew(s.id('a'), token, T + 60_000)).not.toBeNull();
         expect(await suite.store.write(s.id('a'), token, write)).toBe(true);
         const after = await details(suite.store, s.id('a'));
-        expect(after).toMatchObject({ status: 'completed', output: { total: 1 }, customStatus: { stage: 2 }, leaseToken: null });
+        expect(after).toMatchObject({
+          status: 'completed',
+          output: { total: 1 },
+          customStatus: { stage: 2 },
+          leaseToken: null,
+        });
         expect(after.journal!.map((entry) => [entry.name, entry.value])).toEqual([
           ['before', 'replaced'],
           ['first', { result: 'first' }],
           ['second', { result: 'second' }],
         ]);
-        expect((await suite.store.signals({ name, key: 'child', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).length).toBe(1);
+        expect(
+          (await suite.store.signals({ name, key: 'child', afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).length,
+        ).toBe(1);
         expect((await details(suite.store, parent)).wakeAt).toBe(T + 10);
       });
     }
@@ -80,7 +111,8 @@ export function writeAtomicityContract(suite: ContractSuite): void {
         const s = testScope();
         const ids = ['a', 'b', 'c'].map(s.id);
         const leases: Array<{ token: string }> = [];
-        for (const [i, id] of ids.entries()) leases.push(await lease(suite.store, newInstance(id, `${s.workflow}-${i}`)));
+        for (const [i, id] of ids.entries())
+          leases.push(await lease(suite.store, newInstance(id, `${s.workflow}-${i}`)));
         // Journal entries alone: the writes every store sends together.
         const results = await Promise.all(
           ids.map((id, i) =>
@@ -88,16 +120,24 @@ export function writeAtomicityContract(suite: ContractSuite): void {
               .write(id, leases[i]!.token, { now: T + 5, entries: [journalEntry('step', i === 1 ? bad : {})] })
               .then(
                 (wrote) => wrote,
-                (error: unknown) => (error instanceof Error && /surrogate|well-formed|Unicode|NUL/i.test(error.message) ? 'rejected' : error),
+                (error: unknown) =>
+                  error instanceof Error && /surrogate|well-formed|Unicode|NUL/i.test(error.message)
+                    ? 'rejected'
+                    : error,
               ),
           ),
         );
         expect(results).toEqual([true, 'rejected', true]);
         for (const [i, id] of ids.entries()) {
-          expect((await details(suite.store, id)).journal!.map((entry) => entry.name), id).toEqual(i === 1 ? [] : ['step']);
+          expect(
+            (await details(suite.store, id)).journal!.map((entry) => entry.name),
+            id,
+          ).toEqual(i === 1 ? [] : ['step']);
         }
         // The lease is still held.
-        expect(await suite.store.write(ids[1]!, leases[1]!.token, { now: T + 6, entries: [journalEntry('step')] })).toBe(true);
+        expect(
+          await suite.store.write(ids[1]!, leases[1]!.token, { now: T + 6, entries: [journalEntry('step')] }),
+        ).toBe(true);
       });
     }
 
@@ -113,14 +153,19 @@ export function writeAtomicityContract(suite: ContractSuite): void {
           suite.store.write(id, leases[i]!.token, {
             now: T + 5,
             entries: [journalEntry('big', { value: big(i) })],
-            ...(i >= 3 ? { status: 'completed' as const, output: { i }, release: { wakeAt: null, waits: [], signalCursor: 0 } } : {}),
+            ...(i >= 3
+              ? { status: 'completed' as const, output: { i }, release: { wakeAt: null, waits: [], signalCursor: 0 } }
+              : {}),
           }),
         ),
       );
       expect(results).toEqual(ids.map(() => true));
       for (const [i, id] of ids.entries()) {
         const found = await details(suite.store, id);
-        expect(found.journal!.map((entry) => [entry.name, entry.value === big(i)]), id).toEqual([['big', true]]);
+        expect(
+          found.journal!.map((entry) => [entry.name, entry.value === big(i)]),
+          id,
+        ).toEqual([['big', true]]);
         expect(found.status, id).toBe(i >= 3 ? 'completed' : 'running');
       }
     });
@@ -134,7 +179,11 @@ export function writeAtomicityContract(suite: ContractSuite): void {
         now: T + 5,
         entries: [journalEntry('step')],
         status: i === 2 ? 'failed' : 'completed',
-        ...(i === 1 ? { output: { text: 'a\u0000b' } } : i === 2 ? { error: { name: 'Error', message: 'nul \u0000' } } : { output: { i } }),
+        ...(i === 1
+          ? { output: { text: 'a\u0000b' } }
+          : i === 2
+            ? { error: { name: 'Error', message: 'nul \u0000' } }
+            : { output: { i } }),
         ...(i === 3 ? { customStatus: { stage: '\u0000' } } : {}),
         release: { wakeAt: null, waits: [], signalCursor: 0 },
       });
@@ -161,7 +210,11 @@ export function writeAtomicityContract(suite: ContractSuite): void {
       const results = await Promise.all(
         ids.map((id, i) =>
           suite.store
-            .write(id, leases[i]!.token, { now: T + 5, entries: [journalEntry('step')], output: i === 1 ? UNSTORABLE : { i } })
+            .write(id, leases[i]!.token, {
+              now: T + 5,
+              entries: [journalEntry('step')],
+              output: i === 1 ? UNSTORABLE : { i },
+            })
             .then(
               (wrote) => wrote,
               () => 'rejected',
@@ -171,7 +224,10 @@ export function writeAtomicityContract(suite: ContractSuite): void {
       expect(results).toEqual([true, 'rejected', true, true]);
       for (const [i, id] of ids.entries()) {
         const found = await details(suite.store, id);
-        expect(found.journal!.map((entry) => entry.name), id).toEqual(i === 1 ? [] : ['step']);
+        expect(
+          found.journal!.map((entry) => entry.name),
+          id,
+        ).toEqual(i === 1 ? [] : ['step']);
         expect(found.output, id).toEqual(i === 1 ? null : { i });
       }
     });

@@ -1,6 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { type WorkflowStatus } from '../../storage/workflow-instance.js';
-import { BASE_TIME as T, claimRequest, details, journalEntry, lastSignalId, lease, newInstance, newSignal, range, settle, snapshot, testScope } from '../store-fixtures.js';
+import {
+  BASE_TIME as T,
+  claimRequest,
+  details,
+  journalEntry,
+  lastSignalId,
+  lease,
+  newInstance,
+  newSignal,
+  range,
+  settle,
+  snapshot,
+  testScope,
+} from '../store-fixtures.js';
 import type { ContractSuite } from './contract-suite.js';
 
 /** `write`: fenced by the lease token; the journal upsert, the fields it sets, the release and the signal it carries. */
@@ -9,7 +22,9 @@ export function writeContract(suite: ContractSuite): void {
   describe('write', () => {
     it('write: a stale token writes nothing (journal, fields, waits, signal) and returns false', async () => {
       const s = testScope();
-      const { token: old, cursor } = await lease(suite.store, newInstance(s.id('a'), s.workflow), { leaseUntil: T + 1_000 });
+      const { token: old, cursor } = await lease(suite.store, newInstance(s.id('a'), s.workflow), {
+        leaseUntil: T + 1_000,
+      });
       await suite.store.claim(claimRequest(s.workflow, { now: T + 2_000 }));
       const before = await snapshot(suite.store, s.id('a'));
       const last = await lastSignalId(suite.store);
@@ -24,7 +39,9 @@ export function writeContract(suite: ContractSuite): void {
       });
       expect(wrote).toBe(false);
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
-      expect(await suite.store.signals({ name: s.signal('end'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER })).toEqual([]);
+      expect(
+        await suite.store.signals({ name: s.signal('end'), key: null, afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
+      ).toEqual([]);
       expect(await lastSignalId(suite.store)).toBe(last);
       // The dedupeId was not taken by the failed write.
       expect((await suite.store.signal(newSignal(s.signal('end'), { dedupeId: 'end-1' }))).created).toBe(true);
@@ -33,10 +50,18 @@ export function writeContract(suite: ContractSuite): void {
     it('write: a released lease, a made-up token or an unknown id writes nothing', async () => {
       const s = testScope();
       const { token, cursor } = await lease(suite.store, newInstance(s.id('a'), s.workflow));
-      expect(await suite.store.write(s.id('a'), randomUUID(), { now: T + 1, entries: [journalEntry('x')] })).toBe(false);
-      await suite.store.write(s.id('a'), token, { now: T + 1, entries: [], release: { wakeAt: null, waits: [], signalCursor: cursor } });
+      expect(await suite.store.write(s.id('a'), randomUUID(), { now: T + 1, entries: [journalEntry('x')] })).toBe(
+        false,
+      );
+      await suite.store.write(s.id('a'), token, {
+        now: T + 1,
+        entries: [],
+        release: { wakeAt: null, waits: [], signalCursor: cursor },
+      });
       const before = await snapshot(suite.store, s.id('a'));
-      expect(await suite.store.write(s.id('a'), token, { now: T + 2, entries: [journalEntry('x')], status: 'failed' })).toBe(false);
+      expect(
+        await suite.store.write(s.id('a'), token, { now: T + 2, entries: [journalEntry('x')], status: 'failed' }),
+      ).toBe(false);
       expect(await snapshot(suite.store, s.id('a'))).toEqual(before);
       expect(await suite.store.write(s.id('missing'), token, { now: T + 2, entries: [journalEntry('x')] })).toBe(false);
       expect(await suite.store.get(s.id('missing'))).toBeNull();
@@ -45,7 +70,13 @@ export function writeContract(suite: ContractSuite): void {
     it('write: a lapsed lease still writes while nobody claimed the instance since', async () => {
       const s = testScope();
       const { token } = await lease(suite.store, newInstance(s.id('a'), s.workflow), { leaseUntil: T + 1_000 });
-      expect(await suite.store.write(s.id('a'), token, { now: T + 5_000, entries: [journalEntry('late')], status: 'running' })).toBe(true);
+      expect(
+        await suite.store.write(s.id('a'), token, {
+          now: T + 5_000,
+          entries: [journalEntry('late')],
+          status: 'running',
+        }),
+      ).toBe(true);
       expect((await details(suite.store, s.id('a'))).journal!.map((e) => e.name)).toEqual(['late']);
     });
 
@@ -90,12 +121,25 @@ export function writeContract(suite: ContractSuite): void {
       await suite.store.write(s.id('a'), token, { now: T + 1, entries: [journalEntry('b'), journalEntry('a')] });
       await suite.store.write(s.id('a'), token, {
         now: T + 2,
-        entries: [journalEntry('c'), { name: 'b', kind: 'sleep', state: 'waiting', wakeAt: T + 99, createdAt: T, updatedAt: T + 2 }],
+        entries: [
+          journalEntry('c'),
+          { name: 'b', kind: 'sleep', state: 'waiting', wakeAt: T + 99, createdAt: T, updatedAt: T + 2 },
+        ],
       });
-      await suite.store.write(s.id('a'), token, { now: T + 3, entries: [journalEntry('a', { value: 'again', attempts: 2 })] });
+      await suite.store.write(s.id('a'), token, {
+        now: T + 3,
+        entries: [journalEntry('a', { value: 'again', attempts: 2 })],
+      });
       const journal = (await details(suite.store, s.id('a'))).journal!;
       expect(journal.map((e) => e.name)).toEqual(['b', 'a', 'c']);
-      expect(journal[0]).toEqual({ name: 'b', kind: 'sleep', state: 'waiting', wakeAt: T + 99, createdAt: T, updatedAt: T + 2 });
+      expect(journal[0]).toEqual({
+        name: 'b',
+        kind: 'sleep',
+        state: 'waiting',
+        wakeAt: T + 99,
+        createdAt: T,
+        updatedAt: T + 2,
+      });
       expect(journal[1]).toEqual(journalEntry('a', { value: 'again', attempts: 2 }));
     });
 
@@ -135,14 +179,28 @@ export function writeContract(suite: ContractSuite): void {
         customStatus: null,
         updatedAt: T + 20,
       });
-      await suite.store.write(s.id('a'), token, { now: T + 30, entries: [], error: null, output: null, status: 'running' });
-      expect(await details(suite.store, s.id('a'))).toMatchObject({ status: 'running', output: null, error: null, updatedAt: T + 30 });
+      await suite.store.write(s.id('a'), token, {
+        now: T + 30,
+        entries: [],
+        error: null,
+        output: null,
+        status: 'running',
+      });
+      expect(await details(suite.store, s.id('a'))).toMatchObject({
+        status: 'running',
+        output: null,
+        error: null,
+        updatedAt: T + 30,
+      });
     });
 
     it('write: release replaces the waits, clears leaseToken and leaseUntil, keeps leaseOwner and sets wakeAt to release.wakeAt', async () => {
       const s = testScope();
       const { token, cursor } = await lease(suite.store, newInstance(s.id('a'), s.workflow), { owner: 'worker-7' });
-      const waits = [{ name: s.signal('x'), key: 'k' }, { name: s.signal('y'), key: null }];
+      const waits = [
+        { name: s.signal('x'), key: 'k' },
+        { name: s.signal('y'), key: null },
+      ];
       expect(
         await suite.store.write(s.id('a'), token, {
           now: T + 10,
@@ -183,7 +241,14 @@ export function writeContract(suite: ContractSuite): void {
         now: T + 50,
         entries: [],
         status: 'suspended' as const,
-        release: { wakeAt: null, waits: [{ name: s.signal('other'), key: null }, { name, key }], signalCursor: cursor },
+        release: {
+          wakeAt: null,
+          waits: [
+            { name: s.signal('other'), key: null },
+            { name, key },
+          ],
+          signalCursor: cursor,
+        },
       });
       expect(await suite.store.write(s.id('a'), a.token, release(a.cursor, 'k1'))).toBe(true);
       expect(await suite.store.write(s.id('b'), b.token, release(b.cursor, null))).toBe(true);
@@ -276,22 +341,42 @@ export function writeContract(suite: ContractSuite): void {
         const goes = await lease(suite.store, newInstance(id('goes'), workflow('goes')));
         const stays = await lease(suite.store, newInstance(id('stays'), workflow('stays')));
         const cancelled = await lease(suite.store, newInstance(id('cancelled'), workflow('cancelled')));
-        expect(await suite.store.write(id('stays'), stays.token, { now: T + 1, entries: [], status: 'compensating' })).toBe(true);
+        expect(
+          await suite.store.write(id('stays'), stays.token, { now: T + 1, entries: [], status: 'compensating' }),
+        ).toBe(true);
         await suite.store.requestCancel(id('goes'), { reason: null, now: T + 2, terminate: true });
         await suite.store.requestCancel(id('stays'), { reason: null, now: T + 2, terminate: true });
         await suite.store.requestCancel(id('cancelled'), { reason: null, now: T + 2, terminate: false });
         const release = (cursor: number) => ({ wakeAt: T + 60_000, waits: [], signalCursor: cursor });
         const writes = [
-          () => suite.store.write(id('goes'), goes.token, { now: T + 60, entries: [], status: 'compensating', release: release(goes.cursor) }),
-          () => suite.store.write(id('stays'), stays.token, { now: T + 60, entries: [], release: release(stays.cursor) }),
-          () => suite.store.write(id('cancelled'), cancelled.token, { now: T + 60, entries: [], status: 'compensating', release: release(cancelled.cursor) }),
+          () =>
+            suite.store.write(id('goes'), goes.token, {
+              now: T + 60,
+              entries: [],
+              status: 'compensating',
+              release: release(goes.cursor),
+            }),
+          () =>
+            suite.store.write(id('stays'), stays.token, { now: T + 60, entries: [], release: release(stays.cursor) }),
+          () =>
+            suite.store.write(id('cancelled'), cancelled.token, {
+              now: T + 60,
+              entries: [],
+              status: 'compensating',
+              release: release(cancelled.cursor),
+            }),
         ];
-        const wrote = together ? await Promise.all(writes.map((write) => write())) : [await writes[0]!(), await writes[1]!(), await writes[2]!()];
+        const wrote = together
+          ? await Promise.all(writes.map((write) => write()))
+          : [await writes[0]!(), await writes[1]!(), await writes[2]!()];
         expect(wrote).toEqual([true, true, true]);
         expect(await details(suite.store, id('goes'))).toMatchObject({ status: 'compensating', wakeAt: T + 60 });
         expect(await details(suite.store, id('stays'))).toMatchObject({ status: 'compensating', wakeAt: T + 60 });
         // A cancel doesn't stop compensations (they are what it asks for): their backoff stands.
-        expect(await details(suite.store, id('cancelled'))).toMatchObject({ status: 'compensating', wakeAt: T + 60_000 });
+        expect(await details(suite.store, id('cancelled'))).toMatchObject({
+          status: 'compensating',
+          wakeAt: T + 60_000,
+        });
       }
     });
 
@@ -299,7 +384,9 @@ export function writeContract(suite: ContractSuite): void {
       const s = testScope();
       const name = s.signal('child-ended');
       const parent = s.id('parent');
-      await settle(suite.store, newInstance(parent, `${s.workflow}-p`), 'suspended', { waits: [{ name, key: 'child-1' }] });
+      await settle(suite.store, newInstance(parent, `${s.workflow}-p`), 'suspended', {
+        waits: [{ name, key: 'child-1' }],
+      });
       const child = await lease(suite.store, newInstance(s.id('child'), `${s.workflow}-c`));
       const end = newSignal(name, { key: 'child-1', dedupeId: 'child-1:end', payload: { output: 42 }, now: T + 70 });
       expect(
@@ -356,10 +443,16 @@ export function writeContract(suite: ContractSuite): void {
       other.value = 'b2';
       // Alone, then with another entry (the paths that send one entry and several).
       expect(await suite.store.write(s.id('a'), token, { now: T + 2, entries: [entry] })).toBe(true);
-      expect((await details(suite.store, s.id('a'))).journal).toMatchObject([{ name: 'a', value: { n: 2 } }, { name: 'b', value: 'b1' }]);
+      expect((await details(suite.store, s.id('a'))).journal).toMatchObject([
+        { name: 'a', value: { n: 2 } },
+        { name: 'b', value: 'b1' },
+      ]);
       (entry.value as { n: number }).n = 3;
       expect(await suite.store.write(s.id('a'), token, { now: T + 3, entries: [entry, other] })).toBe(true);
-      expect((await details(suite.store, s.id('a'))).journal).toMatchObject([{ name: 'a', value: { n: 3 } }, { name: 'b', value: 'b2' }]);
+      expect((await details(suite.store, s.id('a'))).journal).toMatchObject([
+        { name: 'a', value: { n: 3 } },
+        { name: 'b', value: 'b2' },
+      ]);
     });
   });
 }

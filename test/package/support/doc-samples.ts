@@ -47,7 +47,8 @@ export function codeBlocks(root: string, page: string): CodeBlock[] {
       open.body.push(text);
     }
   });
-  if (open) throw new Error(`${page}: a code fence opened at line ${(open as { line: number }).line - 1} is never closed.`);
+  if (open)
+    throw new Error(`${page}: a code fence opened at line ${(open as { line: number }).line - 1} is never closed.`);
   return blocks;
 }
 

@@ -9,7 +9,17 @@ import { fileURLToPath } from 'node:url';
 export const repo = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** What `npm pack` needs to build and verify the package. */
-const STAGED = ['package.json', 'tsconfig.json', 'tsup.config.ts', 'README.md', 'CHANGELOG.md', 'LICENSE', 'src', 'scripts', 'migrations'];
+const STAGED = [
+  'package.json',
+  'tsconfig.json',
+  'tsup.config.ts',
+  'README.md',
+  'CHANGELOG.md',
+  'LICENSE',
+  'src',
+  'scripts',
+  'migrations',
+];
 
 export interface Run {
   code: number | null;
@@ -18,7 +28,13 @@ export interface Run {
 }
 
 /** Runs a command to its end; never throws for a non-zero exit (the caller asserts). */
-export function run(command: string, args: string[], cwd: string, timeout = 120_000, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
+export function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeout = 120_000,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', ...extraEnv };
   delete env.NODE_OPTIONS;
   // The app under test must not see this repository's vitest worker state.
@@ -49,7 +65,10 @@ export async function pack(tmp: string): Promise<{ tarball: string; files: strin
   const result = await run('npm', ['pack', '--json', '--pack-destination', tmp], staging);
   if (result.code !== 0) throw new Error(`npm pack (build + verify-dist) failed:\n${show(result)}`);
   // npm prints the prepack scripts' output first; the JSON report is the last thing on stdout.
-  const report = JSON.parse(result.stdout.slice(result.stdout.lastIndexOf('\n[') + 1)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const report = JSON.parse(result.stdout.slice(result.stdout.lastIndexOf('\n[') + 1)) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
   return { tarball: join(tmp, report[0]!.filename), files: report[0]!.files.map((file) => file.path) };
 }
 
@@ -75,7 +94,8 @@ export async function install(app: string, tarball: string, extra: readonly stri
   ];
   for (const name of new Set(required)) {
     const source = join(repo, 'node_modules', name);
-    if (!existsSync(source)) throw new Error(`${name} (needed by the package test) is not installed in ${repo}/node_modules: run npm ci.`);
+    if (!existsSync(source))
+      throw new Error(`${name} (needed by the package test) is not installed in ${repo}/node_modules: run npm ci.`);
     const link = join(app, 'node_modules', name);
     if (existsSync(link)) continue;
     mkdirSync(dirname(link), { recursive: true });

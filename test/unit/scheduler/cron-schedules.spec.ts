@@ -4,7 +4,9 @@ import { runsOf, schedulerHarness } from './harness.js';
 
 /** The wall-clock time in Paris of an instant, as `YYYY-MM-DD HH:mm`. */
 function paris(iso: string): string {
-  return new Intl.DateTimeFormat('sv-SE', { timeZone: 'Europe/Paris', dateStyle: 'short', timeStyle: 'short' }).format(new Date(iso));
+  return new Intl.DateTimeFormat('sv-SE', { timeZone: 'Europe/Paris', dateStyle: 'short', timeStyle: 'short' }).format(
+    new Date(iso),
+  );
 }
 
 const occurrence = (id: string) => id.slice(id.indexOf('@') + 1);
@@ -14,7 +16,13 @@ const occurrence = (id: string) => id.slice(id.indexOf('@') + 1);
 describe('cron schedules in a time zone, on a manual clock', () => {
   it('a daily 02:30 Europe/Paris schedule from March to October starts one instance a day at 02:30 local, 03:00 on the spring-forward day', async () => {
     const h = schedulerHarness({ start: '2026-03-27T12:00:00Z' });
-    await h.admin.upsert('nightly', { workflow: 'reports', cron: '30 2 * * *', timezone: 'Europe/Paris', input: { kind: 'nightly' }, overlap: 'allow' });
+    await h.admin.upsert('nightly', {
+      workflow: 'reports',
+      cron: '30 2 * * *',
+      timezone: 'Europe/Paris',
+      input: { kind: 'nightly' },
+      overlap: 'allow',
+    });
     const end = Date.parse('2026-10-28T12:00:00Z');
     while (h.clock.now() < end) {
       h.clock.advance('3h');
@@ -36,17 +44,30 @@ describe('cron schedules in a time zone, on a manual clock', () => {
     const local = runs.map((id) => paris(occurrence(id)).slice(11));
     expect(local.filter((time) => time !== '02:30')).toEqual(['03:00']);
     const first = (await h.store.get(runs[0]!))!;
-    expect(first).toMatchObject({ workflow: 'reports', version: 2, scheduleId: 'nightly', scheduledAt: Date.parse('2026-03-28T01:30:00Z'), input: { kind: 'nightly' } });
+    expect(first).toMatchObject({
+      workflow: 'reports',
+      version: 2,
+      scheduleId: 'nightly',
+      scheduledAt: Date.parse('2026-03-28T01:30:00Z'),
+      input: { kind: 'nightly' },
+    });
     // Drained every 3 hours, each occurrence was found late and started by catchup 'latest'.
     const caughtUp = h.events.filter((e) => e.type === 'schedule-caught-up');
     expect(caughtUp).toHaveLength(215);
-    expect(caughtUp.every((e) => e.started.length === 1 && e.missedFrom === e.missedTo && e.started[0] === e.missedTo)).toBe(true);
+    expect(
+      caughtUp.every((e) => e.started.length === 1 && e.missedFrom === e.missedTo && e.started[0] === e.missedTo),
+    ).toBe(true);
     expect(h.errors).toEqual([]);
   });
 
   it('an hourly Europe/Paris schedule skips the hour that does not exist in spring and runs at both passes of the repeated hour in autumn', async () => {
     const spring = schedulerHarness({ start: '2026-03-28T22:10:00Z' });
-    await spring.admin.upsert('hourly', { workflow: 'reports', cron: '0 * * * *', timezone: 'Europe/Paris', overlap: 'allow' });
+    await spring.admin.upsert('hourly', {
+      workflow: 'reports',
+      cron: '0 * * * *',
+      timezone: 'Europe/Paris',
+      overlap: 'allow',
+    });
     for (let i = 0; i < 36; i++) {
       spring.clock.advance('10m');
       await spring.scheduler.drain();
@@ -60,10 +81,22 @@ describe('cron schedules in a time zone, on a manual clock', () => {
       '2026-03-29T03:00:00.000Z',
       '2026-03-29T04:00:00.000Z',
     ]);
-    expect(springRuns.map((id) => paris(occurrence(id)).slice(11))).toEqual(['00:00', '01:00', '03:00', '04:00', '05:00', '06:00']);
+    expect(springRuns.map((id) => paris(occurrence(id)).slice(11))).toEqual([
+      '00:00',
+      '01:00',
+      '03:00',
+      '04:00',
+      '05:00',
+      '06:00',
+    ]);
 
     const autumn = schedulerHarness({ start: '2026-10-24T22:10:00Z' });
-    await autumn.admin.upsert('hourly', { workflow: 'reports', cron: '0 * * * *', timezone: 'Europe/Paris', overlap: 'allow' });
+    await autumn.admin.upsert('hourly', {
+      workflow: 'reports',
+      cron: '0 * * * *',
+      timezone: 'Europe/Paris',
+      overlap: 'allow',
+    });
     for (let i = 0; i < 36; i++) {
       autumn.clock.advance('10m');
       await autumn.scheduler.drain();
@@ -77,7 +110,14 @@ describe('cron schedules in a time zone, on a manual clock', () => {
       '2026-10-25T03:00:00.000Z',
       '2026-10-25T04:00:00.000Z',
     ]);
-    expect(autumnRuns.map((id) => paris(occurrence(id)).slice(11))).toEqual(['01:00', '02:00', '02:00', '03:00', '04:00', '05:00']);
+    expect(autumnRuns.map((id) => paris(occurrence(id)).slice(11))).toEqual([
+      '01:00',
+      '02:00',
+      '02:00',
+      '03:00',
+      '04:00',
+      '05:00',
+    ]);
   });
 
   it('six fields: a cron with seconds fires at those seconds', async () => {
@@ -87,6 +127,10 @@ describe('cron schedules in a time zone, on a manual clock', () => {
       h.clock.advance('10s');
       await h.scheduler.drain();
     }
-    expect((await runsOf(h.store, 'fast')).map(occurrence)).toEqual(['2026-01-01T00:00:20.000Z', '2026-01-01T00:00:40.000Z', '2026-01-01T00:01:00.000Z']);
+    expect((await runsOf(h.store, 'fast')).map(occurrence)).toEqual([
+      '2026-01-01T00:00:20.000Z',
+      '2026-01-01T00:00:40.000Z',
+      '2026-01-01T00:01:00.000Z',
+    ]);
   });
 });

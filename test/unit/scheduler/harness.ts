@@ -7,14 +7,24 @@ import type { ScheduledWorkflow } from '../../../src/scheduler/schedule-starts.j
 
 /** A scheduler on plain objects: the in-memory store, a manual clock, workflows by name. */
 export function schedulerHarness(
-  options: { start?: string; store?: InMemoryWorkflowStore; storage?: InMemoryWorkflowStore; clock?: ManualWorkflowClock; owner?: string; workflows?: string[]; leaseDuration?: number } = {},
+  options: {
+    start?: string;
+    store?: InMemoryWorkflowStore;
+    storage?: InMemoryWorkflowStore;
+    clock?: ManualWorkflowClock;
+    owner?: string;
+    workflows?: string[];
+    leaseDuration?: number;
+  } = {},
 ) {
   const clock = options.clock ?? new ManualWorkflowClock(new Date(options.start ?? '2026-01-01T00:00:00Z'));
   const store = options.store ?? new InMemoryWorkflowStore();
   const events: WorkflowScheduleEvent[] = [];
   const errors: unknown[] = [];
   const names = options.workflows ?? ['reports', 'cleanup'];
-  const workflows = new Map<string, ScheduledWorkflow>(names.map((name) => [name, { name, version: 2, timeout: null, priority: 0 }]));
+  const workflows = new Map<string, ScheduledWorkflow>(
+    names.map((name) => [name, { name, version: 2, timeout: null, priority: 0 }]),
+  );
   const scheduler = new WorkflowScheduler({
     storage: options.storage ?? store,
     workflows: { names: () => [...workflows.keys()], newest: (name) => workflows.get(name) },

@@ -68,8 +68,20 @@ describe('cadence', () => {
 describe('planOccurrences', () => {
   const T = at('2026-01-01T00:00:00Z');
   const minute = cadence({ every: '1m' });
-  const plan = (cursor: number, now: number, catchup: 'latest' | 'all' | 'none', extra: { catchupWindow?: number; max?: number } = {}) =>
-    planOccurrences({ cadence: minute, cursor, now, catchup, catchupWindow: extra.catchupWindow ?? 86_400_000, max: extra.max });
+  const plan = (
+    cursor: number,
+    now: number,
+    catchup: 'latest' | 'all' | 'none',
+    extra: { catchupWindow?: number; max?: number } = {},
+  ) =>
+    planOccurrences({
+      cadence: minute,
+      cursor,
+      now,
+      catchup,
+      catchupWindow: extra.catchupWindow ?? 86_400_000,
+      max: extra.max,
+    });
 
   it('nothing due: nothing to start, next is the first occurrence after the cursor', () => {
     expect(plan(T, T + 59_999, 'latest')).toEqual({ fire: [], missed: null, cursor: T, next: T + 60_000 });
@@ -96,7 +108,13 @@ describe('planOccurrences', () => {
       next: T + 11 * 60_000,
     });
     const daily = cadence({ cron: '0 9 * * *' });
-    const late = planOccurrences({ cadence: daily, cursor: T, now: T + 11 * 3_600_000, catchup: 'latest', catchupWindow: 0 });
+    const late = planOccurrences({
+      cadence: daily,
+      cursor: T,
+      now: T + 11 * 3_600_000,
+      catchup: 'latest',
+      catchupWindow: 0,
+    });
     expect(late.fire.map(iso)).toEqual(['2026-01-01T09:00:00.000Z']);
     expect(late.missed?.started.map(iso)).toEqual(['2026-01-01T09:00:00.000Z']);
     expect(iso(late.next)).toBe('2026-01-02T09:00:00.000Z');
@@ -104,15 +122,30 @@ describe('planOccurrences', () => {
 
   it('none: missed occurrences are passed over', () => {
     const daily = cadence({ cron: '0 9 * * *' });
-    const late = planOccurrences({ cadence: daily, cursor: T, now: T + 11 * 3_600_000, catchup: 'none', catchupWindow: 0 });
-    expect(late).toEqual({ fire: [], missed: { first: T + 9 * 3_600_000, last: T + 9 * 3_600_000, started: [] }, cursor: T + 9 * 3_600_000, next: T + 33 * 3_600_000 });
+    const late = planOccurrences({
+      cadence: daily,
+      cursor: T,
+      now: T + 11 * 3_600_000,
+      catchup: 'none',
+      catchupWindow: 0,
+    });
+    expect(late).toEqual({
+      fire: [],
+      missed: { first: T + 9 * 3_600_000, last: T + 9 * 3_600_000, started: [] },
+      cursor: T + 9 * 3_600_000,
+      next: T + 33 * 3_600_000,
+    });
   });
 
   it('all: every missed occurrence within the window starts, oldest first, older ones are dropped', () => {
     const now = T + 10 * 60_000;
     const result = plan(T, now, 'all', { catchupWindow: 5 * 60_000 });
     expect(result.fire).toEqual([5, 6, 7, 8, 9, 10].map((m) => T + m * 60_000));
-    expect(result.missed).toEqual({ first: T + 60_000, last: T + 9 * 60_000, started: [5, 6, 7, 8, 9].map((m) => T + m * 60_000) });
+    expect(result.missed).toEqual({
+      first: T + 60_000,
+      last: T + 9 * 60_000,
+      started: [5, 6, 7, 8, 9].map((m) => T + m * 60_000),
+    });
     expect(result.cursor).toBe(T + 10 * 60_000);
   });
 
@@ -120,8 +153,19 @@ describe('planOccurrences', () => {
     const result = plan(T, T + 10 * 60_000, 'all', { max: 4 });
     expect(result.fire).toEqual([1, 2, 3, 4].map((m) => T + m * 60_000));
     expect(result).toMatchObject({ cursor: T + 4 * 60_000, next: T + 5 * 60_000 });
-    const onTime = planOccurrences({ cadence: cadence({ every: '1s' }), cursor: T, now: T + 30_000, catchup: 'none', catchupWindow: 0, max: 10 });
-    expect(onTime).toMatchObject({ fire: Array.from({ length: 10 }, (_, i) => T + (i + 1) * 1_000), cursor: T + 10_000, next: T + 11_000 });
+    const onTime = planOccurrences({
+      cadence: cadence({ every: '1s' }),
+      cursor: T,
+      now: T + 30_000,
+      catchup: 'none',
+      catchupWindow: 0,
+      max: 10,
+    });
+    expect(onTime).toMatchObject({
+      fire: Array.from({ length: 10 }, (_, i) => T + (i + 1) * 1_000),
+      cursor: T + 10_000,
+      next: T + 11_000,
+    });
   });
 
   it('an occurrence exactly MISSED_AFTER late counts as missed', () => {

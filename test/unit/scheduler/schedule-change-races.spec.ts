@@ -123,7 +123,9 @@ describe('a change racing a scheduler that has read the schedule', () => {
     stops.push(() => a.scheduler.stop());
     clock.advance('10s');
     a.scheduler.kick();
-    await vi.waitFor(async () => expect(await store.getSchedule('beat')).toMatchObject({ leaseOwner: 'a', wakeAt: T + 20_000 }));
+    await vi.waitFor(async () =>
+      expect(await store.getSchedule('beat')).toMatchObject({ leaseOwner: 'a', wakeAt: T + 20_000 }),
+    );
     expect((await store.getSchedule('beat'))!.leaseToken).not.toBeNull();
     link.arm(() => admin.pause('beat'));
     clock.advance('10s');
@@ -152,7 +154,9 @@ describe('a change racing a scheduler that has read the schedule', () => {
     clock.set(T + 10_800_000);
     const dying = new Proxy(store, {
       get: (target, key, receiver) =>
-        key === 'requestCancel' || key === 'writeSchedule' ? () => Promise.reject(new Error('killed')) : Reflect.get(target, key, receiver),
+        key === 'requestCancel' || key === 'writeSchedule'
+          ? () => Promise.reject(new Error('killed'))
+          : Reflect.get(target, key, receiver),
     });
     const c = schedulerHarness({ store, clock, storage: dying, owner: 'c' });
     await expect(c.scheduler.drain()).rejects.toThrow('killed');
@@ -188,10 +192,21 @@ describe('trigger() racing delete()', () => {
     clock.advance('10s');
     await other.scheduler.drain();
     clock.advance('15s');
-    const leased = await store.claimSchedules({ owner: 'x', token: 'x', now: clock.now(), leaseUntil: clock.now() + 60_000, limit: 1, workflows: ['reports'] });
+    const leased = await store.claimSchedules({
+      owner: 'x',
+      token: 'x',
+      now: clock.now(),
+      leaseUntil: clock.now() + 60_000,
+      limit: 1,
+      workflows: ['reports'],
+    });
     expect(leased.map((s) => s.id)).toEqual(['beat']);
     expect(await a.admin.trigger('beat')).toBe('beat@2026-01-01T00:00:25.000Z');
-    expect(await runsOf(store, 'beat')).toEqual([paused, 'beat@2026-01-01T00:00:10.000Z', 'beat@2026-01-01T00:00:25.000Z']);
+    expect(await runsOf(store, 'beat')).toEqual([
+      paused,
+      'beat@2026-01-01T00:00:10.000Z',
+      'beat@2026-01-01T00:00:25.000Z',
+    ]);
   });
 });
 
@@ -207,7 +222,9 @@ describe('a holder whose lease lapsed while nobody took the schedule over', () =
     expect(link.seen.changed).toBe(true);
     // 00:01 to 00:04 were missed by then (catchup 'none'); 00:05 is on time.
     expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:05:00.000Z']);
-    expect(a.events.filter((e) => e.type === 'schedule-caught-up')).toMatchObject([{ missedFrom: T + 60_000, missedTo: T + 240_000, started: [] }]);
+    expect(a.events.filter((e) => e.type === 'schedule-caught-up')).toMatchObject([
+      { missedFrom: T + 60_000, missedTo: T + 240_000, started: [] },
+    ]);
     expect(await store.getSchedule('beat')).toMatchObject({ leaseToken: null, wakeAt: T + 360_000 });
   });
 });

@@ -57,7 +57,13 @@ describe('schedule leases across schedulers on one store', () => {
     stops.push(() => a.scheduler.stop());
     clock.advance('10s');
     a.scheduler.kick();
-    await vi.waitFor(async () => expect(await store.getSchedule('beat')).toMatchObject({ leaseOwner: 'a', leaseUntil: T + 40_000, wakeAt: T + 20_000 }));
+    await vi.waitFor(async () =>
+      expect(await store.getSchedule('beat')).toMatchObject({
+        leaseOwner: 'a',
+        leaseUntil: T + 40_000,
+        wakeAt: T + 20_000,
+      }),
+    );
     const held = (await store.getSchedule('beat'))!.leaseToken;
     expect(held).not.toBeNull();
 
@@ -79,7 +85,9 @@ describe('schedule leases across schedulers on one store', () => {
     await b.scheduler.drain();
     await a.scheduler.stop();
     const runs = await runsOf(store, 'beat');
-    expect(runs).toEqual(['00:10', '00:20', '00:30', '00:40', '00:50'].map((mmss) => `beat@2026-01-01T00:${mmss}.000Z`));
+    expect(runs).toEqual(
+      ['00:10', '00:20', '00:30', '00:40', '00:50'].map((mmss) => `beat@2026-01-01T00:${mmss}.000Z`),
+    );
     const fired = [...a.events, ...b.events].filter((e) => e.type === 'schedule-fired');
     expect(fired).toHaveLength(5);
   });
@@ -95,7 +103,13 @@ describe('schedule leases across schedulers on one store', () => {
     stops.push(() => a.scheduler.stop());
     clock.advance('10s');
     a.scheduler.kick();
-    await vi.waitFor(async () => expect(await store.getSchedule('beat')).toMatchObject({ leaseOwner: 'a', leaseUntil: T + 130_000, wakeAt: T + 20_000 }));
+    await vi.waitFor(async () =>
+      expect(await store.getSchedule('beat')).toMatchObject({
+        leaseOwner: 'a',
+        leaseUntil: T + 130_000,
+        wakeAt: T + 20_000,
+      }),
+    );
 
     link.cut(); // process a is gone, holding the lease until 02:10
     clock.set(T + 130_001);
@@ -104,13 +118,14 @@ describe('schedule leases across schedulers on one store', () => {
     expect(b.events.filter((e) => e.type === 'schedule-caught-up')).toEqual([]);
   });
 
-  it("cancel-previous: a process that dies before recording its starts leaves them to the next, which cancels none of the later ones again", async () => {
+  it('cancel-previous: a process that dies before recording its starts leaves them to the next, which cancels none of the later ones again', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
     const link = reachable(store);
     // Process a starts its occurrences, then dies before it records how far it got.
     const dying = new Proxy(link.storage, {
-      get: (target, key, receiver) => (key === 'writeSchedule' ? () => Promise.reject(new Error('killed')) : Reflect.get(target, key, receiver)),
+      get: (target, key, receiver) =>
+        key === 'writeSchedule' ? () => Promise.reject(new Error('killed')) : Reflect.get(target, key, receiver),
     });
     const a = schedulerHarness({ store, storage: dying, clock, owner: 'a' });
     const b = schedulerHarness({ store, clock, owner: 'b' });

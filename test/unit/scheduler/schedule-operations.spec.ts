@@ -1,6 +1,11 @@
 // Instances here never run (no engine): overlap 'allow' keeps an unfinished one from holding back the next.
 import { describe, expect, it } from 'vitest';
-import { isWorkflowInputError, workflowErrorStatus, WorkflowInvalidStateError, WorkflowNotFoundError } from '../../../src/index.js';
+import {
+  isWorkflowInputError,
+  workflowErrorStatus,
+  WorkflowInvalidStateError,
+  WorkflowNotFoundError,
+} from '../../../src/index.js';
 import { runsOf, schedulerHarness } from './harness.js';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
@@ -10,7 +15,15 @@ describe('every schedules', () => {
   it('fire on whole multiples of the interval since the epoch, each occurrence once however often it drains', async () => {
     const h = schedulerHarness({ start: '2026-01-01T10:07:00Z' });
     const info = await h.admin.upsert('quarter', { workflow: 'reports', every: '15m', overlap: 'allow', input: 7 });
-    expect(info).toMatchObject({ id: 'quarter', workflow: 'reports', every: 900_000, cron: null, declared: false, paused: false, nextAt: Date.parse('2026-01-01T10:15:00Z') });
+    expect(info).toMatchObject({
+      id: 'quarter',
+      workflow: 'reports',
+      every: 900_000,
+      cron: null,
+      declared: false,
+      paused: false,
+      nextAt: Date.parse('2026-01-01T10:15:00Z'),
+    });
     expect(await h.scheduler.drain()).toBe(0);
     h.clock.set(new Date('2026-01-01T10:15:00Z'));
     expect(await h.scheduler.drain()).toBe(1);
@@ -19,8 +32,16 @@ describe('every schedules', () => {
     expect(await h.scheduler.drain()).toBe(0);
     h.clock.advance('1m');
     expect(await h.scheduler.drain()).toBe(1);
-    expect(await runsOf(h.store, 'quarter')).toEqual(['quarter@2026-01-01T10:15:00.000Z', 'quarter@2026-01-01T10:30:00.000Z']);
-    expect(await h.store.get('quarter@2026-01-01T10:30:00.000Z')).toMatchObject({ input: 7, scheduleId: 'quarter', scheduledAt: Date.parse('2026-01-01T10:30:00Z'), status: 'pending' });
+    expect(await runsOf(h.store, 'quarter')).toEqual([
+      'quarter@2026-01-01T10:15:00.000Z',
+      'quarter@2026-01-01T10:30:00.000Z',
+    ]);
+    expect(await h.store.get('quarter@2026-01-01T10:30:00.000Z')).toMatchObject({
+      input: 7,
+      scheduleId: 'quarter',
+      scheduledAt: Date.parse('2026-01-01T10:30:00Z'),
+      status: 'pending',
+    });
     expect(h.events.map((e) => e.type)).toEqual(['schedule-fired', 'schedule-fired']);
     expect(h.events[1]).toEqual({
       type: 'schedule-fired',
@@ -31,20 +52,29 @@ describe('every schedules', () => {
       instanceId: 'quarter@2026-01-01T10:30:00.000Z',
       triggered: false,
     });
-    expect(await h.admin.get('quarter')).toMatchObject({ lastStartedId: 'quarter@2026-01-01T10:30:00.000Z', nextAt: Date.parse('2026-01-01T10:45:00Z') });
+    expect(await h.admin.get('quarter')).toMatchObject({
+      lastStartedId: 'quarter@2026-01-01T10:30:00.000Z',
+      nextAt: Date.parse('2026-01-01T10:45:00Z'),
+    });
   });
 });
 
 describe('catch-up after downtime', () => {
   async function downtime(catchup: 'latest' | 'all' | 'none', catchupWindow?: string) {
     const h = schedulerHarness({ start: '2026-01-01T00:00:00Z' });
-    await h.admin.upsert('hourly', { workflow: 'reports', every: '1h', overlap: 'allow', catchup, ...(catchupWindow ? { catchupWindow } : {}) });
+    await h.admin.upsert('hourly', {
+      workflow: 'reports',
+      every: '1h',
+      overlap: 'allow',
+      catchup,
+      ...(catchupWindow ? { catchupWindow } : {}),
+    });
     h.clock.set(new Date('2026-01-01T05:30:00Z')); // 01:00 to 05:00 missed
     await h.scheduler.drain();
     return { h, runs: (await runsOf(h.store, 'hourly')).map(occurrence) };
   }
 
-  it("latest (the default): one start for the most recent missed occurrence, and a caught-up event", async () => {
+  it('latest (the default): one start for the most recent missed occurrence, and a caught-up event', async () => {
     const { h, runs } = await downtime('latest');
     expect(runs).toEqual(['2026-01-01T05:00:00.000Z']);
     expect(h.events.map((e) => e.type)).toEqual(['schedule-caught-up', 'schedule-fired']);
@@ -60,11 +90,16 @@ describe('catch-up after downtime', () => {
     });
     h.clock.set(new Date('2026-01-01T06:00:00Z'));
     await h.scheduler.drain();
-    expect((await runsOf(h.store, 'hourly')).map(occurrence)).toEqual(['2026-01-01T05:00:00.000Z', '2026-01-01T06:00:00.000Z']);
+    expect((await runsOf(h.store, 'hourly')).map(occurrence)).toEqual([
+      '2026-01-01T05:00:00.000Z',
+      '2026-01-01T06:00:00.000Z',
+    ]);
   });
 
   it('all: every missed occurrence within the window, oldest first', async () => {
-    expect((await downtime('all')).runs).toEqual(['01', '02', '03', '04', '05'].map((hh) => `2026-01-01T${hh}:00:00.000Z`));
+    expect((await downtime('all')).runs).toEqual(
+      ['01', '02', '03', '04', '05'].map((hh) => `2026-01-01T${hh}:00:00.000Z`),
+    );
     expect((await downtime('all', '2h')).runs).toEqual(['2026-01-01T04:00:00.000Z', '2026-01-01T05:00:00.000Z']);
   });
 
@@ -89,7 +124,7 @@ describe('catch-up after downtime', () => {
 });
 
 describe('overlap on the scheduler side', () => {
-  it("skip (the default): no start while one it started is unfinished, with a skipped event naming it", async () => {
+  it('skip (the default): no start while one it started is unfinished, with a skipped event naming it', async () => {
     const h = schedulerHarness({ start: '2026-01-01T00:00:00Z' });
     await h.admin.upsert('minutely', { workflow: 'reports', every: '1m' });
     h.clock.advance('1m');
@@ -115,10 +150,13 @@ describe('overlap on the scheduler side', () => {
     await h.scheduler.drain();
     h.clock.advance('1m');
     await h.scheduler.drain();
-    expect(await runsOf(h.store, 'minutely')).toEqual(['minutely@2026-01-01T00:01:00.000Z', 'minutely@2026-01-01T00:02:00.000Z']);
+    expect(await runsOf(h.store, 'minutely')).toEqual([
+      'minutely@2026-01-01T00:01:00.000Z',
+      'minutely@2026-01-01T00:02:00.000Z',
+    ]);
     expect(await h.store.get('minutely@2026-01-01T00:01:00.000Z')).toMatchObject({
       cancelRequested: true,
-      cancelReason: "Schedule \"minutely\" started minutely@2026-01-01T00:02:00.000Z (overlap: 'cancel-previous').",
+      cancelReason: 'Schedule "minutely" started minutely@2026-01-01T00:02:00.000Z (overlap: \'cancel-previous\').',
     });
     expect((await h.store.get('minutely@2026-01-01T00:02:00.000Z'))!.cancelRequested).toBe(false);
   });
@@ -139,7 +177,10 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     expect(await h.scheduler.drain()).toBe(0);
     h.clock.set(new Date('2026-01-01T05:00:00Z'));
     expect(await h.scheduler.drain()).toBe(1);
-    expect((await runsOf(h.store, 'hourly')).map(occurrence)).toEqual(['2026-01-01T01:00:00.000Z', '2026-01-01T05:00:00.000Z']);
+    expect((await runsOf(h.store, 'hourly')).map(occurrence)).toEqual([
+      '2026-01-01T01:00:00.000Z',
+      '2026-01-01T05:00:00.000Z',
+    ]);
   });
 
   it('trigger starts one now outside the cadence, even paused and while another runs; the cadence is unchanged', async () => {
@@ -150,8 +191,15 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     expect(id).toBe('hourly@2026-01-01T00:10:00.000Z');
     h.clock.advance('1m');
     expect(await h.admin.trigger('hourly')).toBe('hourly@2026-01-01T00:11:00.000Z');
-    expect(await h.store.get(id)).toMatchObject({ scheduleId: 'hourly', scheduledAt: T + 600_000, input: { n: 1 }, version: 2 });
-    expect(h.events.filter((e) => e.type === 'schedule-fired').map((e) => e.type === 'schedule-fired' && e.triggered)).toEqual([true, true]);
+    expect(await h.store.get(id)).toMatchObject({
+      scheduleId: 'hourly',
+      scheduledAt: T + 600_000,
+      input: { n: 1 },
+      version: 2,
+    });
+    expect(
+      h.events.filter((e) => e.type === 'schedule-fired').map((e) => e.type === 'schedule-fired' && e.triggered),
+    ).toEqual([true, true]);
     await expect(h.admin.trigger('missing')).rejects.toThrow(WorkflowNotFoundError);
     await h.admin.resume('hourly');
     h.clock.set(new Date('2026-01-01T01:00:00Z'));
@@ -163,10 +211,20 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     const h = schedulerHarness();
     await h.admin.upsert('job', { workflow: 'reports', every: '1h', overlap: 'allow' });
     h.clock.advance('30m');
-    const changedInput = await h.admin.upsert('job', { workflow: 'reports', every: '1h', overlap: 'allow', input: 'v2' });
+    const changedInput = await h.admin.upsert('job', {
+      workflow: 'reports',
+      every: '1h',
+      overlap: 'allow',
+      input: 'v2',
+    });
     expect(changedInput).toMatchObject({ input: 'v2', nextAt: T + 3_600_000 });
     const changedCadence = await h.admin.upsert('job', { workflow: 'cleanup', cron: '*/45 * * * *', overlap: 'allow' });
-    expect(changedCadence).toMatchObject({ workflow: 'cleanup', cron: '*/45 * * * *', every: null, nextAt: T + 45 * 60_000 });
+    expect(changedCadence).toMatchObject({
+      workflow: 'cleanup',
+      cron: '*/45 * * * *',
+      every: null,
+      nextAt: T + 45 * 60_000,
+    });
     h.clock.advance('15m');
     await h.scheduler.drain();
     expect(await h.store.get('job@2026-01-01T00:45:00.000Z')).toMatchObject({ workflow: 'cleanup', input: null });
@@ -174,12 +232,18 @@ describe('WorkflowSchedules operations (framework-free)', () => {
 
   it('upsert refuses bad input with an error quoting it, and stores nothing', async () => {
     const h = schedulerHarness();
-    await expect(h.admin.upsert('bad', { workflow: 'reports', cron: '99 99 * * *' })).rejects.toThrow(`Schedule "bad": invalid cron '99 99 * * *'`);
-    await expect(h.admin.upsert('bad', { workflow: 'reports', cron: '0 * * * *', timezone: 'Europe/Atlantis' })).rejects.toThrow(
-      `Schedule "bad": unknown timezone 'Europe/Atlantis'`,
+    await expect(h.admin.upsert('bad', { workflow: 'reports', cron: '99 99 * * *' })).rejects.toThrow(
+      `Schedule "bad": invalid cron '99 99 * * *'`,
     );
-    await expect(h.admin.upsert('bad', { workflow: 'reports', every: '1h', input: { n: 1n } })).rejects.toThrow('is not a JSON value');
-    await expect(h.admin.upsert('bad', { workflow: 'reports', every: '1h', cronn: 'x' } as never)).rejects.toThrow('unknown option "cronn"');
+    await expect(
+      h.admin.upsert('bad', { workflow: 'reports', cron: '0 * * * *', timezone: 'Europe/Atlantis' }),
+    ).rejects.toThrow(`Schedule "bad": unknown timezone 'Europe/Atlantis'`);
+    await expect(h.admin.upsert('bad', { workflow: 'reports', every: '1h', input: { n: 1n } })).rejects.toThrow(
+      'is not a JSON value',
+    );
+    await expect(h.admin.upsert('bad', { workflow: 'reports', every: '1h', cronn: 'x' } as never)).rejects.toThrow(
+      'unknown option "cronn"',
+    );
     await expect(h.admin.upsert('', { workflow: 'reports', every: '1h' })).rejects.toThrow('Invalid schedule id ""');
     await expect(h.admin.upsert('bad', { workflow: 'nope', every: '1h' })).rejects.toThrow('unknown workflow nope');
     expect(await h.admin.get('bad')).toBeNull();
@@ -193,7 +257,13 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     expect((await h.admin.list()).map((s) => s.id)).toEqual(['a', 'b']);
     expect((await h.admin.list({ workflow: 'cleanup' })).map((s) => s.id)).toEqual(['a']);
     expect(await h.admin.list({ limit: 1, offset: 1 })).toMatchObject([{ id: 'b' }]);
-    expect(await h.admin.get('a')).toMatchObject({ timezone: 'Asia/Tokyo', overlap: 'skip', catchup: 'latest', catchupWindow: 86_400_000, nextAt: Date.parse('2026-01-01T15:00:00Z') });
+    expect(await h.admin.get('a')).toMatchObject({
+      timezone: 'Asia/Tokyo',
+      overlap: 'skip',
+      catchup: 'latest',
+      catchupWindow: 86_400_000,
+      nextAt: Date.parse('2026-01-01T15:00:00Z'),
+    });
     h.clock.advance('1h');
     await h.scheduler.drain();
     await h.admin.delete('b');
@@ -209,8 +279,15 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     const h = schedulerHarness();
     const { reconcileSchedules } = await import('../../../src/scheduler/schedule-reconciler.js');
     const { resolveDeclaredSchedules } = await import('../../../src/scheduler/declared-schedule.js');
-    await reconcileSchedules(h.store, resolveDeclaredSchedules('reports', [{ id: 'nightly', cron: '0 3 * * *' }], 'x'), ['reports'], h.clock.now());
-    await expect(h.admin.upsert('nightly', { workflow: 'reports', every: '1h' })).rejects.toThrow(WorkflowInvalidStateError);
+    await reconcileSchedules(
+      h.store,
+      resolveDeclaredSchedules('reports', [{ id: 'nightly', cron: '0 3 * * *' }], 'x'),
+      ['reports'],
+      h.clock.now(),
+    );
+    await expect(h.admin.upsert('nightly', { workflow: 'reports', every: '1h' })).rejects.toThrow(
+      WorkflowInvalidStateError,
+    );
     await expect(h.admin.delete('nightly')).rejects.toThrow(
       "Schedule \"nightly\" is declared on @Workflow('reports') and can't be deleted at run time: change or remove it in the code",
     );
@@ -222,7 +299,12 @@ describe('WorkflowSchedules operations (framework-free)', () => {
     const old = schedulerHarness({ workflows: ['legacy'] });
     const { reconcileSchedules } = await import('../../../src/scheduler/schedule-reconciler.js');
     const { resolveDeclaredSchedules } = await import('../../../src/scheduler/declared-schedule.js');
-    await reconcileSchedules(old.store, resolveDeclaredSchedules('legacy', [{ every: '1h' }], 'x'), ['legacy'], old.clock.now());
+    await reconcileSchedules(
+      old.store,
+      resolveDeclaredSchedules('legacy', [{ every: '1h' }], 'x'),
+      ['legacy'],
+      old.clock.now(),
+    );
     const now = schedulerHarness({ store: old.store, clock: old.clock, workflows: ['reports'] });
     await now.admin.delete('legacy');
     expect(await now.admin.get('legacy')).toBeNull();
@@ -232,11 +314,17 @@ describe('WorkflowSchedules operations (framework-free)', () => {
 describe('bad schedule arguments', () => {
   it('are input errors (the exception filter answers 400), and store nothing', async () => {
     const h = schedulerHarness({ start: '2026-01-01T10:07:00Z' });
-    const refused = async (call: () => Promise<unknown>): Promise<unknown> => call().then(() => expect.fail('accepted'), (error: unknown) => error);
+    const refused = async (call: () => Promise<unknown>): Promise<unknown> =>
+      call().then(
+        () => expect.fail('accepted'),
+        (error: unknown) => error,
+      );
     const errors = [
       await refused(() => h.admin.upsert('', { workflow: 'reports', every: '1m' })),
       await refused(() => h.admin.upsert('bad-cron', { workflow: 'reports', cron: '99 99 * * *' })),
-      await refused(() => h.admin.upsert('bad-zone', { workflow: 'reports', cron: '0 * * * *', timezone: 'Mars/Olympus' })),
+      await refused(() =>
+        h.admin.upsert('bad-zone', { workflow: 'reports', cron: '0 * * * *', timezone: 'Mars/Olympus' }),
+      ),
       await refused(() => h.admin.upsert('bad-key', { workflow: 'reports', every: '1m', evry: '1m' } as never)),
       await refused(() => h.admin.list({ limit: 0 })),
     ];

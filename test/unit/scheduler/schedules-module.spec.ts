@@ -44,16 +44,38 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
   it('a declared schedule is stored at startup; drain() starts its due occurrence and runs it; client.list({ scheduleId }) lists its runs', async () => {
     app = await createTestApp([QuickReport]);
     const schedules = app.module.get(WorkflowSchedules);
-    expect(await schedules.get('quick')).toMatchObject({ workflow: 'report.quick', declared: true, every: 3_600_000, input: { kind: 'hourly' }, nextAt: T + 3_600_000 });
+    expect(await schedules.get('quick')).toMatchObject({
+      workflow: 'report.quick',
+      declared: true,
+      every: 3_600_000,
+      input: { kind: 'hourly' },
+      nextAt: T + 3_600_000,
+    });
     expect(await app.worker.drain()).toBe(0);
     app.clock.advance('1h');
     expect(await app.worker.drain()).toBe(1);
     const runs = await app.client.list({ scheduleId: 'quick' });
-    expect(runs).toMatchObject([{ id: 'quick@2026-01-01T01:00:00.000Z', status: 'completed', output: 'hourly at 2026-01-01T01:00:00.000Z', scheduleId: 'quick', scheduledAt: T + 3_600_000 }]);
-    expect(app.events.map((e) => e.type)).toEqual(['schedule-fired', 'workflow-started', 'step-completed', 'workflow-completed']);
+    expect(runs).toMatchObject([
+      {
+        id: 'quick@2026-01-01T01:00:00.000Z',
+        status: 'completed',
+        output: 'hourly at 2026-01-01T01:00:00.000Z',
+        scheduleId: 'quick',
+        scheduledAt: T + 3_600_000,
+      },
+    ]);
+    expect(app.events.map((e) => e.type)).toEqual([
+      'schedule-fired',
+      'workflow-started',
+      'step-completed',
+      'workflow-completed',
+    ]);
     app.clock.advance('1h');
     await app.worker.drain();
-    expect((await app.client.list({ scheduleId: 'quick' })).map((r) => r.id)).toEqual(['quick@2026-01-01T01:00:00.000Z', 'quick@2026-01-01T02:00:00.000Z']);
+    expect((await app.client.list({ scheduleId: 'quick' })).map((r) => r.id)).toEqual([
+      'quick@2026-01-01T01:00:00.000Z',
+      'quick@2026-01-01T02:00:00.000Z',
+    ]);
     expect(await app.client.list({ scheduleId: 'other' })).toEqual([]);
   });
 
@@ -66,7 +88,9 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
     app.clock.advance('10m');
     await app.worker.drain();
     const skipped = app.events.filter((e) => e.type === 'schedule-skipped');
-    expect(skipped).toMatchObject([{ scheduleId: 'slow', scheduledAt: T + 1_200_000, running: 'slow@2026-01-01T00:10:00.000Z' }]);
+    expect(skipped).toMatchObject([
+      { scheduleId: 'slow', scheduledAt: T + 1_200_000, running: 'slow@2026-01-01T00:10:00.000Z' },
+    ]);
     await app.client.signal(done, 'ok', { key: 'slow@2026-01-01T00:10:00.000Z' });
     await app.worker.drain();
     app.clock.advance('10m');
@@ -97,14 +121,27 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
   it('trigger() starts one now and returns its handle; pause, resume and delete through the injectable', async () => {
     app = await createTestApp([QuickReport]);
     const schedules = app.module.get(WorkflowSchedules);
-    const runtime = await schedules.upsert('adhoc', { workflow: QuickReport, cron: '0 12 * * *', timezone: 'America/New_York', input: { kind: 'adhoc' } });
-    expect(runtime).toMatchObject({ declared: false, workflow: 'report.quick', nextAt: Date.parse('2026-01-01T17:00:00Z') });
+    const runtime = await schedules.upsert('adhoc', {
+      workflow: QuickReport,
+      cron: '0 12 * * *',
+      timezone: 'America/New_York',
+      input: { kind: 'adhoc' },
+    });
+    expect(runtime).toMatchObject({
+      declared: false,
+      workflow: 'report.quick',
+      nextAt: Date.parse('2026-01-01T17:00:00Z'),
+    });
     app.clock.advance('5m');
     const handle = await schedules.trigger<string>('adhoc');
     expect(handle.id).toBe('adhoc@2026-01-01T00:05:00.000Z');
     await app.worker.drain();
     expect(await handle.result()).toBe('adhoc at 2026-01-01T00:05:00.000Z');
-    expect(app.events.find((e) => e.type === 'schedule-fired')).toMatchObject({ scheduleId: 'adhoc', triggered: true, instanceId: handle.id });
+    expect(app.events.find((e) => e.type === 'schedule-fired')).toMatchObject({
+      scheduleId: 'adhoc',
+      triggered: true,
+      instanceId: handle.id,
+    });
     await schedules.pause('quick');
     app.clock.set(new Date('2026-01-01T18:00:00Z'));
     await app.worker.drain();
@@ -113,11 +150,17 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
     await schedules.resume('quick');
     app.clock.advance('1h');
     await app.worker.drain();
-    expect((await app.client.list({ scheduleId: 'quick' })).map((r) => r.id)).toEqual(['quick@2026-01-01T19:00:00.000Z']);
+    expect((await app.client.list({ scheduleId: 'quick' })).map((r) => r.id)).toEqual([
+      'quick@2026-01-01T19:00:00.000Z',
+    ]);
     await schedules.delete('adhoc');
     expect((await schedules.list()).map((s) => s.id)).toEqual(['quick']);
-    await expect(schedules.upsert('x', { workflow: 'report.unknown', every: '1h' })).rejects.toThrow('No workflow "report.unknown" is declared');
-    await expect(schedules.upsert('x', { workflow: QuickReport, cron: '99 99 * * *' })).rejects.toThrow(`invalid cron '99 99 * * *'`);
+    await expect(schedules.upsert('x', { workflow: 'report.unknown', every: '1h' })).rejects.toThrow(
+      'No workflow "report.unknown" is declared',
+    );
+    await expect(schedules.upsert('x', { workflow: QuickReport, cron: '99 99 * * *' })).rejects.toThrow(
+      `invalid cron '99 99 * * *'`,
+    );
   });
 
   it('refuses to start with a bad declared schedule, quoting the expression or zone', async () => {
@@ -126,22 +169,32 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
       class Bad {
         async run() {}
       }
-      const module = await Test.createTestingModule({ imports: [WorkflowsModule.forRoot({ worker: false })], providers: [Bad] }).compile();
+      const module = await Test.createTestingModule({
+        imports: [WorkflowsModule.forRoot({ worker: false })],
+        providers: [Bad],
+      }).compile();
       try {
         await module.init();
       } finally {
         await module.close();
       }
     };
-    await expect(boot([{ cron: '99 99 * * *' }])).rejects.toThrow(`@Workflow('report.bad') on Bad: schedules[0] ("report.bad"): invalid cron '99 99 * * *'`);
-    await expect(boot([{ cron: '0 * * * *', timezone: 'Moon/Tranquility' }])).rejects.toThrow("unknown timezone 'Moon/Tranquility'");
+    await expect(boot([{ cron: '99 99 * * *' }])).rejects.toThrow(
+      `@Workflow('report.bad') on Bad: schedules[0] ("report.bad"): invalid cron '99 99 * * *'`,
+    );
+    await expect(boot([{ cron: '0 * * * *', timezone: 'Moon/Tranquility' }])).rejects.toThrow(
+      "unknown timezone 'Moon/Tranquility'",
+    );
   });
 });
 
 describe('reconciliation across deployments of the same store', () => {
   const clock = new ManualWorkflowClock(T);
   async function deploy(store: InMemoryWorkflowStore, providers: Provider[]) {
-    const module = await Test.createTestingModule({ imports: [WorkflowsModule.forRoot({ store, clock, worker: false })], providers }).compile();
+    const module = await Test.createTestingModule({
+      imports: [WorkflowsModule.forRoot({ store, clock, worker: false })],
+      providers,
+    }).compile();
     await module.init();
     return module;
   }
@@ -157,7 +210,12 @@ describe('reconciliation across deployments of the same store', () => {
 
   it('adds, changes and removes declared schedules as the code says; runtime schedules and pauses stand', async () => {
     const store = new InMemoryWorkflowStore();
-    let module = await deploy(store, [declare([{ id: 'daily', cron: '0 6 * * *' }, { id: 'weekly', cron: '0 6 * * 1' }])]);
+    let module = await deploy(store, [
+      declare([
+        { id: 'daily', cron: '0 6 * * *' },
+        { id: 'weekly', cron: '0 6 * * 1' },
+      ]),
+    ]);
     let schedules = module.get(WorkflowSchedules);
     await schedules.upsert('manual', { workflow: 'billing.run', every: '1d' });
     await schedules.pause('weekly');
@@ -169,11 +227,25 @@ describe('reconciliation across deployments of the same store', () => {
     await module.close();
 
     clock.set(Date.parse('2026-01-01T03:00:00Z'));
-    module = await deploy(store, [declare([{ id: 'daily', cron: '0 7 * * *', input: { v: 2 } }, { id: 'weekly', cron: '0 6 * * 1' }, { id: 'monthly', cron: '0 6 1 * *' }])]);
+    module = await deploy(store, [
+      declare([
+        { id: 'daily', cron: '0 7 * * *', input: { v: 2 } },
+        { id: 'weekly', cron: '0 6 * * 1' },
+        { id: 'monthly', cron: '0 6 1 * *' },
+      ]),
+    ]);
     schedules = module.get(WorkflowSchedules);
-    expect(await schedules.get('daily')).toMatchObject({ cron: '0 7 * * *', input: { v: 2 }, nextAt: Date.parse('2026-01-01T07:00:00Z'), declared: true });
+    expect(await schedules.get('daily')).toMatchObject({
+      cron: '0 7 * * *',
+      input: { v: 2 },
+      nextAt: Date.parse('2026-01-01T07:00:00Z'),
+      declared: true,
+    });
     expect(await schedules.get('weekly')).toMatchObject({ paused: true }); // paused at run time, unchanged in code
-    expect(await schedules.get('monthly')).toMatchObject({ declared: true, nextAt: Date.parse('2026-01-01T06:00:00Z') });
+    expect(await schedules.get('monthly')).toMatchObject({
+      declared: true,
+      nextAt: Date.parse('2026-01-01T06:00:00Z'),
+    });
     await module.close();
 
     module = await deploy(store, [declare([{ id: 'daily', cron: '0 7 * * *', input: { v: 2 }, paused: true }])]);
@@ -195,13 +267,18 @@ describe('with the background worker on', () => {
   it('starts occurrences as the manual clock moves, without drain(), and stops with the worker at shutdown', async () => {
     const clock = new ManualWorkflowClock(T);
     const store = new InMemoryWorkflowStore();
-    const module = await Test.createTestingModule({ imports: [WorkflowsModule.forRoot({ store, clock })], providers: [QuickReport] }).compile();
+    const module = await Test.createTestingModule({
+      imports: [WorkflowsModule.forRoot({ store, clock })],
+      providers: [QuickReport],
+    }).compile();
     await module.init();
     const events: WorkflowEvent[] = [];
     module.get(WorkflowEvents).subscribe((e) => events.push(e));
     const client = module.get(WorkflowClient);
     clock.advance('1h');
-    await vi.waitFor(async () => expect((await client.list({ scheduleId: 'quick', status: 'completed' })).length).toBe(1));
+    await vi.waitFor(async () =>
+      expect((await client.list({ scheduleId: 'quick', status: 'completed' })).length).toBe(1),
+    );
     // Its next occurrence is an hour away, more than half a lease: handed back, not held.
     expect(await store.getSchedule('quick')).toMatchObject({ leaseToken: null, wakeAt: T + 7_200_000 });
     await module.close();
@@ -220,13 +297,24 @@ describe('with the background worker on', () => {
         return 1;
       }
     }
-    const module = await Test.createTestingModule({ imports: [WorkflowsModule.forRoot({ store, clock, worker: { id: 'proc-a' } })], providers: [Tick] }).compile();
+    const module = await Test.createTestingModule({
+      imports: [WorkflowsModule.forRoot({ store, clock, worker: { id: 'proc-a' } })],
+      providers: [Tick],
+    }).compile();
     await module.init();
     clock.advance('5s');
-    await vi.waitFor(async () => expect(await store.getSchedule('tick')).toMatchObject({ leaseOwner: 'proc-a', wakeAt: T + 10_000, leaseUntil: T + 35_000 }));
+    await vi.waitFor(async () =>
+      expect(await store.getSchedule('tick')).toMatchObject({
+        leaseOwner: 'proc-a',
+        wakeAt: T + 10_000,
+        leaseUntil: T + 35_000,
+      }),
+    );
     expect((await store.getSchedule('tick'))!.leaseToken).not.toBeNull();
     clock.advance('5s');
-    await vi.waitFor(async () => expect(await store.list({ scheduleId: 'tick', limit: 10, offset: 0 })).toHaveLength(2));
+    await vi.waitFor(async () =>
+      expect(await store.list({ scheduleId: 'tick', limit: 10, offset: 0 })).toHaveLength(2),
+    );
     await module.close();
     expect(await store.getSchedule('tick')).toMatchObject({ leaseToken: null, leaseUntil: null });
   });
