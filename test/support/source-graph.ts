@@ -132,6 +132,24 @@ export function findCycles(files: readonly SourceFile[]): string[][] {
   return cycles;
 }
 
+/** The top-level folder of a path under src/ (`engine/saga.ts` -> `engine`); a file at the root is its own. */
+export function topFolder(path: string): string {
+  const slash = path.indexOf('/');
+  return slash === -1 ? path : path.slice(0, slash);
+}
+
+/** Cycles between the top-level folders of src/: the file graph collapsed to one node per folder. */
+export function findFolderCycles(files: readonly SourceFile[]): string[][] {
+  const edges = new Map<string, Set<string>>();
+  for (const file of files) {
+    const from = topFolder(file.path);
+    const targets = edges.get(from) ?? new Set<string>();
+    for (const target of file.imports) if (topFolder(target) !== from) targets.add(topFolder(target));
+    edges.set(from, targets);
+  }
+  return findCycles([...edges].map(([path, targets]) => ({ ...emptySource(path), imports: [...targets] })));
+}
+
 /** `from -> to` for every import of a file under folder `from` from a file under folder `to`. */
 export function folderImports(files: readonly SourceFile[], from: string, to: string): string[] {
   return files.flatMap((f) =>
@@ -193,9 +211,9 @@ export function storeAccess(files: readonly SourceFile[], rules: StoreAccessRule
   return found;
 }
 
-/** Files over `max` lines, except those `exempt` says may be. */
-export function oversized(files: readonly SourceFile[], max: number, exempt: (path: string) => boolean): string[] {
-  return files.filter((f) => f.lines > max && !exempt(f.path)).map((f) => `${f.path} (${f.lines} lines)`);
+/** What the import graph knows of a path it has no text for. */
+function emptySource(path: string): SourceFile {
+  return { path, lines: 0, imports: [], packages: [], names: new Map(), storeCalls: [] };
 }
 
 function importedNames(node: ts.ImportDeclaration | ts.ExportDeclaration): string[] {
