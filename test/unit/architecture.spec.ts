@@ -22,17 +22,22 @@ const STORE_METHODS = interfaceMembers(readFileSync(`${SRC}storage/workflow-stor
 
 /** Parts that import nothing from Nest, directly or through what they import (the scheduler's Nest service aside). */
 const isCore = (path: string) =>
-  /^(engine|storage|time|codec|runtime|errors|signals)\//.test(path) ||
+  /^(engine|storage|memory|time|codec|runtime|errors|signals)\//.test(path) ||
   /^worker\/(leased-worker|lease-renewals)\.ts$/.test(path) ||
   (/^scheduler\//.test(path) && !path.endsWith('.service.ts'));
 
 const STORE_RULES: StoreAccessRules = {
-  // The root entry only re-exports the public API, which includes InMemoryWorkflowStore.
+  // The root entry only re-exports the public API, which includes InMemoryWorkflowStore; the
+  // module's storage is built over the in-memory store when none is configured.
   // sql/ is what the SQL stores share (their base class, the claim under limits...).
-  insider: (path) => /^(storage|sql|postgres|mysql|testing)\//.test(path) || path === 'index.ts',
+  insider: (path) =>
+    /^(storage|memory|sql|postgres|mysql|testing)\//.test(path) ||
+    path === 'index.ts' ||
+    path === 'create-workflow-storage.ts',
   storeInternal: (path) =>
     /\.store\.ts$/.test(path) ||
-    /^storage\/(in-memory-|claim-selection)/.test(path) ||
+    /^memory\//.test(path) ||
+    /^storage\/claim-selection/.test(path) ||
     // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration and re-encryption helpers, nothing else of it.
     (/^(postgres|mysql)\//.test(path) &&
       !/^(postgres|mysql)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
@@ -124,10 +129,10 @@ describe('the architecture checks', () => {
   it('finds an outside file that imports a store class, names WorkflowStore or calls a store method', () => {
     const files = graph({
       'storage/workflow-store.ts': 'export interface WorkflowStore {}\n',
-      'storage/in-memory-workflow.store.ts': 'export class InMemoryWorkflowStore {}\n',
+      'memory/in-memory-workflow.store.ts': 'export class InMemoryWorkflowStore {}\n',
       'postgres/postgres-claim.ts': 'export const claim = 1;\n',
       'postgres/from-pg.ts': 'export const fromPg = 1;\n',
-      'client/a.ts': "import { InMemoryWorkflowStore } from '../storage/in-memory-workflow.store.js';\n",
+      'client/a.ts': "import { InMemoryWorkflowStore } from '../memory/in-memory-workflow.store.js';\n",
       'engine/b.ts': "import type { WorkflowStore } from '../storage/workflow-store.js';\n",
       'worker/c.ts':
         'export async function c(options: { store: { claim(): void } }) {\n  await options.store.claim();\n}\n',
@@ -137,7 +142,7 @@ describe('the architecture checks', () => {
         "import type { WorkflowStore } from './workflow-store.js';\nexport const f = (store: WorkflowStore) => store.write();\n",
     });
     expect(storeAccess(files, STORE_RULES)).toEqual([
-      'client/a.ts imports storage/in-memory-workflow.store.ts',
+      'client/a.ts imports memory/in-memory-workflow.store.ts',
       'engine/b.ts imports WorkflowStore from storage/workflow-store.ts',
       'worker/c.ts calls options.store.claim()',
       'cli/d.ts imports postgres/postgres-claim.ts',

@@ -1,4 +1,4 @@
-import { InMemoryWorkflowStore } from '../../../src/storage/in-memory-workflow.store.js';
+import { InMemoryWorkflowStore } from '../../../src/memory/in-memory-workflow.store.js';
 import type { WorkflowScheduleEvent } from '../../../src/events/workflow-event.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
 import { WorkflowScheduler } from '../../../src/scheduler/workflow-scheduler.js';
