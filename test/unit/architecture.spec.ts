@@ -45,6 +45,21 @@ const STORE_RULES: StoreAccessRules = {
   mayNameInterface: (path) => path === 'workflows-module-options.ts' || path === 'index.ts',
 };
 
+/** The stores' folders: each implements the contract in storage/, which never imports them back. */
+const STORE_FOLDERS = ['memory', 'sql', 'postgres', 'mysql'];
+
+/** Imports of a store's folder from storage/ (the contract and the codec layer). */
+const storageImportsOfStores = (files: readonly SourceFile[]) =>
+  STORE_FOLDERS.flatMap((store) => folderImports(files, 'storage', store));
+
+/** Imports of one store's folder from another's: none, but the SQL stores' of sql/, which they share. */
+const crossStoreImports = (files: readonly SourceFile[]) =>
+  STORE_FOLDERS.flatMap((from) =>
+    STORE_FOLDERS.filter((to) => to !== from && !(to === 'sql' && /^(postgres|mysql)$/.test(from))).flatMap((to) =>
+      folderImports(files, from, to),
+    ),
+  );
+
 describe('the architecture of src/', () => {
   const files = readSources(SRC, STORE_METHODS);
 
@@ -68,6 +83,14 @@ describe('the architecture of src/', () => {
 
   it('keeps the errors and the events free of the storage layer they cross', () => {
     expect([...folderImports(files, 'errors', 'storage'), ...folderImports(files, 'events', 'storage')]).toEqual([]);
+  });
+
+  it('keeps the store contract free of the stores: nothing in storage/ imports memory/, sql/, postgres/ or mysql/', () => {
+    expect(storageImportsOfStores(files)).toEqual([]);
+  });
+
+  it('keeps each store in its own folder: none imports another, the SQL stores aside sharing sql/', () => {
+    expect(crossStoreImports(files)).toEqual([]);
   });
 
   it('keeps the core framework-free: engine, storage, runtime, time, codec, the scheduler and the leased loop reach no @nestjs import', () => {
@@ -116,6 +139,36 @@ describe('the architecture checks', () => {
     });
     expect(folderImports(files, 'client', 'worker')).toEqual(['client/c.ts -> worker/w.ts']);
     expect(folderImports(files, 'worker', 'client')).toEqual(['worker/v.ts -> client/c.ts']);
+  });
+
+  it('finds a file of storage/ that imports a store', () => {
+    const files = graph({
+      'storage/workflow-store.ts': 'export interface WorkflowStore {}\n',
+      'storage/limits.ts': "import { LIMITS } from '../postgres/key-limits.js';\nexport const limits = LIMITS;\n",
+      'storage/default.ts': "import type { InMemoryWorkflowStore } from '../memory/in-memory-workflow.store.js';\n",
+      'postgres/key-limits.ts':
+        "import type { WorkflowStore } from '../storage/workflow-store.js';\nexport const LIMITS = 1;\n",
+      'memory/in-memory-workflow.store.ts':
+        "import type { WorkflowStore } from '../storage/workflow-store.js';\nexport class InMemoryWorkflowStore {}\n",
+    });
+    expect(storageImportsOfStores(files)).toEqual([
+      'storage/default.ts -> memory/in-memory-workflow.store.ts',
+      'storage/limits.ts -> postgres/key-limits.ts',
+    ]);
+  });
+
+  it('finds a store that imports another store, and lets the SQL stores share sql/', () => {
+    const files = graph({
+      'sql/key-limits.ts': 'export const LIMITS = 1;\n',
+      'postgres/key-limits.ts': "import { LIMITS } from '../sql/key-limits.js';\nexport const PG = LIMITS;\n",
+      'mysql/key-limits.ts': "import { LIMITS } from '../sql/key-limits.js';\nexport const MY = LIMITS;\n",
+      'memory/limits.ts':
+        "import { PG } from '../postgres/key-limits.js';\nimport { LIMITS } from '../sql/key-limits.js';\nexport const M = PG + LIMITS;\n",
+    });
+    expect(crossStoreImports(files)).toEqual([
+      'memory/limits.ts -> sql/key-limits.ts',
+      'memory/limits.ts -> postgres/key-limits.ts',
+    ]);
   });
 
   it('finds a core file that reaches @nestjs through another file', () => {
