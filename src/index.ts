@@ -69,7 +69,7 @@ export { isWorkflowInputError } from './errors/workflow-input-error.js';
 export { WorkflowExceptionFilter, workflowErrorStatus } from './http/workflow-exception.filter.js';
 export { WorkflowPayloadError } from './errors/workflow-payload.error.js';
 
-export { InMemoryWorkflowStore } from './storage/in-memory-workflow.store.js';
+export { InMemoryWorkflowStore } from './memory/in-memory-workflow.store.js';
 export { WorkflowStorage } from './storage/workflow-storage.js';
 export type * from './storage/workflow-store.js';
 export type * from './storage/workflow-instance.js';

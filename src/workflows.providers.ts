@@ -12,7 +12,7 @@ import { WorkflowSchedulerService } from './scheduler/workflow-scheduler.service
 import { WorkflowSchedules } from './client/workflow-schedules.js';
 import { StoreOutage } from './runtime/store-outage.js';
 import { WorkflowWakeUps } from './runtime/workflow-wake-ups.js';
-import { createWorkflowStorage } from './storage/create-workflow-storage.js';
+import { createWorkflowStorage } from './create-workflow-storage.js';
 import { PayloadCodecChain } from './codec/payload-codec-chain.js';
 import type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
 import { UNREADABLE_RETRY_DELAY, WorkflowStorage } from './storage/workflow-storage.js';

@@ -27,4 +27,4 @@ export type { WakePollInterval } from './mysql-wake-poller.js';
 export type { EndPollInterval } from './mysql-end-poller.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
 export type { SqlExecutor, SqlQueryOptions, SqlQueryResult } from '../sql/sql-executor.js';
-export type { SqlKeyLimits } from '../sql/key-limits.js';
+export type { StoreKeyLimits as SqlKeyLimits } from '../storage/key-limits.js';

@@ -1,5 +1,5 @@
-import { SQL_KEY_LIMITS } from '../sql/key-limits.js';
-import { SqlStoreInput } from '../sql/store-input.js';
+import { STORE_KEY_LIMITS } from '../storage/key-limits.js';
+import { StoreInput } from '../storage/store-input.js';
 
 /**
  * The longest keys `MySqlWorkflowStore` keeps, in characters; the store checks every key it writes
@@ -10,7 +10,7 @@ import { SqlStoreInput } from '../sql/store-input.js';
  * is 3,068 bytes. A signal's topic (name and key) is indexed by its SHA-256, so both fit whole.
  * The same limits as PostgreSQL's: an application moves between the stores without renaming.
  */
-export const MYSQL_KEY_LIMITS: typeof SQL_KEY_LIMITS = SQL_KEY_LIMITS;
+export const MYSQL_KEY_LIMITS: typeof STORE_KEY_LIMITS = STORE_KEY_LIMITS;
 
-/** What `MySqlWorkflowStore` checks before it writes anything (see `SqlStoreInput`). */
-export const MYSQL_INPUT = new SqlStoreInput('MySqlWorkflowStore', MYSQL_KEY_LIMITS);
+/** What `MySqlWorkflowStore` checks before it writes anything (see `StoreInput`). */
+export const MYSQL_INPUT = new StoreInput('MySqlWorkflowStore', MYSQL_KEY_LIMITS);

@@ -37,7 +37,7 @@ import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
-import { distinctEntries } from '../sql/store-input.js';
+import { distinctEntries } from '../sql/distinct-entries.js';
 import { initSchema } from '../sql/store-schema.js';
 import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
 import {

@@ -17,7 +17,7 @@ import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
-import { distinctEntries } from '../sql/store-input.js';
+import { distinctEntries } from '../sql/distinct-entries.js';
 import { toJson, toNumber, type SqlRow } from '../sql/workflow-rows.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';
 

@@ -24,4 +24,4 @@ export type { OrmTransactions } from '../sql/handles/handle-kind.js';
 export { POSTGRES_JOURNAL_KEY_BYTES, POSTGRES_KEY_LIMITS } from './key-limits.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
 export type { SqlExecutor, SqlQueryOptions, SqlQueryResult } from '../sql/sql-executor.js';
-export type { SqlKeyLimits } from '../sql/key-limits.js';
+export type { StoreKeyLimits as SqlKeyLimits } from '../storage/key-limits.js';

@@ -10,7 +10,7 @@ import { writeRow } from '../sql/instance-params.js';
 import { InstanceWriteQueue } from '../sql/instance-write-queue.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { distinctEntries } from '../sql/store-input.js';
+import { distinctEntries } from '../sql/distinct-entries.js';
 import { toJson } from '../sql/workflow-rows.js';
 import { journalJson } from '../storage/journal-entry-json.js';
 import type { WorkflowWrite } from '../storage/workflow-store.js';

@@ -21,7 +21,7 @@ import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { finishedOnly, SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { distinctEntries } from '../sql/store-input.js';
+import { distinctEntries } from '../sql/distinct-entries.js';
 import { initSchema } from '../sql/store-schema.js';
 import { fromJson, toBoolean, toInstance, toJson, toSignal, toWaits } from '../sql/workflow-rows.js';
 import { journalJson } from '../storage/journal-entry-json.js';

@@ -2,7 +2,7 @@ import { markInputError } from '../errors/workflow-input-error.js';
 import { toJsonValue } from '../engine/json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
-import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { changeSchedule } from './schedule-changes.js';
@@ -24,8 +24,12 @@ export interface ScheduleDefinition extends WorkflowScheduleRules {
 }
 
 export interface ScheduleAdminOptions extends Omit<ScheduleStartDeps, 'storage'> {
-  storage: ScheduleStartDeps['storage'] &
-    Pick<WorkflowStorage, 'getSchedule' | 'saveSchedule' | 'listSchedules' | 'deleteSchedule'>;
+  storage: ScheduleStartDeps['storage'] & {
+    readonly schedules: Pick<
+      WorkflowScheduleStorage,
+      'getSchedule' | 'saveSchedule' | 'listSchedules' | 'deleteSchedule'
+    >;
+  };
   /** The workflow at the newest version this process runs, for `trigger()`; throws for one it doesn't declare. */
   workflow(name: string): ScheduledWorkflow;
   /** Whether this application declares the workflow (its declared schedules are then the code's to remove). */
@@ -66,7 +70,7 @@ export class ScheduleAdmin {
     const json = toJsonValue(input, `The input of ${where.toLowerCase()}`, 'input') ?? null;
     const { name } = this.options.workflow(workflow);
     const now = this.options.clock.now();
-    const saved = await changeSchedule(this.options.storage, id, (current) => {
+    const saved = await changeSchedule(this.options.storage.schedules, id, (current) => {
       if (current === null) {
         const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null };
         return scheduleSave({
@@ -106,7 +110,7 @@ export class ScheduleAdmin {
   /** The schedule, or `null`. */
   async get(id: string): Promise<WorkflowScheduleInfo | null> {
     checkId(id);
-    const record = await this.options.storage.getSchedule(id);
+    const record = await this.options.storage.schedules.getSchedule(id);
     return record ? scheduleInfo(record, readable(record)) : null;
   }
 
@@ -126,7 +130,7 @@ export class ScheduleAdmin {
       );
     if (query.declared !== undefined && typeof query.declared !== 'boolean')
       throw markInputError(new TypeError('Invalid schedules list() option "declared": use true or false.'));
-    const records = await this.options.storage.listSchedules({
+    const records = await this.options.storage.schedules.listSchedules({
       ...(query.workflow === undefined ? {} : { workflow: query.workflow }),
       ...(query.declared === undefined ? {} : { declared: query.declared }),
       limit,
@@ -153,10 +157,10 @@ export class ScheduleAdmin {
   async delete(id: string): Promise<void> {
     checkId(id);
     for (;;) {
-      const current = await this.options.storage.getSchedule(id);
+      const current = await this.options.storage.schedules.getSchedule(id);
       if (!current) throw notFound(id);
       if (current.declared && this.options.declares(current.workflow)) throw declaredError(current, 'deleted');
-      if (await this.options.storage.deleteSchedule(id, current.revision)) return;
+      if (await this.options.storage.schedules.deleteSchedule(id, current.revision)) return;
     }
   }
 
@@ -168,7 +172,7 @@ export class ScheduleAdmin {
    */
   async trigger(id: string): Promise<string> {
     checkId(id);
-    const record = await this.options.storage.getSchedule(id);
+    const record = await this.options.storage.schedules.getSchedule(id);
     if (!record) throw notFound(id);
     const workflow = this.options.workflow(record.workflow);
     const at = this.options.clock.now();
@@ -189,7 +193,7 @@ export class ScheduleAdmin {
     checkId(id);
     const now = this.options.clock.now();
     let spec: ScheduleSpec | null = null;
-    const saved = await changeSchedule(this.options.storage, id, (current) => {
+    const saved = await changeSchedule(this.options.storage.schedules, id, (current) => {
       if (!current) throw notFound(id);
       spec = readScheduleSpec(current.spec, id);
       if (current.paused === paused) return null;

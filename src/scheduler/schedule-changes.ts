@@ -1,8 +1,8 @@
-import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowScheduleRecord, WorkflowScheduleSave } from '../storage/workflow-store.js';
 
-/** The store operations that change schedules (`WorkflowStorage` has them). */
-export type ScheduleChangeStorage = Pick<WorkflowStorage, 'getSchedule' | 'saveSchedule'>;
+/** The store operations that change schedules (`WorkflowStorage.schedules` has them). */
+export type ScheduleChangeStorage = Pick<WorkflowScheduleStorage, 'getSchedule' | 'saveSchedule'>;
 
 /** How many times a change is recomputed when the scheduler (or another process) wrote first. */
 const ATTEMPTS = 20;

@@ -1,14 +1,14 @@
 import { sameJson } from '../engine/json-value.js';
-import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import { changeSchedule } from './schedule-changes.js';
 import type { DeclaredSchedule } from './declared-schedule.js';
 import { readScheduleSpec, sameCadence, type ScheduleSpec } from './schedule-spec.js';
 import { readScheduleState, scheduleSave } from './schedule-state.js';
 
-/** The store operations reconciliation uses (`WorkflowStorage` has them). */
+/** The store operations reconciliation uses (`WorkflowStorage.schedules` has them). */
 export type ReconcileStorage = Pick<
-  WorkflowStorage,
+  WorkflowScheduleStorage,
   'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'
 >;
 

@@ -1,12 +1,15 @@
 import type { WorkflowScheduleEvent } from '../events/workflow-event.js';
 import { UNFINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
+import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { occurrenceId } from './schedule-state.js';
 import type { WorkflowScheduleOverlap } from './schedule-spec.js';
 
 /** The store operations a schedule's starts use (`WorkflowStorage` has them). */
-export type ScheduleStartStorage = Pick<WorkflowStorage, 'createOccurrence' | 'list' | 'requestCancel'>;
+export type ScheduleStartStorage = Pick<WorkflowStorage, 'list' | 'requestCancel'> & {
+  readonly schedules: Pick<WorkflowScheduleStorage, 'createOccurrence'>;
+};
 
 /** The workflow a schedule starts, at the newest version this process runs. */
 export interface ScheduledWorkflow {
@@ -101,7 +104,7 @@ export async function startOccurrence(
     timeout: workflow.timeout,
     now,
   };
-  const result = await storage.createOccurrence(scheduleId, leaseToken ?? null, init);
+  const result = await storage.schedules.createOccurrence(scheduleId, leaseToken ?? null, init);
   if (!result) return { kind: 'lost', id };
   for (const previous of unfinished) {
     // Only earlier runs: going over an occurrence again (after a process died before recording its

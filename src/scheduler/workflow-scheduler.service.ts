@@ -38,7 +38,7 @@ export class WorkflowSchedulerService
     const latest = this.registry.latest();
     const declared = latest.flatMap((workflow) => workflow.schedules);
     const result = await reconcileSchedules(
-      this.storage,
+      this.storage.schedules,
       declared,
       latest.map((workflow) => workflow.name),
       this.options.clock.now(),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowStorage } from '../storage/workflow-storage.js';
+import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import { MISSED_AFTER, planOccurrences } from './occurrence-plan.js';
@@ -9,11 +9,12 @@ import { readScheduleState, type ScheduleState } from './schedule-state.js';
 import { startOccurrence, type ScheduledWorkflow, type ScheduleStartDeps } from './schedule-starts.js';
 
 /** The store operations the scheduler uses (`WorkflowStorage` has them). */
-export type SchedulerStorage = ScheduleStartDeps['storage'] &
-  Pick<
-    WorkflowStorage,
+export type SchedulerStorage = ScheduleStartDeps['storage'] & {
+  readonly schedules: Pick<
+    WorkflowScheduleStorage,
     'claimSchedules' | 'writeSchedule' | 'getSchedule' | 'listSchedules' | 'saveSchedule' | 'deleteSchedule'
   >;
+};
 
 export interface WorkflowSchedulerOptions extends Omit<ScheduleStartDeps, 'storage'> {
   storage: SchedulerStorage;
@@ -97,7 +98,7 @@ export class WorkflowScheduler {
     await this.inTurn(async () => {
       const now = this.options.clock.now();
       for (const [id, held] of this.held) {
-        await this.options.storage
+        await this.options.storage.schedules
           .writeSchedule(id, held.token, { now, state: held.state, wakeAt: held.wakeAt, release: true })
           .catch((error) =>
             this.options.logger.error(
@@ -148,7 +149,7 @@ export class WorkflowScheduler {
       if (held.wakeAt > clock.now()) continue;
       this.held.delete(id);
       // Read it again: a change or pause since the last write released the lease (and the token no longer matches).
-      const record = await storage.getSchedule(id);
+      const record = await storage.schedules.getSchedule(id);
       if (!record || record.leaseToken !== held.token) continue;
       schedules++;
       started += await this.serve(record, held.token, hold);
@@ -158,7 +159,7 @@ export class WorkflowScheduler {
     for (;;) {
       const now = clock.now();
       const token = randomUUID();
-      const claimed = await storage.claimSchedules({
+      const claimed = await storage.schedules.claimSchedules({
         owner,
         token,
         now,
@@ -186,13 +187,13 @@ export class WorkflowScheduler {
         error,
       );
       const parked = { ...state, error: error instanceof Error ? error.message : String(error) };
-      await storage.writeSchedule(record.id, token, { now, state: parked, wakeAt: null, release: true });
+      await storage.schedules.writeSchedule(record.id, token, { now, state: parked, wakeAt: null, release: true });
       return 0;
     }
     const workflow = this.options.workflows.newest(record.workflow);
     if (!workflow) {
       // Claims only ask for workflows this process runs; hand it back untouched for one that does.
-      await storage.writeSchedule(record.id, token, { now, state, wakeAt: record.wakeAt, release: true });
+      await storage.schedules.writeSchedule(record.id, token, { now, state, wakeAt: record.wakeAt, release: true });
       return 0;
     }
     // A takeover after a crash comes up to a lease late: with a lease longer than the default, the
@@ -242,7 +243,7 @@ export class WorkflowScheduler {
     state.error = null;
     const written = clock.now();
     const keep = hold && !this.stopped && plan.next !== null && plan.next - written <= leaseDuration / 2;
-    const landed = await storage.writeSchedule(record.id, token, {
+    const landed = await storage.schedules.writeSchedule(record.id, token, {
       now: written,
       state,
       wakeAt: plan.next,

@@ -100,6 +100,15 @@ export class PayloadEncoding {
     return out;
   }
 
+  /** A create's result: the new instance with the input as given, or the existing one decoded. */
+  async created(
+    given: NewWorkflowInstance,
+    result: { instance: WorkflowInstance; created: boolean },
+  ): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    const instance = result.created ? { ...result.instance, input: given.input } : await this.instance(result.instance);
+    return { instance, created: result.created };
+  }
+
   /** Decodes an instance for the engine: throws `WorkflowPayloadError` when a payload can't be read. */
   instance<T extends WorkflowInstance>(instance: T): Promise<T> {
     return this.decodeInstance(instance, this.strict);

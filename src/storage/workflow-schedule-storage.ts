@@ -1,7 +1,5 @@
-import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
 import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import type { PayloadEncoding } from './payload-encoding.js';
-import type { StoreStartup } from './store-startup.js';
 import type { WorkflowInstance } from './workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -12,32 +10,18 @@ import type {
   WorkflowScheduleWrite,
   WorkflowStore,
 } from './workflow-store.js';
-
-/** How long an instance whose payloads no configured codec can read waits before it is tried again. */
-export const UNREADABLE_RETRY_DELAY = 60_000;
-
-/** What `WorkflowStorage` is built with besides the store. */
-export interface WorkflowStorageOptions {
-  /** The configured codecs; `null`: payloads pass through unencoded. */
-  codecs?: PayloadCodecChain | null;
-  /**
-   * Told about each claimed instance or schedule handed back because a payload could not be
-   * decoded; `subject` names it (`Instance "id" (workflow@1)`, `Schedule "id"`).
-   */
-  onUnreadable?(subject: string, error: WorkflowPayloadError): void;
-  /** How startup retries the store's `init()` (see `initStore()`). Default: once, no retry. */
-  startup?: StoreStartup;
-}
+import { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
 
 /**
- * The schedules' half of `WorkflowStorage` (which extends it): a schedule's input passes the codecs
- * here as an instance's does there, and so does the input of the instance an occurrence starts.
+ * The schedules' part of the storage layer, `WorkflowStorage.schedules`, over the same store and
+ * codecs: a schedule's input passes the codecs here as an instance's does in `WorkflowStorage`, and
+ * so does the input of the instance an occurrence starts.
  */
-export abstract class WorkflowScheduleStorage {
-  protected constructor(
-    protected readonly store: WorkflowStore,
-    protected readonly options: WorkflowStorageOptions,
-    protected readonly encoding: PayloadEncoding | null,
+export class WorkflowScheduleStorage {
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly options: WorkflowStorageOptions,
+    private readonly encoding: PayloadEncoding | null,
   ) {}
 
   /** In: the schedule's input. Out: the schedule as stored. */
@@ -119,15 +103,7 @@ export abstract class WorkflowScheduleStorage {
     const { encoding } = this;
     if (!encoding) return this.store.createOccurrence(scheduleId, token, instance);
     const result = await this.store.createOccurrence(scheduleId, token, await encoding.newInstance(instance));
-    return result && this.created(instance, result);
-  }
-
-  /** A create's result: the new instance with the input as given, or the existing one decoded. */
-  protected async created(given: NewWorkflowInstance, result: { instance: WorkflowInstance; created: boolean }) {
-    const instance = result.created
-      ? { ...result.instance, input: given.input }
-      : await this.encoding!.instance(result.instance);
-    return { instance, created: result.created };
+    return result && encoding.created(instance, result);
   }
 
   private decodeSchedules(

@@ -31,13 +31,10 @@ import type {
   WorkflowWrite,
 } from './workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
-import {
-  UNREADABLE_RETRY_DELAY,
-  WorkflowScheduleStorage,
-  type WorkflowStorageOptions,
-} from './workflow-schedule-storage.js';
+import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
+import { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
 
-export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-schedule-storage.js';
+export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
 
 /**
  * The one way to the store: the engine, the client, the worker and the scheduler hold this and
@@ -50,11 +47,19 @@ export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-
  *
  * Also runs the store's `init()` at startup and `close()` at shutdown (Nest calls the two hooks).
  * The rules each operation follows are the store's: see `WorkflowStore`. The schedules' operations
- * are in `WorkflowScheduleStorage`, which it extends.
+ * are in `schedules`, over the same store and codecs.
  */
-export class WorkflowStorage extends WorkflowScheduleStorage {
-  constructor(store: WorkflowStore, options: WorkflowStorageOptions = {}) {
-    super(store, options, options.codecs ? new PayloadEncoding(options.codecs) : null);
+export class WorkflowStorage {
+  /** The schedules' operations (save, read, claim, occurrences), through the same codecs. */
+  readonly schedules: WorkflowScheduleStorage;
+  private readonly encoding: PayloadEncoding | null;
+
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly options: WorkflowStorageOptions = {},
+  ) {
+    this.encoding = options.codecs ? new PayloadEncoding(options.codecs) : null;
+    this.schedules = new WorkflowScheduleStorage(store, options, this.encoding);
   }
 
   /** The configured codecs, or `null`. */
@@ -79,7 +84,7 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
   async create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     const { encoding } = this;
     if (!encoding) return this.store.create(instance);
-    return this.created(instance, await this.store.create(await encoding.newInstance(instance)));
+    return encoding.created(instance, await this.store.create(await encoding.newInstance(instance)));
   }
 
   /** `create()` inside the application's transaction; a `TypeError` when the store can't. */
@@ -90,7 +95,7 @@ export class WorkflowStorage extends WorkflowScheduleStorage {
     if (!this.store.createInTransaction) throw this.noTransactions('start()');
     const { encoding } = this;
     if (!encoding) return this.store.createInTransaction(transaction, instance);
-    return this.created(
+    return encoding.created(
       instance,
       await this.store.createInTransaction(transaction, await encoding.newInstance(instance)),
     );

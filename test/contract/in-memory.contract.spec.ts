@@ -1,5 +1,5 @@
 import * as vitest from 'vitest';
-import { InMemoryWorkflowStore } from '../../src/storage/in-memory-workflow.store.js';
+import { InMemoryWorkflowStore } from '../../src/memory/in-memory-workflow.store.js';
 import { workflowStoreContract } from '../../src/testing/workflow-store-contract.js';
 
 // A fresh store per test; the suite also holds for one store shared by every test.

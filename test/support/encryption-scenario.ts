@@ -153,7 +153,7 @@ export async function runEncryptionScenario(
   await worker.drain();
   await client.cancel(wait.id, `${MARK}-reason`);
   await worker.drain();
-  await app.storage.saveSchedule({
+  await app.storage.schedules.saveSchedule({
     id: `${prefix}-schedule`,
     workflow: 'enc.order',
     declared: false,
@@ -204,7 +204,9 @@ export async function runEncryptionScenario(
     status: 'cancelled',
     error: { name: 'WorkflowCancelledError', message: `${MARK}-reason` },
   });
-  expect((await app.storage.getSchedule(`${prefix}-schedule`))?.input).toEqual({ card: `${MARK}-schedule-input` });
+  expect((await app.storage.schedules.getSchedule(`${prefix}-schedule`))?.input).toEqual({
+    card: `${MARK}-schedule-input`,
+  });
   const listed = await client.list({ workflow: 'enc.order' });
   expect(listed.find((i) => i.id === order.id)?.output).toEqual(output);
 

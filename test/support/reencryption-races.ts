@@ -24,7 +24,7 @@ export async function scheduleDeletedBetweenPages(store: WorkflowStore): Promise
   const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'race-new' });
   const old = storageWith(store, k1);
   for (const id of ['race-a', 'race-b', 'race-c']) {
-    const saved = await old.saveSchedule({
+    const saved = await old.schedules.saveSchedule({
       id,
       workflow: 'race.flow',
       declared: false,
@@ -57,5 +57,5 @@ export async function scheduleDeletedBetweenPages(store: WorkflowStore): Promise
 
   // Done, it said: the old key can go. Then every schedule left reads with the new key alone.
   const fresh = storageWith(store, k2);
-  for (const id of ['race-b', 'race-c']) expect((await fresh.getSchedule(id))?.input).toEqual({ secret: id });
+  for (const id of ['race-b', 'race-c']) expect((await fresh.schedules.getSchedule(id))?.input).toEqual({ secret: id });
 }

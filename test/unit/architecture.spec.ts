@@ -22,23 +22,43 @@ const STORE_METHODS = interfaceMembers(readFileSync(`${SRC}storage/workflow-stor
 
 /** Parts that import nothing from Nest, directly or through what they import (the scheduler's Nest service aside). */
 const isCore = (path: string) =>
-  /^(engine|storage|time|codec|runtime|errors|signals)\//.test(path) ||
+  /^(engine|storage|memory|time|codec|runtime|errors|signals)\//.test(path) ||
   /^worker\/(leased-worker|lease-renewals)\.ts$/.test(path) ||
   (/^scheduler\//.test(path) && !path.endsWith('.service.ts'));
 
 const STORE_RULES: StoreAccessRules = {
-  // The root entry only re-exports the public API, which includes InMemoryWorkflowStore.
+  // The root entry only re-exports the public API, which includes InMemoryWorkflowStore; the
+  // module's storage is built over the in-memory store when none is configured.
   // sql/ is what the SQL stores share (their base class, the claim under limits...).
-  insider: (path) => /^(storage|sql|postgres|mysql|testing)\//.test(path) || path === 'index.ts',
+  insider: (path) =>
+    /^(storage|memory|sql|postgres|mysql|testing)\//.test(path) ||
+    path === 'index.ts' ||
+    path === 'create-workflow-storage.ts',
   storeInternal: (path) =>
     /\.store\.ts$/.test(path) ||
-    /^storage\/(in-memory-|claim-selection)/.test(path) ||
+    /^memory\//.test(path) ||
+    /^storage\/claim-selection/.test(path) ||
     // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration and re-encryption helpers, nothing else of it.
     (/^(postgres|mysql)\//.test(path) &&
       !/^(postgres|mysql)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
   // The module's options take the store the application configures; the root entry re-exports its type.
   mayNameInterface: (path) => path === 'workflows-module-options.ts' || path === 'index.ts',
 };
+
+/** The stores' folders: each implements the contract in storage/, which never imports them back. */
+const STORE_FOLDERS = ['memory', 'sql', 'postgres', 'mysql'];
+
+/** Imports of a store's folder from storage/ (the contract and the codec layer). */
+const storageImportsOfStores = (files: readonly SourceFile[]) =>
+  STORE_FOLDERS.flatMap((store) => folderImports(files, 'storage', store));
+
+/** Imports of one store's folder from another's: none, but the SQL stores' of sql/, which they share. */
+const crossStoreImports = (files: readonly SourceFile[]) =>
+  STORE_FOLDERS.flatMap((from) =>
+    STORE_FOLDERS.filter((to) => to !== from && !(to === 'sql' && /^(postgres|mysql)$/.test(from))).flatMap((to) =>
+      folderImports(files, from, to),
+    ),
+  );
 
 describe('the architecture of src/', () => {
   const files = readSources(SRC, STORE_METHODS);
@@ -63,6 +83,14 @@ describe('the architecture of src/', () => {
 
   it('keeps the errors and the events free of the storage layer they cross', () => {
     expect([...folderImports(files, 'errors', 'storage'), ...folderImports(files, 'events', 'storage')]).toEqual([]);
+  });
+
+  it('keeps the store contract free of the stores: nothing in storage/ imports memory/, sql/, postgres/ or mysql/', () => {
+    expect(storageImportsOfStores(files)).toEqual([]);
+  });
+
+  it('keeps each store in its own folder: none imports another, the SQL stores aside sharing sql/', () => {
+    expect(crossStoreImports(files)).toEqual([]);
   });
 
   it('keeps the core framework-free: engine, storage, runtime, time, codec, the scheduler and the leased loop reach no @nestjs import', () => {
@@ -113,6 +141,36 @@ describe('the architecture checks', () => {
     expect(folderImports(files, 'worker', 'client')).toEqual(['worker/v.ts -> client/c.ts']);
   });
 
+  it('finds a file of storage/ that imports a store', () => {
+    const files = graph({
+      'storage/workflow-store.ts': 'export interface WorkflowStore {}\n',
+      'storage/limits.ts': "import { LIMITS } from '../postgres/key-limits.js';\nexport const limits = LIMITS;\n",
+      'storage/default.ts': "import type { InMemoryWorkflowStore } from '../memory/in-memory-workflow.store.js';\n",
+      'postgres/key-limits.ts':
+        "import type { WorkflowStore } from '../storage/workflow-store.js';\nexport const LIMITS = 1;\n",
+      'memory/in-memory-workflow.store.ts':
+        "import type { WorkflowStore } from '../storage/workflow-store.js';\nexport class InMemoryWorkflowStore {}\n",
+    });
+    expect(storageImportsOfStores(files)).toEqual([
+      'storage/default.ts -> memory/in-memory-workflow.store.ts',
+      'storage/limits.ts -> postgres/key-limits.ts',
+    ]);
+  });
+
+  it('finds a store that imports another store, and lets the SQL stores share sql/', () => {
+    const files = graph({
+      'sql/key-limits.ts': 'export const LIMITS = 1;\n',
+      'postgres/key-limits.ts': "import { LIMITS } from '../sql/key-limits.js';\nexport const PG = LIMITS;\n",
+      'mysql/key-limits.ts': "import { LIMITS } from '../sql/key-limits.js';\nexport const MY = LIMITS;\n",
+      'memory/limits.ts':
+        "import { PG } from '../postgres/key-limits.js';\nimport { LIMITS } from '../sql/key-limits.js';\nexport const M = PG + LIMITS;\n",
+    });
+    expect(crossStoreImports(files)).toEqual([
+      'memory/limits.ts -> sql/key-limits.ts',
+      'memory/limits.ts -> postgres/key-limits.ts',
+    ]);
+  });
+
   it('finds a core file that reaches @nestjs through another file', () => {
     const files = graph({
       'engine/e.ts': "import { s } from '../shell/s.js';\n",
@@ -124,10 +182,10 @@ describe('the architecture checks', () => {
   it('finds an outside file that imports a store class, names WorkflowStore or calls a store method', () => {
     const files = graph({
       'storage/workflow-store.ts': 'export interface WorkflowStore {}\n',
-      'storage/in-memory-workflow.store.ts': 'export class InMemoryWorkflowStore {}\n',
+      'memory/in-memory-workflow.store.ts': 'export class InMemoryWorkflowStore {}\n',
       'postgres/postgres-claim.ts': 'export const claim = 1;\n',
       'postgres/from-pg.ts': 'export const fromPg = 1;\n',
-      'client/a.ts': "import { InMemoryWorkflowStore } from '../storage/in-memory-workflow.store.js';\n",
+      'client/a.ts': "import { InMemoryWorkflowStore } from '../memory/in-memory-workflow.store.js';\n",
       'engine/b.ts': "import type { WorkflowStore } from '../storage/workflow-store.js';\n",
       'worker/c.ts':
         'export async function c(options: { store: { claim(): void } }) {\n  await options.store.claim();\n}\n',
@@ -137,7 +195,7 @@ describe('the architecture checks', () => {
         "import type { WorkflowStore } from './workflow-store.js';\nexport const f = (store: WorkflowStore) => store.write();\n",
     });
     expect(storeAccess(files, STORE_RULES)).toEqual([
-      'client/a.ts imports storage/in-memory-workflow.store.ts',
+      'client/a.ts imports memory/in-memory-workflow.store.ts',
       'engine/b.ts imports WorkflowStore from storage/workflow-store.ts',
       'worker/c.ts calls options.store.claim()',
       'cli/d.ts imports postgres/postgres-claim.ts',

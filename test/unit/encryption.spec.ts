@@ -262,7 +262,7 @@ describe('unreadable payloads beyond the claim', () => {
     const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
     const first = await open(store, clock, { codec: k1 });
     const now = clock.now();
-    await first.storage.saveSchedule({
+    await first.storage.schedules.saveSchedule({
       id: 'nightly',
       workflow: 'enc.sleep',
       declared: false,
@@ -284,13 +284,15 @@ describe('unreadable payloads beyond the claim', () => {
       workflows: ['enc.sleep'],
     });
     const without = await open(store, clock, { codec: k2 });
-    expect(await without.storage.claimSchedules(claimRequest('t1'))).toEqual([]);
-    expect(await without.storage.getSchedule('nightly').catch((e: Error) => e.name)).toBe('WorkflowPayloadError');
+    expect(await without.storage.schedules.claimSchedules(claimRequest('t1'))).toEqual([]);
+    expect(await without.storage.schedules.getSchedule('nightly').catch((e: Error) => e.name)).toBe(
+      'WorkflowPayloadError',
+    );
     const raw = await store.getSchedule('nightly');
     expect(raw).toMatchObject({ leaseToken: null, wakeAt: now + 60_000, state: { n: 1 } });
     clock.advance('1m');
     const both = await open(store, clock, { codec: [k2, k1] });
-    expect(await both.storage.claimSchedules(claimRequest('t2'))).toMatchObject([
+    expect(await both.storage.schedules.claimSchedules(claimRequest('t2'))).toMatchObject([
       { id: 'nightly', input: { secret: MARK } },
     ]);
   });
@@ -316,7 +318,9 @@ describe('declared schedules under a removed key', () => {
     const second = await encryptionApp(store, clock, { codec: k2 }, [EncDeclared]);
     apps.push(second);
     expect(String((await store.getSchedule('declared-nightly'))!.input)).toMatch(/^\$wfc1:k2:/);
-    expect((await second.storage.getSchedule('declared-nightly'))?.input).toEqual({ report: `${MARK}-declared` });
+    expect((await second.storage.schedules.getSchedule('declared-nightly'))?.input).toEqual({
+      report: `${MARK}-declared`,
+    });
     clock.advance('1d');
     await second.worker.drain();
     expect((await second.client.list({ scheduleId: 'declared-nightly' }))[0]).toMatchObject({
@@ -325,7 +329,7 @@ describe('declared schedules under a removed key', () => {
     });
 
     // A run-time schedule under the removed key: reading it for a change refuses, and nothing is lost.
-    await second.storage.saveSchedule({
+    await second.storage.schedules.saveSchedule({
       id: 'runtime',
       workflow: 'enc.declared',
       declared: false,
@@ -346,8 +350,10 @@ describe('declared schedules under a removed key', () => {
       releaseLease: false,
       now: clock.now(),
     });
-    await expect(second.storage.getSchedule('runtime')).rejects.toThrow(/codec "k1", which is not configured/);
-    expect(await second.storage.getSchedule('runtime', { readable: true })).toMatchObject({
+    await expect(second.storage.schedules.getSchedule('runtime')).rejects.toThrow(
+      /codec "k1", which is not configured/,
+    );
+    expect(await second.storage.schedules.getSchedule('runtime', { readable: true })).toMatchObject({
       input: undefined,
       unreadable: { codecIds: ['k1'], fields: ['input'] },
     });

@@ -7,7 +7,7 @@ import type { WorkflowContext } from '../../src/engine/workflow-context.js';
 import { WorkflowEngine, type EngineRegistry, type RunnableWorkflow } from '../../src/engine/workflow-engine.js';
 import { WorkflowRuntime } from '../../src/runtime/workflow-runtime.js';
 import { WorkflowWakeUps } from '../../src/runtime/workflow-wake-ups.js';
-import { InMemoryWorkflowStore } from '../../src/storage/in-memory-workflow.store.js';
+import { InMemoryWorkflowStore } from '../../src/memory/in-memory-workflow.store.js';
 import { WorkflowStorage } from '../../src/storage/workflow-storage.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 

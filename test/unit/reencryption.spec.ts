@@ -70,7 +70,7 @@ describe('re-encryption on the in-memory store', () => {
     await app.worker.drain();
     await app.client.cancel('r-wait', `${MARK}-reason`);
     await app.worker.drain();
-    await app.storage.saveSchedule({
+    await app.storage.schedules.saveSchedule({
       id: 'r-schedule',
       workflow: 'enc.sleep',
       declared: false,
@@ -116,7 +116,7 @@ describe('re-encryption on the in-memory store', () => {
       error: { message: `${MARK}-failure`, orderRef: `${MARK}-field` },
     });
     expect(await app.client.getStatus('r-wait')).toMatchObject({ error: { message: `${MARK}-reason` } });
-    expect((await app.storage.getSchedule('r-schedule'))?.input).toEqual({ secret: MARK });
+    expect((await app.storage.schedules.getSchedule('r-schedule'))?.input).toEqual({ secret: MARK });
     // Run again: nothing left to do, and nothing is written.
     expect(await app.client.reencrypt()).toMatchObject({ rewritten: 0, remaining: 0 });
   });
@@ -225,7 +225,7 @@ describe('re-encryption on the in-memory store', () => {
     const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
     let app = await open(store, clock, { codec: k1 });
     for (const id of ['s-1', 's-2', 's-3']) {
-      await app.storage.saveSchedule({
+      await app.storage.schedules.saveSchedule({
         id,
         workflow: 'enc.sleep',
         declared: false,

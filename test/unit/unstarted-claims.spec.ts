@@ -3,7 +3,7 @@ import { DEFAULT_JOURNAL_LIMITS } from '../../src/engine/journal-limits.js';
 import { DEFAULT_RETRY } from '../../src/engine/retry-policy.js';
 import type { WorkflowContext } from '../../src/engine/workflow-context.js';
 import { WorkflowEngine } from '../../src/engine/workflow-engine.js';
-import { InMemoryWorkflowStore } from '../../src/storage/in-memory-workflow.store.js';
+import { InMemoryWorkflowStore } from '../../src/memory/in-memory-workflow.store.js';
 import { WorkflowStorage } from '../../src/storage/workflow-storage.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 

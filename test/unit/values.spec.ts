@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, Workflow, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
 import { MAX_OPERATION_NAME_LENGTH } from '../../src/engine/operation-names.js';
-import { SQL_KEY_LIMITS } from '../../src/sql/key-limits.js';
+import { STORE_KEY_LIMITS } from '../../src/storage/key-limits.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
 let app: TestApp | undefined;
@@ -265,7 +265,7 @@ describe('operation names the stores could not keep', () => {
   }
 
   it("allows a name of exactly the stores' limit and refuses one character more at the ctx call, failing the instance clearly", async () => {
-    expect(MAX_OPERATION_NAME_LENGTH).toBe(SQL_KEY_LIMITS.journalName);
+    expect(MAX_OPERATION_NAME_LENGTH).toBe(STORE_KEY_LIMITS.journalName);
     app = await createTestApp([LongStepName]);
     const fits = await app.client.start(LongStepName, MAX_OPERATION_NAME_LENGTH);
     const over = await app.client.start(LongStepName, MAX_OPERATION_NAME_LENGTH + 1);

@@ -1,8 +1,9 @@
-import { InMemoryWorkflowStore } from '../../../src/storage/in-memory-workflow.store.js';
+import { InMemoryWorkflowStore } from '../../../src/memory/in-memory-workflow.store.js';
 import type { WorkflowScheduleEvent } from '../../../src/events/workflow-event.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
 import { WorkflowScheduler } from '../../../src/scheduler/workflow-scheduler.js';
 import { ScheduleAdmin } from '../../../src/scheduler/schedule-admin.js';
+import { WorkflowStorage } from '../../../src/storage/workflow-storage.js';
 import type { ScheduledWorkflow } from '../../../src/scheduler/schedule-starts.js';
 
 /** A scheduler on plain objects: the in-memory store, a manual clock, workflows by name. */
@@ -19,6 +20,8 @@ export function schedulerHarness(
 ) {
   const clock = options.clock ?? new ManualWorkflowClock(new Date(options.start ?? '2026-01-01T00:00:00Z'));
   const store = options.store ?? new InMemoryWorkflowStore();
+  // The storage layer over the store as this process sees it (no codec: each call reaches the store as it is).
+  const storage = new WorkflowStorage(options.storage ?? store);
   const events: WorkflowScheduleEvent[] = [];
   const errors: unknown[] = [];
   const names = options.workflows ?? ['reports', 'cleanup'];
@@ -26,7 +29,7 @@ export function schedulerHarness(
     names.map((name) => [name, { name, version: 2, timeout: null, priority: 0 }]),
   );
   const scheduler = new WorkflowScheduler({
-    storage: options.storage ?? store,
+    storage,
     workflows: { names: () => [...workflows.keys()], newest: (name) => workflows.get(name) },
     clock,
     owner: options.owner ?? 'test-scheduler',
@@ -38,7 +41,7 @@ export function schedulerHarness(
     logger: { error: (message, error) => errors.push([message, error]) },
   });
   const admin = new ScheduleAdmin({
-    storage: options.storage ?? store,
+    storage,
     workflow: (name) => {
       const found = workflows.get(name);
       if (!found) throw new Error(`unknown workflow ${name}`);

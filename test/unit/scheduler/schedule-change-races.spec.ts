@@ -3,7 +3,7 @@
 // nothing it stopped starts. And a scheduler that stalls past its lease starts nothing late.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WorkflowNotFoundError } from '../../../src/errors/workflow-not-found.error.js';
-import { InMemoryWorkflowStore } from '../../../src/storage/in-memory-workflow.store.js';
+import { InMemoryWorkflowStore } from '../../../src/memory/in-memory-workflow.store.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
 import { runsOf, schedulerHarness } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InMemoryWorkflowStore } from '../../../src/storage/in-memory-workflow.store.js';
+import { InMemoryWorkflowStore } from '../../../src/memory/in-memory-workflow.store.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
 import { runsOf, schedulerHarness } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { hasLiveLease } from './in-memory-list.js';
-import { UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from './workflow-instance.js';
+import { UNFINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from '../storage/workflow-instance.js';
 
 const UNFINISHED: ReadonlySet<WorkflowStatus> = new Set(UNFINISHED_STATUSES);
 

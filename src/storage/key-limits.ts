@@ -1,10 +1,12 @@
 import { markInputError } from '../errors/workflow-input-error.js';
+
 /**
- * The longest keys a SQL store keeps, in characters (Unicode code points, as the databases count
- * them). Every id, name and key below is part of an index, and indexes cap the size of an entry, so
- * each store documents its limits and checks every key against them before it writes anything.
+ * The longest keys a store keeps, in characters (Unicode code points, as the databases count
+ * them). Every id, name and key below is part of an index in the SQL stores, and indexes cap the
+ * size of an entry, so each store documents its limits and checks every key against them before it
+ * writes anything (`StoreInput`).
  */
-export interface SqlKeyLimits {
+export interface StoreKeyLimits {
   /** An instance's id (`start({ id })`), and so a parent's or a child's. */
   readonly instanceId: number;
   /** A schedule's id: its runs' ids (`<id>@<ISO time>`, 25 characters more) must fit an instance id. */
@@ -28,11 +30,12 @@ export interface SqlKeyLimits {
 }
 
 /**
- * The limits both SQL stores keep: they fit PostgreSQL's B-tree entry (about 2,700 bytes) and
+ * The limits every store we ship keeps: they fit PostgreSQL's B-tree entry (about 2,700 bytes) and
  * InnoDB's (3,072 bytes in utf8mb4) for every indexed combination, so an application moves between
- * the stores without renaming anything.
+ * the stores without renaming anything (the in-memory store keeps them so tests refuse what those
+ * would).
  */
-export const SQL_KEY_LIMITS = {
+export const STORE_KEY_LIMITS = {
   instanceId: 255,
   scheduleId: 230,
   workflow: 255,
@@ -43,7 +46,14 @@ export const SQL_KEY_LIMITS = {
   dedupeId: 255,
   journalName: 512,
   leaseToken: 255,
-} as const satisfies SqlKeyLimits;
+} as const satisfies StoreKeyLimits;
+
+/**
+ * A journal entry's instance id and name together, in UTF-8 bytes, for a store whose journal key
+ * is bounded in bytes (PostgreSQL's primary key holds both). Only names in 3- and 4-byte characters
+ * near `journalName`'s limit can reach it.
+ */
+export const STORE_JOURNAL_KEY_BYTES = 2_600;
 
 /**
  * Throws a `RangeError` naming `field` and the limit when `value` is longer than `max` characters,

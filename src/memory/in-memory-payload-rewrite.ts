@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { WorkflowPayloadChange, WorkflowPayloadRewrite } from './payload-rewrite.js';
-import type { WorkflowInstance, WorkflowJournalEntry } from './workflow-instance.js';
+import type { WorkflowPayloadChange, WorkflowPayloadRewrite } from '../storage/payload-rewrite.js';
+import type { WorkflowInstance, WorkflowJournalEntry } from '../storage/workflow-instance.js';
 
 /** What `InMemoryWorkflowStore` keeps of an instance that a rewrite touches. */
 interface RewritableInstance {

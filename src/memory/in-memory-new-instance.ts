@@ -1,5 +1,5 @@
-import type { WorkflowInstance } from './workflow-instance.js';
-import type { NewWorkflowInstance } from './workflow-store.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
 /**
  * The instance `InMemoryWorkflowStore.create()` stores for `init`: `input` as stored JSON, the

@@ -1,11 +1,11 @@
 import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
-import { selectClaims, slotLimitedWorkflows } from './claim-selection.js';
+import { selectClaims, slotLimitedWorkflows } from '../storage/claim-selection.js';
 import { ClaimableInstances } from './in-memory-claimable.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
 import { storedEntryTexts, storedSignal, toStoredJson } from './stored-json.js';
-import { CHILD_ENDED_SIGNAL } from './workflow-store-signals.js';
+import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 import {
   FINISHED_STATUSES,
   UNFINISHED_STATUSES,
@@ -13,7 +13,7 @@ import {
   type WorkflowJournalEntry,
   type WorkflowStatus,
   type WorkflowWait,
-} from './workflow-instance.js';
+} from '../storage/workflow-instance.js';
 import {
   compareIds,
   copyInstance,
@@ -27,7 +27,7 @@ import {
 } from './in-memory-list.js';
 import { newStoredInstance } from './in-memory-new-instance.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
-import { plainCopy as copy } from './plain-copy.js';
+import { plainCopy as copy } from '../storage/plain-copy.js';
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
@@ -55,7 +55,7 @@ import type {
   WorkflowUndeclaredDue,
   WorkflowUndeclaredDueQuery,
   WorkflowWrite,
-} from './workflow-store.js';
+} from '../storage/workflow-store.js';
 
 interface StoredInstance {
   instance: WorkflowInstance;

@@ -1,4 +1,4 @@
-import type { NewWorkflowSignal, WorkflowSignalRecord } from './workflow-store.js';
+import type { NewWorkflowSignal, WorkflowSignalRecord } from '../storage/workflow-store.js';
 
 interface LoggedSignal {
   record: WorkflowSignalRecord;

@@ -1,6 +1,6 @@
-import { InMemoryWorkflowStore } from './in-memory-workflow.store.js';
-import { WorkflowStorage, type WorkflowStorageOptions } from './workflow-storage.js';
-import type { WorkflowStore } from './workflow-store.js';
+import { InMemoryWorkflowStore } from './memory/in-memory-workflow.store.js';
+import { WorkflowStorage, type WorkflowStorageOptions } from './storage/workflow-storage.js';
+import type { WorkflowStore } from './storage/workflow-store.js';
 
 /**
  * The storage layer over the configured store: `InMemoryWorkflowStore` when none is given. Refuses

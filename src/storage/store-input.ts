@@ -1,25 +1,20 @@
-import { checkKey, type SqlKeyLimits } from './key-limits.js';
-import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
-import type {
-  NewWorkflowInstance,
-  NewWorkflowSignal,
-  WorkflowScheduleSave,
-  WorkflowWrite,
-} from '../storage/workflow-store.js';
 import { markInputError } from '../errors/workflow-input-error.js';
+import { checkKey, type StoreKeyLimits } from './key-limits.js';
+import type { WorkflowJournalEntry } from './workflow-instance.js';
+import type { NewWorkflowInstance, NewWorkflowSignal, WorkflowScheduleSave, WorkflowWrite } from './workflow-store.js';
 
 const INT4 = 2 ** 31;
 
 /**
- * What a SQL store checks before it writes anything: every key against its `SqlKeyLimits` (an
- * over-long key would otherwise fail in an index, be cut short by a lenient server, or fail inside
- * the application's transaction), and integers against their 4-byte columns. Each failure is a
- * `RangeError` naming the store, the field and the limit.
+ * What a store checks before it writes anything: every key against its `StoreKeyLimits` (in a SQL
+ * store an over-long key would otherwise fail in an index, be cut short by a lenient server, or
+ * fail inside the application's transaction), and integers against the SQL stores' 4-byte columns.
+ * Each failure is a `RangeError` naming the store, the field and the limit.
  */
-export class SqlStoreInput {
+export class StoreInput {
   constructor(
     private readonly store: string,
-    private readonly limits: SqlKeyLimits,
+    private readonly limits: StoreKeyLimits,
     /**
      * The most UTF-8 bytes a journal entry's instance id and name take together (the journal's
      * primary key holds both), when the database bounds it in bytes; `undefined` when
@@ -96,15 +91,4 @@ export class SqlStoreInput {
       );
     }
   }
-}
-
-/**
- * `entries` with each name once: a name given twice keeps its first place and its last entry, as
- * two upserts in a row would leave it (one statement can't upsert a row twice).
- */
-export function distinctEntries(entries: readonly WorkflowJournalEntry[]): readonly WorkflowJournalEntry[] {
-  if (entries.length < 2) return entries;
-  const byName = new Map<string, WorkflowJournalEntry>();
-  for (const entry of entries) byName.set(entry.name, entry);
-  return byName.size === entries.length ? entries : [...byName.values()];
 }

@@ -1,11 +1,11 @@
-import { plainCopy } from './plain-copy.js';
-import { FINISHED_STATUSES, type WorkflowInstance } from './workflow-instance.js';
+import { plainCopy } from '../storage/plain-copy.js';
+import { FINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
 import type {
   WorkflowListPosition,
   WorkflowListQuery,
   WorkflowUndeclaredDue,
   WorkflowUndeclaredDueQuery,
-} from './workflow-store.js';
+} from '../storage/workflow-store.js';
 
 /**
  * `list()` over instances held in memory: the filters, the order (`createdAt`, then `id` by UTF-16

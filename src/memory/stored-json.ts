@@ -1,7 +1,7 @@
-import { keptJournalEntryJson } from './journal-entry-json.js';
-import { wellFormedJson } from './well-formed-json.js';
-import type { WorkflowJournalEntry } from './workflow-instance.js';
-import type { NewWorkflowSignal } from './workflow-store.js';
+import { keptJournalEntryJson } from '../storage/journal-entry-json.js';
+import { wellFormedJson } from '../storage/well-formed-json.js';
+import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
+import type { NewWorkflowSignal } from '../storage/workflow-store.js';
 
 /**
  * `value` as a store keeps it: a copy that went through JSON, exactly what a SQL store reads back

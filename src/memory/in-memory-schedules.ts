@@ -5,7 +5,7 @@ import type {
   WorkflowScheduleRecord,
   WorkflowScheduleSave,
   WorkflowScheduleWrite,
-} from './workflow-store.js';
+} from '../storage/workflow-store.js';
 
 const STORE = 'InMemoryWorkflowStore';
 
