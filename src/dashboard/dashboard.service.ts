@@ -259,9 +259,7 @@ export class DashboardService {
   problem(base: string, status: number, text: string): DashboardResponse {
     const body = page(
       { base, title: status === 404 ? 'Not found' : 'Refused', readOnly: this.options.readOnly, current: 'instance' },
-      html`<p><a href="${listPath(base)}">← Instances</a></p>
-        <h1>${status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Could not do that'}</h1>
-        ${notice('error', text)}`,
+      html`<p><a href="${listPath(base)}">← Instances</a></p><h1>${status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Could not do that'}</h1>${notice('error', text)}`,
     );
     return { status, body };
   }

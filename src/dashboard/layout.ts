@@ -13,38 +13,31 @@ export interface PageShell {
 /** A whole page: the landmarks, the nav, and the dashboard's own stylesheet and script. */
 export function page(shell: PageShell, body: HtmlValue): SafeHtml {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="same-origin" />
-        <title>${shell.title} · Workflows</title>
-        <link rel="stylesheet" href="${shell.base}/assets/dashboard.css" />
-        <script src="${shell.base}/assets/dashboard.js" defer></script>
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to content</a>
-        <header class="top">
-          <a href="${listPath(shell.base)}">Workflows</a>
-          <nav aria-label="Dashboard">
-            <ul>
-              <li>
-                <a href="${listPath(shell.base)}" ${shell.current === 'instances' ? html` aria-current="page"` : ''}
-                  >Instances</a
-                >
-              </li>
-              <li>
-                <a href="${shell.base}/schedules" ${shell.current === 'schedules' ? html` aria-current="page"` : ''}
-                  >Schedules</a
-                >
-              </li>
-            </ul>
-          </nav>
-          <span class="mode">${shell.readOnly ? 'Read-only' : ''}</span>
-        </header>
-        <main id="main" tabindex="-1">${body}</main>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${shell.title} · Workflows</title>
+<link rel="stylesheet" href="${shell.base}/assets/dashboard.css">
+<script src="${shell.base}/assets/dashboard.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+<a href="${listPath(shell.base)}">Workflows</a>
+<nav aria-label="Dashboard"><ul>
+<li><a href="${listPath(shell.base)}"${shell.current === 'instances' ? html` aria-current="page"` : ''}>Instances</a></li>
+<li><a href="${shell.base}/schedules"${shell.current === 'schedules' ? html` aria-current="page"` : ''}>Schedules</a></li>
+</ul></nav>
+<span class="mode">${shell.readOnly ? 'Read-only' : ''}</span>
+</header>
+<main id="main" tabindex="-1">
+${body}
+</main>
+</body>
+</html>
+`;
 }
 
 /** A status as a badge: the word itself is shown, so color is never the only cue. */

@@ -13,23 +13,17 @@ const CHILD_WAIT_PREFIX = '$child:';
  */
 export function renderTimeline(base: string, journal: readonly WorkflowJournalEntry[]): SafeHtml {
   if (journal.length === 0) return html`<p class="panel">Nothing recorded yet.</p>`;
-  return html`<ol class="timeline" aria-label="Journal, oldest first">
-    ${journal.map((entry) => renderEntry(base, entry))}
-  </ol>`;
+  return html`<ol class="timeline" aria-label="Journal, oldest first">${journal.map((entry) => renderEntry(base, entry))}</ol>`;
 }
 
 function renderEntry(base: string, entry: WorkflowJournalEntry): SafeHtml {
   const engine = entry.name.startsWith('$');
   const { label, name, summary, detail } = describe(base, entry);
   return html`<li class="state-${entry.state}${engine ? ' engine' : ''}">
-    <div class="entry-head">
-      <span class="kind">${label}</span><span class="entry-name">${name}</span
-      ><span class="status status-${entry.state}">${stateWord(entry)}</span
-      ><span class="meta">${formatTime(entry.createdAt)}</span>
-    </div>
-    <div class="meta">${summary}</div>
-    ${detail}
-  </li>`;
+<div class="entry-head"><span class="kind">${label}</span><span class="entry-name">${name}</span><span class="status status-${entry.state}">${stateWord(entry)}</span><span class="meta">${formatTime(entry.createdAt)}</span></div>
+<div class="meta">${summary}</div>
+${detail}
+</li>`;
 }
 
 function stateWord(entry: WorkflowJournalEntry): string {
@@ -96,15 +90,12 @@ function describe(base: string, entry: WorkflowJournalEntry): Described {
       const child = entry.name.startsWith(CHILD_WAIT_PREFIX);
       const what = child
         ? html`the end of child ${wait?.key ? html`<a href="${instanceUrl(base, wait.key)}">${wait.key}</a>` : ''}`
-        : html`signal
-            <code>${wait?.name ?? '?'}</code
-            >${wait?.key === null || wait === undefined ? ' (no key)' : html` with key <code>${wait.key}</code>`}`;
+        : html`signal <code>${wait?.name ?? '?'}</code>${wait?.key === null || wait === undefined ? ' (no key)' : html` with key <code>${wait.key}</code>`}`;
       if (entry.state === 'completed') {
         return {
           label: child ? 'Child end' : 'Wait',
           name: entry.name,
-          summary: html`waited for ${what}; woken by signal #${entry.signalId ?? '?'} at ${formatTime(entry.updatedAt)}
-          after ${took}`,
+          summary: html`waited for ${what}; woken by signal #${entry.signalId ?? '?'} at ${formatTime(entry.updatedAt)} after ${took}`,
           detail: payload(child ? 'How the child ended' : 'Signal payload', entry.value),
         };
       }
@@ -127,8 +118,7 @@ function describe(base: string, entry: WorkflowJournalEntry): Described {
       return {
         label: 'Child',
         name: entry.name,
-        summary: html`started child
-        ${entry.childId ? html`<a href="${instanceUrl(base, entry.childId)}">${entry.childId}</a>` : ''}`,
+        summary: html`started child ${entry.childId ? html`<a href="${instanceUrl(base, entry.childId)}">${entry.childId}</a>` : ''}`,
         detail: '',
       };
     case 'value':
@@ -144,16 +134,9 @@ function describe(base: string, entry: WorkflowJournalEntry): Described {
 }
 
 function payload(label: string, value: unknown): SafeHtml {
-  return html`<details>
-    <summary>${label}</summary>
-    <pre>${formatJson(value)}</pre>
-  </details>`;
+  return html`<details><summary>${label}</summary><pre>${formatJson(value)}</pre></details>`;
 }
 
 function errorDetail(error: { name: string; message: string }): SafeHtml {
-  return html`<div><strong>${error.name}</strong>: ${error.message}</div>
-    <details>
-      <summary>Error details</summary>
-      <pre>${formatJson(error)}</pre>
-    </details>`;
+  return html`<div><strong>${error.name}</strong>: ${error.message}</div><details><summary>Error details</summary><pre>${formatJson(error)}</pre></details>`;
 }
