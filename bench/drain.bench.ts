@@ -6,7 +6,8 @@
 // The first drain of a fresh process pays what only a fresh process pays (V8 compiling and
 // optimizing the engine's code, the heap growing to hold the instances); WARMUP=n drains n instances
 // first, in the same process and store, so the first measured drain shows the cost per instance
-// once that is paid (bench/RESULTS.md has the profile that tells the two apart).
+// once that is paid (the profile that tells the two apart is in bench/RESULTS.md's history:
+// `git show 619f6f0:bench/RESULTS.md`, "the first drain() and the old generation").
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
