@@ -22,8 +22,7 @@ const STORE_METHODS = interfaceMembers(readFileSync(`${SRC}storage/workflow-stor
 
 /** Parts that import nothing from Nest, directly or through what they import (the scheduler's Nest service aside). */
 const isCore = (path: string) =>
-  /^(engine|storage|memory|time|codec|runtime|errors|signals)\//.test(path) ||
-  /^worker\/(leased-worker|lease-renewals)\.ts$/.test(path) ||
+  /^(engine|leased-loop|storage|memory|time|codec|runtime|errors|signals)\//.test(path) ||
   (/^scheduler\//.test(path) && !path.endsWith('.service.ts'));
 
 const STORE_RULES: StoreAccessRules = {
