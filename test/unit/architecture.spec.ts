@@ -80,6 +80,13 @@ describe('the architecture of src/', () => {
     expect(folderImports(files, 'worker', 'client')).toEqual([]);
   });
 
+  it('keeps the leased loop generic: leased-loop/ imports nothing of the engine or the runtime it feeds', () => {
+    expect([
+      ...folderImports(files, 'leased-loop', 'engine'),
+      ...folderImports(files, 'leased-loop', 'runtime'),
+    ]).toEqual([]);
+  });
+
   it('keeps the errors and the events free of the storage layer they cross', () => {
     expect([...folderImports(files, 'errors', 'storage'), ...folderImports(files, 'events', 'storage')]).toEqual([]);
   });
