@@ -11,7 +11,8 @@ export type {
 export { WORKFLOWS_MODULE_OPTIONS } from './workflows.constants.js';
 
 export { Workflow, WORKFLOW_METADATA } from './decorators/workflow.decorator.js';
-export type { WorkflowOptions, WorkflowScheduleOptions } from './decorators/workflow-options.js';
+export type { WorkflowOptions } from './decorators/workflow-options.js';
+export type { WorkflowScheduleOptions } from './scheduler/declared-schedule.js';
 export type {
   WorkflowScheduleCatchup,
   WorkflowScheduleOverlap,

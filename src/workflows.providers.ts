@@ -173,6 +173,7 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         workflows: {
           names: () => registry.latest().map((workflow) => workflow.name),
           newest: (name) => registry.latest().find((workflow) => workflow.name === name),
+          declaredSchedules: () => registry.latest().flatMap((workflow) => workflow.schedules),
         },
         clock: options.clock,
         // The schedules' leases show the same owner as the instances' leases of this process.

@@ -1,22 +1,6 @@
 import type { WorkflowRetry } from '../engine/retry-policy.js';
-import type { WorkflowScheduleRules } from '../scheduler/schedule-spec.js';
+import type { WorkflowScheduleOptions } from '../scheduler/declared-schedule.js';
 import type { Duration } from '../time/duration.js';
-
-/**
- * A schedule declared on `@Workflow(name, { schedules })`: its cadence and rules (see
- * `WorkflowScheduleRules`), reconciled with the store at startup.
- */
-export interface WorkflowScheduleOptions extends WorkflowScheduleRules {
-  /** Unique among the application's schedules. Default: the workflow's name, when it declares one schedule. */
-  id?: string;
-  /** The input of each instance it starts (JSON). Default `null`. */
-  input?: unknown;
-  /**
-   * Created paused. Changing this value in code pauses or resumes it at the next startup;
-   * otherwise a pause or resume through `WorkflowSchedules` stands across restarts.
-   */
-  paused?: boolean;
-}
 
 /** What `@Workflow(name, options)` takes. */
 export interface WorkflowOptions {

@@ -1,4 +1,4 @@
-import { InFlight } from './in-flight.js';
+import { InFlight } from '../leased-loop/in-flight.js';
 import type { WorkflowExecution } from './workflow-execution.js';
 
 /** A caller of `whileRunning()`, told when the execution of `id` here stops standing for it. */

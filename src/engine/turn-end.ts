@@ -1,4 +1,4 @@
-import { InFlight } from './in-flight.js';
+import { InFlight } from '../leased-loop/in-flight.js';
 
 /** Something that wants to hear when the current turn of the event loop ended. */
 export interface TurnEndListener {

@@ -2,7 +2,7 @@ import type { WorkflowInstance, WorkflowJournalEntry } from '../storage/workflow
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowLeaseFlags } from '../storage/workflow-store.js';
 import type { ClaimedInstance } from './claimed-instance.js';
-import { InFlight } from './in-flight.js';
+import { InFlight } from '../leased-loop/in-flight.js';
 
 const NOTHING_JOURNALED: readonly WorkflowJournalEntry[] = [];
 

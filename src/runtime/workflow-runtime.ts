@@ -5,7 +5,7 @@ import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowUndeclaredDue, WorkflowWakeUpKind } from '../storage/workflow-store.js';
 import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
-import { LeasedWorker, type LeasedWorkerTimings } from '../worker/leased-worker.js';
+import { LeasedWorker, type LeasedWorkerTimings } from '../leased-loop/leased-worker.js';
 import { StoreOutage } from './store-outage.js';
 import { UndeclaredVersions } from './undeclared-versions.js';
 import type { WorkflowWakeUps } from './workflow-wake-ups.js';

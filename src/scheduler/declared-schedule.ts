@@ -1,7 +1,22 @@
 import { toJsonValue } from '../engine/json-value.js';
 import { checkKnownKeys } from '../options/known-keys.js';
-import type { WorkflowScheduleOptions } from '../decorators/workflow-options.js';
-import { resolveScheduleSpec, type ScheduleSpec } from './schedule-spec.js';
+import { resolveScheduleSpec, type ScheduleSpec, type WorkflowScheduleRules } from './schedule-spec.js';
+
+/**
+ * A schedule declared on `@Workflow(name, { schedules })`: its cadence and rules (see
+ * `WorkflowScheduleRules`), reconciled with the store at startup.
+ */
+export interface WorkflowScheduleOptions extends WorkflowScheduleRules {
+  /** Unique among the application's schedules. Default: the workflow's name, when it declares one schedule. */
+  id?: string;
+  /** The input of each instance it starts (JSON). Default `null`. */
+  input?: unknown;
+  /**
+   * Created paused. Changing this value in code pauses or resumes it at the next startup;
+   * otherwise a pause or resume through `WorkflowSchedules` stands across restarts.
+   */
+  paused?: boolean;
+}
 
 /** A declared schedule, validated: what the scheduler reconciles with the store at startup. */
 export interface DeclaredSchedule {

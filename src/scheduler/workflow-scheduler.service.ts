@@ -6,12 +6,9 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { WorkflowRegistry } from '../registry/workflow-registry.js';
-import { WorkflowStorage } from '../storage/workflow-storage.js';
 import { isObservableClock } from '../time/workflow-clock.js';
 import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
-import { reconcileSchedules } from './schedule-reconciler.js';
 import { WorkflowScheduler } from './workflow-scheduler.js';
 
 /**
@@ -29,20 +26,11 @@ export class WorkflowSchedulerService
 
   constructor(
     private readonly scheduler: WorkflowScheduler,
-    private readonly storage: WorkflowStorage,
-    private readonly registry: WorkflowRegistry,
     @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly options: ResolvedWorkflowsOptions,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const latest = this.registry.latest();
-    const declared = latest.flatMap((workflow) => workflow.schedules);
-    const result = await reconcileSchedules(
-      this.storage.schedules,
-      declared,
-      latest.map((workflow) => workflow.name),
-      this.options.clock.now(),
-    );
+    const result = await this.scheduler.reconcile();
     for (const [what, ids] of Object.entries(result)) {
       if (ids.length > 0) this.logger.log(`Declared schedules ${what}: ${ids.join(', ')}.`);
     }

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
+import type { DeclaredSchedule } from './declared-schedule.js';
 import { MISSED_AFTER, planOccurrences } from './occurrence-plan.js';
 import { cadenceOf } from './schedule-cadence.js';
+import { reconcileSchedules, type ReconcileResult } from './schedule-reconciler.js';
 import { readScheduleSpec } from './schedule-spec.js';
 import { readScheduleState, type ScheduleState } from './schedule-state.js';
 import { startOccurrence, type ScheduledWorkflow, type ScheduleStartDeps } from './schedule-starts.js';
@@ -18,8 +20,12 @@ export type SchedulerStorage = ScheduleStartDeps['storage'] & {
 
 export interface WorkflowSchedulerOptions extends Omit<ScheduleStartDeps, 'storage'> {
   storage: SchedulerStorage;
-  /** The workflows this process runs: their schedules are the ones it claims. */
-  workflows: { names(): string[]; newest(name: string): ScheduledWorkflow | undefined };
+  /** The workflows this process runs: their schedules are the ones it claims, their declared ones it reconciles. */
+  workflows: {
+    names(): string[];
+    newest(name: string): ScheduledWorkflow | undefined;
+    declaredSchedules(): DeclaredSchedule[];
+  };
   clock: WorkflowClock;
   /** Shown as the schedules' `leaseOwner`. */
   owner: string;
@@ -60,6 +66,15 @@ export class WorkflowScheduler {
   private stopped = false;
 
   constructor(private readonly options: WorkflowSchedulerOptions) {}
+
+  /**
+   * Makes the store's declared schedules what this process's workflows declare (see
+   * `reconcileSchedules`); resolves to what changed.
+   */
+  reconcile(): Promise<ReconcileResult> {
+    const { storage, workflows, clock } = this.options;
+    return reconcileSchedules(storage.schedules, workflows.declaredSchedules(), workflows.names(), clock.now());
+  }
 
   /** Starts the background loop. */
   start(): void {

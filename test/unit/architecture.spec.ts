@@ -22,8 +22,7 @@ const STORE_METHODS = interfaceMembers(readFileSync(`${SRC}storage/workflow-stor
 
 /** Parts that import nothing from Nest, directly or through what they import (the scheduler's Nest service aside). */
 const isCore = (path: string) =>
-  /^(engine|storage|memory|time|codec|runtime|errors|signals)\//.test(path) ||
-  /^worker\/(leased-worker|lease-renewals)\.ts$/.test(path) ||
+  /^(engine|leased-loop|storage|memory|time|codec|runtime|errors|signals)\//.test(path) ||
   (/^scheduler\//.test(path) && !path.endsWith('.service.ts'));
 
 const STORE_RULES: StoreAccessRules = {
@@ -79,6 +78,13 @@ describe('the architecture of src/', () => {
   it('keeps the client and the worker apart: neither imports the other', () => {
     expect(folderImports(files, 'client', 'worker')).toEqual([]);
     expect(folderImports(files, 'worker', 'client')).toEqual([]);
+  });
+
+  it('keeps the leased loop generic: leased-loop/ imports nothing of the engine or the runtime it feeds', () => {
+    expect([
+      ...folderImports(files, 'leased-loop', 'engine'),
+      ...folderImports(files, 'leased-loop', 'runtime'),
+    ]).toEqual([]);
   });
 
   it('keeps the errors and the events free of the storage layer they cross', () => {

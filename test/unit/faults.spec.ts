@@ -5,7 +5,7 @@ import { InMemoryWorkflowStore, Workflow, WorkflowsModule, type WorkflowContext 
 import { describeStoreError, StoreOutage } from '../../src/runtime/store-outage.js';
 import type { WorkflowWrite } from '../../src/storage/workflow-store.js';
 import { systemClock } from '../../src/time/workflow-clock.js';
-import { LeasedWorker, MAX_BACKOFF } from '../../src/worker/leased-worker.js';
+import { LeasedWorker, MAX_BACKOFF } from '../../src/leased-loop/leased-worker.js';
 import { createTestApp, type TestApp } from './helpers.js';
 
 /** What Node reports for a refused connection to `localhost`: an AggregateError with an empty message. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InFlight } from '../../src/engine/in-flight.js';
+import { InFlight } from '../../src/leased-loop/in-flight.js';
 
 describe('InFlight', () => {
   it('keeps each item once, in the order added, as a Set does', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LeasedWorker } from '../../src/worker/leased-worker.js';
+import { LeasedWorker } from '../../src/leased-loop/leased-worker.js';
 import { systemClock } from '../../src/time/workflow-clock.js';
 
 /**

@@ -30,7 +30,11 @@ export function schedulerHarness(
   );
   const scheduler = new WorkflowScheduler({
     storage,
-    workflows: { names: () => [...workflows.keys()], newest: (name) => workflows.get(name) },
+    workflows: {
+      names: () => [...workflows.keys()],
+      newest: (name) => workflows.get(name),
+      declaredSchedules: () => [],
+    },
     clock,
     owner: options.owner ?? 'test-scheduler',
     leaseDuration: options.leaseDuration ?? 30_000,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { InFlight } from '../engine/in-flight.js';
+import { InFlight } from './in-flight.js';
 import type { WorkflowLease } from '../storage/workflow-lease.js';
 import { LeaseRenewals } from './lease-renewals.js';
 import type { LeasedWorkerOptions } from './leased-worker-options.js';

@@ -1,4 +1,4 @@
-import { InFlight } from '../engine/in-flight.js';
+import { InFlight } from './in-flight.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 
 /** What `LeaseRenewals` needs of the leased loop. */
