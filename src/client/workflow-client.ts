@@ -18,14 +18,13 @@ import {
   type WorkflowStatus,
 } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult } from '../storage/workflow-store.js';
+import type { WorkflowInstanceDetails, WorkflowPurgeResult } from '../storage/workflow-store.js';
 import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import { toEpochOption } from './epoch-option.js';
 import { waitForEnd } from './instance-end.js';
-import { retryInstance } from './retry-reopen.js';
 import type { WorkflowHandle } from './workflow-handle.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { checkOptions } from '../options/known-keys.js';
@@ -151,23 +150,7 @@ export class WorkflowClient implements OnModuleDestroy {
       // The caller's trace (through a start span) goes with the instance to every execution.
       traceContext: this.observer.startContext(definition.name, id),
     };
-    let result;
-    if (options.transaction !== undefined) {
-      result = await this.storage.createInTransaction(options.transaction, instance);
-    } else {
-      // Due now, with a free slot here: created already leased to this process, which runs it at once.
-      const lease = wakeAt <= now ? this.runtime.reserveStart(definition.name) : null;
-      try {
-        result = await this.storage.create(lease ? { ...instance, lease } : instance);
-      } catch (error) {
-        if (lease) this.runtime.releaseStart();
-        throw error;
-      }
-      if (lease) {
-        if (result.created) this.runtime.runStarted(result.instance, lease);
-        else this.runtime.releaseStart();
-      }
-    }
+    const result = await this.runtime.createInstance(instance, options.transaction);
     if (!result.created) {
       const existing = result.instance;
       if (existing.workflow !== definition.name || !sameJson(existing.input, json)) {
@@ -177,10 +160,6 @@ export class WorkflowClient implements OnModuleDestroy {
           id,
         );
       }
-    } else if (wakeAt <= now && result.instance.leaseToken === null && options.transaction === undefined) {
-      // In a transaction, the instance is not visible before the commit: the store's wake-up (a
-      // NOTIFY on PostgreSQL) goes out with the commit instead.
-      this.runtime.kick();
     }
     return this.handle<O>(id);
   }
@@ -217,13 +196,7 @@ export class WorkflowClient implements OnModuleDestroy {
       payload: toJsonValue(payload, `The payload of signal "${name}"`, 'payload') ?? null,
       now: this.options.clock.now(),
     };
-    let result: WorkflowSignalResult;
-    if (options.transaction !== undefined) {
-      result = await this.storage.signalInTransaction(options.transaction, request);
-    } else {
-      result = await this.storage.signal(request);
-    }
-    if (result.woken > 0 && options.transaction === undefined) this.runtime.kick();
+    const result = await this.runtime.signal(request, options.transaction);
     return { id: result.id, woken: result.woken, created: result.created };
   }
 
@@ -247,14 +220,8 @@ export class WorkflowClient implements OnModuleDestroy {
    * `WorkflowInvalidStateError` and changes nothing, instead of leaving the parent waiting forever;
    * so it does when a `purge()` or `delete()` running meanwhile takes the child away.
    */
-  async retry(id: string): Promise<void> {
-    await retryInstance(
-      this.storage,
-      id,
-      () => this.getStatus(id, { journal: true }),
-      () => this.options.clock.now(),
-    );
-    this.runtime.kick();
+  retry(id: string): Promise<void> {
+    return this.runtime.retry(id, () => this.getStatus(id, { journal: true }));
   }
 
   /**
@@ -406,15 +373,12 @@ export class WorkflowClient implements OnModuleDestroy {
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
     if (reason !== undefined && typeof reason !== 'string')
       throw invalidInput(`Invalid reason: ${String(reason)}. Use a string.`);
-    const accepted = await this.storage.requestCancel(id, {
+    const accepted = await this.runtime.requestCancel(id, {
       reason: reason ?? null,
       now: this.options.clock.now(),
       terminate,
     });
-    if (accepted) {
-      this.runtime.noticeCancel(id, terminate);
-      return;
-    }
+    if (accepted) return;
     const current = await this.getStatus(id);
     const what = terminate ? 'terminated' : 'cancelled';
     if (FINISHED_STATUSES.includes(current.status))

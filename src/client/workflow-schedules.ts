@@ -3,6 +3,7 @@ import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-c
 import { WorkflowEvents } from '../events/workflow-events.js';
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
+import { WorkflowWakeUps } from '../runtime/workflow-wake-ups.js';
 import { ScheduleAdmin } from '../scheduler/schedule-admin.js';
 import type { WorkflowScheduleRules } from '../scheduler/schedule-spec.js';
 import type { WorkflowScheduleInfo } from '../scheduler/schedule-state.js';
@@ -48,6 +49,7 @@ export class WorkflowSchedules {
     private readonly registry: WorkflowRegistry,
     events: WorkflowEvents,
     runtime: WorkflowRuntime,
+    wakeUps: WorkflowWakeUps,
     scheduler: WorkflowScheduler,
     private readonly client: WorkflowClient,
     @Inject(WORKFLOWS_RESOLVED_OPTIONS) options: ResolvedWorkflowsOptions,
@@ -59,7 +61,7 @@ export class WorkflowSchedules {
       clock: options.clock,
       changed: () => scheduler.kick(),
       emit: (event) => events.emit(event),
-      started: () => runtime.kick(),
+      started: () => wakeUps.kick(),
       cancelled: (id) => runtime.noticeCancel(id, false),
     });
   }

@@ -1,9 +1,17 @@
 import type { ClaimedInstance } from '../engine/claimed-instance.js';
+import { retryInstance } from '../engine/retry-reopen.js';
 import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
-import type { WorkflowLease } from '../storage/workflow-lease.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowUndeclaredDue, WorkflowWakeUpKind } from '../storage/workflow-store.js';
+import type {
+  NewWorkflowInstance,
+  NewWorkflowSignal,
+  WorkflowCancelRequest,
+  WorkflowInstanceDetails,
+  WorkflowSignalResult,
+  WorkflowUndeclaredDue,
+  WorkflowWakeUpKind,
+} from '../storage/workflow-store.js';
 import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js';
 import { LeasedWorker, type LeasedWorkerTimings } from '../leased-loop/leased-worker.js';
 import { StoreOutage } from './store-outage.js';
@@ -33,6 +41,12 @@ export interface WorkflowLoopStatus {
   undeclaredDue: WorkflowUndeclaredDue[];
 }
 
+/** What `createInstance()` resolves to: the instance, and whether this call created it (else it existed). */
+export interface CreatedInstance {
+  instance: WorkflowInstance;
+  created: boolean;
+}
+
 export interface WorkflowRuntimeOptions {
   engine: WorkflowEngine;
   storage: WorkflowStorage;
@@ -51,9 +65,10 @@ export interface WorkflowRuntimeOptions {
 
 /**
  * What runs workflows in this process, shared by `WorkflowWorker` (which starts and stops it with
- * the application) and `WorkflowClient` (which starts instances here at once when it can): the
- * engine, the leased loop that feeds it with its slots, the local starts that take a slot without
- * a claim, and the wake-ups that make the loop look for work before its next poll. Framework-free.
+ * the application) and `WorkflowClient` (whose starts, signals, cancels and retries it carries out):
+ * the engine, the leased loop that feeds it with its slots, the local starts that take a slot
+ * without a claim, and the wake-ups (all through `WorkflowWakeUps`) that make the loop look for
+ * work before its next poll. Framework-free.
  */
 export class WorkflowRuntime {
   private readonly loop: LeasedWorker<ClaimedInstance>;
@@ -102,7 +117,7 @@ export class WorkflowRuntime {
         await Promise.all(items.map((claimed) => engine.abandon(claimed)));
       },
     });
-    this.stops.push(options.wakeUps.subscribe(() => this.kick()));
+    this.stops.push(options.wakeUps.subscribe((id) => this.wake(id)));
   }
 
   /** This process's worker id, shown as `leaseOwner`. */
@@ -126,15 +141,15 @@ export class WorkflowRuntime {
    */
   async start(): Promise<void> {
     if (!this.enabled || this.stopped) return;
-    const { clock, storage, logger, worker } = this.options;
-    if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => this.kick()));
+    const { clock, storage, logger, worker, wakeUps } = this.options;
+    if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => wakeUps.kick()));
     try {
       // While a backlog keeps the loop claiming on its own, a store that polls for wake-ups may rest.
       const listener = (id?: string, kind?: WorkflowWakeUpKind) => {
         // A request the store could not name (MySQL's counter) concerns only the claims out here: no wake-up.
         if (kind === 'cancel')
           return id === undefined ? this.options.engine.heardOfSomeCancel() : this.heardOfCancel(id);
-        this.kick(id);
+        wakeUps.kick(id);
       };
       const stopListening = await storage.listen(listener, {
         needsWakeUps: () => !this.loop.claimsUnprompted,
@@ -166,35 +181,65 @@ export class WorkflowRuntime {
   }
 
   /**
-   * Looks for work now instead of at the next poll (a local start, a signal, a cancel); `id` names
-   * the one instance a store's notification made due, which the loop may then claim by id.
+   * Creates an instance. In the application's `transaction`, it is not visible before the commit:
+   * the store's wake-up (a NOTIFY on PostgreSQL) goes out with the commit. Otherwise, one due now
+   * is created already leased to this process and runs here at once when a slot is free and the
+   * workflow has no concurrency or rate limit (those are counted by claims); else the loop wakes.
    */
-  kick(id?: string): void {
-    if (this.enabled) this.loop.kick(id);
+  async createInstance(instance: NewWorkflowInstance, transaction?: unknown): Promise<CreatedInstance> {
+    const { storage, wakeUps } = this.options;
+    if (transaction !== undefined) return storage.createInTransaction(transaction, instance);
+    const due = instance.wakeAt === undefined || instance.wakeAt <= instance.now;
+    const lease =
+      due && this.enabled && !this.options.registry.isLimited(instance.workflow) ? this.loop.reserve() : null;
+    if (lease === null) {
+      const result = await storage.create(instance);
+      if (result.created && due) wakeUps.kick();
+      return result;
+    }
+    let result: CreatedInstance;
+    try {
+      result = await storage.create({ ...instance, lease });
+    } catch (error) {
+      this.loop.unreserve();
+      throw error;
+    }
+    if (!result.created) {
+      this.loop.unreserve();
+      return result;
+    }
+    this.loop.adopt({
+      instance: { ...result.instance, leaseToken: lease.token },
+      signalCursor: result.instance.signalCursor,
+      leaseUntil: lease.leaseUntil,
+    });
+    return result;
+  }
+
+  /** Stores a signal (in the application's `transaction`, if given); the loop wakes when it woke a wait (at once: not in a transaction). */
+  async signal(signal: NewWorkflowSignal, transaction?: unknown): Promise<WorkflowSignalResult> {
+    const { storage, wakeUps } = this.options;
+    if (transaction !== undefined) return storage.signalInTransaction(transaction, signal);
+    const result = await storage.signal(signal);
+    if (result.woken > 0) wakeUps.kick();
+    return result;
+  }
+
+  /** Stores a cancel or terminate of `id`; once accepted, an execution of it running here stops now. Resolves to whether it was accepted. */
+  async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
+    const accepted = await this.options.storage.requestCancel(id, request);
+    if (accepted) this.noticeCancel(id, request.terminate);
+    return accepted;
   }
 
   /**
-   * A lease for an instance about to be created in this process, so it runs here at once without
-   * a claim: when the background loop runs, a slot is free, and the workflow has no concurrency or
-   * rate limit (those are counted by claims). Follow with `runStarted()` or `releaseStart()`.
+   * Reopens a failed, cancelled or compensation_failed instance for a run from where it stopped
+   * (`retryInstance()`; `read` reads it with its journal), and wakes the loop.
    */
-  reserveStart(workflow: string): WorkflowLease | null {
-    if (!this.enabled || this.options.registry.isLimited(workflow)) return null;
-    return this.loop.reserve();
-  }
-
-  /** Runs an instance created under `reserveStart()`'s lease, in the slot it reserved. */
-  runStarted(instance: WorkflowInstance, lease: WorkflowLease): void {
-    this.loop.adopt({
-      instance: { ...instance, leaseToken: lease.token },
-      signalCursor: instance.signalCursor,
-      leaseUntil: lease.leaseUntil,
-    });
-  }
-
-  /** The reserved start did not create an instance (it existed, or the store failed). */
-  releaseStart(): void {
-    this.loop.unreserve();
+  async retry(id: string, read: () => Promise<WorkflowInstanceDetails>): Promise<void> {
+    const { storage, clock, wakeUps } = this.options;
+    await retryInstance(storage, id, read, () => clock.now());
+    wakeUps.kick();
   }
 
   /**
@@ -214,7 +259,12 @@ export class WorkflowRuntime {
   private heardOfCancel(id: string): void {
     this.options.engine.heardOfCancel(id);
     this.loop.renewNow(id);
-    this.kick();
+    this.options.wakeUps.kick();
+  }
+
+  /** Looks for work now instead of at the next poll; `id` names the one instance made due, which the loop may then claim by id. */
+  private wake(id?: string): void {
+    if (this.enabled) this.loop.kick(id);
   }
 
   /** The instances this loop holds leases of: those it runs, and those it claimed ahead. */

@@ -1,4 +1,4 @@
-import { CHILD_ENDED_SIGNAL, type ChildEnded } from '../engine/child-support.js';
+import { CHILD_ENDED_SIGNAL, type ChildEnded } from './child-support.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowSignal, WorkflowInstanceDetails, WorkflowReopen } from '../storage/workflow-store.js';

@@ -1,6 +1,6 @@
-import { UNKNOWN_FAILURE } from '../engine/end-errors.js';
-import { CHILD_ENDED_SIGNAL, type ChildEnded } from '../engine/child-support.js';
-import { sameJson } from '../engine/json-value.js';
+import { UNKNOWN_FAILURE } from './end-errors.js';
+import { CHILD_ENDED_SIGNAL, type ChildEnded } from './child-support.js';
+import { sameJson } from './json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
