@@ -64,7 +64,10 @@ export interface EngineAppOptions<S extends WorkflowStore, C extends WorkflowClo
 }
 
 /** An application of the engine, as a Nest app with `WorkflowsModule` would hold it, without Nest. */
-export interface EngineApp<S extends WorkflowStore, C extends WorkflowClock> {
+export interface EngineApp<
+  S extends WorkflowStore = InMemoryWorkflowStore,
+  C extends WorkflowClock = ManualWorkflowClock,
+> {
   client: WorkflowClient;
   worker: WorkflowWorker;
   schedules: WorkflowSchedules;
