@@ -54,8 +54,11 @@ export interface EngineAppOptions<S extends WorkflowStore, C extends WorkflowClo
   WorkflowsModuleOptions,
   'store' | 'clock' | 'codec'
 > {
-  /** The application's workflows. Default none. */
-  workflows?: WorkflowProvider[];
+  /**
+   * The application's workflows, default none; or a function that makes them given the client, for
+   * workflows that take it in their constructor (as they would have it injected).
+   */
+  workflows?: WorkflowProvider[] | ((injectables: { client: WorkflowClient }) => WorkflowProvider[]);
   /** Default: a new `InMemoryWorkflowStore`. */
   store?: S;
   /** Default: a `ManualWorkflowClock` at `HARNESS_START`. */
@@ -194,7 +197,7 @@ export async function createEngineApp<
 
   try {
     // Init: the explorer registers what discovery would find, and the store gets ready.
-    for (const provided of workflows) {
+    for (const provided of typeof workflows === 'function' ? workflows({ client }) : workflows) {
       const instance = typeof provided === 'function' ? new (provided as new () => object)() : provided;
       registry.register(instance.constructor as WorkflowClassLike, instance);
     }
