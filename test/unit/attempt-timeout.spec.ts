@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
 import { attemptWithin } from '../../src/engine/attempt-timeout.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 // An attempt's timeout is a timer, and Node runs a timer longer than 2^31 - 1 ms (about 24.8 days)
 // after 1 ms: a `timeout: '30d'` must still wait 30 days.
@@ -52,7 +52,7 @@ describe('attemptWithin', () => {
 });
 
 describe("a step's timeout", () => {
-  let app: TestApp | undefined;
+  let app: EngineApp | undefined;
   afterEach(async () => app?.close());
 
   it('of 30 days lets an attempt of a few milliseconds complete', async () => {
@@ -64,7 +64,7 @@ describe("a step's timeout", () => {
         });
       }
     }
-    app = await createTestApp([Long]);
+    app = await createEngineApp({ workflows: [Long] });
     const handle = await app.client.start(Long, null);
     await app.worker.drain();
     const status = await handle.status();

@@ -1,9 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
 import { Workflow, type WorkflowContext, type WorkflowDefinition } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
-@Injectable()
 class Counter {
   calls: string[] = [];
   hit(name: string): string {
@@ -24,12 +22,13 @@ class ThreeSteps implements WorkflowDefinition<{ n: number }, { results: string[
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 describe('a workflow', () => {
   it('completes, running each step once, across a durable sleep', async () => {
-    app = await createTestApp([Counter, ThreeSteps]);
+    const counter = new Counter();
+    app = await createEngineApp({ workflows: [new ThreeSteps(counter)] });
     const handle = await app.client.start(ThreeSteps, { n: 7 }, { id: 'one' });
     expect(await app.worker.drain()).toBe(1);
     expect((await handle.status()).status).toBe('suspended');
@@ -39,7 +38,7 @@ describe('a workflow', () => {
     const status = await handle.status();
     expect(status.status).toBe('completed');
     expect(status.output).toEqual({ results: ['a-done', 'b-done', 'c-done'], n: 7 });
-    expect(app.module.get(Counter).calls).toEqual(['a', 'b', 'c']);
+    expect(counter.calls).toEqual(['a', 'b', 'c']);
     expect(await handle.result()).toEqual({ results: ['a-done', 'b-done', 'c-done'], n: 7 });
   });
 });

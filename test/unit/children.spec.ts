@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
 import {
   InMemoryWorkflowStore,
   Workflow,
@@ -10,11 +9,10 @@ import {
   type WorkflowReopen,
   type WorkflowWrite,
 } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp, type WorkflowProvider } from './support/engine-app.js';
 
 const go = new WorkflowSignal<string>('child.go');
 
-@Injectable()
 class Calls {
   log: string[] = [];
 }
@@ -60,8 +58,15 @@ class Awaiting {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
+
+let calls: Calls;
+/** The child workflow over a new log of its calls (`calls`), with the other workflows of a test. */
+function withChild(...others: WorkflowProvider[]): WorkflowProvider[] {
+  calls = new Calls();
+  return [new Child(calls), ...others];
+}
 
 /** A store whose write fails once right after a child is created: the parent's record of it is lost. */
 class CrashAfterChild extends InMemoryWorkflowStore {
@@ -83,7 +88,7 @@ class CrashAfterChild extends InMemoryWorkflowStore {
 
 describe('children', () => {
   it('runs children, and each end reaches the parent', async () => {
-    app = await createTestApp([Calls, Child, Parent]);
+    app = await createEngineApp({ workflows: withChild(Parent) });
     const handle = await app.client.start(Parent, {}, { id: 'p' });
     await app.worker.drain();
     expect(await handle.result()).toEqual([10, 20, 30]);
@@ -93,7 +98,7 @@ describe('children', () => {
       ['p/second', 'completed', 'p', 'cancel'],
       ['p/third', 'completed', 'p', 'cancel'],
     ]);
-    expect(app.module.get(Calls).log.sort()).toEqual(['child 1', 'child 2', 'child 3']);
+    expect(calls.log.sort()).toEqual(['child 1', 'child 2', 'child 3']);
   });
 
   it("surfaces a child's failure as WorkflowChildFailedError carrying the child's error", async () => {
@@ -109,7 +114,7 @@ describe('children', () => {
         }
       }
     }
-    app = await createTestApp([Calls, Child, Catching]);
+    app = await createEngineApp({ workflows: withChild(Catching) });
     const handle = await app.client.start(Catching, null);
     await app.worker.drain();
     expect(await handle.result()).toBe('handled');
@@ -119,7 +124,7 @@ describe('children', () => {
 
   it('reuses the same child when the parent starts it again after a crash', async () => {
     const store = new CrashAfterChild();
-    app = await createTestApp([Calls, Child, Parent], { store });
+    app = await createEngineApp({ workflows: withChild(Parent), store });
     const handle = await app.client.start(Parent, {}, { id: 'crashy' });
     await app.worker.drain({ limit: 1 });
     expect((await app.client.getStatus('crashy', { journal: true })).journal).toEqual([]);
@@ -132,7 +137,7 @@ describe('children', () => {
       'crashy/second',
       'crashy/third',
     ]);
-    expect(app.module.get(Calls).log.filter((l) => l === 'child 1')).toHaveLength(1);
+    expect(calls.log.filter((l) => l === 'child 1')).toHaveLength(1);
   });
 
   for (const [policy, expected] of [
@@ -141,7 +146,7 @@ describe('children', () => {
     ['abandon', { status: 'suspended', error: null, undone: false }],
   ] as const) {
     it(`applies parentClose '${policy}' to an unfinished child when the parent ends`, async () => {
-      app = await createTestApp([Calls, Child, Closer]);
+      app = await createEngineApp({ workflows: withChild(Closer) });
       const handle = await app.client.start(Closer, { parentClose: policy }, { id: `closer-${policy}` });
       await app.worker.drain();
       await app.client.terminate(handle.id, 'stop the parent');
@@ -150,7 +155,7 @@ describe('children', () => {
       const child = await app.client.getStatus(`closer-${policy}/waiter`);
       expect(child.status).toBe(expected.status);
       expect(child.error?.name ?? null).toBe(expected.error);
-      expect(app.module.get(Calls).log.includes('undo child 9')).toBe(expected.undone);
+      expect(calls.log.includes('undo child 9')).toBe(expected.undone);
     });
   }
 
@@ -163,7 +168,7 @@ describe('children', () => {
         return handle.result();
       }
     }
-    app = await createTestApp([Calls, Child, Late]);
+    app = await createEngineApp({ workflows: withChild(Late) });
     const handle = await app.client.start(Late, null, { id: 'late' });
     await app.worker.drain();
     expect((await app.client.getStatus('late/c')).status).toBe('completed');
@@ -192,7 +197,7 @@ describe('children', () => {
         return handle.result();
       }
     }
-    app = await createTestApp([Calls, Child, LateDelete]);
+    app = await createEngineApp({ workflows: withChild(LateDelete) });
     const handle = await app.client.start(LateDelete, null, { id: 'late-delete' });
     await app.worker.drain();
     expect((await app.client.getStatus('late-delete/c')).status).toBe('completed');
@@ -228,7 +233,7 @@ describe('children', () => {
       input: { fail?: boolean },
       statuses: Array<'completed' | 'failed' | 'cancelled'>,
     ): Promise<void> {
-      app = await createTestApp([Calls, Child, Sleepy]);
+      app = await createEngineApp({ workflows: withChild(Sleepy) });
       await app.client.start(Sleepy, input, { id: 'p' });
       await app.worker.drain();
       expect((await app.client.getStatus('p/c')).status).toBe(input.fail ? 'failed' : 'completed');
@@ -282,7 +287,7 @@ describe('children', () => {
   describe('retry() of a parent whose child was still running when the parent ended', () => {
     /** Starts `p`, cancels it while its child waits: the child is cancelled too (parentClose 'cancel'). */
     async function cancelledWithChild(): Promise<string> {
-      app = await createTestApp([Calls, Child, Awaiting]);
+      app = await createEngineApp({ workflows: withChild(Awaiting) });
       await app.client.start(Awaiting, null, { id: 'p' });
       await app.worker.drain();
       await app.client.cancel('p');
@@ -361,7 +366,7 @@ describe('children', () => {
         }
       }
       const store = new Interleaved();
-      app = await createTestApp([Calls, Child, Awaiting], { store });
+      app = await createEngineApp({ workflows: withChild(Awaiting), store });
       await app.client.start(Awaiting, null, { id: 'p' });
       await app.worker.drain();
       await app.client.cancel('p');
@@ -398,7 +403,7 @@ describe('parentClose after an execution that created a child and stopped before
     ['timeout', 'WorkflowTimeoutError'],
   ] as const) {
     it(`cancels the child the journal never named when the parent ends by ${end}`, async () => {
-      app = await createTestApp([Calls, Child, SlowParent], { store: new CrashAfterChild() });
+      app = await createEngineApp({ workflows: withChild(SlowParent), store: new CrashAfterChild() });
       const handle = await app.client.start(SlowParent, null, { id: 'lost' });
       await app.worker.drain({ limit: 1 });
       expect((await app.client.getStatus('lost', { journal: true })).journal).toEqual([]);
@@ -411,7 +416,7 @@ describe('parentClose after an execution that created a child and stopped before
       const child = await app.client.getStatus('lost/child');
       expect(child.status).toBe('cancelled');
       expect(child.error?.name).toBe('WorkflowCancelledError');
-      expect(app.module.get(Calls).log).toEqual(['child 7', 'undo child 7']);
+      expect(calls.log).toEqual(['child 7', 'undo child 7']);
     });
   }
 });

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext, type WorkflowPayloadCodec } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 /** A codec with a size limit, as a KMS's encrypt call has one. */
@@ -29,7 +29,7 @@ describe('a payload the codec refuses to encode', () => {
         return report.length;
       }
     }
-    app = await createTestApp([TooLarge], { codec: new SizeLimitedCodec() });
+    app = await createEngineApp({ workflows: [TooLarge], codec: new SizeLimitedCodec() });
     const handle = await app.client.start(TooLarge, null);
     for (let i = 0; i < 3; i++) {
       await app.worker.drain();
@@ -61,7 +61,7 @@ describe('a payload the codec refuses to encode', () => {
         return n;
       }
     }
-    app = await createTestApp([Plain], { codec: new BufferCodec() });
+    app = await createEngineApp({ workflows: [Plain], codec: new BufferCodec() });
     await expect(app.client.start(Plain, 1, { id: 'b' })).rejects.toThrow(
       /Codec "buffer" returned a Buffer from encode\(\), not a string/,
     );
@@ -79,7 +79,7 @@ describe('a workflow output the codec refuses to encode', () => {
         return 'x'.repeat(10_000);
       }
     }
-    app = await createTestApp([LargeOutput], { codec: new SizeLimitedCodec() });
+    app = await createEngineApp({ workflows: [LargeOutput], codec: new SizeLimitedCodec() });
     const handle = await app.client.start(LargeOutput, null);
     for (let i = 0; i < 3; i++) {
       await app.worker.drain();
@@ -114,7 +114,7 @@ describe('a workflow output under a codec', () => {
         return { report: 'done', lines: [1, 2, 3] };
       }
     }
-    app = await createTestApp([OutputOnce], { codec: new CountingCodec() });
+    app = await createEngineApp({ workflows: [OutputOnce], codec: new CountingCodec() });
     const handle = await app.client.start(OutputOnce, null);
     await app.worker.drain();
     await expect(handle.result()).resolves.toEqual({ report: 'done', lines: [1, 2, 3] });

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
 import { NonRetryableError, Workflow, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 const go = new WorkflowSignal<null>('compensation-context.go');
 
@@ -28,7 +27,6 @@ const uses: Record<Use, (ctx: WorkflowContext) => Promise<unknown>> = {
   all: (ctx) => Promise.all([Promise.resolve('plain'), ctx.step('undo-a', () => 'a'), ctx.step('undo-b', () => 'b')]),
 };
 
-@Injectable()
 class Probe {
   attempts = 0;
   /** What run()'s stray branch saw when it called ctx while a compensation ran. */
@@ -79,15 +77,15 @@ class StrayBranch {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 describe('ctx calls inside a compensation', () => {
   it.each<Use>(['step', 'sleep', 'wait', 'child', 'now', 'after-await', 'all'])(
     'fail the compensation attempt with a TypeError (%s), retried with compensateRetry, then end compensation_failed',
     async (use) => {
-      app = await createTestApp([Probe, Child, UsesContext, StrayBranch]);
-      const probe = app.module.get(Probe);
+      const probe = new Probe();
+      app = await createEngineApp({ workflows: [Child, new UsesContext(probe), new StrayBranch(probe)] });
       const handle = await app.client.start(UsesContext, { use }, { id: `uses-${use}` });
       for (let i = 0; i < 4; i++) {
         await app.worker.drain();
@@ -114,8 +112,8 @@ describe('ctx calls inside a compensation', () => {
   );
 
   it('leaves a ctx call from a stray branch of run() as it was (the run ended), and the compensation completes', async () => {
-    app = await createTestApp([Probe, Child, UsesContext, StrayBranch]);
-    const probe = app.module.get(Probe);
+    const probe = new Probe();
+    app = await createEngineApp({ workflows: [Child, new UsesContext(probe), new StrayBranch(probe)] });
     const handle = await app.client.start(StrayBranch, {});
     await app.worker.drain();
     const status = await handle.status();

@@ -8,14 +8,14 @@ import {
   type WorkflowContext,
   type WorkflowRetry,
 } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 // A compensation's attempts are bounded as a step's are: `compensateTimeout` (default the step's
 // `timeout`), and a second argument `{ attempt, signal }` whose signal aborts on that timeout and on
 // what stops the compensations (terminate, shutdown, a lost lease), so a hung undo (an HTTP call
 // that never answers) can't keep the instance `compensating` forever under a live lease.
 
-let app: TestApp | undefined;
+let app: EngineApp | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;
@@ -90,7 +90,7 @@ describe('compensateTimeout', () => {
       { compensateTimeout: '20ms', compensateRetry: { attempts: 2, backoff: '1s' } },
       never,
     );
-    app = await createTestApp([Saga], { worker: { enabled: false, shutdownTimeout: '50ms' } });
+    app = await createEngineApp({ workflows: [Saga], worker: { enabled: false, shutdownTimeout: '50ms' } });
     const handle = await app.client.start(Saga, null);
     await within(app.worker.drain(), 2_000, 'the drain of attempt 1');
     expect((await handle.status()).status).toBe('compensating');
@@ -139,7 +139,7 @@ describe('compensateTimeout', () => {
         await ctx.step('boom', boom);
       }
     }
-    app = await createTestApp([DefaultTimeout], { worker: { enabled: false, shutdownTimeout: '50ms' } });
+    app = await createEngineApp({ workflows: [DefaultTimeout], worker: { enabled: false, shutdownTimeout: '50ms' } });
     const handle = await app.client.start(DefaultTimeout, null);
     await within(app.worker.drain(), 2_000, 'the drain of the compensation');
     const status = await handle.status();
@@ -157,7 +157,7 @@ describe('compensateTimeout', () => {
       { timeout: '10ms', compensateTimeout: '5s' },
       () => new Promise((resolve) => setTimeout(resolve, 60)),
     );
-    app = await createTestApp([Saga]);
+    app = await createEngineApp({ workflows: [Saga] });
     const handle = await app.client.start(Saga, null);
     await within(app.worker.drain(), 2_000, 'the drain of the compensation');
     const status = await handle.status({ journal: true });
@@ -177,7 +177,7 @@ describe("a compensation's signal", () => {
         signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
       );
     });
-    app = await createTestApp([Saga], { worker: { enabled: false, shutdownTimeout: '50ms' } });
+    app = await createEngineApp({ workflows: [Saga], worker: { enabled: false, shutdownTimeout: '50ms' } });
     const handle = await app.client.start(Saga, null);
     const drained = app.worker.drain();
     await within(entered.promise, 2_000, 'the start of the compensation');
@@ -200,7 +200,7 @@ describe("a compensation's signal", () => {
         signal.addEventListener('abort', () => reject(new Error('The operation was aborted')), { once: true }),
       );
     });
-    app = await createTestApp([Saga], { store });
+    app = await createEngineApp({ workflows: [Saga], store });
     const handle = await app.client.start(Saga, null);
     const drained = app.worker.drain();
     await within(entered.promise, 2_000, 'the start of the compensation');
@@ -217,7 +217,7 @@ describe("a compensation's signal", () => {
     ).toBeUndefined();
 
     lastRunSucceeds = true;
-    app = await createTestApp([Saga], { store });
+    app = await createEngineApp({ workflows: [Saga], store });
     await within(app.worker.drain(), 2_000, 'the drain after the restart');
     expect((await handle.status()).status).toBe('failed');
     expect(seen.map((s) => s.attempt)).toEqual([1, 1]);
@@ -243,7 +243,7 @@ describe('compensateTimeout validation', () => {
           });
         }
       }
-      app = await createTestApp([Bad]);
+      app = await createEngineApp({ workflows: [Bad] });
       const handle = await app.client.start(Bad, null);
       await app.worker.drain();
       const status = await handle.status({ journal: true });

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 // `ctx.signal` and a step's `run.signal` are own, enumerable properties read when asked (the
 // execution's AbortSignal is made only if something reads one): what a spread, `Object.keys()` and
 // destructuring see of them.
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 describe('the signal on ctx and on a step run', () => {
@@ -31,7 +31,7 @@ describe('the signal on ctx and on a step run', () => {
   }
 
   it('are own enumerable getters that a spread, Object.keys() and destructuring see', async () => {
-    app = await createTestApp([Shapes]);
+    app = await createEngineApp({ workflows: [Shapes] });
     await app.client.start(Shapes, null);
     await app.worker.drain();
     expect(seen.ctxKeys).toEqual([

@@ -1,9 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
-@Injectable()
 class Shape {
   /** Which body the workflow runs: tests change it between executions, as a deploy would. */
   variant: 'original' | 'removed-step' | 'renamed-kind' | 'duplicate' = 'original';
@@ -34,11 +32,13 @@ class Changing {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
+let shape: Shape;
 afterEach(async () => app?.close());
 
 async function suspendedOnce() {
-  app = await createTestApp([Shape, Changing]);
+  shape = new Shape();
+  app = await createEngineApp({ workflows: [new Changing(shape)] });
   const handle = await app.client.start(Changing, null);
   await app.worker.drain();
   expect((await handle.status()).status).toBe('suspended');
@@ -49,7 +49,7 @@ async function suspendedOnce() {
 describe('determinism checks', () => {
   it('fails with WorkflowNonDeterminismError when a recorded step is never reached', async () => {
     const handle = await suspendedOnce();
-    app.module.get(Shape).variant = 'removed-step';
+    shape.variant = 'removed-step';
     await app.worker.drain();
     const status = await handle.status();
     expect(status.status).toBe('failed');
@@ -59,7 +59,7 @@ describe('determinism checks', () => {
 
   it('fails when a name is reused for another kind of entry', async () => {
     const handle = await suspendedOnce();
-    app.module.get(Shape).variant = 'renamed-kind';
+    shape.variant = 'renamed-kind';
     await app.worker.drain();
     const status = await handle.status();
     expect(status.status).toBe('failed');
@@ -68,8 +68,9 @@ describe('determinism checks', () => {
   });
 
   it('fails when a name is used twice in one instance', async () => {
-    app = await createTestApp([Shape, Changing]);
-    app.module.get(Shape).variant = 'duplicate';
+    shape = new Shape();
+    app = await createEngineApp({ workflows: [new Changing(shape)] });
+    shape.variant = 'duplicate';
     const handle = await app.client.start(Changing, null);
     await app.worker.drain();
     const status = await handle.status();
@@ -100,7 +101,7 @@ describe('step results', () => {
           return ctx.step('bad', () => value as unknown);
         }
       }
-      app = await createTestApp([Bad]);
+      app = await createEngineApp({ workflows: [Bad] });
       const handle = await app.client.start(Bad, null);
       await app.worker.drain();
       const status = await handle.status();
@@ -120,7 +121,7 @@ describe('step results', () => {
         return value;
       }
     }
-    app = await createTestApp([Json]);
+    app = await createEngineApp({ workflows: [Json] });
     const handle = await app.client.start(Json, null);
     await app.worker.drain();
     app.clock.advance('1s');
@@ -147,7 +148,7 @@ describe('context values', () => {
         return values;
       }
     }
-    app = await createTestApp([Values]);
+    app = await createEngineApp({ workflows: [Values] });
     const start = app.clock.now();
     const handle = await app.client.start(Values, null);
     await app.worker.drain();
@@ -181,7 +182,7 @@ describe('parallel steps', () => {
         return `${a}${b}`;
       }
     }
-    app = await createTestApp([Parallel]);
+    app = await createEngineApp({ workflows: [Parallel] });
     const handle = await app.client.start(Parallel, null);
     await app.worker.drain();
     expect((await handle.status()).wakeAt).toBe(app.clock.now() + 60_000);
@@ -212,7 +213,7 @@ describe('a branch still going after the run ended', () => {
         return Promise.race([ctx.step('fast', () => 'fast'), loser]);
       }
     }
-    app = await createTestApp([Racer]);
+    app = await createEngineApp({ workflows: [Racer] });
     const handle = await app.client.start(Racer, null);
     const drained = app.worker.drain();
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,88 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { NonRetryableError } from '../../src/errors/non-retryable.error.js';
-import type { WorkflowEvent } from '../../src/events/workflow-event.js';
-import { DEFAULT_JOURNAL_LIMITS } from '../../src/engine/journal-limits.js';
-import { DEFAULT_RETRY } from '../../src/engine/retry-policy.js';
-import type { WorkflowContext } from '../../src/engine/workflow-context.js';
-import { WorkflowEngine, type EngineRegistry, type RunnableWorkflow } from '../../src/engine/workflow-engine.js';
-import { WorkflowRuntime } from '../../src/runtime/workflow-runtime.js';
-import { WorkflowWakeUps } from '../../src/runtime/workflow-wake-ups.js';
 import { InMemoryWorkflowStore } from '../../src/memory/in-memory-workflow.store.js';
-import { WorkflowStorage } from '../../src/storage/workflow-storage.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { createEngineParts, type WorkflowBody } from './support/engine-app.js';
 
-// The engine, the leased loop and the storage layer wired by hand, as plain objects: no Nest
-// module, no decorators, no discovery. The core rules hold without the framework around them.
+// The engine, the leased loop and the storage layer over a registry of plain functions: no
+// decorators, no discovery. The core rules hold without the framework around them.
 
 const T0 = Date.UTC(2026, 0, 1);
 const LEASE = 30_000;
-
-type Body = (ctx: WorkflowContext, input: unknown) => Promise<unknown>;
-
-/** A registry of plain workflow objects, by name (version 1). */
-function registryOf(workflows: Record<string, Body>): EngineRegistry {
-  const runnable = new Map<string, RunnableWorkflow>(
-    Object.entries(workflows).map(([name, run]) => [
-      name,
-      { name, version: 1, instance: { run }, retry: { ...DEFAULT_RETRY, backoff: 1_000 } },
-    ]),
-  );
-  return {
-    get: (name, version) => (version === 1 ? runnable.get(name) : undefined),
-    versions: () => [...runnable.keys()].map((name) => ({ name, version: 1 })),
-    limits: () => [],
-    rateLimits: () => [],
-    resolveChild: (workflow) => {
-      if (typeof workflow !== 'string' || !runnable.has(workflow)) throw new Error(`No workflow ${String(workflow)}`);
-      return { name: workflow, version: 1, timeout: null, priority: 0 };
-    },
-  };
-}
-
-/** One process's core: storage over a shared store, an engine and a runtime (the leased loop), background loop off. */
-function core(
-  store: InMemoryWorkflowStore,
-  clock: ManualWorkflowClock,
-  workflows: Record<string, Body>,
-  id = 'worker-1',
-) {
-  const storage = new WorkflowStorage(store);
-  const events: WorkflowEvent[] = [];
-  const logs: string[] = [];
-  const logger = { warn: (message: string) => logs.push(message), error: (message: string) => logs.push(message) };
-  const wakeUps = new WorkflowWakeUps();
-  const registry = registryOf(workflows);
-  const engine = new WorkflowEngine({
-    storage,
-    registry,
-    clock,
-    journalLimits: DEFAULT_JOURNAL_LIMITS,
-    logger,
-    emit: (event) => events.push(event as WorkflowEvent),
-    kick: () => wakeUps.kick(),
-  });
-  const worker = {
-    enabled: false,
-    id,
-    concurrency: 4,
-    pollInterval: 1_000,
-    leaseDuration: LEASE,
-    heartbeatInterval: 10_000,
-    shutdownTimeout: 1_000,
-  };
-  const runtime = new WorkflowRuntime({
-    engine,
-    storage,
-    registry: { isLimited: () => false },
-    wakeUps,
-    clock,
-    worker,
-    logger,
-  });
-  const start = (instanceId: string, workflow: string, input: unknown = null) =>
-    storage.create({ id: instanceId, workflow, version: 1, input, deadline: null, now: clock.now() });
-  return { storage, engine, runtime, events, logs, start };
-}
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
@@ -94,18 +20,22 @@ describe('the engine without Nest', () => {
   it('replays completed steps from the journal: a step that ran is never run again', async () => {
     const clock = new ManualWorkflowClock(T0);
     const calls: string[] = [];
-    const { runtime, storage, start } = core(new InMemoryWorkflowStore(), clock, {
-      twoSteps: async (ctx) => {
-        const a = await ctx.step('a', () => {
-          calls.push('a');
-          return 'A';
-        });
-        await ctx.sleep('pause', '1m');
-        const b = await ctx.step('b', () => {
-          calls.push('b');
-          return `${a}B`;
-        });
-        return b;
+    const { runtime, storage, start } = createEngineParts({
+      store: new InMemoryWorkflowStore(),
+      clock,
+      workflows: {
+        twoSteps: async (ctx) => {
+          const a = await ctx.step('a', () => {
+            calls.push('a');
+            return 'A';
+          });
+          await ctx.sleep('pause', '1m');
+          const b = await ctx.step('b', () => {
+            calls.push('b');
+            return `${a}B`;
+          });
+          return b;
+        },
       },
     });
     await start('r-1', 'twoSteps');
@@ -129,8 +59,12 @@ describe('the engine without Nest', () => {
 
   it('suspends on a signal wait with the wait registered and nothing due, and resumes when the signal comes', async () => {
     const clock = new ManualWorkflowClock(T0);
-    const { runtime, storage, start, events } = core(new InMemoryWorkflowStore(), clock, {
-      approval: async (ctx) => ctx.waitForSignal<{ ok: boolean }>('approved', 'order.approved', { key: 'o-1' }),
+    const { runtime, storage, start, events } = createEngineParts({
+      store: new InMemoryWorkflowStore(),
+      clock,
+      workflows: {
+        approval: async (ctx) => ctx.waitForSignal<{ ok: boolean }>('approved', 'order.approved', { key: 'o-1' }),
+      },
     });
     await start('s-1', 'approval');
 
@@ -180,7 +114,7 @@ describe('the engine without Nest', () => {
     const store = new InMemoryWorkflowStore();
     const gate = { started: deferred(), release: deferred() };
     let runs = 0;
-    const workflows: Record<string, Body> = {
+    const workflows: Record<string, WorkflowBody> = {
       fenced: async (ctx) => {
         const by = await ctx.step('work', async () => {
           runs++;
@@ -195,8 +129,8 @@ describe('the engine without Nest', () => {
         return by;
       },
     };
-    const first = core(store, clock, workflows, 'worker-1');
-    const second = core(store, clock, workflows, 'worker-2');
+    const first = createEngineParts({ store, clock, workflows, workerId: 'worker-1' });
+    const second = createEngineParts({ store, clock, workflows, workerId: 'worker-2' });
     await first.start('f-1', 'fenced');
 
     // The first worker claims and its step hangs; no heartbeat renews the lease (the clock jumps past it).
@@ -227,14 +161,18 @@ describe('the engine without Nest', () => {
   it('compensates completed steps in reverse order when a later step fails, then fails the instance', async () => {
     const clock = new ManualWorkflowClock(T0);
     const undone: string[] = [];
-    const { runtime, storage, start, events } = core(new InMemoryWorkflowStore(), clock, {
-      saga: async (ctx) => {
-        for (const name of ['reserve', 'charge', 'ship']) {
-          await ctx.step(name, () => `${name}-id`, { compensate: (id) => void undone.push(`undo ${id}`) });
-        }
-        await ctx.step('notify', () => {
-          throw new NonRetryableError('mail server refused');
-        });
+    const { runtime, storage, start, events } = createEngineParts({
+      store: new InMemoryWorkflowStore(),
+      clock,
+      workflows: {
+        saga: async (ctx) => {
+          for (const name of ['reserve', 'charge', 'ship']) {
+            await ctx.step(name, () => `${name}-id`, { compensate: (id) => void undone.push(`undo ${id}`) });
+          }
+          await ctx.step('notify', () => {
+            throw new NonRetryableError('mail server refused');
+          });
+        },
       },
     });
     await start('c-1', 'saga');
@@ -261,19 +199,23 @@ describe('the engine without Nest', () => {
     const clock = new ManualWorkflowClock(T0);
     const undone: string[] = [];
     let flaky = 0;
-    const { runtime, storage, start } = core(new InMemoryWorkflowStore(), clock, {
-      saga: async (ctx) => {
-        await ctx.step('first', () => 1, { compensate: () => void undone.push('first') });
-        await ctx.step('second', () => 2, {
-          compensate: () => {
-            if (++flaky === 1) throw new Error('refund service down');
-            undone.push('second');
-          },
-          compensateRetry: { attempts: 2, backoff: '10s' },
-        });
-        await ctx.step('third', () => {
-          throw new NonRetryableError('out of stock');
-        });
+    const { runtime, storage, start } = createEngineParts({
+      store: new InMemoryWorkflowStore(),
+      clock,
+      workflows: {
+        saga: async (ctx) => {
+          await ctx.step('first', () => 1, { compensate: () => void undone.push('first') });
+          await ctx.step('second', () => 2, {
+            compensate: () => {
+              if (++flaky === 1) throw new Error('refund service down');
+              undone.push('second');
+            },
+            compensateRetry: { attempts: 2, backoff: '10s' },
+          });
+          await ctx.step('third', () => {
+            throw new NonRetryableError('out of stock');
+          });
+        },
       },
     });
     await start('c-2', 'saga');

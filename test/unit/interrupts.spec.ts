@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, Workflow, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
 import type { NewWorkflowInstance } from '../../src/storage/workflow-store.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 // What an execution does when it is stopped while something of it runs: a terminate, the run
 // deadline or a shutdown arriving during a step, a compensation or a child's creation.
 
 const go = new WorkflowSignal<null>('interrupts.go');
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 /** A promise resolved from outside. */
@@ -37,7 +37,7 @@ describe('terminate while a step runs', () => {
   }
 
   it('ends at once and reports nothing about the step it left running', async () => {
-    app = await createTestApp([SlowStep]);
+    app = await createEngineApp({ workflows: [SlowStep] });
     const handle = await app.client.start(SlowStep, null);
     const drained = app.worker.drain();
     await gate.started.promise;
@@ -79,7 +79,8 @@ describe('the run deadline while a step runs', () => {
   }
 
   it('is seen at the next heartbeat: the step is aborted and the instance fails with WorkflowTimeoutError', async () => {
-    app = await createTestApp([PastDeadline], {
+    app = await createEngineApp({
+      workflows: [PastDeadline],
       worker: { enabled: false, leaseDuration: '1m', heartbeatInterval: 20 },
     });
     const handle = await app.client.start(PastDeadline, null);
@@ -123,7 +124,7 @@ describe('shutdown while a cancel compensates', () => {
   }
 
   it('stops after the compensation that runs and hands the instance back', async () => {
-    app = await createTestApp([Booking]);
+    app = await createEngineApp({ workflows: [Booking] });
     const handle = await app.client.start(Booking, null);
     const drained = app.worker.drain();
     await work.started.promise;
@@ -174,7 +175,7 @@ describe('terminate while a child is being created', () => {
 
   it('still applies parentClose to the child it created', async () => {
     const store = new SlowChildren();
-    app = await createTestApp([Child, Parent], { store });
+    app = await createEngineApp({ workflows: [Child, Parent], store });
     const handle = await app.client.start(Parent, null, { id: 'parent' });
     const drained = app.worker.drain({ limit: 1 });
     await store.creating.promise;
@@ -208,7 +209,7 @@ describe('terminate while a cancel compensates', () => {
   }
 
   it("ends with the terminate's reason, not the cancel's it was compensating for", async () => {
-    app = await createTestApp([Refunds]);
+    app = await createEngineApp({ workflows: [Refunds] });
     const handle = await app.client.start(Refunds, null);
     await app.worker.drain();
     await app.client.cancel(handle.id, 'customer asked');

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 // The journal's size limits: the warning, and the hard limit that fails an instance before a side
 // effect it could not record.
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 describe('the journal limit', () => {
@@ -23,7 +23,7 @@ describe('the journal limit', () => {
   }
 
   it('stops before the side effect of a step it could not record, so every effect that ran is undone', async () => {
-    app = await createTestApp([Loop], { journal: { maxEntries: 2 } });
+    app = await createEngineApp({ workflows: [Loop], journal: { maxEntries: 2 } });
     const handle = await app.client.start(Loop, null);
     await app.worker.drain();
     const status = await handle.status();
@@ -42,7 +42,7 @@ describe('the journal size warning', () => {
   }
 
   it('fires when the entry that crosses warnBytes is recorded, and counts that entry', async () => {
-    app = await createTestApp([OneStep], { journal: { warnBytes: 100 } });
+    app = await createEngineApp({ workflows: [OneStep], journal: { warnBytes: 100 } });
     const handle = await app.client.start(OneStep, null);
     await app.worker.drain();
     expect((await handle.status()).status).toBe('completed');

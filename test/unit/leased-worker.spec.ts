@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { loopWith } from './leased-loop.js';
+import { loopWith } from './support/leased-loop.js';
 
 function worker(
   claim: (limit: number) => Promise<string[]>,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 /** How many executions of each key run at once, at most. */
 const running = new Map<string, number>();
@@ -21,12 +21,12 @@ class PerKey {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 describe('concurrency limits', () => {
   it('never run two instances of one key at once, nor more than the limit in all, and one busy key holds back no other', async () => {
-    app = await createTestApp([PerKey], { worker: { enabled: false, concurrency: 10 } });
+    app = await createEngineApp({ workflows: [PerKey], worker: { enabled: false, concurrency: 10 } });
     const keys = ['a', 'a', 'a', 'b', 'b', 'c', 'd', 'e'];
     await Promise.all(keys.map((key, i) => app.client.start(PerKey, { key }, { id: `k-${i}`, concurrencyKey: key })));
     // Every claim leases at most one instance of a key and three in all; drain runs until none is left.
@@ -49,7 +49,7 @@ class Rated {
 
 describe('rate limits', () => {
   it('a purge with a cutoff in the future leaves the open window: no more executions start in it', async () => {
-    app = await createTestApp([Rated]);
+    app = await createEngineApp({ workflows: [Rated] });
     await app.client.start(Rated, {}, { id: 'r-1' });
     await app.client.start(Rated, {}, { id: 'r-2' });
     expect(await app.worker.drain()).toBe(1);

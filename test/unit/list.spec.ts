@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext, type WorkflowDefinition } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 @Workflow('list.noop')
 class Noop implements WorkflowDefinition<number, number> {
@@ -9,12 +9,12 @@ class Noop implements WorkflowDefinition<number, number> {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 describe('WorkflowClient.list()', () => {
   it('pages newest first by keyset position, filters by id prefix and created range', async () => {
-    app = await createTestApp([Noop]);
+    app = await createEngineApp({ workflows: [Noop] });
     for (let i = 0; i < 5; i += 1) {
       await app.client.start(Noop, i, { id: `job-${i}` });
       app.clock.advance('1s');
@@ -34,7 +34,7 @@ describe('WorkflowClient.list()', () => {
   });
 
   it('refuses bad options with a message that says what to pass, and reads nothing', async () => {
-    app = await createTestApp([Noop]);
+    app = await createEngineApp({ workflows: [Noop] });
     await expect(app.client.list({ idPrefix: '' })).rejects.toThrow(
       'Invalid list() option "idPrefix": "". Use a non-empty string',
     );

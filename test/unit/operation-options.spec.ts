@@ -4,7 +4,7 @@
 // `{ retries: 5 }` that would have left the step at the default 3 attempts).
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 const ran: string[] = [];
 
@@ -49,7 +49,7 @@ class Caller {
 }
 
 describe('operation options', () => {
-  let app: TestApp;
+  let app: EngineApp;
   afterEach(async () => {
     ran.length = 0;
     await app?.close();
@@ -69,7 +69,7 @@ describe('operation options', () => {
     ['execute-child', 'options of child "sub": unknown key "versoin".'],
   ] as const) {
     it(`fails the instance on a misspelt key in the options of ${call}, running nothing`, async () => {
-      app = await createTestApp([Caller, Child]);
+      app = await createEngineApp({ workflows: [Caller, Child] });
       const handle = await app.client.start(Caller, call, { id: `caller-${call}` });
       await app.worker.drain();
       const status = await handle.status({ journal: true });
@@ -83,7 +83,7 @@ describe('operation options', () => {
   }
 
   it('takes every documented key', async () => {
-    app = await createTestApp([Caller, Child]);
+    app = await createEngineApp({ workflows: [Caller, Child] });
     const handle = await app.client.start(Caller, 'good', { id: 'caller-good' });
     await app.worker.drain();
     app.clock.advance(2_000);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
 import type { WorkflowPurgeQuery, WorkflowPurgeResult } from '../../src/storage/workflow-store.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 // purge() without `limit` goes on in batches until nothing is left, also when a batch deleted
 // fewer than it asked for while more remained: a store that skips rows another transaction holds
@@ -24,13 +24,13 @@ class Done {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 describe('purge() without limit', () => {
   it('goes on while a batch deleted anything, not only while a batch was full', async () => {
     const store = new SkippingStore();
-    app = await createTestApp([Done], { store });
+    app = await createEngineApp({ workflows: [Done], store });
     for (let i = 0; i < 5; i++) await app.client.start(Done, null, { id: `done-${i}` });
     await app.worker.drain();
     app.clock.advance('2d');

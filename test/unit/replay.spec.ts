@@ -1,19 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import {
   InMemoryWorkflowStore,
   NonRetryableError,
   Workflow,
   WorkflowAlreadyStartedError,
-  WorkflowClient,
   WorkflowNotFoundError,
-  WorkflowsModule,
-  WorkflowWorker,
   type WorkflowContext,
 } from '../../src/index.js';
-import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { systemClock } from '../../src/time/workflow-clock.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 /** A promise resolved from outside. */
 function deferred<T = void>() {
@@ -22,7 +17,6 @@ function deferred<T = void>() {
   return { promise, resolve };
 }
 
-@Injectable()
 class Effects {
   calls: string[] = [];
   gate: Promise<void> | null = null;
@@ -63,8 +57,8 @@ class Retrying {
   }
 }
 
-let app: TestApp;
-let other: TestApp | undefined;
+let app: EngineApp;
+let other: EngineApp | undefined;
 afterEach(async () => {
   await other?.close();
   other = undefined;
@@ -74,10 +68,11 @@ afterEach(async () => {
 describe('replay after a lost lease', () => {
   it('does not run a completed step again after the lease is lost and another worker takes over', async () => {
     const store = new InMemoryWorkflowStore();
-    app = await createTestApp([Effects, Blocking], { store });
-    other = await createTestApp([Effects, Blocking], { store });
+    const effectsA = new Effects();
+    const effectsB = new Effects();
+    app = await createEngineApp({ workflows: [new Blocking(effectsA)], store });
+    other = await createEngineApp({ workflows: [new Blocking(effectsB)], store });
     other.clock.set(app.clock.now());
-    const effectsA = app.module.get(Effects);
     const gate = deferred();
     effectsA.gate = gate.promise;
     await app.client.start(Blocking, null, { id: 'lost' });
@@ -87,7 +82,6 @@ describe('replay after a lost lease', () => {
     other.clock.advance('31s');
     app.clock.advance('31s');
     expect(await other.worker.drain()).toBe(1);
-    const effectsB = other.module.get(Effects);
     expect(effectsB.calls).toEqual(['b', 'c']);
     gate.resolve();
     await first;
@@ -107,8 +101,9 @@ describe('replay after a lost lease', () => {
 
 describe('retries', () => {
   it('follows the backoff timeline exactly, with no process waiting', async () => {
-    app = await createTestApp([Effects, Retrying]);
-    app.module.get(Effects).failures.set('flaky', 3);
+    const effects = new Effects();
+    app = await createEngineApp({ workflows: [new Retrying(effects)] });
+    effects.failures.set('flaky', 3);
     const start = app.clock.now();
     const handle = await app.client.start(Retrying, null);
     expect(await app.worker.drain()).toBe(1);
@@ -135,12 +130,13 @@ describe('retries', () => {
       start + 4_000,
       start + 13_000,
     ]);
-    expect(app.module.get(Effects).calls).toEqual(['flaky', 'flaky', 'flaky', 'flaky']);
+    expect(effects.calls).toEqual(['flaky', 'flaky', 'flaky', 'flaky']);
   });
 
   it('fails the instance once attempts run out, with the last error', async () => {
-    app = await createTestApp([Effects, Retrying]);
-    app.module.get(Effects).failures.set('flaky', 10);
+    const effects = new Effects();
+    app = await createEngineApp({ workflows: [new Retrying(effects)] });
+    effects.failures.set('flaky', 10);
     const handle = await app.client.start(Retrying, null);
     for (let i = 0; i < 4; i++) {
       await app.worker.drain();
@@ -150,7 +146,7 @@ describe('retries', () => {
     expect(status.status).toBe('failed');
     expect(status.error).toMatchObject({ name: 'Error', message: 'flaky failed (7 failures left)' });
     await expect(handle.result()).rejects.toThrow('flaky failed (7 failures left)');
-    expect(app.module.get(Effects).calls).toHaveLength(4);
+    expect(effects.calls).toHaveLength(4);
   });
 
   it('skips the retries of a NonRetryableError', async () => {
@@ -164,12 +160,13 @@ describe('retries', () => {
         });
       }
     }
-    app = await createTestApp([Fatal]);
+    const fatal = new Fatal();
+    app = await createEngineApp({ workflows: [fatal] });
     const handle = await app.client.start(Fatal, null);
     expect(await app.worker.drain()).toBe(1);
     expect((await handle.status()).status).toBe('failed');
     await expect(handle.result()).rejects.toMatchObject({ name: 'NonRetryableError', message: 'card declined' });
-    expect(app.module.get(Fatal).calls).toBe(1);
+    expect(fatal.calls).toBe(1);
   });
 });
 
@@ -181,7 +178,7 @@ describe('idempotent start', () => {
         return 1;
       }
     }
-    app = await createTestApp([Effects, Retrying, Other]);
+    app = await createEngineApp({ workflows: [new Retrying(new Effects()), Other] });
     const a = await app.client.start(Retrying, { x: 1, y: [1, 2] }, { id: 'same' });
     const b = await app.client.start(Retrying, { y: [1, 2], x: 1 }, { id: 'same' });
     expect(b.id).toBe(a.id);
@@ -197,14 +194,14 @@ describe('idempotent start', () => {
   });
 
   it('throws WorkflowNotFoundError for an unknown id', async () => {
-    app = await createTestApp([Effects, Retrying]);
+    app = await createEngineApp({ workflows: [new Retrying(new Effects())] });
     await expect(app.client.getStatus('nope')).rejects.toBeInstanceOf(WorkflowNotFoundError);
   });
 });
 
 describe('startAt', () => {
   it('does not run an instance before its start time', async () => {
-    app = await createTestApp([Effects, Retrying]);
+    app = await createEngineApp({ workflows: [new Retrying(new Effects())] });
     const at = new Date(app.clock.now() + 60_000);
     const handle = await app.client.start(Retrying, null, { startAt: at });
     expect(await app.worker.drain()).toBe(0);
@@ -217,7 +214,7 @@ describe('startAt', () => {
   });
 
   it("is stored in whole milliseconds (a fraction rounded up: the SQL stores keep bigints), and refused past a Date's range", async () => {
-    app = await createTestApp([Effects, Retrying]);
+    app = await createEngineApp({ workflows: [new Retrying(new Effects())] });
     const handle = await app.client.start(Retrying, null, { startAt: app.clock.now() + 1_000.25 });
     expect((await handle.status()).wakeAt).toBe(app.clock.now() + 1_001);
     await expect(app.client.start(Retrying, null, { startAt: 1e300 })).rejects.toThrow(
@@ -244,23 +241,18 @@ describe('shutdown', () => {
       }
     }
     const store = new InMemoryWorkflowStore();
-    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, clock, worker: { pollInterval: 5 } })],
-      providers: [Long],
-    }).compile();
-    await module.init();
-    const client = module.get(WorkflowClient);
-    await client.start(Long, null, { id: 'long' });
+    const running = await createEngineApp({ workflows: [Long], store, worker: { pollInterval: 5 } });
+    const { clock } = running;
+    await running.client.start(Long, null, { id: 'long' });
     await started.promise;
-    await module.close();
+    await running.close();
     const instance = await store.get('long', { journal: true });
     expect(instance!.status).toBe('running');
     expect(instance!.leaseToken).toBeNull();
     expect(instance!.wakeAt).toBeLessThanOrEqual(clock.now());
     expect(instance!.journal!.map((e) => [e.name, e.state])).toEqual([['first', 'completed']]);
     // Another process picks it up where it stopped.
-    app = await createTestApp([Long], { store });
+    app = await createEngineApp({ workflows: [Long], store });
     app.clock.set(clock.now());
     const run = app.worker.drain();
     await new Promise((r) => setTimeout(r, 20));
@@ -273,8 +265,9 @@ describe('shutdown', () => {
 
 describe('drain and events', () => {
   it('returns the number of executions and emits events in order', async () => {
-    app = await createTestApp([Effects, Retrying]);
-    app.module.get(Effects).failures.set('flaky', 1);
+    const effects = new Effects();
+    app = await createEngineApp({ workflows: [new Retrying(effects)] });
+    effects.failures.set('flaky', 1);
     const handle = await app.client.start(Retrying, null, { id: 'ev' });
     expect(await app.worker.drain()).toBe(1);
     app.clock.advance('1s');
@@ -296,12 +289,12 @@ describe('drain and events', () => {
 
 describe('the background worker', () => {
   it('runs instances started through the client without drain()', async () => {
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ worker: { pollInterval: '1h' } })],
-      providers: [Effects, Blocking],
-    }).compile();
-    await module.init();
-    const client = module.get(WorkflowClient);
+    const background = await createEngineApp({
+      workflows: [new Blocking(new Effects())],
+      clock: systemClock,
+      worker: { pollInterval: '1h' },
+    });
+    const { client } = background;
     const handles = await Promise.all([1, 2, 3].map((i) => client.start(Blocking, i)));
     const results = await Promise.all(handles.map((h) => h.result({ timeout: '5s' })));
     expect(results).toEqual([
@@ -309,7 +302,7 @@ describe('the background worker', () => {
       ['A', 'B', 'C'],
       ['A', 'B', 'C'],
     ]);
-    expect(module.get(WorkflowWorker).id).toMatch(/:/);
-    await module.close();
+    expect(background.worker.id).toMatch(/:/);
+    await background.close();
   });
 });

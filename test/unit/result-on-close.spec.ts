@@ -1,8 +1,8 @@
-// handle.result() still waiting when the module closes rejects at once with a clear error, instead
+// handle.result() still waiting when the application closes rejects at once with a clear error, instead
 // of polling on and keeping the process (and a test runner) alive.
 import { describe, expect, it } from 'vitest';
 import { Workflow, WorkflowClientClosedError, type WorkflowContext } from '../../src/index.js';
-import { createTestApp } from './helpers.js';
+import { createEngineApp } from './support/engine-app.js';
 
 @Workflow('close.sleeper')
 class Sleeper {
@@ -13,8 +13,8 @@ class Sleeper {
 }
 
 describe('handle.result() and closing', () => {
-  it('rejects a result() still waiting when the module closes, and one asked for after', async () => {
-    const app = await createTestApp([Sleeper], { worker: { enabled: false, pollInterval: '1h' } });
+  it('rejects a result() still waiting when the application closes, and one asked for after', async () => {
+    const app = await createEngineApp({ workflows: [Sleeper], worker: { enabled: false, pollInterval: '1h' } });
     const handle = await app.client.start(Sleeper, null, { id: 'sleepy' });
     await app.worker.drain();
     const waiting = handle.result();
@@ -22,6 +22,8 @@ describe('handle.result() and closing', () => {
       () => 'resolved',
       (error: unknown) => error,
     );
+    // Long enough for result() to read the instance (its status is in the message) and wait for the next poll.
+    await new Promise((resolve) => setTimeout(resolve, 20));
     await app.close();
     // With a poll interval of an hour, only the close can have settled it.
     const error = await settled;
@@ -34,7 +36,7 @@ describe('handle.result() and closing', () => {
   });
 
   it('still resolves a finished instance and times out as before', async () => {
-    const app = await createTestApp([Sleeper]);
+    const app = await createEngineApp({ workflows: [Sleeper] });
     try {
       const handle = await app.client.start(Sleeper, null);
       await app.worker.drain();
@@ -48,7 +50,7 @@ describe('handle.result() and closing', () => {
   });
 
   it('lets any number of result() calls wait at once without a listener-leak warning', async () => {
-    const app = await createTestApp([Sleeper], { worker: { enabled: false, pollInterval: '1h' } });
+    const app = await createEngineApp({ workflows: [Sleeper], worker: { enabled: false, pollInterval: '1h' } });
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on('warning', onWarning);

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
 import {
   InMemoryWorkflowStore,
   NonRetryableError,
@@ -9,9 +8,8 @@ import {
   type WorkflowContext,
   type WorkflowWrite,
 } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
-@Injectable()
 class Ledger {
   log: string[] = [];
   failing = new Map<string, number>();
@@ -44,12 +42,13 @@ class Trip {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 async function setup() {
-  app = await createTestApp([Ledger, Trip]);
-  return app.module.get(Ledger);
+  const ledger = new Ledger();
+  app = await createEngineApp({ workflows: [new Trip(ledger)] });
+  return ledger;
 }
 
 async function runFor(times: number, step = '1h') {
@@ -148,7 +147,7 @@ describe('compensations', () => {
         ]);
       }
     }
-    app = await createTestApp([ParallelFailure]);
+    app = await createEngineApp({ workflows: [ParallelFailure] });
     const handle = await app.client.start(ParallelFailure, null);
     await app.worker.drain();
     const status = await handle.status({ journal: true });
@@ -208,7 +207,7 @@ describe('cancel and terminate', () => {
         await ctx.step('never', () => undone.push('never ran'));
       }
     }
-    app = await createTestApp([LongStep]);
+    app = await createEngineApp({ workflows: [LongStep] });
     const handle = await app.client.start(LongStep, null);
     const drained = app.worker.drain();
     await entered;
@@ -262,15 +261,16 @@ describe('retry()', () => {
       }
     }
     await app.close();
-    app = await createTestApp([Ledger, Plain]);
-    app.module.get(Ledger).failing.set('book car', 1);
+    const plainLedger = new Ledger();
+    app = await createEngineApp({ workflows: [new Plain(plainLedger)] });
+    plainLedger.failing.set('book car', 1);
     const handle = await app.client.start(Plain, null);
     await app.worker.drain();
     expect((await handle.status()).status).toBe('failed');
     await app.client.retry(handle.id);
     await app.worker.drain();
     expect(await handle.result()).toBe('book car');
-    expect(app.module.get(Ledger).log).toEqual(['one', 'book car', 'book car']);
+    expect(plainLedger.log).toEqual(['one', 'book car', 'book car']);
     void ledger;
   });
 
@@ -330,9 +330,10 @@ describe('retry() and the run timeout', () => {
     ['started with a timeout option and startAt', { startAt: new Date('2026-01-01T02:00:00Z'), timeout: '30m' }],
   ] as const) {
     it(`gives a retried instance the run timeout it was started with (${what})`, async () => {
-      app = await createTestApp([Ledger, Timed]);
+      const ledger = new Ledger();
+      app = await createEngineApp({ workflows: [new Timed(ledger)] });
       const timeout = 'timeout' in start ? 1_800_000 : 3_600_000;
-      app.module.get(Ledger).failing.set('work', 1);
+      ledger.failing.set('work', 1);
       const handle = await app.client.start(Timed, null, start);
       const startsAt = 'startAt' in start ? start.startAt.getTime() : app.clock.now();
       expect((await handle.status()).deadline).toBe(startsAt + timeout);
@@ -348,8 +349,9 @@ describe('retry() and the run timeout', () => {
   }
 
   it('counts the run timeout of an instance stored without one (created before stores kept it) from its creation', async () => {
-    app = await createTestApp([Ledger, Timed]);
-    app.module.get(Ledger).failing.set('work', 1);
+    const ledger = new Ledger();
+    app = await createEngineApp({ workflows: [new Timed(ledger)] });
+    ledger.failing.set('work', 1);
     await app.store.create({
       id: 'legacy',
       workflow: 'saga.timed',
@@ -439,7 +441,7 @@ describe('a crash mid-compensation', () => {
       }
     }
     const store = new InMemoryWorkflowStore();
-    app = await createTestApp([Crashing], { store, worker: { enabled: false, shutdownTimeout: '50ms' } });
+    app = await createEngineApp({ workflows: [Crashing], store, worker: { enabled: false, shutdownTimeout: '50ms' } });
     const handle = await app.client.start(Crashing, null, { id: 'crashing' });
     void app.worker.drain(); // stays stuck in the hotel's compensation
     while (!undone.includes('cancel hotel')) await new Promise((resolve) => setImmediate(resolve));
@@ -449,7 +451,7 @@ describe('a crash mid-compensation', () => {
       ['$compensate:car', 'completed'],
     ]);
     // Another process takes over once the lease lapses.
-    const other = await createTestApp([Crashing], { store });
+    const other = await createEngineApp({ workflows: [Crashing], store });
     other.clock.set(app.clock.now() + 31_000);
     await other.worker.drain();
     await other.close();
@@ -479,7 +481,7 @@ describe('terminate during a running compensation', () => {
         });
       }
     }
-    app = await createTestApp([StuckUndo], { worker: { enabled: false, shutdownTimeout: '50ms' } });
+    app = await createEngineApp({ workflows: [StuckUndo], worker: { enabled: false, shutdownTimeout: '50ms' } });
     const handle = await app.client.start(StuckUndo, null);
     const drained = app.worker.drain();
     await inCompensation;
@@ -513,7 +515,7 @@ describe('terminate between two compensations', () => {
         });
       }
     }
-    app = await createTestApp([TerminateBetween], { store: new TerminateDuringWrite() });
+    app = await createEngineApp({ workflows: [TerminateBetween], store: new TerminateDuringWrite() });
     const handle = await app.client.start(TerminateBetween, null);
     await app.worker.drain();
     const status = await handle.status();
@@ -527,7 +529,7 @@ describe('terminate from another process while a compensation fails', () => {
   it('ends the instance at once instead of after the compensation’s backoff', async () => {
     const undone: string[] = [];
     const store = new InMemoryWorkflowStore();
-    const elsewhere: { app?: TestApp } = {};
+    const elsewhere: { app?: EngineApp } = {};
     @Workflow('saga.terminate-elsewhere')
     class TerminateElsewhere {
       async run(ctx: WorkflowContext) {
@@ -545,8 +547,8 @@ describe('terminate from another process while a compensation fails', () => {
         });
       }
     }
-    app = await createTestApp([TerminateElsewhere], { store });
-    const other = (elsewhere.app = await createTestApp([TerminateElsewhere], { store }));
+    app = await createEngineApp({ workflows: [TerminateElsewhere], store });
+    const other = (elsewhere.app = await createEngineApp({ workflows: [TerminateElsewhere], store }));
     try {
       const handle = await app.client.start(TerminateElsewhere, null);
       await app.worker.drain();
@@ -583,7 +585,7 @@ describe('a cancel or the run deadline while parallel steps run', () => {
           return 'done';
         }
       }
-      app = await createTestApp([ParallelStop]);
+      app = await createEngineApp({ workflows: [ParallelStop] });
       const handle = await app.client.start(ParallelStop, null);
       const drained = app.worker.drain();
       await gates.bothStarted.promise;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loopWith } from './leased-loop.js';
+import { loopWith } from './support/leased-loop.js';
 
 // A shutdown that begins while a drain()'s claim is on its way to the store: the store (or the
 // application's pool, ended in `onApplicationShutdown`) closes right after the shutdown resolves,

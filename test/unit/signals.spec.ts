@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workflow, WorkflowSignal, WorkflowSignalTimeoutError, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 const approved = new WorkflowSignal<{ by: string }>('order.approved');
 const vote = new WorkflowSignal<{ by: string }>('signals.vote');
@@ -44,11 +44,11 @@ class WaitOrSleep {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 async function setup() {
-  app = await createTestApp([WaitOne, WaitTwo, WaitWithTimeout, WaitOrSleep]);
+  app = await createEngineApp({ workflows: [WaitOne, WaitTwo, WaitWithTimeout, WaitOrSleep] });
   return app;
 }
 
@@ -199,7 +199,7 @@ describe('parallel waits on one signal', () => {
   }
 
   it('takes two signals that were both sent before the waits were reached, in one execution', async () => {
-    app = await createTestApp([TwoVotes]);
+    app = await createEngineApp({ workflows: [TwoVotes] });
     const handle = await app.client.start(TwoVotes, null);
     await app.worker.drain();
     await app.client.signal(vote, { by: 'ann' });

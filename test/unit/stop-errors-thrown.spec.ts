@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
 import {
   InMemoryWorkflowStore,
   Workflow,
@@ -10,12 +9,11 @@ import {
   WorkflowTimeoutError,
   type WorkflowContext,
 } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 // A workflow whose own code throws one of the errors the engine ends a stopped instance with (one it
 // made itself, or one it got from another instance) fails: only its own cancel ends it `cancelled`.
 
-@Injectable()
 class Undo {
   log: string[] = [];
   /** How many more times the undo of the booking fails (each failure waits out the backoff). */
@@ -68,7 +66,7 @@ class AwaitsOther {
   }
 }
 
-let app: TestApp;
+let app: EngineApp;
 afterEach(async () => app?.close());
 
 const typesOf = (id: string) => app.events.filter((e) => 'id' in e && e.id === id).map((e) => e.type);
@@ -76,14 +74,15 @@ const typesOf = (id: string) => app.events.filter((e) => 'id' in e && e.id === i
 describe('a workflow that throws a stop error of its own', () => {
   for (const name of Object.keys(ERRORS) as Array<keyof typeof ERRORS>) {
     it(`ends failed, after its compensations, when a step throws ${name}`, async () => {
-      app = await createTestApp([Undo, ThrowsStopError]);
+      const undo = new Undo();
+      app = await createEngineApp({ workflows: [new ThrowsStopError(undo)] });
       const handle = await app.client.start(ThrowsStopError, { error: name });
       await app.worker.drain();
       const status = await handle.status({ journal: true });
       expect(status.status).toBe('failed');
       expect(status.error).toMatchObject({ name, message: `raised by ${handle.id} itself` });
       expect(status.journal!.find((e) => e.name === 'book')).toMatchObject({ state: 'completed', compensated: true });
-      expect(app.module.get(Undo).log).toEqual(['undo booking']);
+      expect(undo.log).toEqual(['undo booking']);
       const types = typesOf(handle.id);
       expect(types).toContain('workflow-failed');
       expect(types).not.toContain('workflow-cancelled');
@@ -92,7 +91,8 @@ describe('a workflow that throws a stop error of its own', () => {
   }
 
   it('ends failed when it lets the WorkflowCancelledError of another, cancelled instance escape', async () => {
-    app = await createTestApp([Undo, Waiter, AwaitsOther]);
+    const undo = new Undo();
+    app = await createEngineApp({ workflows: ({ client }) => [Waiter, new AwaitsOther(undo, client)] });
     const other = await app.client.start(Waiter, null);
     await app.worker.drain();
     await app.client.cancel(other.id, 'not needed');
@@ -103,17 +103,18 @@ describe('a workflow that throws a stop error of its own', () => {
     const status = await handle.status();
     expect(status.status).toBe('failed');
     expect(status.error).toMatchObject({ name: 'WorkflowCancelledError', message: 'not needed' });
-    expect(app.module.get(Undo).log).toEqual(['undo booking']);
+    expect(undo.log).toEqual(['undo booking']);
     expect(typesOf(handle.id)).toContain('workflow-failed');
     expect(typesOf(handle.id)).not.toContain('workflow-cancelled');
   });
 
   it('still ends failed when its compensations finish in a later execution, in another process', async () => {
     const store = new InMemoryWorkflowStore();
-    app = await createTestApp([Undo, ThrowsStopError], { store });
-    const other = await createTestApp([Undo, ThrowsStopError], { store });
+    const undo = new Undo();
+    app = await createEngineApp({ workflows: [new ThrowsStopError(undo)], store });
+    const other = await createEngineApp({ workflows: [new ThrowsStopError(new Undo())], store });
     try {
-      app.module.get(Undo).failures = 1;
+      undo.failures = 1;
       const handle = await app.client.start(ThrowsStopError, { error: 'WorkflowCancelledError' });
       await app.worker.drain();
       expect((await handle.status()).status).toBe('compensating');
@@ -131,8 +132,8 @@ describe('a workflow that throws a stop error of its own', () => {
   });
 
   it('ends failed after retry() of its compensation_failed end', async () => {
-    app = await createTestApp([Undo, ThrowsStopError]);
-    const undo = app.module.get(Undo);
+    const undo = new Undo();
+    app = await createEngineApp({ workflows: [new ThrowsStopError(undo)] });
     undo.failures = 3;
     const handle = await app.client.start(ThrowsStopError, { error: 'WorkflowCancelledError' });
     for (let i = 0; i < 3; i++) {
@@ -154,10 +155,11 @@ describe('a workflow that throws a stop error of its own', () => {
 describe('a cancelled workflow whose compensations end later', () => {
   it('ends cancelled when its compensations finish in a later execution, in another process', async () => {
     const store = new InMemoryWorkflowStore();
-    app = await createTestApp([Undo, ThrowsStopError], { store });
-    const other = await createTestApp([Undo, ThrowsStopError], { store });
+    const undo = new Undo();
+    app = await createEngineApp({ workflows: [new ThrowsStopError(undo)], store });
+    const other = await createEngineApp({ workflows: [new ThrowsStopError(new Undo())], store });
     try {
-      app.module.get(Undo).failures = 1;
+      undo.failures = 1;
       const handle = await app.client.start(ThrowsStopError, { error: 'WorkflowCancelledError', wait: true });
       await app.worker.drain();
       await app.client.cancel(handle.id, 'changed my mind');
@@ -177,8 +179,8 @@ describe('a cancelled workflow whose compensations end later', () => {
   });
 
   it('ends cancelled after retry() of its compensation_failed end', async () => {
-    app = await createTestApp([Undo, ThrowsStopError]);
-    const undo = app.module.get(Undo);
+    const undo = new Undo();
+    app = await createEngineApp({ workflows: [new ThrowsStopError(undo)] });
     undo.failures = 3;
     const handle = await app.client.start(ThrowsStopError, { error: 'WorkflowCancelledError', wait: true });
     await app.worker.drain();

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_JOURNAL_LIMITS } from '../../src/engine/journal-limits.js';
-import { DEFAULT_RETRY } from '../../src/engine/retry-policy.js';
 import type { WorkflowContext } from '../../src/engine/workflow-context.js';
-import { WorkflowEngine } from '../../src/engine/workflow-engine.js';
 import { InMemoryWorkflowStore } from '../../src/memory/in-memory-workflow.store.js';
-import { WorkflowStorage } from '../../src/storage/workflow-storage.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { createEngineParts } from './support/engine-app.js';
 
 // An instance claimed ahead (leased, waiting for a slot) is not running yet: a cancel or terminate
 // that comes meanwhile must still stop it before its first step, whether this process accepted it
@@ -17,29 +14,16 @@ const LEASE = 30_000;
 function setup() {
   const clock = new ManualWorkflowClock(T0);
   const store = new InMemoryWorkflowStore();
-  const storage = new WorkflowStorage(store);
   const ran: string[] = [];
-  const run = async (ctx: WorkflowContext) => {
-    await ctx.step('charge', () => void ran.push(ctx.id));
-    return 'charged';
-  };
-  const engine = new WorkflowEngine({
-    storage,
-    registry: {
-      get: (name, version) =>
-        name === 'charge' && version === 1 ? { name, version, instance: { run }, retry: DEFAULT_RETRY } : undefined,
-      versions: () => [{ name: 'charge', version: 1 }],
-      limits: () => [],
-      rateLimits: () => [],
-      resolveChild: () => {
-        throw new Error('no children here');
+  const { storage, engine } = createEngineParts({
+    store,
+    clock,
+    workflows: {
+      charge: async (ctx: WorkflowContext) => {
+        await ctx.step('charge', () => void ran.push(ctx.id));
+        return 'charged';
       },
     },
-    clock,
-    journalLimits: DEFAULT_JOURNAL_LIMITS,
-    logger: { warn: () => undefined, error: () => undefined },
-    emit: () => undefined,
-    kick: () => undefined,
   });
   /** Starts `id` and claims it, as the loop claims ahead: leased, not executing. */
   const claimAhead = async (id: string) => {

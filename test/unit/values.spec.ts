@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, Workflow, WorkflowSignal, type WorkflowContext } from '../../src/index.js';
 import { MAX_OPERATION_NAME_LENGTH } from '../../src/engine/operation-names.js';
 import { STORE_KEY_LIMITS } from '../../src/storage/key-limits.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
-let app: TestApp | undefined;
+let app: EngineApp | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;
@@ -38,7 +38,7 @@ describe('values that JSON would store as {}', () => {
     ['a class instance', new Money(5), /an instance of Money at input\.items\..*\{ \.\.\.dto \}/],
   ] as const) {
     it(`refuses ${label} in an input, naming the path, and stores nothing`, async () => {
-      app = await createTestApp([Echo]);
+      app = await createEngineApp({ workflows: [Echo] });
       await expect(app.client.start(Echo, { items: bad }, { id: 'one' })).rejects.toThrow(found);
       await expect(app.client.start(Echo, { items: bad }, { id: 'one' })).rejects.toThrow(
         /The input of workflow "values\.echo" is not a JSON value/,
@@ -48,14 +48,14 @@ describe('values that JSON would store as {}', () => {
   }
 
   it('names nested paths and odd keys', async () => {
-    app = await createTestApp([Echo]);
+    app = await createEngineApp({ workflows: [Echo] });
     await expect(app.client.start(Echo, { a: [{ 'odd key': new Set() }] })).rejects.toThrow(
       /a Set at input\.a\[0\]\["odd key"\]/,
     );
   });
 
   it('refuses a Map in a signal payload and stores no signal', async () => {
-    app = await createTestApp([]);
+    app = await createEngineApp();
     await expect(app.client.signal('paid', { by: new Map() })).rejects.toThrow(
       /The payload of signal "paid" is not a JSON value: a Map at payload\.by/,
     );
@@ -76,7 +76,7 @@ describe('values that JSON would store as {}', () => {
         await ctx.step('after', () => ran.push('after'));
       }
     }
-    app = await createTestApp([StepSet]);
+    app = await createEngineApp({ workflows: [StepSet] });
     const handle = await app.client.start(StepSet, null);
     await app.worker.drain();
     const status = await handle.status({ journal: true });
@@ -97,7 +97,7 @@ describe('values that JSON would store as {}', () => {
         return 'done';
       }
     }
-    app = await createTestApp([StatusMap]);
+    app = await createEngineApp({ workflows: [StatusMap] });
     const handle = await app.client.start(StatusMap, null);
     await app.worker.drain();
     const status = await handle.status();
@@ -113,7 +113,7 @@ describe('values that JSON would store as {}', () => {
         return { total: new Money(100) };
       }
     }
-    app = await createTestApp([OutputMoney]);
+    app = await createEngineApp({ workflows: [OutputMoney] });
     const handle = await app.client.start(OutputMoney, null);
     await app.worker.drain();
     const status = await handle.status();
@@ -131,7 +131,7 @@ describe('values that JSON would store as {}', () => {
         return ctx.executeChild('kid', Echo, { lookup: new Map() });
       }
     }
-    app = await createTestApp([Echo, Parent]);
+    app = await createEngineApp({ workflows: [Echo, Parent] });
     const handle = await app.client.start(Parent, null, { id: 'p' });
     await app.worker.drain();
     expect((await handle.status()).error!.message).toMatch(
@@ -141,14 +141,14 @@ describe('values that JSON would store as {}', () => {
   });
 
   it('refuses an object whose toJSON() returns a Map', async () => {
-    app = await createTestApp([Echo]);
+    app = await createEngineApp({ workflows: [Echo] });
     await expect(app.client.start(Echo, { x: { toJSON: () => new Map() } })).rejects.toThrow(/a Map at input\.x/);
   });
 });
 
 describe('dates and toJSON()', () => {
   it('stores an object with toJSON() as what it returns, and a Date as its ISO string, in inputs and outputs', async () => {
-    app = await createTestApp([Echo]);
+    app = await createEngineApp({ workflows: [Echo] });
     const handle = await app.client.start(Echo, { at: new Date(0), stamp: new Stamp(7) });
     await app.worker.drain();
     expect(await handle.result()).toEqual({ at: '1970-01-01T00:00:00.000Z', stamp: { stamp: 7 } });
@@ -165,7 +165,7 @@ describe('dates and toJSON()', () => {
         seen.push(stepped);
       }
     }
-    app = await createTestApp([DateInput]);
+    app = await createEngineApp({ workflows: [DateInput] });
     await app.client.start(DateInput, { at: new Date(0) });
     await app.worker.drain();
     app.clock.advance('1s');
@@ -177,7 +177,7 @@ describe('dates and toJSON()', () => {
 
 describe('timeouts', () => {
   it('refuses start(..., { timeout: 0 }) and stores nothing', async () => {
-    app = await createTestApp([Echo]);
+    app = await createEngineApp({ workflows: [Echo] });
     await expect(app.client.start(Echo, null, { id: 'zero', timeout: 0 })).rejects.toThrow(
       /Invalid start\(\) option "timeout": 0\. It must be longer than 0/,
     );
@@ -192,7 +192,7 @@ describe('timeouts', () => {
     class ZeroTimeout {
       async run() {}
     }
-    await expect(createTestApp([ZeroTimeout])).rejects.toThrow(
+    await expect(createEngineApp({ workflows: [ZeroTimeout] })).rejects.toThrow(
       /timeout of @Workflow\('values\.zero-timeout'\) on ZeroTimeout: 0\. It must be longer than 0/,
     );
   });
@@ -204,7 +204,7 @@ describe('timeouts', () => {
         await ctx.sleep('nap', '5 parsecs');
       }
     }
-    app = await createTestApp([BadSleep]);
+    app = await createEngineApp({ workflows: [BadSleep] });
     const handle = await app.client.start(BadSleep, null);
     await app.worker.drain();
     expect((await handle.status()).error!.message).toBe(
@@ -215,7 +215,7 @@ describe('timeouts', () => {
 
 describe('key limits of the in-memory store', () => {
   it('refuses an id longer than the SQL stores keep, as they do, and stores nothing', async () => {
-    app = await createTestApp([Echo]);
+    app = await createEngineApp({ workflows: [Echo] });
     const id = 'x'.repeat(10_000);
     await expect(app.client.start(Echo, null, { id })).rejects.toThrow(
       /InMemoryWorkflowStore: instance id is 10000 characters long.*at most 255/,
@@ -266,7 +266,7 @@ describe('operation names the stores could not keep', () => {
 
   it("allows a name of exactly the stores' limit and refuses one character more at the ctx call, failing the instance clearly", async () => {
     expect(MAX_OPERATION_NAME_LENGTH).toBe(STORE_KEY_LIMITS.journalName);
-    app = await createTestApp([LongStepName]);
+    app = await createEngineApp({ workflows: [LongStepName] });
     const fits = await app.client.start(LongStepName, MAX_OPERATION_NAME_LENGTH);
     const over = await app.client.start(LongStepName, MAX_OPERATION_NAME_LENGTH + 1);
     await app.worker.drain();
@@ -287,7 +287,7 @@ describe('operation names the stores could not keep', () => {
         return ctx.step(kind === 'nul' ? 'nul\u0000' : `half${'😀'.slice(0, 1)}`, () => 'done');
       }
     }
-    app = await createTestApp([OddStepName]);
+    app = await createEngineApp({ workflows: [OddStepName] });
     const handles = await Promise.all(['nul', 'half'].map((kind) => app!.client.start(OddStepName, kind)));
     await app.worker.drain();
     for (const handle of handles) {
@@ -321,7 +321,7 @@ class ChangesResult {
 
 describe('a step result the code changes in place', () => {
   it('is journaled as the step returned it: the replay sees what the first run saw, and changes it the same way', async () => {
-    app = await createTestApp([ChangesResult]);
+    app = await createEngineApp({ workflows: [ChangesResult] });
     await app.client.start(ChangesResult, undefined, { id: 'changes-1' });
     expect(await app.worker.drain()).toBe(1);
     const suspended = await app.client.getStatus('changes-1', { journal: true });
@@ -361,7 +361,7 @@ describe('strings that are not well-formed Unicode (a lone surrogate, which no s
         });
       }
     }
-    app = await createTestApp([LoneSurrogate]);
+    app = await createEngineApp({ workflows: [LoneSurrogate] });
     const handle = await app.client.start(LoneSurrogate, null);
     await app.worker.drain();
     const status = await handle.status({ journal: true });
@@ -383,7 +383,7 @@ describe('strings that are not well-formed Unicode (a lone surrogate, which no s
         });
       }
     }
-    app = await createTestApp([CutMessage]);
+    app = await createEngineApp({ workflows: [CutMessage] });
     const handle = await app.client.start(CutMessage, null);
     await app.worker.drain();
     const status = await handle.status({ journal: true });
@@ -408,7 +408,7 @@ describe('a compensation that changes the result it is given in place', () => {
         });
       }
     }
-    app = await createTestApp([CompensationChanges]);
+    app = await createEngineApp({ workflows: [CompensationChanges] });
     const handle = await app.client.start(CompensationChanges, null);
     await app.worker.drain();
     const status = await handle.status({ journal: true });

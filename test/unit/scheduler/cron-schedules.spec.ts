@@ -1,6 +1,7 @@
 // Instances here never run (no engine): overlap 'allow' keeps an unfinished one from holding back the next.
 import { describe, expect, it } from 'vitest';
-import { runsOf, schedulerHarness } from './harness.js';
+import { createSchedulerParts } from '../support/engine-app.js';
+import { runsOf } from './schedule-runs.js';
 
 /** The wall-clock time in Paris of an instant, as `YYYY-MM-DD HH:mm`. */
 function paris(iso: string): string {
@@ -15,7 +16,7 @@ const occurrence = (id: string) => id.slice(id.indexOf('@') + 1);
 // 02:00 CET on 25 October (01:00 UTC).
 describe('cron schedules in a time zone, on a manual clock', () => {
   it('a daily 02:30 Europe/Paris schedule from March to October starts one instance a day at 02:30 local, 03:00 on the spring-forward day', async () => {
-    const h = schedulerHarness({ start: '2026-03-27T12:00:00Z' });
+    const h = createSchedulerParts({ start: '2026-03-27T12:00:00Z' });
     await h.admin.upsert('nightly', {
       workflow: 'reports',
       cron: '30 2 * * *',
@@ -61,7 +62,7 @@ describe('cron schedules in a time zone, on a manual clock', () => {
   });
 
   it('an hourly Europe/Paris schedule skips the hour that does not exist in spring and runs at both passes of the repeated hour in autumn', async () => {
-    const spring = schedulerHarness({ start: '2026-03-28T22:10:00Z' });
+    const spring = createSchedulerParts({ start: '2026-03-28T22:10:00Z' });
     await spring.admin.upsert('hourly', {
       workflow: 'reports',
       cron: '0 * * * *',
@@ -90,7 +91,7 @@ describe('cron schedules in a time zone, on a manual clock', () => {
       '06:00',
     ]);
 
-    const autumn = schedulerHarness({ start: '2026-10-24T22:10:00Z' });
+    const autumn = createSchedulerParts({ start: '2026-10-24T22:10:00Z' });
     await autumn.admin.upsert('hourly', {
       workflow: 'reports',
       cron: '0 * * * *',
@@ -121,7 +122,7 @@ describe('cron schedules in a time zone, on a manual clock', () => {
   });
 
   it('six fields: a cron with seconds fires at those seconds', async () => {
-    const h = schedulerHarness({ start: '2026-01-01T00:00:00Z' });
+    const h = createSchedulerParts({ start: '2026-01-01T00:00:00Z' });
     await h.admin.upsert('fast', { workflow: 'reports', cron: '*/20 * * * * *', overlap: 'allow' });
     for (let i = 0; i < 6; i++) {
       h.clock.advance('10s');

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WorkflowNotFoundError } from '../../../src/errors/workflow-not-found.error.js';
 import { InMemoryWorkflowStore } from '../../../src/memory/in-memory-workflow.store.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
-import { runsOf, schedulerHarness } from './harness.js';
+import { createSchedulerParts } from '../support/engine-app.js';
+import { runsOf } from './schedule-runs.js';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
 
@@ -51,8 +52,8 @@ function setup() {
   const store = new InMemoryWorkflowStore();
   const clock = new ManualWorkflowClock(T);
   const link = interleaved(store);
-  const a = schedulerHarness({ store, clock, storage: link.storage, owner: 'a' });
-  const other = schedulerHarness({ store, clock, owner: 'b' });
+  const a = createSchedulerParts({ store, clock, storage: link.storage, owner: 'a' });
+  const other = createSchedulerParts({ store, clock, owner: 'b' });
   return { store, clock, link, a, admin: other.admin, other };
 }
 
@@ -158,7 +159,7 @@ describe('a change racing a scheduler that has read the schedule', () => {
           ? () => Promise.reject(new Error('killed'))
           : Reflect.get(target, key, receiver),
     });
-    const c = schedulerHarness({ store, clock, storage: dying, owner: 'c' });
+    const c = createSchedulerParts({ store, clock, storage: dying, owner: 'c' });
     await expect(c.scheduler.drain()).rejects.toThrow('killed');
     const third = 'hourly@2026-01-01T03:00:00.000Z';
     expect(await runsOf(store, 'hourly')).toEqual([first, third]);

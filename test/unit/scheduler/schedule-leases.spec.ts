@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InMemoryWorkflowStore } from '../../../src/memory/in-memory-workflow.store.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
-import { runsOf, schedulerHarness } from './harness.js';
+import { createSchedulerParts } from '../support/engine-app.js';
+import { runsOf } from './schedule-runs.js';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
 
@@ -31,8 +32,8 @@ describe('schedule leases across schedulers on one store', () => {
   it('two schedulers draining at the same time start each occurrence once, and only one reports it', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
-    const a = schedulerHarness({ store, clock, owner: 'a' });
-    const b = schedulerHarness({ store, clock, owner: 'b' });
+    const a = createSchedulerParts({ store, clock, owner: 'a' });
+    const b = createSchedulerParts({ store, clock, owner: 'b' });
     await a.admin.upsert('often', { workflow: 'reports', every: '1s', overlap: 'allow' });
     await a.admin.upsert('slow', { workflow: 'cleanup', every: '7s', overlap: 'allow' });
     for (let i = 0; i < 60; i++) {
@@ -50,8 +51,8 @@ describe('schedule leases across schedulers on one store', () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
     const link = reachable(store);
-    const a = schedulerHarness({ store, storage: link.storage, clock, owner: 'a' });
-    const b = schedulerHarness({ store, clock, owner: 'b' });
+    const a = createSchedulerParts({ store, storage: link.storage, clock, owner: 'a' });
+    const b = createSchedulerParts({ store, clock, owner: 'b' });
     await a.admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
     a.scheduler.start();
     stops.push(() => a.scheduler.stop());
@@ -96,8 +97,8 @@ describe('schedule leases across schedulers on one store', () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
     const link = reachable(store);
-    const a = schedulerHarness({ store, storage: link.storage, clock, owner: 'a', leaseDuration: 120_000 });
-    const b = schedulerHarness({ store, clock, owner: 'b', leaseDuration: 120_000 });
+    const a = createSchedulerParts({ store, storage: link.storage, clock, owner: 'a', leaseDuration: 120_000 });
+    const b = createSchedulerParts({ store, clock, owner: 'b', leaseDuration: 120_000 });
     await a.admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
     a.scheduler.start();
     stops.push(() => a.scheduler.stop());
@@ -127,8 +128,8 @@ describe('schedule leases across schedulers on one store', () => {
       get: (target, key, receiver) =>
         key === 'writeSchedule' ? () => Promise.reject(new Error('killed')) : Reflect.get(target, key, receiver),
     });
-    const a = schedulerHarness({ store, storage: dying, clock, owner: 'a' });
-    const b = schedulerHarness({ store, clock, owner: 'b' });
+    const a = createSchedulerParts({ store, storage: dying, clock, owner: 'a' });
+    const b = createSchedulerParts({ store, clock, owner: 'b' });
     await a.admin.upsert('hourly', { workflow: 'reports', every: '1h', overlap: 'cancel-previous', catchup: 'all' });
     clock.set(T + 7_210_000); // 01:00 missed (caught up), 02:00 on time
     await expect(a.scheduler.drain()).rejects.toThrow('killed');
@@ -148,7 +149,7 @@ describe('schedule leases across schedulers on one store', () => {
   it('a change while a scheduler holds the lease takes it away: the holder re-reads and lets go', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(T);
-    const a = schedulerHarness({ store, clock, owner: 'a' });
+    const a = createSchedulerParts({ store, clock, owner: 'a' });
     await a.admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
     a.scheduler.start();
     stops.push(() => a.scheduler.stop());

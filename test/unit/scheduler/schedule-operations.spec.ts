@@ -6,14 +6,15 @@ import {
   WorkflowInvalidStateError,
   WorkflowNotFoundError,
 } from '../../../src/index.js';
-import { runsOf, schedulerHarness } from './harness.js';
+import { createSchedulerParts } from '../support/engine-app.js';
+import { runsOf } from './schedule-runs.js';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
 const occurrence = (id: string) => id.slice(id.indexOf('@') + 1);
 
 describe('every schedules', () => {
   it('fire on whole multiples of the interval since the epoch, each occurrence once however often it drains', async () => {
-    const h = schedulerHarness({ start: '2026-01-01T10:07:00Z' });
+    const h = createSchedulerParts({ start: '2026-01-01T10:07:00Z' });
     const info = await h.admin.upsert('quarter', { workflow: 'reports', every: '15m', overlap: 'allow', input: 7 });
     expect(info).toMatchObject({
       id: 'quarter',
@@ -61,7 +62,7 @@ describe('every schedules', () => {
 
 describe('catch-up after downtime', () => {
   async function downtime(catchup: 'latest' | 'all' | 'none', catchupWindow?: string) {
-    const h = schedulerHarness({ start: '2026-01-01T00:00:00Z' });
+    const h = createSchedulerParts({ start: '2026-01-01T00:00:00Z' });
     await h.admin.upsert('hourly', {
       workflow: 'reports',
       every: '1h',
@@ -113,7 +114,7 @@ describe('catch-up after downtime', () => {
   });
 
   it('all over a long outage of a frequent schedule: every occurrence once, in passes of at most 100', async () => {
-    const h = schedulerHarness({ start: '2026-01-01T00:00:00Z' });
+    const h = createSchedulerParts({ start: '2026-01-01T00:00:00Z' });
     await h.admin.upsert('often', { workflow: 'reports', every: '1m', overlap: 'allow', catchup: 'all' });
     h.clock.advance('5h');
     expect(await h.scheduler.drain()).toBe(300);
@@ -125,7 +126,7 @@ describe('catch-up after downtime', () => {
 
 describe('overlap on the scheduler side', () => {
   it('skip (the default): no start while one it started is unfinished, with a skipped event naming it', async () => {
-    const h = schedulerHarness({ start: '2026-01-01T00:00:00Z' });
+    const h = createSchedulerParts({ start: '2026-01-01T00:00:00Z' });
     await h.admin.upsert('minutely', { workflow: 'reports', every: '1m' });
     h.clock.advance('1m');
     await h.scheduler.drain();
@@ -144,7 +145,7 @@ describe('overlap on the scheduler side', () => {
   });
 
   it('cancel-previous: asks the unfinished one to cancel, then starts the next', async () => {
-    const h = schedulerHarness({ start: '2026-01-01T00:00:00Z' });
+    const h = createSchedulerParts({ start: '2026-01-01T00:00:00Z' });
     await h.admin.upsert('minutely', { workflow: 'reports', every: '1m', overlap: 'cancel-previous' });
     h.clock.advance('1m');
     await h.scheduler.drain();
@@ -164,7 +165,7 @@ describe('overlap on the scheduler side', () => {
 
 describe('WorkflowSchedules operations (framework-free)', () => {
   it('pause stops starts; resume starts again from the next occurrence, without catching up the paused ones', async () => {
-    const h = schedulerHarness();
+    const h = createSchedulerParts();
     await h.admin.upsert('hourly', { workflow: 'reports', every: '1h', overlap: 'allow' });
     h.clock.advance('1h');
     await h.scheduler.drain();
@@ -184,7 +185,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
   });
 
   it('trigger starts one now outside the cadence, even paused and while another runs; the cadence is unchanged', async () => {
-    const h = schedulerHarness();
+    const h = createSchedulerParts();
     await h.admin.upsert('hourly', { workflow: 'reports', every: '1h', input: { n: 1 }, paused: true });
     h.clock.advance('10m');
     const id = await h.admin.trigger('hourly');
@@ -208,7 +209,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
   });
 
   it('upsert replaces a runtime schedule: a new cadence counts from now, a new input keeps the cadence', async () => {
-    const h = schedulerHarness();
+    const h = createSchedulerParts();
     await h.admin.upsert('job', { workflow: 'reports', every: '1h', overlap: 'allow' });
     h.clock.advance('30m');
     const changedInput = await h.admin.upsert('job', {
@@ -231,7 +232,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
   });
 
   it('upsert refuses bad input with an error quoting it, and stores nothing', async () => {
-    const h = schedulerHarness();
+    const h = createSchedulerParts();
     await expect(h.admin.upsert('bad', { workflow: 'reports', cron: '99 99 * * *' })).rejects.toThrow(
       `Schedule "bad": invalid cron '99 99 * * *'`,
     );
@@ -251,7 +252,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
   });
 
   it('delete removes a runtime schedule and keeps the instances it started; get and list read them', async () => {
-    const h = schedulerHarness();
+    const h = createSchedulerParts();
     await h.admin.upsert('b', { workflow: 'reports', every: '1h', overlap: 'allow' });
     await h.admin.upsert('a', { workflow: 'cleanup', cron: '0 0 * * *', timezone: 'Asia/Tokyo' });
     expect((await h.admin.list()).map((s) => s.id)).toEqual(['a', 'b']);
@@ -276,7 +277,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
   });
 
   it('a declared schedule can be paused, resumed and triggered, but not replaced or deleted at run time', async () => {
-    const h = schedulerHarness();
+    const h = createSchedulerParts();
     const { reconcileSchedules } = await import('../../../src/scheduler/schedule-reconciler.js');
     const { resolveDeclaredSchedules } = await import('../../../src/scheduler/declared-schedule.js');
     await reconcileSchedules(
@@ -296,7 +297,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
   });
 
   it('delete removes a declared schedule left behind by a workflow no application declares any more', async () => {
-    const old = schedulerHarness({ workflows: ['legacy'] });
+    const old = createSchedulerParts({ workflows: ['legacy'] });
     const { reconcileSchedules } = await import('../../../src/scheduler/schedule-reconciler.js');
     const { resolveDeclaredSchedules } = await import('../../../src/scheduler/declared-schedule.js');
     await reconcileSchedules(
@@ -305,7 +306,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
       ['legacy'],
       old.clock.now(),
     );
-    const now = schedulerHarness({ store: old.store, clock: old.clock, workflows: ['reports'] });
+    const now = createSchedulerParts({ store: old.store, clock: old.clock, workflows: ['reports'] });
     await now.admin.delete('legacy');
     expect(await now.admin.get('legacy')).toBeNull();
   });
@@ -313,7 +314,7 @@ describe('WorkflowSchedules operations (framework-free)', () => {
 
 describe('bad schedule arguments', () => {
   it('are input errors (the exception filter answers 400), and store nothing', async () => {
-    const h = schedulerHarness({ start: '2026-01-01T10:07:00Z' });
+    const h = createSchedulerParts({ start: '2026-01-01T10:07:00Z' });
     const refused = async (call: () => Promise<unknown>): Promise<unknown> =>
       call().then(
         () => expect.fail('accepted'),

@@ -1,6 +1,6 @@
 // The leased loop of the unit specs: string items, two slots, no poll or heartbeat in the way.
-import { LeasedWorker, type LeasedWorkerOptions } from '../../src/leased-loop/leased-worker.js';
-import { systemClock } from '../../src/time/workflow-clock.js';
+import { LeasedWorker, type LeasedWorkerOptions } from '../../../src/leased-loop/leased-worker.js';
+import { systemClock } from '../../../src/time/workflow-clock.js';
 
 /** A loop over string items with the tests' defaults (two slots, no poll or heartbeat in the way), `options` over them. */
 export function loopWith(
