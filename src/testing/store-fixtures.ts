@@ -40,6 +40,14 @@ export interface TestScope {
   signal(name: string): string;
 }
 
+/**
+ * `name` made unique to this run, for the workflows of the engine scenarios: their `drain()` then
+ * claims no instance that an earlier run left due in a store kept between runs.
+ */
+export function runWorkflowName(name: string): string {
+  return `${run}:${name}`;
+}
+
 export function testScope(): TestScope {
   const prefix = `c${run}-${++scopes}`;
   return {

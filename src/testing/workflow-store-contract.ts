@@ -1,4 +1,6 @@
 import type { WorkflowStore } from '../storage/workflow-store.js';
+import { cancelAtStartContract } from './contract/cancel-at-start.contract.js';
+import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
 import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
 import { resolveTestApi, type ContractSuite, type WorkflowContractTestApi } from './contract/contract-suite.js';
@@ -76,6 +78,12 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
 ];
 
 /**
+ * The engine run on the store (wired without Nest, see `contract/contract-engine.ts`): races
+ * between an execution and the store's answers that only a whole engine shows, one file each.
+ */
+const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [cancelAtStartContract, parallelWaitsContract];
+
+/**
  * Registers test suites (vitest or Jest) that check a `WorkflowStore` against every rule of its interface:
  * results, ordering, filters and paging, what each call must leave unchanged, and the races, run
  * with real concurrency (calls started together, which a SQL store's pool spreads over several
@@ -121,6 +129,7 @@ export function workflowStoreContract(
       },
     };
     for (const area of AREAS) area(suite);
+    for (const scenario of ENGINE_SCENARIOS) scenario(suite);
     if (options.reencryption !== false) payloadRewriteContract(suite);
     if (options.traceContext !== false) traceContextContract(suite);
   });

@@ -164,17 +164,29 @@ export function folderImports(files: readonly SourceFile[], from: string, to: st
  * src file they import: `file -> ... -> offender (package)`.
  */
 export function frameworkLeaks(files: readonly SourceFile[], isCore: (path: string) => boolean): string[] {
+  return packageLeaks(files, isCore, (name) => name.startsWith('@nestjs/'));
+}
+
+/**
+ * Files `isFrom` selects that import a package `isBanned` names, directly or through any src file
+ * they import: `file -> ... -> offender (package)`, the shortest such path for each file.
+ */
+export function packageLeaks(
+  files: readonly SourceFile[],
+  isFrom: (path: string) => boolean,
+  isBanned: (name: string) => boolean,
+): string[] {
   const byPath = new Map(files.map((f) => [f.path, f]));
   const leaks: string[] = [];
-  for (const start of files.filter((f) => isCore(f.path))) {
+  for (const start of files.filter((f) => isFrom(f.path))) {
     const seen = new Map<string, string[]>([[start.path, [start.path]]]);
     const queue = [start.path];
     while (queue.length > 0) {
       const path = queue.shift()!;
       const file = byPath.get(path)!;
-      const nest = file.packages.find((p) => p.startsWith('@nestjs/'));
-      if (nest) {
-        leaks.push(`${seen.get(path)!.join(' -> ')} (${nest})`);
+      const banned = file.packages.find(isBanned);
+      if (banned) {
+        leaks.push(`${seen.get(path)!.join(' -> ')} (${banned})`);
         break;
       }
       for (const next of file.imports) {
@@ -185,6 +197,17 @@ export function frameworkLeaks(files: readonly SourceFile[], isCore: (path: stri
     }
   }
   return leaks;
+}
+
+/** `file (package)` for each import of a package `isBanned` names by a file `isFrom` selects. */
+export function packageImports(
+  files: readonly SourceFile[],
+  isFrom: (path: string) => boolean,
+  isBanned: (name: string) => boolean,
+): string[] {
+  return files
+    .filter((f) => isFrom(f.path))
+    .flatMap((f) => f.packages.filter(isBanned).map((name) => `${f.path} (${name})`));
 }
 
 export interface StoreAccessRules {

@@ -7,6 +7,8 @@ import {
   folderImports,
   frameworkLeaks,
   interfaceMembers,
+  packageImports,
+  packageLeaks,
   parseSource,
   readSources,
   storeAccess,
@@ -24,6 +26,16 @@ const STORE_METHODS = interfaceMembers(readFileSync(`${SRC}storage/workflow-stor
 const isCore = (path: string) =>
   /^(engine|leased-loop|storage|memory|time|codec|runtime|errors|signals)\//.test(path) ||
   (/^scheduler\//.test(path) && !path.endsWith('.service.ts'));
+
+/** The testing entry (the store contract suite), which a store's author runs outside any Nest application. */
+const isTesting = (path: string) => path.startsWith('testing/');
+const isDriver = (name: string) => /^(pg|mysql2)(\/|$)/.test(name);
+const isNestOrDriver = (name: string) => name.startsWith('@nestjs/') || isDriver(name);
+/**
+ * What the testing entry must not load: a driver, or the Nest that builds and boots applications.
+ * The engine it drives still carries `@nestjs/common`'s decorators (`WorkflowClient`, `@Workflow`).
+ */
+const isDriverOrNestRuntime = (name: string) => isDriver(name) || /^@nestjs\/(core|testing)(\/|$)/.test(name);
 
 const STORE_RULES: StoreAccessRules = {
   // The root entry only re-exports the public API, which includes InMemoryWorkflowStore; the
@@ -106,6 +118,11 @@ describe('the architecture of src/', () => {
   it('reaches the store only through WorkflowStorage: no outside file imports a store class or calls a store method', () => {
     expect(storeAccess(files, STORE_RULES)).toEqual([]);
   });
+
+  it('keeps the testing entry free of Nest and the drivers: no file of testing/ imports @nestjs/*, pg or mysql2, none reaches a driver, @nestjs/core or @nestjs/testing', () => {
+    expect(packageImports(files, isTesting, isNestOrDriver)).toEqual([]);
+    expect(packageLeaks(files, isTesting, isDriverOrNestRuntime)).toEqual([]);
+  });
 });
 
 describe('the architecture checks', () => {
@@ -183,6 +200,26 @@ describe('the architecture checks', () => {
       'shell/s.ts': "import { Injectable } from '@nestjs/common';\nexport const s = Injectable;\n",
     });
     expect(frameworkLeaks(files, isCore)).toEqual(['engine/e.ts -> shell/s.ts (@nestjs/common)']);
+  });
+
+  it('finds a file of testing/ that imports Nest or a driver, or reaches a driver or the Nest container through another file', () => {
+    const files = graph({
+      'testing/a.ts': "import { Test } from '@nestjs/testing';\n",
+      'testing/b.ts': "import { store } from '../postgres/p.js';\n",
+      'testing/c.ts': "import { Client } from '../client/c.js';\nexport const c = Client;\n",
+      'testing/d.ts': "import type { Pool } from 'mysql2/promise';\nexport type D = Pool;\n",
+      'postgres/p.ts': "import pg from 'pg';\nexport const store = pg;\n",
+      'client/c.ts': "import { Injectable } from '@nestjs/common';\nexport class Client {}\n",
+    });
+    expect(packageImports(files, isTesting, isNestOrDriver)).toEqual([
+      'testing/a.ts (@nestjs/testing)',
+      'testing/d.ts (mysql2/promise)',
+    ]);
+    expect(packageLeaks(files, isTesting, isDriverOrNestRuntime)).toEqual([
+      'testing/a.ts (@nestjs/testing)',
+      'testing/b.ts -> postgres/p.ts (pg)',
+      'testing/d.ts (mysql2/promise)',
+    ]);
   });
 
   it('finds an outside file that imports a store class, names WorkflowStore or calls a store method', () => {
