@@ -36,9 +36,6 @@ export const CLAIM_COLUMNS = INSTANCE_COLUMNS.split(', ')
 export const SCHEDULE_COLUMNS =
   'id, workflow, declared, spec, input, paused, wake_at, state, revision, lease_token, lease_owner, lease_until, created_at, updated_at';
 
-export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
-export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
-
 /**
  * The most payload text (UTF-16 code units, summed over a batch's JSON values) one batched
  * statement carries. The server refuses a statement longer than `max_allowed_packet` (16 MB by

@@ -19,14 +19,7 @@ import { MySqlPurge } from './mysql-purge.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
-import {
-  INSTANCE_COLUMNS,
-  mysqlTables,
-  placeholders,
-  REOPEN_CANCEL_FLAGS,
-  UNFINISHED,
-  type MySqlTables,
-} from './mysql-tables.js';
+import { INSTANCE_COLUMNS, mysqlTables, placeholders, REOPEN_CANCEL_FLAGS, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
@@ -39,6 +32,7 @@ import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
 import { distinctEntries } from '../sql/distinct-entries.js';
 import { initSchema } from '../sql/store-schema.js';
+import { UNFINISHED } from '../sql/status-lists.js';
 import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
 import {
   FINISHED_STATUSES,

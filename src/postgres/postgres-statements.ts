@@ -1,8 +1,6 @@
 import { quoteIdentifier } from '../sql/schema-name.js';
+import { CANCELLABLE, FINISHED, UNFINISHED } from '../sql/status-lists.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
-
-export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
-export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
 
 /** An instance's columns as `toInstance()` reads them (JSON as text, so it parses exactly what was stored). */
 export function instanceColumns(alias?: string): string {
@@ -191,10 +189,7 @@ FROM ${s}.instances i WHERE i.id = $1`,
     listPrefix: `SELECT ${instanceColumns()} FROM ${s}.instances`,
 
     /** $1 id, $2 reason, $3 now, $4 channel. */
-    requestCancel: cancel(
-      `status IN ('pending', 'running', 'suspended') AND NOT cancel_requested`,
-      'cancel_requested = true',
-    ),
+    requestCancel: cancel(`status IN ${CANCELLABLE} AND NOT cancel_requested`, 'cancel_requested = true'),
     /** $1 id, $2 reason, $3 now, $4 channel. */
     requestTerminate: cancel(
       `status IN ${UNFINISHED} AND NOT terminate_requested`,

@@ -18,7 +18,8 @@ import { newInstanceParams, newInstanceRowParams } from '../sql/instance-params.
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
-import { finishedOnly, SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
+import { SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
+import { finishedOnly } from '../sql/status-lists.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { distinctEntries } from '../sql/distinct-entries.js';
