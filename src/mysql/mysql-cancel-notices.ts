@@ -2,7 +2,8 @@ import type { SqlExecutor, SqlQueryOptions } from '../sql/sql-executor.js';
 import { toBoolean } from '../sql/workflow-rows.js';
 import type { WorkflowCancelRequest } from '../storage/workflow-store.js';
 import { retryOnLockContention } from './mysql-retry.js';
-import { placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { placeholders, type MySqlTables } from './mysql-tables.js';
+import { CANCELLABLE, UNFINISHED } from '../sql/status-lists.js';
 
 /**
  * While the wake-up poll rests (every listener's worker claims on its own), how often it still
@@ -156,7 +157,7 @@ export async function requestCancel(
 ): Promise<boolean> {
   const [flags, condition] = request.terminate
     ? ['i.cancel_requested = 1, i.terminate_requested = 1', `i.status IN ${UNFINISHED} AND i.terminate_requested = 0`]
-    : ['i.cancel_requested = 1', `i.status IN ('pending', 'running', 'suspended') AND i.cancel_requested = 0`];
+    : ['i.cancel_requested = 1', `i.status IN ${CANCELLABLE} AND i.cancel_requested = 0`];
   const { rowCount } = await retryOnLockContention(() =>
     executor.query(
       `UPDATE ${tables.instances} i LEFT JOIN ${tables.cancelNotices} n ON n.id = 1

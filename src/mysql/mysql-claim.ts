@@ -1,7 +1,8 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
-import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, type MySqlTables } from './mysql-tables.js';
+import { UNFINISHED } from '../sql/status-lists.js';
 import {
   claimRules,
   claimUnderLimits,

@@ -1,4 +1,5 @@
-import { FINISHED, placeholders } from './mysql-tables.js';
+import { placeholders } from './mysql-tables.js';
+import { FINISHED } from '../sql/status-lists.js';
 import { doubledDelay, type DelayRange } from '../sql/delay-range.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 

@@ -1,11 +1,11 @@
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { finishedOnly } from '../sql/sql-workflow-store.js';
+import { FINISHED, finishedOnly, UNFINISHED } from '../sql/status-lists.js';
 import type { WorkflowPurgeQuery, WorkflowPurgeResult } from '../storage/workflow-store.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 import type { MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
-import { FINISHED, placeholders, UNFINISHED, type MySqlTables } from './mysql-tables.js';
+import { placeholders, type MySqlTables } from './mysql-tables.js';
 
 /**
  * `MySqlWorkflowStore.purge()`: finished instances, old signals, ended rate windows and idle lock

@@ -36,9 +36,6 @@ export const CLAIM_COLUMNS = INSTANCE_COLUMNS.split(', ')
 export const SCHEDULE_COLUMNS =
   'id, workflow, declared, spec, input, paused, wake_at, state, revision, lease_token, lease_owner, lease_until, created_at, updated_at';
 
-export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
-export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
-
 /**
  * The most payload text (UTF-16 code units, summed over a batch's JSON values) one batched
  * statement carries. The server refuses a statement longer than `max_allowed_packet` (16 MB by
@@ -52,14 +49,3 @@ export const MAX_BATCH_TEXT = 4_000_000;
 export function placeholders(count: number): string {
   return Array.from({ length: count }, () => '?').join(', ');
 }
-
-const KEEPS_CANCEL = "(cancel_requested = 1 AND terminate_requested = 0 AND ? = 'compensating')";
-
-/**
- * `reopen()`'s assignments of the cancel flags, taking the new status twice: a cancel (not a
- * terminate) stays requested, with its reason, when the instance reopens to `compensating`, since
- * its compensations are still the cancel's. Each expression reads only columns assigned after it,
- * so the result is the same whether the server assigns left to right (MySQL) or all at once
- * (MariaDB's SIMULTANEOUS_ASSIGNMENT mode).
- */
-export const REOPEN_CANCEL_FLAGS = `cancel_reason = IF(${KEEPS_CANCEL}, cancel_reason, NULL), cancel_requested = ${KEEPS_CANCEL}, terminate_requested = 0`;

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import type { WorkflowUndeclaredDue, WorkflowUndeclaredDueQuery } from '../storage/workflow-store.js';
-import { UNFINISHED } from './mysql-tables.js';
+import { UNFINISHED } from '../sql/status-lists.js';
 
 /**
  * `countUndeclaredDue()` on MySQL / MariaDB: due instances without a lease (by instances_wake,

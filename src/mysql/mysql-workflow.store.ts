@@ -9,24 +9,17 @@ import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
 import { MYSQL_DIALECT } from './mysql-dialect.js';
-import { journalRows, upsertJournal } from './mysql-journal.js';
-import { MySqlLocks, topicHash } from './mysql-locks.js';
+import { MySqlLocks } from './mysql-locks.js';
 import { MYSQL_MIGRATIONS, mysqlMigrationDialect, mysqlMigrationSql } from './mysql-migrations.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { requestCancel } from './mysql-cancel-notices.js';
 import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
 import { MySqlPurge } from './mysql-purge.js';
+import { MySqlReopen } from './mysql-reopen.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
-import {
-  INSTANCE_COLUMNS,
-  mysqlTables,
-  placeholders,
-  REOPEN_CANCEL_FLAGS,
-  UNFINISHED,
-  type MySqlTables,
-} from './mysql-tables.js';
+import { INSTANCE_COLUMNS, mysqlTables, placeholders, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
@@ -35,18 +28,13 @@ import { COMMON_GROUND, detectServerFeatures, repeatedOn, type MySqlServerFeatur
 import { checkDelayRange } from '../sql/delay-range.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
+import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
-import { distinctEntries } from '../sql/distinct-entries.js';
 import { initSchema } from '../sql/store-schema.js';
-import { toBoolean, toInstance, toJson, toWaits } from '../sql/workflow-rows.js';
-import {
-  FINISHED_STATUSES,
-  type WorkflowInstance,
-  type WorkflowJournalEntry,
-  type WorkflowStatus,
-} from '../storage/workflow-instance.js';
-import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
+import { UNFINISHED } from '../sql/status-lists.js';
+import { toBoolean, toInstance, toWaits } from '../sql/workflow-rows.js';
+import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
 import type * as Store from '../storage/workflow-store.js';
 import type { WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
 
@@ -100,6 +88,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
   private readonly purges: MySqlPurge;
+  private readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
@@ -123,6 +112,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     const locks = new MySqlLocks(this.tables.locks);
     this.signalsOf = new MySqlSignals(this.tables, locks);
     this.purges = new MySqlPurge(this.tables, this.signalsOf, locks);
+    this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);
     this.writes = new MySqlWrites(this.executor, this.tables, locks, this.signalsOf);
@@ -257,61 +247,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
 
   async reopen(id: string, reopen: Store.WorkflowReopen): Promise<boolean> {
     MYSQL_INPUT.entries(id, reopen.entries);
-    const { instances, journal } = this.tables;
-    const entries = journalRows(id, distinctEntries(reopen.entries));
-    const error = toJson(reopen.error);
-    return retryOnLockContention(() =>
-      this.executor.transaction(async (tx) => {
-        const { rows } = await tx.query(
-          `SELECT id FROM ${instances} WHERE id = ? AND status = ? AND runs = ? AND NOT (lease_token IS NOT NULL AND lease_until >= ?) FOR UPDATE`,
-          [id, reopen.expect.status, reopen.expect.runs, reopen.now],
-        );
-        if (rows.length === 0) return false;
-        // Read once the row is locked, each statement seeing what committed before it: a purge() or delete() since the caller's check refuses.
-        if (reopen.awaitedChildren?.length && !(await this.endsReachable(tx, reopen.awaitedChildren))) return false;
-        const deadline = reopen.deadline !== undefined ? ', deadline = ?' : '';
-        await tx.query(
-          `UPDATE ${instances} SET status = ?, error = ?${deadline}, ${REOPEN_CANCEL_FLAGS},
-  lease_token = NULL, lease_until = NULL, wake_at = ?, updated_at = ? WHERE id = ?`,
-          [
-            reopen.status,
-            error,
-            ...(deadline ? [reopen.deadline] : []),
-            reopen.status,
-            reopen.status,
-            reopen.now,
-            reopen.now,
-            id,
-          ],
-        );
-        await upsertJournal(tx, journal, entries);
-        const retract = reopen.retractSignal;
-        if (retract)
-          await tx.query(`DELETE FROM ${this.tables.signals} WHERE name = ? AND dedupe_id = ?`, [
-            retract.name,
-            retract.dedupeId,
-          ]);
-        return true;
-      }),
-    );
-  }
-
-  /** Whether each of `children` exists and is unfinished or has its end stored (`reopen`'s `awaitedChildren`). */
-  private async endsReachable(tx: SqlExecutor, children: readonly string[]): Promise<boolean> {
-    const { rows } = await tx.query(
-      `SELECT id, status FROM ${this.tables.instances} WHERE id IN (${placeholders(children.length)})`,
-      [...children],
-    );
-    if (rows.length < children.length) return false;
-    const ended = rows
-      .filter((row) => FINISHED_STATUSES.includes(row.status as WorkflowStatus))
-      .map((row) => topicHash(CHILD_ENDED_SIGNAL, row.id as string));
-    if (ended.length === 0) return true;
-    const ends = await tx.query(
-      `SELECT DISTINCT topic_hash FROM ${this.tables.signals} WHERE topic_hash IN (${placeholders(ended.length)})`,
-      ended,
-    );
-    return ends.rows.length === ended.length;
+    return reopenInstance(this.executor, this.reopens, id, reopen);
   }
 
   async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {

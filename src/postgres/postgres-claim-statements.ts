@@ -1,4 +1,5 @@
-import { instanceColumns, UNFINISHED } from './postgres-statements.js';
+import { instanceColumns } from './postgres-statements.js';
+import { UNFINISHED } from '../sql/status-lists.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 
 /** What puts an instance in `instances_due`: its predicate, literally, so the planner matches it. */

@@ -1,8 +1,6 @@
 import { quoteIdentifier } from '../sql/schema-name.js';
+import { CANCELLABLE, FINISHED, UNFINISHED } from '../sql/status-lists.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
-
-export const UNFINISHED = `('pending', 'running', 'suspended', 'compensating')`;
-export const FINISHED = `('completed', 'failed', 'cancelled', 'compensation_failed')`;
 
 /** An instance's columns as `toInstance()` reads them (JSON as text, so it parses exactly what was stored). */
 export function instanceColumns(alias?: string): string {
@@ -191,48 +189,12 @@ FROM ${s}.instances i WHERE i.id = $1`,
     listPrefix: `SELECT ${instanceColumns()} FROM ${s}.instances`,
 
     /** $1 id, $2 reason, $3 now, $4 channel. */
-    requestCancel: cancel(
-      `status IN ('pending', 'running', 'suspended') AND NOT cancel_requested`,
-      'cancel_requested = true',
-    ),
+    requestCancel: cancel(`status IN ${CANCELLABLE} AND NOT cancel_requested`, 'cancel_requested = true'),
     /** $1 id, $2 reason, $3 now, $4 channel. */
     requestTerminate: cancel(
       `status IN ${UNFINISHED} AND NOT terminate_requested`,
       'cancel_requested = true, terminate_requested = true',
     ),
-
-    /**
-     * $1 id, $2 expected status, $3 expected runs, $4 new status, $5 error, $6 whether to set the
-     * deadline, $7 deadline, $8 now, $9 entries (a JSON array), $10 entry count, $11 channel, $12
-     * and $13 the name and dedupe id of the signal to retract (NULLs: none), deleted only when the
-     * row was reopened.
-     */
-    reopen: `WITH target AS (
-  UPDATE ${s}.instances SET status = $4, error = $5, deadline = CASE WHEN $6 THEN $7::bigint ELSE deadline END,
-    notify_end = CASE WHEN status IN ${FINISHED} THEN false ELSE notify_end END,
-    cancel_requested = (cancel_requested AND NOT terminate_requested AND $4 = 'compensating'), terminate_requested = false,
-    cancel_reason = CASE WHEN cancel_requested AND NOT terminate_requested AND $4 = 'compensating' THEN cancel_reason END,
-    lease_token = NULL, lease_until = NULL,
-    wake_at = $8, updated_at = $8, journal_seq = journal_seq + $10
-  WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $8)
-  RETURNING id, journal_seq
-), ${journalUpsert(s, '$9', '$10')}, retracted AS (
-  DELETE FROM ${s}.signals WHERE name = $12::text AND dedupe_id = $13::text AND EXISTS (SELECT 1 FROM target)
-)
-SELECT ${notify('$11')} AS notified FROM target`,
-
-    /** $1 id, $2 expected status, $3 expected runs, $4 now: `reopen`'s conditions, locking the row when they hold. */
-    lockReopen: `SELECT true AS locked FROM ${s}.instances
-WHERE id = $1 AND status = $2 AND runs = $3 AND NOT (lease_token IS NOT NULL AND lease_until >= $4) FOR UPDATE`,
-
-    /**
-     * $1 child ids, $2 the topics of their ends: one row when some child is gone, or finished with
-     * its end gone (`reopen`'s `awaitedChildren`). Read after `lockReopen`, in a snapshot of its own.
-     */
-    unreachableChild: `SELECT c.id FROM unnest($1::text[], $2::text[]) AS c (id, topic)
-WHERE NOT EXISTS (SELECT 1 FROM ${s}.instances i WHERE i.id = c.id
-  AND (i.status IN ${UNFINISHED} OR EXISTS (SELECT 1 FROM ${s}.signals g WHERE g.topic = c.topic)))
-LIMIT 1`,
 
     /**
      * $1 id, $2 now, $3 channel: asks that the instance's end be notified (`notifyEnded()`), while it

@@ -11,21 +11,21 @@ import { PostgresInstanceWrites } from './postgres-instance-writes.js';
 import { PostgresListener } from './postgres-listener.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
 import { PostgresPayloadRewrite } from './postgres-payload-rewrite.js';
+import { PostgresReopen } from './postgres-reopen.js';
 import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import { newInstanceParams, newInstanceRowParams } from '../sql/instance-params.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
+import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
-import { finishedOnly, SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
+import { SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
+import { finishedOnly } from '../sql/status-lists.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { distinctEntries } from '../sql/distinct-entries.js';
 import { initSchema } from '../sql/store-schema.js';
-import { fromJson, toBoolean, toInstance, toJson, toSignal, toWaits } from '../sql/workflow-rows.js';
-import { journalJson } from '../storage/journal-entry-json.js';
-import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
+import { fromJson, toBoolean, toInstance, toSignal, toWaits } from '../sql/workflow-rows.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
@@ -80,6 +80,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private ends: PostgresListener | null = null;
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresInstanceWrites;
+  private readonly reopens: PostgresReopen;
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
@@ -103,6 +104,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.payloadRewrites = new PostgresPayloadRewrite(this.executor, this.schema);
     this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);
     this.writes = new PostgresInstanceWrites(this.executor, this.schema, this.sql.channel);
+    this.reopens = new PostgresReopen(this.schema, this.sql.channel);
     this.creates = new PostgresCreateBatch(
       this.executor,
       this.schema,
@@ -247,37 +249,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
     POSTGRES_INPUT.entries(id, reopen.entries);
-    const children = reopen.awaitedChildren ?? [];
-    if (children.length === 0) return this.reopenWith(this.executor, id, reopen);
-    // The row locked first, then the children read in a later snapshot: a purge() or delete() that
-    // committed meanwhile is seen, and the reopen refused with nothing changed.
-    return this.executor.transaction(async (tx) => {
-      const { rows } = await tx.query(this.sql.lockReopen, [id, reopen.expect.status, reopen.expect.runs, reopen.now]);
-      if (rows.length === 0) return false;
-      const topics = children.map((child) => signalTopic(CHILD_ENDED_SIGNAL, child));
-      if ((await tx.query(this.sql.unreachableChild, [[...children], topics])).rows.length > 0) return false;
-      return this.reopenWith(tx, id, reopen);
-    });
-  }
-
-  private async reopenWith(executor: SqlExecutor, id: string, reopen: WorkflowReopen): Promise<boolean> {
-    const entries = distinctEntries(reopen.entries);
-    const { rows } = await executor.query(this.sql.reopen, [
-      id,
-      reopen.expect.status,
-      reopen.expect.runs,
-      reopen.status,
-      toJson(reopen.error),
-      reopen.deadline !== undefined,
-      reopen.deadline ?? null,
-      reopen.now,
-      journalJson(entries),
-      entries.length,
-      this.sql.channel,
-      reopen.retractSignal?.name ?? null,
-      reopen.retractSignal?.dedupeId ?? null,
-    ]);
-    return rows.length > 0;
+    return reopenInstance(this.executor, this.reopens, id, reopen);
   }
 
   async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {

@@ -1,4 +1,5 @@
-import { FINISHED, notify, notifyEnded, UNFINISHED } from './postgres-statements.js';
+import { notify, notifyEnded } from './postgres-statements.js';
+import { FINISHED, UNFINISHED } from '../sql/status-lists.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';

@@ -1,4 +1,5 @@
-import { FINISHED, journalUpsert, notifyDue, notifyEnded, UNFINISHED } from './postgres-statements.js';
+import { journalUpsert, notifyDue, notifyEnded } from './postgres-statements.js';
+import { FINISHED, UNFINISHED } from '../sql/status-lists.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 
 /** Which optional parts a `write()` statement has: the SQL differs only by these. */

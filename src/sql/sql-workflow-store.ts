@@ -7,7 +7,7 @@ import type {
   WorkflowPayloadRewrite,
   WorkflowSignalPageQuery,
 } from '../storage/payload-rewrite.js';
-import { FINISHED_STATUSES, type WorkflowInstance, type WorkflowStatus } from '../storage/workflow-instance.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
   WorkflowScheduleClaimRequest,
@@ -41,13 +41,6 @@ export interface SqlWorkflowStoreOptions {
    * `production`.
    */
   migrate?: boolean;
-}
-
-const FINISHED = new Set<WorkflowStatus>(FINISHED_STATUSES);
-
-/** The finished statuses among `statuses`: unfinished instances are never purged, whatever a purge asks. */
-export function finishedOnly(statuses: readonly WorkflowStatus[]): WorkflowStatus[] {
-  return statuses.filter((status) => FINISHED.has(status));
 }
 
 /** A SQL store's schedule half: `WorkflowStore`'s schedule methods, each one statement or transaction. */
