@@ -6,39 +6,22 @@
 //   "module": "commonjs", node16, bundler): every entry resolves with its types;
 // - every TypeScript sample of README.md and docs/ compiled against it (pages added later
 //   included), so the documentation never shows code that does not compile;
-// - the Jest recipe of docs/testing.md run by Jest (CommonJS, @swc/jest).
+// - the Jest recipe of docs/testing.md run by Jest (CommonJS, @swc/jest);
+// - installed from the npm registry with `--strict-peer-deps` as a user installs it, into an app on
+//   NestJS 12 (ES module) and apps on NestJS 11 (ES module and CommonJS), each running a workflow.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { transform } from '@swc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileConsumer, fixture } from './support/consumer-build.js';
 import { codeBlocks, docSamples, sampleFile } from './support/doc-samples.js';
 import { install, pack, repo, run, show, tsc } from './support/packed.js';
-
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+import { installFromRegistry } from './support/registry-install.js';
 
 let tmp = '';
 let tarball = '';
 let packedFiles: string[] = [];
 const consumers = { esm: '', cjs: '' };
-
-async function compile(to: 'es6' | 'commonjs'): Promise<string> {
-  const file = fixture('consumer-app.ts');
-  const output = await transform(readFileSync(file, 'utf8'), {
-    filename: file,
-    swcrc: false,
-    configFile: false,
-    module: { type: to },
-    jsc: {
-      target: 'es2022',
-      keepClassNames: true,
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-    },
-  });
-  return output.code;
-}
 
 /** A fresh app folder with the package installed (plus `extra` of this repository's modules). */
 async function app(name: string, manifest: Record<string, unknown>, extra: string[] = []): Promise<string> {
@@ -63,8 +46,8 @@ const COMPILER_OPTIONS = {
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'nest-workflows-package-'));
   ({ tarball, files: packedFiles } = await pack(tmp));
-  const mjs = await compile('es6');
-  const cjs = await compile('commonjs');
+  const mjs = await compileConsumer('es6');
+  const cjs = await compileConsumer('commonjs');
   for (const [kind, type, file, code, where] of [
     ['esm', 'module', 'app.mjs', mjs, "console.log(import.meta.resolve('@nestjs/workflows'));\n"],
     ['cjs', 'commonjs', 'app.cjs', cjs, "console.log(require.resolve('@nestjs/workflows'));\n"],
@@ -211,4 +194,43 @@ describe('Jest', () => {
     expect(result.stderr, show(result)).toMatch(/Tests: +\d+ passed, \d+ total/);
     expect(result.stderr, show(result)).not.toMatch(/failed|did not exit/);
   }, 120_000);
+});
+
+describe('installed from the npm registry with --strict-peer-deps', () => {
+  // [app, module type, NestJS range, file]: Nest 12 is ESM-only, so its app is an ES module.
+  const apps = [
+    ['nest12-esm', 'module', '^12.0.0', 'app.mjs'],
+    ['nest11-esm', 'module', '^11.0.0', 'app.mjs'],
+    ['nest11-cjs', 'commonjs', '^11.0.0', 'app.cjs'],
+  ] as const;
+  // file-type 22 (a dependency of @nestjs/common 12) declares node >=22; README says so.
+  const fileTypeWantsNode22 = Number(process.versions.node.split('.')[0]) < 22;
+
+  for (const [name, type, nest, file] of apps) {
+    it(`installs into an app on NestJS ${nest} (${type}) and runs a workflow there`, async (context) => {
+      const app = await installFromRegistry(tmp, name, type, nest, tarball);
+      if (app.offline) {
+        const message = `the registry install test needs the npm registry: npm said ${app.offline}`;
+        if (process.env.CI === 'true') throw new Error(`${message}. Failing: CI=true.`);
+        console.warn(`Skipping ${message}`);
+        context.skip();
+      }
+      expect(app.install.code, show(app.install)).toBe(0);
+      const major = nest === '^12.0.0' ? 12 : 11;
+      const { version } = JSON.parse(
+        readFileSync(join(app.dir, 'node_modules', '@nestjs', 'core', 'package.json'), 'utf8'),
+      ) as { version: string };
+      expect(version.split('.')[0]).toBe(String(major));
+      // No peer override (ERESOLVE), nothing a user must look into, but file-type's engines on Node 20.
+      const expected = major === 12 && fileTypeWantsNode22 ? [/^npm warn EBADENGINE\b/] : [];
+      const unexpected = app.warnings.filter((line) => !expected.some((pattern) => pattern.test(line)));
+      expect(unexpected, show(app.install)).toEqual([]);
+      const engines = app.warnings.flatMap((line) => /package: '([^']+)'/.exec(line)?.[1] ?? []);
+      expect(engines, show(app.install)).toEqual(expected.length > 0 ? [expect.stringMatching(/^file-type@22\./)] : []);
+      writeFileSync(join(app.dir, file), await compileConsumer(type === 'module' ? 'es6' : 'commonjs'));
+      const result = await run(process.execPath, [file], app.dir, 30_000);
+      expect(result.code, show(result)).toBe(0);
+      expect(result.stdout, show(result)).toMatch(/^OK \{"chargeId":"ch_42","approvedBy":"ops"\}$/m);
+    }, 330_000);
+  }
 });
