@@ -1,83 +1,27 @@
 import type { WorkflowReencryptOptions, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
-import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
-import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
 import { WorkflowEvents } from '../events/workflow-events.js';
-import { sameJson, toJsonValue } from '../engine/json-value.js';
 import type { WorkflowDefinition, WorkflowReference } from '../engine/workflow-context.js';
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
-import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
-import {
-  FINISHED_STATUSES,
-  UNFINISHED_STATUSES,
-  type WorkflowInstance,
-  type WorkflowStatus,
-} from '../storage/workflow-instance.js';
+import type { WorkflowSignal } from '../signals/workflow-signal.js';
+import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowInstanceDetails, WorkflowPurgeResult } from '../storage/workflow-store.js';
-import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
+import { parseDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
-import { toEpochOption } from './epoch-option.js';
+import { cancelRefused, parseCancelRequest } from './cancel-request.js';
+import { deleteFinished } from './finished-delete.js';
 import { waitForEnd } from './instance-end.js';
+import { parseListRequest, type WorkflowListOptions } from './list-request.js';
+import { parsePurgeRequest, purgeInBatches } from './purge-request.js';
+import { parseSignalRequest, type WorkflowSignalOptions } from './signal-request.js';
+import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from './start-request.js';
 import type { WorkflowHandle } from './workflow-handle.js';
-import { invalidInput } from '../errors/workflow-input-error.js';
-import { checkOptions } from '../options/known-keys.js';
-
-export interface WorkflowStartOptions {
-  /** The instance's id (idempotency key). Default: a random UUID. */
-  id?: string;
-  /** Default: the class's version, or the newest version of a name. */
-  version?: number;
-  concurrencyKey?: string;
-  rateLimitKey?: string;
-  /** Lower is claimed first. Default: the workflow's. */
-  priority?: number;
-  /** Run deadline from the start; default the workflow's `timeout`. */
-  timeout?: Duration;
-  /** Don't run before this time. */
-  startAt?: Date | number;
-  /** The application's transaction (a `pg` client inside BEGIN...): the instance commits with it. */
-  transaction?: unknown;
-}
-
-export interface WorkflowSignalOptions {
-  /** Only waits with exactly this key match. */
-  key?: string;
-  /** The sender's id: a repeated signal with the same id is stored once. */
-  id?: string;
-  transaction?: unknown;
-}
-
-export interface WorkflowListOptions {
-  status?: WorkflowStatus | WorkflowStatus[];
-  workflow?: string;
-  version?: number;
-  parentId?: string;
-  scheduleId?: string;
-  /** Only ids that start with this (compared literally). */
-  idPrefix?: string;
-  /** Only instances created at or after this time. */
-  createdFrom?: Date | number;
-  /** Only instances created before this time. */
-  createdBefore?: Date | number;
-  /**
-   * Keyset paging: start right after this instance in the order (pass the last one of the previous
-   * page, or just its `createdAt` and `id`). Deep pages cost what the first does, unlike `offset`.
-   */
-  after?: { createdAt: number; id: string };
-  /** `'asc'` (default): oldest first. `'desc'`: newest first. */
-  order?: 'asc' | 'desc';
-  /** Default 100, at most 1000. */
-  limit?: number;
-  /** Default 0. */
-  offset?: number;
-}
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -114,54 +58,14 @@ export class WorkflowClient implements OnModuleDestroy {
     input: I,
     options: WorkflowStartOptions = {},
   ): Promise<WorkflowHandle<O>> {
-    checkOptions(options, START_OPTIONS, 'start() options');
-    const definition = this.registry.resolve(workflow as WorkflowReference, options.version);
-    const id = options.id ?? randomUUID();
-    if (typeof id !== 'string' || id.trim() === '')
-      throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
-    const json = toJsonValue(input, `The input of workflow "${definition.name}"`, 'input') ?? null;
-    const now = this.options.clock.now();
-    const startAt = options.startAt === undefined ? now : toEpochOption(options.startAt, 'start', 'startAt');
-    const wakeAt = Math.max(startAt, now);
-    const timeout =
-      options.timeout === undefined
-        ? definition.timeout
-        : parsePositiveDuration(options.timeout, 'start() option "timeout"');
-    const priority = options.priority ?? definition.priority;
-    if (!Number.isInteger(priority))
-      throw invalidInput(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
-    for (const field of ['concurrencyKey', 'rateLimitKey'] as const) {
-      const value = options[field];
-      if (value !== undefined && (typeof value !== 'string' || value === ''))
-        throw invalidInput(`Invalid start() option "${field}": use a non-empty string.`);
-    }
-    const instance = {
-      id,
-      workflow: definition.name,
-      version: definition.version,
-      input: json,
-      concurrencyKey: options.concurrencyKey ?? null,
-      rateLimitKey: options.rateLimitKey ?? null,
-      priority,
-      deadline: timeout === null ? null : wakeAt + timeout,
-      timeout,
-      wakeAt,
-      now,
-      // The caller's trace (through a start span) goes with the instance to every execution.
-      traceContext: this.observer.startContext(definition.name, id),
-    };
+    const instance = parseStartRequest(input, options, {
+      resolve: (version) => this.registry.resolve(workflow as WorkflowReference, version),
+      now: () => this.options.clock.now(),
+      traceContext: (name, id) => this.observer.startContext(name, id),
+    });
     const result = await this.runtime.createInstance(instance, options.transaction);
-    if (!result.created) {
-      const existing = result.instance;
-      if (existing.workflow !== definition.name || !sameJson(existing.input, json)) {
-        throw new WorkflowAlreadyStartedError(
-          `Instance "${id}" already exists as ${existing.workflow}@${existing.version} with ${existing.workflow !== definition.name ? 'another workflow' : 'another input'}. ` +
-            'Use another id, or start it with the same workflow and input to get the existing instance.',
-          id,
-        );
-      }
-    }
-    return this.handle<O>(id);
+    if (!result.created) assertSameStart(result.instance, instance);
+    return this.handle<O>(instance.id);
   }
 
   /** A handle on an existing instance (no store call until you use it). */
@@ -182,20 +86,7 @@ export class WorkflowClient implements OnModuleDestroy {
     payload: T,
     options: WorkflowSignalOptions = {},
   ): Promise<{ id: number; woken: number; created: boolean }> {
-    const name = signalName(signal);
-    checkOptions(options, SIGNAL_OPTIONS, 'signal() options');
-    if (options.key !== undefined && typeof options.key !== 'string')
-      throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
-    if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
-      throw invalidInput(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
-    }
-    const request = {
-      name,
-      key: options.key ?? null,
-      dedupeId: options.id ?? null,
-      payload: toJsonValue(payload, `The payload of signal "${name}"`, 'payload') ?? null,
-      now: this.options.clock.now(),
-    };
+    const request = parseSignalRequest(signal, payload, options, () => this.options.clock.now());
     const result = await this.runtime.signal(request, options.transaction);
     return { id: result.id, woken: result.woken, created: result.created };
   }
@@ -250,46 +141,7 @@ export class WorkflowClient implements OnModuleDestroy {
 
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */
   async list(options: WorkflowListOptions = {}): Promise<WorkflowInstance[]> {
-    const limit = options.limit ?? 100;
-    const offset = options.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-      throw invalidInput(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
-    if (!Number.isInteger(offset) || offset < 0)
-      throw invalidInput(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
-    const status =
-      options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
-    for (const s of status ?? [])
-      if (!KNOWN_STATUSES.includes(s))
-        throw invalidInput(
-          `Invalid list() option "status": ${JSON.stringify(s)}. Use one of ${KNOWN_STATUSES.join(', ')}.`,
-        );
-    if (status && status.length === 0)
-      throw invalidInput('Invalid list() option "status": the list is empty. Leave it out for every status.');
-    if (options.idPrefix !== undefined && (typeof options.idPrefix !== 'string' || options.idPrefix === '')) {
-      throw invalidInput(
-        `Invalid list() option "idPrefix": ${JSON.stringify(options.idPrefix)}. Use a non-empty string, or leave it out.`,
-      );
-    }
-    if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') {
-      throw invalidInput(`Invalid list() option "order": ${JSON.stringify(options.order)}. Use 'asc' or 'desc'.`);
-    }
-    const after = options.after;
-    if (after !== undefined && (after === null || typeof after.id !== 'string' || !Number.isFinite(after.createdAt))) {
-      throw invalidInput(
-        'Invalid list() option "after": pass an instance of the previous page, or { createdAt: epoch ms, id: string }.',
-      );
-    }
-    const rows = await this.storage.list({
-      ...options,
-      status,
-      createdFrom:
-        options.createdFrom === undefined ? undefined : toEpochOption(options.createdFrom, 'list', 'createdFrom'),
-      createdBefore:
-        options.createdBefore === undefined ? undefined : toEpochOption(options.createdBefore, 'list', 'createdBefore'),
-      after: after === undefined ? undefined : { createdAt: after.createdAt, id: after.id },
-      limit,
-      offset,
-    });
+    const rows = await this.storage.list(parseListRequest(options));
     return rows.map(stripLease);
   }
 
@@ -298,28 +150,8 @@ export class WorkflowClient implements OnModuleDestroy {
    * child whose parent is unfinished: the parent may not have taken the child's end yet, and that
    * end is kept (from `purge()`) only through the child.
    */
-  async delete(id: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      if (await this.storage.delete(id, FINISHED_STATUSES)) return;
-      // The store refused in one statement; read why. A parent that ended since makes the child deletable.
-      const current = await this.getStatus(id);
-      if (UNFINISHED_STATUSES.includes(current.status)) {
-        throw new WorkflowInvalidStateError(
-          `Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`,
-        );
-      }
-      const parent = current.parentId === null ? null : await this.storage.get(current.parentId, { readable: true });
-      if (parent !== null && UNFINISHED_STATUSES.includes(parent.status)) {
-        throw new WorkflowInvalidStateError(
-          `Instance "${id}" is a child of instance "${parent.id}", which is ${parent.status}: the parent may still wait for this child's end, ` +
-            'which would be lost with the child. Let the parent end first (or cancel or terminate it), then delete the child.',
-        );
-      }
-      if (attempt === 3)
-        throw new WorkflowInvalidStateError(
-          `Instance "${id}" changed while it was being deleted. Read its status and try again.`,
-        );
-    }
+  delete(id: string): Promise<void> {
+    return deleteFinished(this.storage, id, () => this.getStatus(id));
   }
 
   /**
@@ -332,68 +164,13 @@ export class WorkflowClient implements OnModuleDestroy {
     statuses?: WorkflowStatus[];
     limit?: number;
   }): Promise<WorkflowPurgeResult> {
-    const now = this.options.clock.now();
-    const cutoff =
-      options.olderThan instanceof Date
-        ? options.olderThan.getTime()
-        : now - parseDuration(options.olderThan, 'purge() option "olderThan"');
-    if (!Number.isFinite(cutoff))
-      throw invalidInput('Invalid purge() option "olderThan": use a valid Date or a duration such as \'30d\'.');
-    // Nothing ended after now, but an open rate window ends later: a cutoff past now would delete it.
-    const before = Math.min(cutoff, now + 1);
-    if (options.statuses !== undefined && !Array.isArray(options.statuses)) {
-      throw invalidInput(
-        `Invalid purge() option "statuses": ${JSON.stringify(options.statuses)}. Use an array of statuses, or leave it out for every finished one.`,
-      );
-    }
-    // A misspelt status would otherwise purge nothing, silently (unfinished ones are only skipped).
-    for (const s of options.statuses ?? [])
-      if (!KNOWN_STATUSES.includes(s))
-        throw invalidInput(
-          `Invalid purge() option "statuses": ${JSON.stringify(s)}. Use ${FINISHED_STATUSES.join(', ')}.`,
-        );
-    const statuses = (options.statuses ?? [...FINISHED_STATUSES]).filter((s) => FINISHED_STATUSES.includes(s));
-    const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
-    if (statuses.length === 0) return total;
-    if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) {
-      throw invalidInput(`Invalid purge() option "limit": ${String(options.limit)}. Use a whole number, 1 or more.`);
-    }
-    const batch = options.limit ?? PURGE_BATCH;
-    for (;;) {
-      const done = await this.storage.purge({ statuses, before, limit: batch });
-      total.instances += done.instances;
-      total.signals += done.signals;
-      total.rateLimits += done.rateLimits;
-      // Until a batch finds nothing: one that skipped rows another transaction holds (PostgreSQL's
-      // SKIP LOCKED) deletes fewer than it asked for while more remain.
-      if (options.limit !== undefined || done.instances + done.signals + done.rateLimits === 0) return total;
-    }
+    return purgeInBatches(this.storage, parsePurgeRequest(options, this.options.clock.now()));
   }
 
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
-    if (reason !== undefined && typeof reason !== 'string')
-      throw invalidInput(`Invalid reason: ${String(reason)}. Use a string.`);
-    const accepted = await this.runtime.requestCancel(id, {
-      reason: reason ?? null,
-      now: this.options.clock.now(),
-      terminate,
-    });
-    if (accepted) return;
-    const current = await this.getStatus(id);
-    const what = terminate ? 'terminated' : 'cancelled';
-    if (FINISHED_STATUSES.includes(current.status))
-      throw new WorkflowInvalidStateError(`Instance "${id}" is ${current.status} and can't be ${what}.`);
-    if (current.terminateRequested || (!terminate && current.cancelRequested)) {
-      throw new WorkflowInvalidStateError(
-        `Instance "${id}" was already asked to ${terminate ? 'terminate' : 'cancel'}.`,
-      );
-    }
-    throw new WorkflowInvalidStateError(
-      `Instance "${id}" is ${current.status} and can't be ${what}` +
-        (current.status === 'compensating' && !terminate
-          ? ': it is already compensating; terminate it to stop its compensations.'
-          : '.'),
-    );
+    const request = parseCancelRequest(reason, terminate, this.options.clock.now());
+    if (await this.runtime.requestCancel(id, request)) return;
+    throw cancelRefused(await this.getStatus(id), terminate);
   }
 
   private result<O>(id: string, timeout: Duration | undefined): Promise<O> {
@@ -422,20 +199,6 @@ export class WorkflowClient implements OnModuleDestroy {
     }
   }
 }
-
-const PURGE_BATCH = 1000;
-const KNOWN_STATUSES = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
-const START_OPTIONS = [
-  'id',
-  'version',
-  'concurrencyKey',
-  'rateLimitKey',
-  'priority',
-  'timeout',
-  'startAt',
-  'transaction',
-];
-const SIGNAL_OPTIONS = ['key', 'id', 'transaction'];
 
 /** Instances as the client shows them: the lease token is the workers' secret. */
 function stripLease<T extends WorkflowInstance>(instance: T): T {

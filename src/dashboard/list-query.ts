@@ -1,4 +1,4 @@
-import type { WorkflowListOptions } from '../client/workflow-client.js';
+import type { WorkflowListOptions } from '../client/list-request.js';
 import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
 
 /** Every status, in the order the filter shows them. */

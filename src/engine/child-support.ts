@@ -9,7 +9,7 @@ import { checkOptions } from '../options/known-keys.js';
 import { parsePositiveDuration } from '../time/duration.js';
 import { sameJson, toJsonValue } from './json-value.js';
 import type { WorkflowChildHandle, WorkflowChildOptions, WorkflowReference } from './workflow-context.js';
-import type { ExecutionHost } from './execution-host.js';
+import type { OperationHost } from './execution-host.js';
 
 export { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 
@@ -57,7 +57,7 @@ export class ChildSupport {
   attempted = false;
 
   constructor(
-    private readonly host: ExecutionHost,
+    private readonly host: OperationHost,
     private readonly deps: ChildDeps,
     /** Waits, under journal name `name`, for the `CHILD_ENDED_SIGNAL` keyed by the child's id. */
     private readonly waitForEnd: (name: string, childId: string) => Promise<ChildEnded>,
@@ -74,10 +74,10 @@ export class ChildSupport {
     // Set before anything can stop this execution (a cancel seen by enter(), replay-only mode): its
     // end must then look for the child, which an execution cut short may have left unjournaled.
     this.attempted = true;
-    host.enter(name, 'child');
-    const entry = host.entry(name);
+    host.admitOperation(name, 'child');
+    const entry = host.journalEntry(name);
     if (entry?.state === 'completed') return this.handle<O>(name, entry.childId!);
-    if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
+    if (host.replayOnly) return host.suspendOperation({ wakeAt: null, wait: null });
     const parentClose = options.parentClose ?? 'cancel';
     if (!PARENT_CLOSE.includes(parentClose)) {
       throw new TypeError(
@@ -91,11 +91,11 @@ export class ChildSupport {
         ? resolved.timeout
         : parsePositiveDuration(options.timeout, `timeout of child "${name}"`);
     const json = toJsonValue(input, `The input of child "${name}"`, 'input') ?? null;
-    host.ensureRoom(name);
-    host.begin();
+    host.ensureJournalRoom(name);
+    host.operationStarted();
     try {
       await host.flush();
-      host.checkpoint();
+      host.throwIfStopped();
       const now = host.now();
       const creation = host.observe.around('child', name, 1, () =>
         this.deps.createChild({
@@ -121,11 +121,11 @@ export class ChildSupport {
         creating.delete(creation);
       }
     } finally {
-      host.leave();
+      host.operationSettled();
     }
     const at = host.now();
     host.record({ name, kind: 'child', state: 'completed', childId: id, createdAt: at, updatedAt: at });
-    host.checkpoint();
+    host.throwIfStopped();
     return this.handle<O>(name, id);
   }
 

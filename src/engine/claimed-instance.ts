@@ -45,7 +45,7 @@ export async function abandonClaimed(deps: AbandonDeps, claimed: ClaimedInstance
   const { instance, exec } = claimed;
   claimed.released = true;
   claimed.leaseUntil = -Infinity;
-  const steps = exec ? [...exec.running].map((name) => `"${name}"`) : [];
+  const steps = exec ? [...exec.runningSteps].map((name) => `"${name}"`) : [];
   deps.logger.warn(
     `Instance "${instance.id}" (${instance.workflow}@${instance.version}) was still running ` +
       `${steps.length > 0 ? `step ${steps.join(', ')}` : 'its workflow code'} when shutdownTimeout passed; its lease is released ` +

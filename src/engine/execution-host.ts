@@ -36,38 +36,32 @@ export function suspensionOf(parked: readonly Parked[]): Suspension {
 
 /**
  * What a context operation (a step, a sleep, a signal wait, a recorded value, a child) needs from
- * the execution it runs in, and nothing more. The execution implements it; the operations live in
- * files of their own and see the execution only through it.
+ * the execution it runs in, by role: what the execution is (`ExecutionState`), its journal
+ * (`ExecutionJournalAccess`), the life of its operations and its stop (`OperationControl`), and the
+ * store's transactions (`ExecutionTransactions`). The execution implements every role; each
+ * operation lives in a file of its own and names the roles it uses.
  */
-export interface ExecutionHost {
+export interface ExecutionState {
   readonly instance: WorkflowInstance;
   /** The last signal id read at the claim: this execution sees signals up to it. */
   readonly signalCursor: number;
   /** Compensating or cancelled: nothing new runs, every operation the journal lacks parks forever. */
   readonly replayOnly: boolean;
-  /** Aborted when the execution is interrupted; steps see it as `ctx.signal`. */
-  readonly abortSignal: AbortSignal;
   /** The workflow's default step retry. */
-  readonly retry: RetryPolicy;
-  /** The steps running now, by name: a step adds itself while its function runs. */
-  readonly running: Set<string>;
+  readonly defaultRetry: RetryPolicy;
   /** Telemetry for this execution (spans around attempts and child starts, signal latency). */
   readonly observe: ExecutionObserver;
   /** The engine clock's time. */
   now(): number;
   emit(body: WorkflowEventBody): void;
+}
 
-  /**
-   * Every operation starts here: stops the execution if it must stop, and checks that the name is
-   * new in this execution and, if the journal has it, of the same kind (`engine`: a `$` name).
-   */
-  enter(name: string, kind: WorkflowJournalKind, engine?: boolean): void;
+/** The execution's journal, as its operations read and extend it. */
+export interface ExecutionJournalAccess {
   /** The journal entry recorded under `name`, if any. */
-  entry(name: string): WorkflowJournalEntry | undefined;
-  /** Throws the interrupt the execution is under, if any (and stops it at the run deadline). */
-  checkpoint(): void;
+  journalEntry(name: string): WorkflowJournalEntry | undefined;
   /** Stops the execution (journal-limit) if a new entry named `name` could not be recorded. */
-  ensureRoom(name: string): void;
+  ensureJournalRoom(name: string): void;
   /** Records an entry, written with the next write. */
   record(entry: WorkflowJournalEntry): void;
   /** Writes what was recorded before a new side effect, so a crash never loses a result it depends on. */
@@ -79,19 +73,43 @@ export interface ExecutionHost {
    * wait or a child, which the next one records first; one cut short did not, so the step the new
    * one reaches first without an entry is the one that was running: it runs as its second attempt.
    */
-  rerun(): boolean;
-  /** Parks the operation; the returned promise never settles. */
-  park(parked: Parked): Promise<never>;
+  isRerun(): boolean;
+  /**
+   * Encodes `entry` with the configured codec ahead of its write, so a value the codec refuses fails
+   * the step that returned it; `null` when no codec is configured.
+   */
+  encodeAhead(entry: WorkflowJournalEntry): Promise<void> | null;
+  /** An entry a committed transaction wrote: the execution knows it, and doesn't write it again. */
+  recordCommitted(entry: WorkflowJournalEntry): void;
+}
 
-  /** An operation starts running: the execution can't be stalled while one runs. */
-  begin(): void;
-  /** It finished: the execution may now be stalled on parked ones, or free to stop. */
-  leave(): void;
+/** The life of the execution's operations, and its stop. */
+export interface OperationControl {
+  /** Aborted when the execution is interrupted; steps see it as `ctx.signal`. */
+  readonly abortSignal: AbortSignal;
+  /** The steps running now, by name: a step adds itself while its function runs. */
+  readonly runningSteps: Set<string>;
+  /**
+   * Every operation starts here: stops the execution if it must stop, and checks that the name is
+   * new in this execution and, if the journal has it, of the same kind (`engine`: a `$` name).
+   */
+  admitOperation(name: string, kind: WorkflowJournalKind, engine?: boolean): void;
+  /** Throws the interrupt the execution is under, if any (and stops it at the run deadline). */
+  throwIfStopped(): void;
+  /** Parks the operation until the execution suspends; the returned promise never settles. */
+  suspendOperation(parked: Parked): Promise<never>;
+  /** An operation starts running: the execution can't be suspended or stopped while one runs. */
+  operationStarted(): void;
+  /** It settled: the execution may now be suspended on parked ones, or stop. */
+  operationSettled(): void;
   /** Why the execution is being stopped, or `null`. */
-  interruption(): WorkflowInterrupt['reason'] | null;
+  stopReason(): WorkflowInterrupt['reason'] | null;
   /** Whether it was stopped without waiting for what runs (terminate, a lost lease, a store failure). */
-  endedAtOnce(): boolean;
+  stoppedAtOnce(): boolean;
+}
 
+/** `ctx.transaction()`'s way to the store. */
+export interface ExecutionTransactions {
   /** `null` when the store runs `ctx.transaction()`; else the store's name, for the error. */
   transactionsUnsupported(): string | null;
   /**
@@ -100,15 +118,14 @@ export interface ExecutionHost {
    * entry in that transaction under the lease. Resolves to what `body` resolved to, once committed.
    * A lost lease (nothing committed) ends the execution and throws its `WorkflowInterrupt`.
    */
-  transact<T>(
+  runTransaction<T>(
     body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>,
     timeout: number | null,
   ): Promise<T>;
-  /**
-   * Encodes `entry` with the configured codec ahead of its write, so a value the codec refuses fails
-   * the step that returned it; `null` when no codec is configured.
-   */
-  prepare(entry: WorkflowJournalEntry): Promise<void> | null;
-  /** An entry a committed transaction wrote: the execution knows it, and doesn't write it again. */
-  written(entry: WorkflowJournalEntry): void;
 }
+
+/** What an operation sees: every role but the transactions, which only `ctx.transaction()` uses. */
+export type OperationHost = ExecutionState & ExecutionJournalAccess & OperationControl;
+
+/** Every role: what the context and `ctx.transaction()` see. */
+export type ExecutionHost = OperationHost & ExecutionTransactions;

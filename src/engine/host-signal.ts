@@ -1,9 +1,9 @@
-import type { ExecutionHost } from './execution-host.js';
+import type { OperationControl } from './execution-host.js';
 
 /** Where an object keeps the host its `signal` reads: a non-enumerable symbol, which spreads, keys and JSON leave out. */
 const HOST = Symbol('@nestjs/workflows:signal-host');
 
-type SignalHost = Pick<ExecutionHost, 'abortSignal'>;
+type SignalHost = Pick<OperationControl, 'abortSignal'>;
 
 /** The one getter of every `ctx.signal` and step `run.signal`: its host's signal, made when first read. */
 function hostSignal(this: { [HOST]: SignalHost }): AbortSignal {

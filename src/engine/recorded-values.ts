@@ -1,4 +1,4 @@
-import type { ExecutionHost } from './execution-host.js';
+import type { OperationHost } from './execution-host.js';
 
 /**
  * `ctx.now()`, `ctx.random()` and `ctx.uuid()`: made once and journaled (as `$now:1`, `$random:2`...
@@ -7,14 +7,14 @@ import type { ExecutionHost } from './execution-host.js';
 export class RecordedValues {
   private counter = 0;
 
-  constructor(private readonly host: ExecutionHost) {}
+  constructor(private readonly host: OperationHost) {}
 
   /** The value journaled for this call, or `make()`'s, recorded. */
   value(kind: 'now' | 'random' | 'uuid', make: () => unknown): unknown {
     const { host } = this;
     const name = `$${kind}:${++this.counter}`;
-    host.enter(name, 'value', true);
-    const entry = host.entry(name);
+    host.admitOperation(name, 'value', true);
+    const entry = host.journalEntry(name);
     if (entry) return entry.value;
     const at = host.now();
     const value = make();

@@ -5,7 +5,7 @@ import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowSignalQuery, WorkflowSignalRecord } from '../storage/workflow-store.js';
 import { parseDuration } from '../time/duration.js';
 import type { Duration } from '../time/duration.js';
-import type { ExecutionHost } from './execution-host.js';
+import type { OperationHost } from './execution-host.js';
 
 /**
  * `ctx.waitForSignal()` for one execution (and how a child's result is awaited: an engine signal
@@ -22,7 +22,7 @@ export class SignalWaits {
   private choosing: Map<string, Promise<void>> | null = null; // made at the first read
 
   constructor(
-    private readonly host: ExecutionHost,
+    private readonly host: OperationHost,
     private readonly read: (query: WorkflowSignalQuery) => Promise<WorkflowSignalRecord[]>,
   ) {}
 
@@ -35,14 +35,14 @@ export class SignalWaits {
     engine: boolean,
   ): Promise<T> {
     const { host } = this;
-    host.enter(name, 'signal', engine);
-    const entry = host.entry(name);
+    host.admitOperation(name, 'signal', engine);
+    const entry = host.journalEntry(name);
     if (entry?.state === 'completed') {
       this.take(signal, key, entry.signalId ?? 0);
       return plainCopy(entry.value) as T;
     }
     if (entry?.state === 'failed') throw deserializeError(entry.error!);
-    if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
+    if (host.replayOnly) return host.suspendOperation({ wakeAt: null, wait: null });
     const now = host.now();
     const wakeAt = entry
       ? (entry.wakeAt ?? null)
@@ -57,7 +57,7 @@ export class SignalWaits {
     let chosen!: () => void;
     const turn = new Promise<void>((resolve) => (chosen = resolve));
     choosing.set(k, turn);
-    host.begin();
+    host.operationStarted();
     let found;
     try {
       const records = await this.read({ name: signal, key, afterId, upToId: host.signalCursor });
@@ -72,9 +72,9 @@ export class SignalWaits {
     } finally {
       if (choosing.get(k) === turn) choosing.delete(k);
       chosen();
-      host.leave();
+      host.operationSettled();
     }
-    host.checkpoint();
+    host.throwIfStopped();
     if (found) {
       const at = host.now();
       // The engine's own waits (a child's end) are no signal the application sent: telemetry reports
@@ -113,7 +113,7 @@ export class SignalWaits {
     }
     if (!entry)
       host.record({ name, kind: 'signal', state: 'waiting', signal: wait, wakeAt, createdAt: now, updatedAt: now });
-    return host.park({ wakeAt, wait });
+    return host.suspendOperation({ wakeAt, wait });
   }
 
   private take(name: string, key: string | null, id: number): void {

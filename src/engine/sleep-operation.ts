@@ -1,17 +1,17 @@
-import type { ExecutionHost } from './execution-host.js';
+import type { OperationHost } from './execution-host.js';
 
 /**
  * `ctx.sleep()` / `ctx.sleepUntil()`: journals the wake-up time the first time it is reached (so a
  * replay never recomputes it) and parks until then; completes once the clock has passed it.
  * `target` is only called the first time.
  */
-export async function sleepUntil(host: ExecutionHost, name: string, target: () => number): Promise<void> {
-  host.enter(name, 'sleep');
-  const entry = host.entry(name);
+export async function sleepUntil(host: OperationHost, name: string, target: () => number): Promise<void> {
+  host.admitOperation(name, 'sleep');
+  const entry = host.journalEntry(name);
   if (entry?.state === 'completed') return;
   const now = host.now();
   const wakeAt = entry?.wakeAt ?? target();
-  if (host.replayOnly) return host.park({ wakeAt: null, wait: null });
+  if (host.replayOnly) return host.suspendOperation({ wakeAt: null, wait: null });
   if (wakeAt <= now) {
     host.record({
       name,
@@ -24,7 +24,7 @@ export async function sleepUntil(host: ExecutionHost, name: string, target: () =
     return;
   }
   if (!entry) host.record({ name, kind: 'sleep', state: 'waiting', wakeAt, createdAt: now, updatedAt: now });
-  return host.park({ wakeAt, wait: null });
+  return host.suspendOperation({ wakeAt, wait: null });
 }
 
 /**

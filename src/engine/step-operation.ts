@@ -6,7 +6,7 @@ import { plainCopy } from '../storage/plain-copy.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { parsePositiveDuration } from '../time/duration.js';
 import { attemptWithin } from './attempt-timeout.js';
-import type { ExecutionHost } from './execution-host.js';
+import type { OperationHost } from './execution-host.js';
 import { withHostSignal } from './host-signal.js';
 import { toJsonValue } from './json-value.js';
 import { resolveRetry, type RetryPolicy } from './retry-policy.js';
@@ -43,7 +43,7 @@ export type PerformAttempt = (
  * while attempts remain. Registers the step's compensation in `compensations` either way.
  */
 export function runStep<T>(
-  host: ExecutionHost,
+  host: OperationHost,
   compensations: Map<string, Compensation>,
   name: string,
   fn: StepFn<T>,
@@ -56,7 +56,7 @@ export function runStep<T>(
 
 /** One attempt of `ctx.step()`: the function's result, checked as JSON. */
 async function stepAttempt<T>(
-  host: ExecutionHost,
+  host: OperationHost,
   name: string,
   fn: StepFn<T>,
   attempt: number,
@@ -75,7 +75,7 @@ class StepFinish implements AttemptFinish {
   policy: RetryPolicy;
 
   constructor(
-    private readonly host: ExecutionHost,
+    private readonly host: OperationHost,
     private readonly name: string,
     private readonly previous: WorkflowJournalEntry | undefined,
     private readonly attempt: number,
@@ -112,7 +112,7 @@ class StepFinish implements AttemptFinish {
    */
   complete(value: unknown): WorkflowJournalEntry | Promise<WorkflowJournalEntry> {
     const entry = this.entry(value);
-    const encoding = this.host.prepare(entry);
+    const encoding = this.host.encodeAhead(entry);
     if (encoding === null) return entry;
     this.policy = { ...this.retry, attempts: this.attempt };
     return encoding.then(
@@ -137,16 +137,18 @@ const STEP_OPTIONS = ['retry', 'timeout', 'compensate', 'compensateRetry', 'comp
 
 /** A step whose attempts `perform` runs (`ctx.step()`, `ctx.transaction()`): replay, retries, compensation. */
 export async function runStepWith<T>(
-  host: ExecutionHost,
+  host: OperationHost,
   compensations: Map<string, Compensation>,
   name: string,
   options: WorkflowStepOptions<T>,
   perform: PerformAttempt,
 ): Promise<T> {
   checkOptions(options, STEP_OPTIONS, `options of step "${name}"`);
-  host.enter(name, 'step');
+  host.admitOperation(name, 'step');
   const retry =
-    options.retry === undefined ? host.retry : resolveRetry(options.retry, `retry of step "${name}"`, host.retry);
+    options.retry === undefined
+      ? host.defaultRetry
+      : resolveRetry(options.retry, `retry of step "${name}"`, host.defaultRetry);
   const timeout =
     options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of step "${name}"`);
   // Checked with or without `compensate`: a bad value is an error wherever it is written.
@@ -158,33 +160,33 @@ export async function runStepWith<T>(
     const compensateRetry =
       options.compensateRetry === undefined
         ? retry
-        : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, host.retry);
+        : resolveRetry(options.compensateRetry, `compensateRetry of step "${name}"`, host.defaultRetry);
     compensations.set(name, {
       fn: options.compensate as Compensation['fn'],
       retry: compensateRetry,
       timeout: compensateTimeout,
     });
   }
-  const entry = host.entry(name);
+  const entry = host.journalEntry(name);
   // The code gets a copy of the journaled value, on replay as on the first run: what it changes in
   // place must not change the entry (written later, or again with a saga's flag).
   if (entry?.state === 'completed') return plainCopy(entry.value) as T;
   if (entry?.state === 'failed') throw deserializeError(entry.error!);
   const now = host.now();
   if (host.replayOnly || (entry?.state === 'waiting' && entry.wakeAt != null && entry.wakeAt > now)) {
-    return host.park({ wakeAt: host.replayOnly ? null : entry!.wakeAt!, wait: null });
+    return host.suspendOperation({ wakeAt: host.replayOnly ? null : entry!.wakeAt!, wait: null });
   }
-  host.ensureRoom(name);
-  // A crash mid-step counts: reached first by a re-run (see `rerun()`), a step with no entry was running.
-  const attempt = entry ? (entry.attempts ?? 0) + 1 : host.rerun() ? 2 : 1;
-  host.begin();
+  host.ensureJournalRoom(name);
+  // A crash mid-step counts: reached first by a re-run (see `isRerun()`), a step with no entry was running.
+  const attempt = entry ? (entry.attempts ?? 0) + 1 : host.isRerun() ? 2 : 1;
+  host.operationStarted();
   let outcome: AttemptOutcome;
   let completed: WorkflowJournalEntry | null = null;
   const finish = new StepFinish(host, name, entry, attempt, retry);
   try {
     await host.flush();
-    host.checkpoint();
-    host.running.add(name);
+    host.throwIfStopped();
+    host.runningSteps.add(name);
     outcome = await host.observe.around('step', name, attempt, () => perform(attempt, timeout, finish));
     if (!outcome.written) {
       const done = finish.complete(outcome.value);
@@ -192,25 +194,25 @@ export async function runStepWith<T>(
     }
   } catch (error) {
     if (isWorkflowInterrupt(error)) throw error;
-    const reason = host.interruption();
+    const reason = host.stopReason();
     if (reason !== null) throw new WorkflowInterrupt(reason);
     return stepFailed(host, name, entry, attempt, finish.policy, error);
   } finally {
-    host.running.delete(name);
-    host.leave();
+    host.runningSteps.delete(name);
+    host.operationSettled();
   }
-  if (outcome.written) host.written(outcome.written);
+  if (outcome.written) host.recordCommitted(outcome.written);
   // Terminate and a lost lease end the execution without waiting for the step: its final write
   // may already be gone, so a result that comes after is neither recorded nor reported.
-  if (host.endedAtOnce()) throw new WorkflowInterrupt(host.interruption()!);
+  if (host.stoppedAtOnce()) throw new WorkflowInterrupt(host.stopReason()!);
   if (completed !== null) host.record(completed);
   host.emit({ type: 'step-completed', step: name, attempt });
-  host.checkpoint();
+  host.throwIfStopped();
   return plainCopy(outcome.value) as T;
 }
 
 function stepFailed(
-  host: ExecutionHost,
+  host: OperationHost,
   name: string,
   entry: WorkflowJournalEntry | undefined,
   attempt: number,
@@ -221,7 +223,7 @@ function stepFailed(
   host.record(failed);
   if (failed.state === 'waiting') {
     host.emit({ type: 'step-retrying', step: name, attempt, error: failed.error, retryAt: failed.wakeAt! });
-    return host.park({ wakeAt: failed.wakeAt!, wait: null });
+    return host.suspendOperation({ wakeAt: failed.wakeAt!, wait: null });
   }
   host.emit({ type: 'step-failed', step: name, attempt, error: failed.error });
   throw deserializeError(failed.error);
@@ -232,7 +234,7 @@ function stepFailed(
  * what the function returns or throws, as it does (the callers await it): no promise of its own.
  */
 export function runAttempt<T>(
-  host: ExecutionHost,
+  host: OperationHost,
   name: string,
   fn: StepFn<T>,
   attempt: number,

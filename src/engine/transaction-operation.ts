@@ -34,14 +34,14 @@ export function runTransaction<T, Tx>(
   return runStepWith<T>(host, compensations, name, options, async (attempt, timeout, finish) => {
     for (let conflicts = 0; ; conflicts++) {
       try {
-        return await host.transact(async (handle, write) => {
+        return await host.runTransaction(async (handle, write) => {
           const value = finish.json(await runAttempt(host, name, (run) => fn(handle as Tx, run), attempt, timeout));
           const entry = finish.entry(value);
           await write(entry);
           return { value, written: entry };
         }, timeout);
       } catch (error) {
-        if (conflicts >= CONFLICT_RETRIES || !isTransactionConflict(error) || host.interruption() !== null) throw error;
+        if (conflicts >= CONFLICT_RETRIES || !isTransactionConflict(error) || host.stopReason() !== null) throw error;
       }
     }
   });

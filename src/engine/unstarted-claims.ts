@@ -10,7 +10,7 @@ const NOTHING_JOURNALED: readonly WorkflowJournalEntry[] = [];
  * The claims of this process whose executions have not started (the claim's answer is on its way,
  * the instance waits for a slot, its journal is being read), and the cancels and terminates
  * accepted here meanwhile. Once an execution runs, a cancel accepted in this process reaches it at
- * once (`WorkflowEngine.noticeCancel()`); before, there is no execution to tell, and the flags the
+ * once (`InstanceClaims.noticeCancel()`); before, there is no execution to tell, and the flags the
  * claim read may predate the cancel (it committed after the claim's lock was released): lost, the
  * notice would leave the execution to run steps until its first heartbeat. So a notice is counted
  * on the claim (`ClaimedInstance.noticed`), and the execution reads the flags again before its

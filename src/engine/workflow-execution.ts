@@ -64,8 +64,8 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   private readonly compensations = new Map<string, Compensation>();
   private readonly parked: Parked[] = [];
   /** The steps running now, by name (what a shutdown that times out reports). */
-  readonly running = new Set<string>();
-  /** Whether this execution recorded anything yet (see `rerun()` in ExecutionHost). */
+  readonly runningSteps = new Set<string>();
+  /** Whether this execution recorded anything yet (see `isRerun()` in ExecutionJournalAccess). */
   private recorded = false;
   private readonly children: ChildSupport;
   private active = 0;
@@ -234,20 +234,20 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
             this.stop.stopped(),
           ]);
         } finally {
-          this.leave();
+          this.operationSettled();
         }
       },
     });
   }
 
-  // ---- what the operations see (ExecutionHost: see there for each member) ----
+  // ---- what the operations see (the roles in execution-host.ts: see there for each member) ----
 
   /** A getter: the signal is made only when a step or the workflow reads it (see ExecutionStop). */
   get abortSignal(): AbortSignal {
     return this.stop.signal;
   }
 
-  get retry(): RetryPolicy {
+  get defaultRetry(): RetryPolicy {
     return this.deps.retry;
   }
 
@@ -264,23 +264,23 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     this.deps.emit(body);
   }
 
-  entry(name: string): WorkflowJournalEntry | undefined {
+  journalEntry(name: string): WorkflowJournalEntry | undefined {
     return this.journal.get(name);
   }
 
-  rerun(): boolean {
+  isRerun(): boolean {
     return this.instance.runs > 1 && !this.recorded;
   }
 
-  begin(): void {
+  operationStarted(): void {
     this.active++;
   }
 
-  interruption(): WorkflowInterrupt['reason'] | null {
+  stopReason(): WorkflowInterrupt['reason'] | null {
     return this.stop.reason;
   }
 
-  endedAtOnce(): boolean {
+  stoppedAtOnce(): boolean {
     return this.stop.atOnce;
   }
 
@@ -288,7 +288,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     return this.deps.storage.runsTransactions ? null : this.deps.storage.storeName;
   }
 
-  async transact<T>(
+  async runTransaction<T>(
     body: (handle: unknown, write: (entry: WorkflowJournalEntry) => Promise<void>) => Promise<T>,
     timeout: number | null,
   ): Promise<T> {
@@ -301,11 +301,11 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     return outcome.value;
   }
 
-  prepare(entry: WorkflowJournalEntry): Promise<void> | null {
+  encodeAhead(entry: WorkflowJournalEntry): Promise<void> | null {
     return this.deps.storage.prepareEntry(entry);
   }
 
-  written(entry: WorkflowJournalEntry): void {
+  recordCommitted(entry: WorkflowJournalEntry): void {
     this.journal.written(entry);
   }
 
@@ -331,16 +331,16 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     this.interrupt('store-error');
   }
 
-  enter(name: string, kind: WorkflowJournalKind, engine = false): void {
+  admitOperation(name: string, kind: WorkflowJournalKind, engine = false): void {
     assertOperationName(name, engine);
-    this.checkpoint(name);
+    this.throwIfStopped(name);
     if (this.visited.has(name)) throw this.fail(reusedNameError(this.instance, name));
     this.visited.add(name);
     const existing = this.journal.get(name);
     if (existing && existing.kind !== kind) throw this.fail(changedKindError(this.instance, name, existing.kind, kind));
   }
 
-  checkpoint(name?: string): void {
+  throwIfStopped(name?: string): void {
     // Called by a compensation function, a ctx operation would wait for a run that already ended.
     assertOutsideCompensation(this, this.instance, name);
     // A branch still going after the run ended (the loser of a Promise.race, code after a suspension)
@@ -360,7 +360,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
    * Called before a side effect (a step, a child), which would otherwise run and then be neither
    * recorded nor compensated.
    */
-  ensureRoom(name: string): void {
+  ensureJournalRoom(name: string): void {
     if (this.journal.hasRoom(name, (event) => this.journalLimit(event))) return;
     this.stop.reason ??= 'journal-limit';
     throw new WorkflowInterrupt('journal-limit');
@@ -398,7 +398,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     if (!this.closed && this.settle !== null && this.journal.pending) void this.write({});
   }
 
-  park(parked: Parked): Promise<never> {
+  suspendOperation(parked: Parked): Promise<never> {
     this.parked.push(parked);
     this.checkStalled();
     return new Promise<never>(() => undefined);
@@ -430,7 +430,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
     settle(end);
   }
 
-  leave(): void {
+  operationSettled(): void {
     this.active--;
     if (this.active > 0) return;
     if (this.stop.reason !== null) this.end({ kind: 'interrupted', reason: this.stop.reason });

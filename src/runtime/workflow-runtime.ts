@@ -100,21 +100,21 @@ export class WorkflowRuntime {
       shutdownTimeout: worker.shutdownTimeout,
       clock,
       claim: async (lease, now, limit, ids) => {
-        const claimed = await engine.claim(lease, now, limit, ids);
+        const claimed = await engine.claims.claim(lease, now, limit, ids);
         outage.recovered();
         // Idle (a claim of everything found nothing): rarely, one read for instances no process claims.
         if (claimed.length === 0 && ids === undefined) await undeclared?.idle(now);
         return claimed;
       },
       idOf: (claimed) => claimed.instance.id,
-      renew: (claimed, until) => engine.renew(claimed, until),
+      renew: (claimed, until) => engine.claims.renew(claimed, until),
       execute: (claimed, shutdown, ending) => {
         claimed.ending = ending;
         return engine.execute(claimed, shutdown);
       },
       onError: (error, stage) => outage.failed(error, stage === 'claim' ? 'claiming instances' : 'renewing a lease'),
       abandon: async (items) => {
-        await Promise.all(items.map((claimed) => engine.abandon(claimed)));
+        await Promise.all(items.map((claimed) => engine.claims.abandon(claimed)));
       },
     });
     this.stops.push(options.wakeUps.subscribe((id) => this.wake(id)));
@@ -148,7 +148,7 @@ export class WorkflowRuntime {
       const listener = (id?: string, kind?: WorkflowWakeUpKind) => {
         // A request the store could not name (MySQL's counter) concerns only the claims out here: no wake-up.
         if (kind === 'cancel')
-          return id === undefined ? this.options.engine.heardOfSomeCancel() : this.heardOfCancel(id);
+          return id === undefined ? this.options.engine.claims.heardOfSomeCancel() : this.heardOfCancel(id);
         wakeUps.kick(id);
       };
       const stopListening = await storage.listen(listener, {
@@ -244,10 +244,10 @@ export class WorkflowRuntime {
 
   /**
    * While an execution of `id` runs in this process under its lease: resolves once it no longer
-   * stands for the instance here (see `WorkflowEngine.whileRunningHere()`); `null` when none does.
+   * stands for the instance here (see `InstanceClaims.whileRunningHere()`); `null` when none does.
    */
   whileRunningHere(id: string): Promise<void> | null {
-    return this.options.engine.whileRunningHere(id);
+    return this.options.engine.claims.whileRunningHere(id);
   }
 
   /**
@@ -257,7 +257,7 @@ export class WorkflowRuntime {
    * after any wake-up (the request made a suspended instance due).
    */
   private heardOfCancel(id: string): void {
-    this.options.engine.heardOfCancel(id);
+    this.options.engine.claims.heardOfCancel(id);
     this.loop.renewNow(id);
     this.options.wakeUps.kick();
   }
@@ -275,6 +275,6 @@ export class WorkflowRuntime {
 
   /** A cancel or terminate accepted in this process: an execution running here stops now. */
   noticeCancel(id: string, terminate: boolean): void {
-    this.options.engine.noticeCancel(id, terminate);
+    this.options.engine.claims.noticeCancel(id, terminate);
   }
 }

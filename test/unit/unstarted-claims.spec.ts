@@ -28,7 +28,7 @@ function setup() {
   /** Starts `id` and claims it, as the loop claims ahead: leased, not executing. */
   const claimAhead = async (id: string) => {
     await storage.create({ id, workflow: 'charge', version: 1, input: null, deadline: null, now: clock.now() });
-    const [claimed] = await engine.claim(
+    const [claimed] = await engine.claims.claim(
       { owner: 'w', token: `token-${id}`, leaseUntil: clock.now() + LEASE },
       clock.now(),
       1,
@@ -48,7 +48,7 @@ describe('an instance claimed ahead, waiting for a slot', () => {
       const { clock, storage, engine, ran, claimAhead } = setup();
       const claimed = await claimAhead('here');
       expect(await storage.requestCancel('here', { reason: 'stop', now: clock.now(), terminate })).toBe(true);
-      engine.noticeCancel('here', terminate);
+      engine.claims.noticeCancel('here', terminate);
       await engine.execute(claimed, new AbortController().signal);
       expect(ran).toEqual([]);
       expect(await storage.get('here')).toMatchObject({ status: 'cancelled', error: { name: error, message: 'stop' } });
@@ -58,7 +58,7 @@ describe('an instance claimed ahead, waiting for a slot', () => {
       const { clock, store, storage, engine, ran, claimAhead } = setup();
       const claimed = await claimAhead('there');
       expect(await store.requestCancel('there', { reason: 'stop', now: clock.now(), terminate })).toBe(true);
-      expect(await engine.renew(claimed, clock.now() + LEASE)).toBe(true);
+      expect(await engine.claims.renew(claimed, clock.now() + LEASE)).toBe(true);
       await engine.execute(claimed, new AbortController().signal);
       expect(ran).toEqual([]);
       expect(await storage.get('there')).toMatchObject({
