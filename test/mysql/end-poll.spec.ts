@@ -7,7 +7,7 @@ import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { lease, newInstance } from '../../src/testing/store-fixtures.js';
 import { requireMysql, useMysqlStore } from '../support/mysql.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 
 const available = await requireMysql('end poll');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,7 +7,7 @@ import { Injectable } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Workflow, systemClock, type WorkflowContext } from '../../src/index.js';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
-import { createTestApp } from '../unit/helpers.js';
+import { createTestApp } from '../support/nest-test-app.js';
 import { useMysqlStore, requireMysql } from '../support/mysql.js';
 
 const available = await requireMysql('MySqlWorkflowStore close and reuse');

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from './nest-test-app.js';
 import { createMysqlPool, dropTables } from './mysql.js';
 import { createPool, dropSchema } from './postgres.js';
 import { freshSchema, requireServer, SERVER, type SqlKind } from './sql-target.js';

@@ -11,7 +11,7 @@ import {
   type WorkflowReopen,
   type WorkflowStore,
 } from '../../src/index.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from './nest-test-app.js';
 
 /** A signal of another topic: purge never removes the newest signal, so the tests send one after the child's end. */
 export const other = new WorkflowSignal<string>('race.other');

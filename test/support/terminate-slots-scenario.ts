@@ -6,7 +6,7 @@
 // it go, while a second drain() (another worker, as far as the store can tell) claims again.
 import { expect, it } from 'vitest';
 import { Workflow, type WorkflowContext, type WorkflowStore } from '../../src/index.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from './nest-test-app.js';
 
 type Mode = 'block' | 'sleep' | 'quick';
 

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext, type WorkflowDefinition } from '../../src/index.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 import { installOpenTelemetry } from './otel-setup.js';
 
 const otel = installOpenTelemetry();

@@ -19,7 +19,7 @@ import {
   type WorkflowContext,
   type WorkflowDefinition,
 } from '../../src/index.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 import { installOpenTelemetry } from './otel-setup.js';
 
 const otel = installOpenTelemetry();

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Workflow, type WorkflowContext, type WorkflowDefinition } from '../../src/index.js';
 import { loadOpenTelemetry } from '../../src/telemetry/load-open-telemetry.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 
 vi.mock('@opentelemetry/api', () => {
   throw new Error("Cannot find package '@opentelemetry/api'");

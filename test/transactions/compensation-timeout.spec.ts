@@ -6,7 +6,7 @@ import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NonRetryableError, Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 
 const available = await requirePostgres('compensateTimeout on PostgreSQL');

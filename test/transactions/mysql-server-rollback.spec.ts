@@ -7,7 +7,7 @@ import { Injectable } from '@nestjs/common';
 import type mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 import { createMysqlPool, requireMysql, useMysqlStore } from '../support/mysql.js';
 import { createDeadlockTables, deadlock, type DeadlockTables } from '../support/mysql-deadlock.js';
 

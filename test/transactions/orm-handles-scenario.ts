@@ -20,7 +20,7 @@ import {
   type SqlKind,
   type SqlTarget,
 } from '../support/sql-target.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 import { kitMakers, type Kit } from './orm-handles-kits.js';
 
 /** What the scenario does differently per server. */

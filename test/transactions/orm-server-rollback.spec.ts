@@ -15,7 +15,7 @@ import { isTransactionConflict } from '../../src/engine/transaction-operation.js
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';
 import type { OrmTransactions } from '../../src/sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
-import { createTestApp } from '../unit/helpers.js';
+import { createTestApp } from '../support/nest-test-app.js';
 import { commonGroundOnly, createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
 import { createDeadlockTables, deadlock, type DeadlockTables } from '../support/mysql-deadlock.js';
 import { kitMakers, type Kit } from './orm-handles-kits.js';

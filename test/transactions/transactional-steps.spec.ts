@@ -14,7 +14,7 @@ import {
   WorkflowTimeoutError,
   type WorkflowContext,
 } from '../../src/index.js';
-import { createTestApp, type TestApp } from '../unit/helpers.js';
+import { createTestApp, type TestApp } from '../support/nest-test-app.js';
 import { requirePostgres, usePostgresStore } from '../support/postgres.js';
 import { createMysqlPool, dropTables, freshPrefix, requireMysql } from '../support/mysql.js';
 import { MySqlWorkflowStore, fromMysql2 } from '../../src/mysql/index.js';

@@ -4,18 +4,17 @@
 // requestCancel(), which nothing in this process hears of but the notification. A notice of some
 // request the store cannot name (MySQL's counter) makes a claim still out read the flags at its
 // start, and wakes no one. A store that names nothing (the in-memory one) leaves it to the heartbeat.
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   InMemoryWorkflowStore,
   Workflow,
-  WorkflowClient,
-  WorkflowsModule,
   type WorkflowContext,
   type WorkflowListenOptions,
   type WorkflowStore,
   type WorkflowWakeUpKind,
 } from '../../src/index.js';
+import { systemClock } from '../../src/time/workflow-clock.js';
+import { createEngineApp } from './support/engine-app.js';
 
 /** What each instance did, by id; the step each one holds, ended by its signal. */
 const did = new Map<string, string[]>();
@@ -85,18 +84,14 @@ describe('a cancel or terminate named by the store', () => {
   });
 
   async function app(store: WorkflowStore, pollInterval = '20ms') {
-    const module = await Test.createTestingModule({
-      imports: [
-        WorkflowsModule.forRoot({
-          store,
-          worker: { pollInterval, leaseDuration: '2h', heartbeatInterval: '1h', shutdownTimeout: '100ms' },
-        }),
-      ],
-      providers: [HoldThenCharge],
-    }).compile();
-    await module.init();
-    closes.push(() => module.close());
-    return module.get(WorkflowClient);
+    const started = await createEngineApp({
+      workflows: [HoldThenCharge],
+      store,
+      clock: systemClock,
+      worker: { pollInterval, leaseDuration: '2h', heartbeatInterval: '1h', shutdownTimeout: '100ms' },
+    });
+    closes.push(() => started.close());
+    return started.client;
   }
 
   /** Starts an instance the way another process would (created due, claimed by this worker's poll); resolves once its step holds. */

@@ -1,14 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Test, type TestingModule } from '@nestjs/testing';
 import {
   InMemoryWorkflowStore,
   Workflow,
-  WorkflowClient,
-  WorkflowsModule,
   type WorkflowClaim,
   type WorkflowClaimRequest,
   type WorkflowContext,
 } from '../../src/index.js';
+import { systemClock, type WorkflowClock } from '../../src/time/workflow-clock.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 /** Counts claims, so a test can tell a local start that ran at once from one that waited for a claim. */
 class CountingStore extends InMemoryWorkflowStore {
@@ -36,21 +35,22 @@ class Limited {
   }
 }
 
-let module: TestingModule | undefined;
+let app: EngineApp<CountingStore, WorkflowClock> | undefined;
 afterEach(async () => {
-  await module?.close();
-  module = undefined;
+  await app?.close();
+  app = undefined;
   gate = Promise.resolve();
 });
 
 async function boot(store: CountingStore, concurrency = 10) {
-  module = await Test.createTestingModule({
-    imports: [WorkflowsModule.forRoot({ store, worker: { pollInterval: '1h', concurrency } })],
-    providers: [Plain, Limited],
-  }).compile();
-  await module.init();
+  app = await createEngineApp({
+    workflows: [Plain, Limited],
+    store,
+    clock: systemClock,
+    worker: { pollInterval: '1h', concurrency },
+  });
   await new Promise((resolve) => setTimeout(resolve, 10)); // the loop's first claim
-  return module.get(WorkflowClient);
+  return app.client;
 }
 
 describe('local starts', () => {

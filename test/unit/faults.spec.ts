@@ -1,12 +1,10 @@
-import { Logger } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { InMemoryWorkflowStore, Workflow, WorkflowsModule, type WorkflowContext } from '../../src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
 import { describeStoreError, StoreOutage } from '../../src/runtime/store-outage.js';
 import type { WorkflowWrite } from '../../src/storage/workflow-store.js';
 import { systemClock } from '../../src/time/workflow-clock.js';
 import { LeasedWorker, MAX_BACKOFF } from '../../src/leased-loop/leased-worker.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 /** What Node reports for a refused connection to `localhost`: an AggregateError with an empty message. */
 function refused(): Error {
@@ -23,19 +21,10 @@ class FlakyStore extends InMemoryWorkflowStore {
   }
 }
 
-let app: TestApp | undefined;
-let warn: MockInstance;
-let error: MockInstance;
-const logged = (spy: MockInstance) => spy.mock.calls.map((call) => String(call[0]));
-
-beforeEach(() => {
-  warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  error = vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-});
+let app: EngineApp | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;
-  vi.restoreAllMocks();
   vi.useRealTimers();
 });
 
@@ -50,23 +39,23 @@ class ThreeSteps {
 describe('store errors are not lost leases', () => {
   it('logs a write that fails because the database is unreachable once per outage, with its cause, and never as a lost lease', async () => {
     const store = new FlakyStore();
-    app = await createTestApp([ThreeSteps], { store });
+    app = await createEngineApp({ workflows: [ThreeSteps], store });
     for (let i = 0; i < 3; i++) await app.client.start(ThreeSteps, i, { id: `down-${i}` });
     store.down = true;
     expect(await app.worker.drain()).toBe(3);
-    const errors = logged(error);
+    const errors = app.logged('error');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain('while executing "down-0": connect ECONNREFUSED 127.0.0.1:5432');
-    expect(error.mock.calls[0]).toHaveLength(1); // a message, no stack
-    expect(logged(warn).filter((message) => /lease/i.test(message))).toEqual([]);
+    expect(app.logs.find((entry) => entry.level === 'error')).toEqual({ level: 'error', message: errors[0] }); // a message, no stack
+    expect(app.logged('warn').filter((message) => /lease/i.test(message))).toEqual([]);
 
     // Back up: once the leases lapse, the instances run again, and the recovery is said once.
     store.down = false;
     app.clock.advance(31_000);
     await app.worker.drain();
-    expect(logged(warn).filter((message) => message.includes('answers again'))).toHaveLength(1);
+    expect(app.logged('warn').filter((message) => message.includes('answers again'))).toHaveLength(1);
     for (let i = 0; i < 3; i++) expect((await app.client.getStatus(`down-${i}`)).status).toBe('completed');
-    expect(logged(error)).toEqual([errors[0]]);
+    expect(app.logged('error')).toEqual([errors[0]]);
   });
 
   it('logs a lost lease with the worker that holds the instance now', async () => {
@@ -91,12 +80,12 @@ describe('store errors are not lost leases', () => {
         return 'done';
       }
     }
-    app = await createTestApp([Stolen], { store });
+    app = await createEngineApp({ workflows: [Stolen], store });
     await app.client.start(Stolen, null, { id: 'stolen' });
     await app.worker.drain();
-    const lost = logged(warn).filter((message) => message.includes('Lost the lease'));
+    const lost = app.logged('warn').filter((message) => message.includes('Lost the lease'));
     expect(lost).toEqual([expect.stringContaining('"stolen" (faults.stolen@1): worker "thief" holds it now')]);
-    expect(logged(error)).toEqual([]);
+    expect(app.logged('error')).toEqual([]);
   });
 });
 
@@ -134,12 +123,12 @@ describe('failed instances are logged', () => {
   }
 
   it('at warn, with id, workflow, version and error, for failed and compensation_failed', async () => {
-    app = await createTestApp([Fails, CompensationFails]);
+    app = await createEngineApp({ workflows: [Fails, CompensationFails] });
     await app.client.start(Fails, null, { id: 'f1' });
     await app.client.start(CompensationFails, null, { id: 'f2' });
     await app.worker.drain();
     expect((await app.client.getStatus('f2')).status).toBe('compensation_failed');
-    const failures = logged(warn).filter((message) => message.includes(' ended '));
+    const failures = app.logged('warn').filter((message) => message.includes(' ended '));
     expect(failures).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Instance "f1" of faults\.fails@1 ended failed: Error: card declined$/),
@@ -152,11 +141,11 @@ describe('failed instances are logged', () => {
   });
 
   it('not with logFailures: false', async () => {
-    app = await createTestApp([Fails], { logFailures: false });
+    app = await createEngineApp({ workflows: [Fails], logFailures: false });
     await app.client.start(Fails, null, { id: 'quiet' });
     await app.worker.drain();
     expect((await app.client.getStatus('quiet')).status).toBe('failed');
-    expect(logged(warn).filter((message) => message.includes(' ended '))).toEqual([]);
+    expect(app.logged('warn').filter((message) => message.includes(' ended '))).toEqual([]);
   });
 });
 
@@ -174,32 +163,21 @@ describe('startup retries', () => {
 
   it('tries the store again retryAttempts times, retryDelay apart, logging each failed attempt', async () => {
     const store = new SlowToStart(2);
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, worker: false, retryAttempts: 3, retryDelay: '20ms' })],
-    }).compile();
     const started = Date.now();
-    await module.init();
+    app = await createEngineApp({ store, worker: false, retryAttempts: 3, retryDelay: '20ms' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(35);
     expect(store.attempts).toBe(3);
-    const retries = logged(warn).filter((message) => message.startsWith('Unable to start the workflow store'));
+    const retries = app.logged('warn').filter((message) => message.startsWith('Unable to start the workflow store'));
     expect(retries).toEqual([expect.stringContaining('(attempt 1 of 4)'), expect.stringContaining('(attempt 2 of 4)')]);
     expect(retries[0]).toContain('Retrying in 20 ms');
-    await module.close();
   });
 
   it('fails startup with the store error after the last attempt', async () => {
     const store = new SlowToStart(10);
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, worker: false, retryAttempts: 1, retryDelay: 1 })],
-    }).compile();
-    await expect(module.init()).rejects.toThrow(AggregateError);
+    await expect(createEngineApp({ store, worker: false, retryAttempts: 1, retryDelay: 1 })).rejects.toThrow(
+      AggregateError,
+    );
     expect(store.attempts).toBe(2);
-    await module.close().catch(() => undefined);
-  });
-
-  it('refuses a retryAttempts that is not a whole number', async () => {
-    const compiling = Test.createTestingModule({ imports: [WorkflowsModule.forRoot({ retryAttempts: -1 })] }).compile();
-    await expect(compiling).rejects.toThrow(/option "retryAttempts": -1. Use a whole number/);
   });
 });
 

@@ -52,3 +52,24 @@ describe('the journal size warning', () => {
     expect((warnings[0] as unknown as { bytes: number }).bytes).toBeGreaterThan(200);
   });
 });
+
+describe('the journal entry limits', () => {
+  it('warns once at the warn threshold and fails with WorkflowJournalLimitError at the max, after compensating', async () => {
+    const undone: number[] = [];
+    @Workflow('journal.loop')
+    class Loop {
+      async run(ctx: WorkflowContext) {
+        for (let i = 0; ; i++) await ctx.step(`s${i}`, () => i, { compensate: () => undone.push(i) });
+      }
+    }
+    app = await createEngineApp({ workflows: [Loop], journal: { warnEntries: 3, maxEntries: 5 } });
+    const handle = await app.client.start(Loop, null);
+    await app.worker.drain();
+    const status = await handle.status({ journal: true });
+    expect(status.status).toBe('failed');
+    expect(status.error!.name).toBe('WorkflowJournalLimitError');
+    expect(status.journal!.filter((e) => e.kind === 'step')).toHaveLength(5);
+    expect(undone).toEqual([4, 3, 2, 1, 0]);
+    expect(app.events.filter((e) => e.type === 'journal-large')).toHaveLength(1);
+  });
+});

@@ -1,20 +1,11 @@
-import { Logger } from '@nestjs/common';
-import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
-let app: TestApp | undefined;
-let warn: MockInstance;
-const warnings = () => warn.mock.calls.map((call) => String(call[0]));
-
-beforeEach(() => {
-  warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-});
+let app: EngineApp | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;
-  vi.restoreAllMocks();
 });
 
 const ran: string[] = [];
@@ -50,14 +41,14 @@ describe('a worker whose lease ran out by its own clock', () => {
     'starts no %s after the stall; the next claim runs it once',
     async (what) => {
       ran.length = 0;
-      app = await createTestApp([Stalls, Kid]);
+      app = await createEngineApp({ workflows: [Stalls, Kid] });
       const handle = await app.client.start(Stalls, what, { id: `stall-${what}` });
       await app.worker.drain({ limit: 1 });
       expect(ran).toEqual(['first']);
       // The first step's result was kept (written before the check); the instance is taken over later.
       const journal = (await app.client.getStatus(handle.id, { journal: true })).journal!;
       expect(journal.map((e) => [e.name, e.state])).toEqual([['first', 'completed']]);
-      expect(warnings().some((m) => m.includes(`"stall-${what}"`))).toBe(true);
+      expect(app.logged('warn').some((m) => m.includes(`"stall-${what}"`))).toBe(true);
 
       await app.worker.drain();
       const expected = {
@@ -82,7 +73,11 @@ describe('graceful shutdown that times out', () => {
 
   it('logs what still runs (id, workflow, step) and releases its lease, due now', async () => {
     const store = new InMemoryWorkflowStore();
-    app = await createTestApp([Hangs], { store, worker: { pollInterval: '10ms', shutdownTimeout: '50ms' } });
+    app = await createEngineApp({
+      workflows: [Hangs],
+      store,
+      worker: { pollInterval: '10ms', shutdownTimeout: '50ms' },
+    });
     await app.client.start(Hangs, null, { id: 'hangs' });
     for (
       let i = 0;
@@ -91,9 +86,10 @@ describe('graceful shutdown that times out', () => {
     ) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    await app.close();
+    const closed = app;
+    await closed.close();
     app = undefined;
-    expect(warnings()).toContainEqual(
+    expect(closed.logged('warn')).toContainEqual(
       expect.stringContaining(
         'Instance "hangs" (lease.hangs@1) was still running step "stuck" when shutdownTimeout passed',
       ),
@@ -124,7 +120,8 @@ describe('graceful shutdown with more than ten executions running', () => {
     const onWarning = (warning: Error) => nodeWarnings.push(warning);
     process.on('warning', onWarning);
     try {
-      app = await createTestApp([Many], {
+      app = await createEngineApp({
+        workflows: [Many],
         store,
         worker: { pollInterval: '10ms', concurrency: 25, shutdownTimeout: '5s' },
       });
@@ -136,7 +133,8 @@ describe('graceful shutdown with more than ten executions running', () => {
         );
       for (let i = 0; i < 500 && !(await started()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await started()).toBe(true);
-      await app.close();
+      const closed = app;
+      await closed.close();
       app = undefined;
       await new Promise((resolve) => setImmediate(resolve));
       expect(nodeWarnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
@@ -146,7 +144,7 @@ describe('graceful shutdown with more than ten executions running', () => {
         // Handed back by the shutdown (not left for shutdownTimeout): the stopped step is not recorded as done.
         expect(stored!.journal!.map((e) => e.name)).toEqual(['quick']);
       }
-      expect(warnings().filter((m) => m.includes('shutdownTimeout'))).toEqual([]);
+      expect(closed.logged('warn').filter((m) => m.includes('shutdownTimeout'))).toEqual([]);
     } finally {
       process.off('warning', onWarning);
     }
@@ -195,7 +193,7 @@ describe('attempts across a crash', () => {
       attempts.length = 0;
       steal = name;
       store = new InMemoryWorkflowStore();
-      app = await createTestApp([Counted], { store });
+      app = await createEngineApp({ workflows: [Counted], store });
       const handle = await app.client.start(Counted, null, { id: `counted-${name}` });
       await app.worker.drain();
       app.clock.advance(10);
@@ -241,7 +239,7 @@ describe('many steps in parallel that read ctx.signal', () => {
     const onWarning = (warning: Error) => nodeWarnings.push(warning);
     process.on('warning', onWarning);
     try {
-      app = await createTestApp([ParallelSignal]);
+      app = await createEngineApp({ workflows: [ParallelSignal] });
       const handle = await app.client.start(ParallelSignal, null);
       await app.worker.drain();
       await expect(handle.result()).resolves.toEqual(Array.from({ length: 15 }, (_, i) => i));

@@ -1,20 +1,13 @@
-import { Logger } from '@nestjs/common';
-import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryWorkflowStore, Workflow } from '../../src/index.js';
-import { createTestApp, type TestApp } from './helpers.js';
+import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
-let app: TestApp | undefined;
-let warn: MockInstance;
-const undeclaredWarnings = () =>
-  warn.mock.calls.map((call) => String(call[0])).filter((text) => text.includes('does not declare'));
+let app: EngineApp | undefined;
+const undeclaredWarnings = () => app!.logged('warn').filter((text) => text.includes('does not declare'));
 
-beforeEach(() => {
-  warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-});
 afterEach(async () => {
   await app?.close();
   app = undefined;
-  vi.restoreAllMocks();
 });
 
 @Workflow('orphans.flow', { version: 1 })
@@ -43,14 +36,14 @@ describe('instances of a version no process declares', () => {
   it('are reported once per version, with their count, by an idle worker once they have been due past the grace period', async () => {
     const store = new InMemoryWorkflowStore();
     // A release that declares versions 1 and 2 starts instances on version 2, then is rolled back.
-    app = await createTestApp([FlowV1, FlowV2], { store });
+    app = await createEngineApp({ workflows: [FlowV1, FlowV2], store });
     const t0 = app.clock.now();
     await app.client.start('orphans.flow', 'a');
     await app.client.start('orphans.flow', 'b');
     expect((await app.client.list({ workflow: 'orphans.flow' })).map((instance) => instance.version)).toEqual([2, 2]);
     await app.close();
 
-    app = await createTestApp([FlowV1, Limited], { store });
+    app = await createEngineApp({ workflows: [FlowV1, Limited], store });
     app.clock.set(t0);
     // A declared version due as long, but held back by its concurrency limit (another worker's live lease): never reported.
     await store.create({
@@ -103,7 +96,7 @@ describe('instances of a version no process declares', () => {
 
   it('are not reported by a worker that declares their version (it runs them)', async () => {
     const store = new InMemoryWorkflowStore();
-    app = await createTestApp([FlowV1, FlowV2], { store });
+    app = await createEngineApp({ workflows: [FlowV1, FlowV2], store });
     await app.client.start('orphans.flow', 'a');
     app.clock.advance('10m');
     expect(await app.worker.drain()).toBe(1);

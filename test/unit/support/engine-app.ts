@@ -37,7 +37,7 @@ import { WorkflowWorker } from '../../../src/worker/workflow-worker.service.js';
 import { resolveWorkflowsOptions, type WorkflowsModuleOptions } from '../../../src/workflows-module-options.js';
 
 /** Where the manual clock of every app and part below starts, unless a test gives its own clock. */
-export const HARNESS_START = new Date('2026-01-01T00:00:00Z');
+const HARNESS_START = new Date('2026-01-01T00:00:00Z');
 
 /** One message the parts logged, as the engine's logger received it. */
 export interface LoggedMessage {

@@ -1,21 +1,13 @@
-import { Test } from '@nestjs/testing';
-import type { Provider } from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   InMemoryWorkflowStore,
   Workflow,
-  WorkflowClient,
-  WorkflowEvents,
-  WorkflowSchedules,
-  WorkflowsModule,
   WorkflowSignal,
-  WorkflowWorker,
   type WorkflowContext,
-  type WorkflowEvent,
   type WorkflowScheduleOptions,
 } from '../../../src/index.js';
 import { ManualWorkflowClock } from '../../../src/time/manual-workflow-clock.js';
-import { createTestApp, type TestApp } from '../helpers.js';
+import { createEngineApp, type EngineApp, type WorkflowProvider } from '../support/engine-app.js';
 
 const done = new WorkflowSignal<string>('report.done');
 
@@ -34,16 +26,16 @@ class SlowReport {
 }
 
 const T = Date.parse('2026-01-01T00:00:00Z');
-let app: TestApp | undefined;
+let app: EngineApp | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;
 });
 
-describe('schedules in a Nest application (manual clock, worker off)', () => {
+describe('schedules in an application (manual clock, worker off)', () => {
   it('a declared schedule is stored at startup; drain() starts its due occurrence and runs it; client.list({ scheduleId }) lists its runs', async () => {
-    app = await createTestApp([QuickReport]);
-    const schedules = app.module.get(WorkflowSchedules);
+    app = await createEngineApp({ workflows: [QuickReport] });
+    const { schedules } = app;
     expect(await schedules.get('quick')).toMatchObject({
       workflow: 'report.quick',
       declared: true,
@@ -80,8 +72,8 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
   });
 
   it("overlap 'skip' holds back the next occurrence while a run waits; after it ends the following one starts", async () => {
-    app = await createTestApp([SlowReport]);
-    const schedules = app.module.get(WorkflowSchedules);
+    app = await createEngineApp({ workflows: [SlowReport] });
+    const { schedules } = app;
     await schedules.upsert('slow', { workflow: SlowReport, every: '10m' });
     app.clock.advance('10m');
     await app.worker.drain();
@@ -103,8 +95,8 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
   });
 
   it("overlap 'cancel-previous' cancels the waiting run when the next occurrence starts; 'allow' lets them run side by side", async () => {
-    app = await createTestApp([SlowReport]);
-    const schedules = app.module.get(WorkflowSchedules);
+    app = await createEngineApp({ workflows: [SlowReport] });
+    const { schedules } = app;
     await schedules.upsert('cancelling', { workflow: 'report.slow', every: '10m', overlap: 'cancel-previous' });
     await schedules.upsert('allowing', { workflow: 'report.slow', every: '10m', overlap: 'allow' });
     for (let i = 0; i < 3; i++) {
@@ -118,9 +110,9 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
     expect(first.error).toMatchObject({ name: 'WorkflowCancelledError' });
   });
 
-  it('trigger() starts one now and returns its handle; pause, resume and delete through the injectable', async () => {
-    app = await createTestApp([QuickReport]);
-    const schedules = app.module.get(WorkflowSchedules);
+  it('trigger() starts one now and returns its handle; pause, resume and delete through WorkflowSchedules', async () => {
+    app = await createEngineApp({ workflows: [QuickReport] });
+    const { schedules } = app;
     const runtime = await schedules.upsert('adhoc', {
       workflow: QuickReport,
       cron: '0 12 * * *',
@@ -169,15 +161,8 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
       class Bad {
         async run() {}
       }
-      const module = await Test.createTestingModule({
-        imports: [WorkflowsModule.forRoot({ worker: false })],
-        providers: [Bad],
-      }).compile();
-      try {
-        await module.init();
-      } finally {
-        await module.close();
-      }
+      const started = await createEngineApp({ workflows: [Bad] });
+      await started.close();
     };
     await expect(boot([{ cron: '99 99 * * *' }])).rejects.toThrow(
       `@Workflow('report.bad') on Bad: schedules[0] ("report.bad"): invalid cron '99 99 * * *'`,
@@ -190,14 +175,8 @@ describe('schedules in a Nest application (manual clock, worker off)', () => {
 
 describe('reconciliation across deployments of the same store', () => {
   const clock = new ManualWorkflowClock(T);
-  async function deploy(store: InMemoryWorkflowStore, providers: Provider[]) {
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, clock, worker: false })],
-      providers,
-    }).compile();
-    await module.init();
-    return module;
-  }
+  const deploy = (store: InMemoryWorkflowStore, workflows: WorkflowProvider[]) =>
+    createEngineApp({ workflows, store, clock });
   const declare = (schedules: WorkflowScheduleOptions[]) => {
     @Workflow('billing.run', { schedules })
     class Billing {
@@ -210,13 +189,13 @@ describe('reconciliation across deployments of the same store', () => {
 
   it('adds, changes and removes declared schedules as the code says; runtime schedules and pauses stand', async () => {
     const store = new InMemoryWorkflowStore();
-    let module = await deploy(store, [
+    let deployed = await deploy(store, [
       declare([
         { id: 'daily', cron: '0 6 * * *' },
         { id: 'weekly', cron: '0 6 * * 1' },
       ]),
     ]);
-    let schedules = module.get(WorkflowSchedules);
+    let schedules = deployed.schedules;
     await schedules.upsert('manual', { workflow: 'billing.run', every: '1d' });
     await schedules.pause('weekly');
     expect((await schedules.list()).map((s) => [s.id, s.declared, s.paused])).toEqual([
@@ -224,17 +203,17 @@ describe('reconciliation across deployments of the same store', () => {
       ['manual', false, false],
       ['weekly', true, true],
     ]);
-    await module.close();
+    await deployed.close();
 
     clock.set(Date.parse('2026-01-01T03:00:00Z'));
-    module = await deploy(store, [
+    deployed = await deploy(store, [
       declare([
         { id: 'daily', cron: '0 7 * * *', input: { v: 2 } },
         { id: 'weekly', cron: '0 6 * * 1' },
         { id: 'monthly', cron: '0 6 1 * *' },
       ]),
     ]);
-    schedules = module.get(WorkflowSchedules);
+    schedules = deployed.schedules;
     expect(await schedules.get('daily')).toMatchObject({
       cron: '0 7 * * *',
       input: { v: 2 },
@@ -246,15 +225,15 @@ describe('reconciliation across deployments of the same store', () => {
       declared: true,
       nextAt: Date.parse('2026-01-01T06:00:00Z'),
     });
-    await module.close();
+    await deployed.close();
 
-    module = await deploy(store, [declare([{ id: 'daily', cron: '0 7 * * *', input: { v: 2 }, paused: true }])]);
-    schedules = module.get(WorkflowSchedules);
+    deployed = await deploy(store, [declare([{ id: 'daily', cron: '0 7 * * *', input: { v: 2 }, paused: true }])]);
+    schedules = deployed.schedules;
     expect((await schedules.list()).map((s) => [s.id, s.declared, s.paused])).toEqual([
       ['daily', true, true],
       ['manual', false, false],
     ]);
-    await module.close();
+    await deployed.close();
 
     // A declared id that a runtime schedule already uses refuses to start, saying what to do.
     await expect(deploy(store, [declare([{ id: 'manual', every: '1h' }])])).rejects.toThrow(
@@ -267,23 +246,17 @@ describe('with the background worker on', () => {
   it('starts occurrences as the manual clock moves, without drain(), and stops with the worker at shutdown', async () => {
     const clock = new ManualWorkflowClock(T);
     const store = new InMemoryWorkflowStore();
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, clock })],
-      providers: [QuickReport],
-    }).compile();
-    await module.init();
-    const events: WorkflowEvent[] = [];
-    module.get(WorkflowEvents).subscribe((e) => events.push(e));
-    const client = module.get(WorkflowClient);
+    const running = await createEngineApp({ workflows: [QuickReport], store, clock, worker: { enabled: true } });
+    const { client, events } = running;
     clock.advance('1h');
     await vi.waitFor(async () =>
       expect((await client.list({ scheduleId: 'quick', status: 'completed' })).length).toBe(1),
     );
     // Its next occurrence is an hour away, more than half a lease: handed back, not held.
     expect(await store.getSchedule('quick')).toMatchObject({ leaseToken: null, wakeAt: T + 7_200_000 });
-    await module.close();
+    await running.close();
     clock.advance('1h');
-    expect(await module.get(WorkflowWorker).drain()).toBe(0);
+    expect(await running.worker.drain()).toBe(0);
     expect((await store.list({ scheduleId: 'quick', limit: 10, offset: 0 })).length).toBe(1);
     expect(events.filter((e) => e.type === 'schedule-fired')).toHaveLength(1);
   });
@@ -297,11 +270,7 @@ describe('with the background worker on', () => {
         return 1;
       }
     }
-    const module = await Test.createTestingModule({
-      imports: [WorkflowsModule.forRoot({ store, clock, worker: { id: 'proc-a' } })],
-      providers: [Tick],
-    }).compile();
-    await module.init();
+    const running = await createEngineApp({ workflows: [Tick], store, clock, worker: { id: 'proc-a' } });
     clock.advance('5s');
     await vi.waitFor(async () =>
       expect(await store.getSchedule('tick')).toMatchObject({
@@ -315,7 +284,7 @@ describe('with the background worker on', () => {
     await vi.waitFor(async () =>
       expect(await store.list({ scheduleId: 'tick', limit: 10, offset: 0 })).toHaveLength(2),
     );
-    await module.close();
+    await running.close();
     expect(await store.getSchedule('tick')).toMatchObject({ leaseToken: null, leaseUntil: null });
   });
 });

@@ -3,7 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import { Test } from '@nestjs/testing';
 import { Workflow, WorkflowsModule, type WorkflowContext, type WorkflowOptions } from '../../src/index.js';
-import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 
 async function boot(options: Parameters<typeof WorkflowsModule.forRoot>[0], providers: unknown[] = []) {
   const module = await Test.createTestingModule({
@@ -87,16 +86,4 @@ describe('@Workflow options', () => {
       );
     });
   }
-});
-
-describe("a store's options", () => {
-  it('PostgresWorkflowStore refuses an unknown key', () => {
-    const executor = fromPg({
-      query: async () => ({ rows: [], rowCount: 0 }),
-      connect: async () => ({}) as never,
-    } as never);
-    expect(() => new PostgresWorkflowStore({ executor, schema: 'a', migrations: false } as never)).toThrow(
-      'PostgresWorkflowStore options: unknown key "migrations". Known keys: executor, schema, migrate, startupTimeout, transactions. Check its spelling.',
-    );
-  });
 });
