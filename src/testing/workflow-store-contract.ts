@@ -1,6 +1,7 @@
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { cancelAtStartContract } from './contract/cancel-at-start.contract.js';
 import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
+import { retryChildRaceContract } from './contract/retry-child-race.contract.js';
 import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
 import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
@@ -86,6 +87,7 @@ const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [
   cancelAtStartContract,
   parallelWaitsContract,
   terminateSlotsContract,
+  retryChildRaceContract,
 ];
 
 /**
