@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
-import { createMysqlPool, dropTables } from './mysql.js';
-import { createPool, dropSchema } from './postgres.js';
-import { freshSchema, requireServer, SERVER, type SqlKind } from './sql-target.js';
-import { lockWaits } from './mysql-lock-waits.js';
+import { createMysqlPool, dropTables } from '../support/mysql.js';
+import { createPool, dropSchema } from '../support/postgres.js';
+import { freshSchema, requireServer, SERVER, SQL_KINDS, type SqlKind } from '../support/sql-target.js';
+import { lockWaits } from '../support/mysql-lock-waits.js';
 import { createContractEngine, type ContractEngine } from '../../src/testing/contract/contract-engine.js';
 import {
   cancelledParentAMonthLater,
@@ -130,8 +130,7 @@ async function settledOrWaiting(work: Promise<unknown>, waiting: () => Promise<b
   }
 }
 
-/** Registers the scenario for `kind`'s test server. */
-export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
+for (const kind of SQL_KINDS) {
   const available = await requireServer(kind, 'purge() and delete() during a reopen');
   describe.runIf(available)(
     `purge() and delete() of a child while retry() reopens its parent (${SERVER[kind]})`,
