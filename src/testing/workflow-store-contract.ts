@@ -1,6 +1,8 @@
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { cancelAtStartContract } from './contract/cancel-at-start.contract.js';
 import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
+import { retryChildRaceContract } from './contract/retry-child-race.contract.js';
+import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
 import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
 import { resolveTestApi, type ContractSuite, type WorkflowContractTestApi } from './contract/contract-suite.js';
@@ -81,7 +83,12 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
  * The engine run on the store (wired without Nest, see `contract/contract-engine.ts`): races
  * between an execution and the store's answers that only a whole engine shows, one file each.
  */
-const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [cancelAtStartContract, parallelWaitsContract];
+const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [
+  cancelAtStartContract,
+  parallelWaitsContract,
+  terminateSlotsContract,
+  retryChildRaceContract,
+];
 
 /**
  * Registers test suites (vitest or Jest) that check a `WorkflowStore` against every rule of its interface:

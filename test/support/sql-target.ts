@@ -12,6 +12,9 @@ import { createPool, dropSchema, freshSchemaName, pgConnection, requirePostgres 
 
 export type SqlKind = 'postgres' | 'mysql';
 
+/** The SQL stores a test under test/sql/ runs on, each on its test server. */
+export const SQL_KINDS: readonly SqlKind[] = ['postgres', 'mysql'];
+
 /** How the scenario names the server, in test titles. */
 export const SERVER: Record<SqlKind, string> = { postgres: 'PostgreSQL', mysql: 'MariaDB' };
 

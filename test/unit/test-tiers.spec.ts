@@ -16,13 +16,7 @@ const HARNESS = 'test/unit/support/engine-app.ts';
  * Store scenarios still run through test/support's Nest apps; they move into the contract suite
  * (src/testing/contract/), and each line goes with its spec.
  */
-const ON_NEST_UNTIL_IN_CONTRACT = [
-  'test/unit/cancel-at-start.spec.ts',
-  'test/unit/encryption.spec.ts',
-  'test/unit/parallel-waits.spec.ts',
-  'test/unit/reencryption.spec.ts',
-  'test/unit/retry-child-race.spec.ts',
-];
+const ON_NEST_UNTIL_IN_CONTRACT = ['test/unit/encryption.spec.ts', 'test/unit/reencryption.spec.ts'];
 
 /** The engine's parts: built in the harness only, so a constructor that changes is adapted once. */
 const ENGINE_PARTS = new Set([

@@ -114,7 +114,8 @@ export function createContractEngine(store: WorkflowStore, options: ContractEngi
  * Call it inside the area's `describe`.
  */
 export function contractEngines(suite: ContractSuite): {
-  open(options: ContractEngineOptions): ContractEngine;
+  /** An engine on the test's store, or on `store` (a wrapper of it). */
+  open(options: ContractEngineOptions, store?: WorkflowStore): ContractEngine;
   onEnd(undo: () => unknown): void;
 } {
   const ends: Array<() => unknown> = [];
@@ -122,8 +123,8 @@ export function contractEngines(suite: ContractSuite): {
     for (const end of ends.splice(0).reverse()) await end();
   });
   return {
-    open(options) {
-      const engine = createContractEngine(suite.store, options);
+    open(options, store = suite.store) {
+      const engine = createContractEngine(store, options);
       ends.push(() => engine.close());
       return engine;
     },

@@ -10,7 +10,7 @@ import { BASE_TIME as T, claimRequest, lease, newInstance, testScope } from '../
 import type { WorkflowStore } from '../../src/storage/workflow-store.js';
 import { createMysqlPool, dropTables } from '../support/mysql.js';
 import { createPool, dropSchema } from '../support/postgres.js';
-import { freshSchema, requireServer, SERVER, type SqlKind } from '../support/sql-target.js';
+import { freshSchema, requireServer, SERVER, SQL_KINDS } from '../support/sql-target.js';
 
 /** Holds the first transaction's statement after `after` matched one, until `release()`. */
 class Gate {
@@ -49,7 +49,7 @@ class Gate {
 /** The claim's count of leases under its concurrency locks (the first statement that counts them). */
 const COUNTS_LEASES = /AS kind, workflow, concurrency_key/;
 
-for (const kind of ['postgres', 'mysql'] as SqlKind[]) {
+for (const kind of SQL_KINDS) {
   const available = await requireServer(kind, 'lapsed lease races');
   describe.skipIf(!available)(`${SERVER[kind]}: a lapsed lease's slot`, () => {
     const schema = freshSchema(kind, 'lapsedslot');

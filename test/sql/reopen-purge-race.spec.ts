@@ -9,12 +9,17 @@ import { describe, expect, it } from 'vitest';
 import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 import { fromMysql2, MySqlWorkflowStore } from '../../src/mysql/index.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
-import { createTestApp, type TestApp } from './nest-test-app.js';
-import { createMysqlPool, dropTables } from './mysql.js';
-import { createPool, dropSchema } from './postgres.js';
-import { freshSchema, requireServer, SERVER, type SqlKind } from './sql-target.js';
-import { lockWaits } from './mysql-lock-waits.js';
-import { cancelledParentAMonthLater, RaceChild, RaceParent } from './retry-child-race-scenario.js';
+import { createMysqlPool, dropTables } from '../support/mysql.js';
+import { createPool, dropSchema } from '../support/postgres.js';
+import { freshSchema, requireServer, SERVER, SQL_KINDS, type SqlKind } from '../support/sql-target.js';
+import { lockWaits } from '../support/mysql-lock-waits.js';
+import { createContractEngine, type ContractEngine } from '../../src/testing/contract/contract-engine.js';
+import {
+  cancelledParentAMonthLater,
+  childEnds,
+  RaceChild,
+  RaceParent,
+} from '../../src/testing/contract/retry-child-race.contract.js';
 
 /** The statement both stores' `reopen()` locks the row with (its conditions, `FOR UPDATE`). */
 const REOPEN_LOCK = /AND runs = (\$3|\?) AND NOT \(lease_token IS NOT NULL AND lease_until >= (\$4|\?)\) FOR UPDATE/;
@@ -125,8 +130,7 @@ async function settledOrWaiting(work: Promise<unknown>, waiting: () => Promise<b
   }
 }
 
-/** Registers the scenario for `kind`'s test server. */
-export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
+for (const kind of SQL_KINDS) {
   const available = await requireServer(kind, 'purge() and delete() during a reopen');
   describe.runIf(available)(
     `purge() and delete() of a child while retry() reopens its parent (${SERVER[kind]})`,
@@ -137,19 +141,19 @@ export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
        * runs. Resolves to how `race` ended.
        */
       async function scenario(
-        race: (app: TestApp) => Promise<unknown>,
-        then: (app: TestApp, raced: { value?: unknown; error?: unknown }) => Promise<void>,
+        race: (engine: ContractEngine) => Promise<unknown>,
+        then: (raced: { value?: unknown; error?: unknown }) => Promise<void>,
       ) {
         const target = openTarget(kind);
         await target.store.init();
-        const app = await createTestApp([RaceChild, RaceParent], { store: target.store });
+        const engine = createContractEngine(target.store, { workflows: [RaceChild, RaceParent] });
         try {
-          await cancelledParentAMonthLater(app);
+          await cancelledParentAMonthLater(engine, 'p', expect);
           const pause = target.pauseNextReopen();
-          const retried = app.client.retry('p');
+          const retried = engine.client.retry('p');
           retried.catch(() => undefined);
           await pause.reached;
-          const racing = race(app);
+          const racing = race(engine);
           racing.catch(() => undefined);
           await settledOrWaiting(racing, () => target.lockWaiting());
           pause.release();
@@ -158,40 +162,38 @@ export async function reopenPurgeRaceTests(kind: SqlKind): Promise<void> {
             (value: unknown) => ({ value }),
             (error: unknown) => ({ error }),
           );
-          await then(app, raced);
+          await then(raced);
           // The child and its end are there: the reopened parent takes the end and completes.
-          expect((await app.client.getStatus('p/c')).status).toBe('completed');
-          expect(
-            await app.store.signals({ name: '$child-ended', key: 'p/c', afterId: 0, upToId: Number.MAX_SAFE_INTEGER }),
-          ).toHaveLength(1);
-          await app.worker.drain();
-          app.clock.advance('30d');
-          await app.worker.drain();
-          expect(await app.client.getStatus('p')).toMatchObject({ status: 'completed', output: 70 });
+          expect((await engine.client.getStatus('p/c')).status).toBe('completed');
+          expect(await childEnds(target.store, 'p/c')).toBe(1);
+          await engine.drain();
+          engine.clock.advance('30d');
+          await engine.drain();
+          expect(await engine.client.getStatus('p')).toMatchObject({ status: 'completed', output: 70 });
         } finally {
-          await app.close();
+          await engine.close();
           await target.close();
         }
       }
 
       it('purge() keeps the child and its end', async () => {
         await scenario(
-          (app) => app.client.purge({ olderThan: '30d', statuses: ['completed'] }),
-          async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+          (engine) => engine.client.purge({ olderThan: '30d', statuses: ['completed'] }),
+          async (raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
         );
       });
 
       it("purge() of signals keeps the child's end", async () => {
         await scenario(
-          (app) => app.client.purge({ olderThan: '30d', statuses: ['failed'] }),
-          async (_app, raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+          (engine) => engine.client.purge({ olderThan: '30d', statuses: ['failed'] }),
+          async (raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
         );
       });
 
       it('delete() of the child refuses: its parent is reopened', async () => {
         await scenario(
-          (app) => app.client.delete('p/c'),
-          async (_app, raced) => {
+          (engine) => engine.client.delete('p/c'),
+          async (raced) => {
             expect(raced.error).toMatchObject({ name: 'WorkflowInvalidStateError' });
             expect(String(raced.error)).toMatch(/child of instance "p", which is pending/);
           },

@@ -1,3 +1,0 @@
-import { reopenPurgeRaceTests } from '../support/reopen-purge-race-sql.js';
-
-await reopenPurgeRaceTests('mysql');

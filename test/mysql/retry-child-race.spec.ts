@@ -1,3 +1,0 @@
-import { retryChildRaceSqlTests } from '../support/retry-child-race-sql.js';
-
-await retryChildRaceSqlTests('mysql');

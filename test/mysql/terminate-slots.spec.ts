@@ -1,3 +1,0 @@
-import { terminateSlotsSqlTests } from '../support/terminate-slots-sql.js';
-
-await terminateSlotsSqlTests('mysql');
