@@ -7,6 +7,7 @@ import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { PostgresCreateBatch } from './postgres-create-batch.js';
+import { PostgresDeletes } from './postgres-deletes.js';
 import { PostgresInstanceWrites } from './postgres-instance-writes.js';
 import { PostgresListener } from './postgres-listener.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
@@ -16,12 +17,12 @@ import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
 import { newInstanceParams, newInstanceRowParams } from '../sql/instance-params.js';
+import { deleteInstance, purgeStore } from '../sql/instance-deletes.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
-import { finishedOnly } from '../sql/status-lists.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { initSchema } from '../sql/store-schema.js';
@@ -81,6 +82,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private readonly creates: PostgresCreateBatch;
   private readonly writes: PostgresInstanceWrites;
   private readonly reopens: PostgresReopen;
+  private readonly deletes: PostgresDeletes;
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
@@ -105,6 +107,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);
     this.writes = new PostgresInstanceWrites(this.executor, this.schema, this.sql.channel);
     this.reopens = new PostgresReopen(this.schema, this.sql.channel);
+    this.deletes = new PostgresDeletes(this.schema);
     this.creates = new PostgresCreateBatch(
       this.executor,
       this.schema,
@@ -252,10 +255,8 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return reopenInstance(this.executor, this.reopens, id, reopen);
   }
 
-  async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
-    if (statuses.length === 0) return false;
-    const { rowCount } = await this.executor.query(this.sql.deleteInstance, [id, [...statuses]]);
-    return rowCount > 0;
+  delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
+    return deleteInstance(this.executor, this.deletes, id, statuses);
   }
 
   async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
@@ -285,16 +286,8 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return rows.map(toSignal);
   }
 
-  async purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
-    // Unfinished instances are never purged, whatever `statuses` says.
-    const statuses = finishedOnly(query.statuses);
-    const instances =
-      statuses.length === 0
-        ? 0
-        : (await this.executor.query(this.sql.purgeInstances, [statuses, query.before, query.limit])).rowCount;
-    const signals = (await this.executor.query(this.sql.purgeSignals, [query.before, query.limit])).rowCount;
-    const rateLimits = (await this.executor.query(this.sql.purgeRateWindows, [query.before, query.limit])).rowCount;
-    return { instances, signals, rateLimits };
+  purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
+    return purgeStore(this.executor, this.deletes, query);
   }
 
   async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
