@@ -6,8 +6,9 @@ import { toBoolean, toInstance, toNumber } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
+import { answerCreates, type CreateResult } from '../sql/create-batch.js';
 
-type Created = { instance: WorkflowInstance; created: boolean };
+type Created = CreateResult;
 
 /** A create with its row made (payloads as JSON text) before it joins a batch: one JSON can't carry fails alone. */
 interface PendingCreate {
@@ -22,7 +23,10 @@ interface PendingCreate {
  * others get the stored instance.
  */
 export class PostgresCreateBatch {
-  private readonly batcher = new StatementBatcher<PendingCreate, Created>((items) => this.send(items));
+  private readonly batcher = new StatementBatcher<PendingCreate, Created>({
+    send: (batch) => answerCreates(batch, (firsts) => this.insert(firsts)),
+    single: ({ init, row }) => this.single(init, row),
+  });
   private readonly sql: string;
 
   constructor(
@@ -78,36 +82,29 @@ WHERE x.id NOT IN (SELECT id FROM inserted)`;
     return this.batcher.add({ init, row: newInstanceRow(init) });
   }
 
-  private async send(batch: PendingCreate[]): Promise<Created[]> {
-    if (batch.length === 1) return [await this.single(batch[0]!.init, batch[0]!.row)];
-    // One row per id: a repeated id in the batch gets the stored instance, as a concurrent create would.
-    const first = new Map<string, NewInstanceRow>();
-    for (const { init, row } of batch) if (!first.has(init.id)) first.set(init.id, row);
-    const { rows: result } = await this.executor.query(this.sql, [JSON.stringify([...first.values()]), this.channel]);
+  /** One insert-or-ignore of the batch's ids; an id neither inserted nor found is read again. */
+  private async insert(firsts: PendingCreate[]): Promise<Map<string, Created>> {
+    const rows = new Map(firsts.map(({ init, row }) => [init.id, row]));
+    const { rows: result } = await this.executor.query(this.sql, [JSON.stringify([...rows.values()]), this.channel]);
     const found = new Map<string, Created>();
     for (const row of result) {
       const id = String(row.id);
       const created = toBoolean(row.created);
       found.set(id, {
-        instance: created ? insertedInstance(first.get(id)!, toNumber(row.signal_cursor)) : toInstance(row),
+        instance: created ? insertedInstance(rows.get(id)!, toNumber(row.signal_cursor)) : toInstance(row),
         created,
       });
     }
-    // The first call of each id gets the statement's answer; a repeat (even of the same object) sees it stored.
-    const answered = new Set<string>();
-    return Promise.all(
-      batch.map(async ({ init }) => {
-        const stored = found.get(init.id);
-        if (stored)
-          return answered.has(init.id)
-            ? { instance: stored.instance, created: false }
-            : (answered.add(init.id), stored);
-        // A concurrent create of the id committed after this statement's snapshot.
-        const instance = await this.reread(init.id);
+    // An id in neither branch: a concurrent create of it committed after this statement's snapshot.
+    const missing = [...rows.keys()].filter((id) => !found.has(id));
+    await Promise.all(
+      missing.map(async (id) => {
+        const instance = await this.reread(id);
         if (!instance)
-          throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
-        return { instance, created: false };
+          throw new Error(`PostgresWorkflowStore: instance ${JSON.stringify(id)} was neither created nor found.`);
+        found.set(id, { instance, created: false });
       }),
     );
+    return found;
   }
 }
