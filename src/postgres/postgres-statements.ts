@@ -1,6 +1,3 @@
-import { quoteIdentifier } from '../sql/schema-name.js';
-import { CANCELLABLE, UNFINISHED } from '../sql/status-lists.js';
-
 /** An instance's columns as `toInstance()` reads them (JSON as text, so it parses exactly what was stored). */
 export function instanceColumns(alias?: string): string {
   const a = alias ? `${alias}.` : '';
@@ -84,139 +81,12 @@ export function journalUpsert(s: string, entries: string, count: string): string
 )`;
 }
 
-/**
- * The store's statements for one schema, built once. Statement text holds only constants and the
- * quoted schema; every value is a parameter. Where a statement notifies listeners it calls
- * `pg_notify()` in its own transaction, so the notification goes out only if that commits.
- */
-export function postgresStatements(schemaName: string) {
-  const s = quoteIdentifier(schemaName);
-
-  const cancel = (condition: string, flags: string) => `UPDATE ${s}.instances SET ${flags}, cancel_reason = $2,
-  wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= $3 THEN wake_at ELSE $3 END, updated_at = $3
-WHERE id = $1 AND ${condition}
-RETURNING ${notifyCancel('$4', 'id')} AS notified`;
-
-  return {
-    /** The wake-ups' LISTEN/NOTIFY channel: one per schema. */
-    channel: `${schemaName}_wake`,
-    /** The ends' channel (`notifyEnded()`): one per schema. */
-    endsChannel: `${schemaName}_wake${ENDS_CHANNEL_SUFFIX}`,
-    /** $1 topic: takes the topic's signal lock exclusively until the transaction ends (see migration 0003). */
-    lockTopic: `SELECT true AS locked FROM pg_advisory_xact_lock(${s}.topic_lock($1))`,
-    /**
-     * $1 topic: whether this session still holds the topic's exclusive lock after the statement that
-     * took it, i.e. whether that statement ran inside a transaction block.
-     */
-    topicLockHeld: `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
-  AND mode = 'ExclusiveLock' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = ${s}.topic_lock($1)) AS held`,
-
-    /**
-     * $1 id, $2 workflow, $3 version, $4 input, $5 parent id, $6 parent close, $7 concurrency key,
-     * $8 rate-limit key, $9 priority, $10 schedule id, $11 scheduled at, $12 deadline, $13 wake at,
-     * $14 now, $15-$17 the lease it starts with (token, owner, until) or NULLs, $18 trace context,
-     * $19 run timeout, $20 channel (`newInstanceParams()` and the channel). The new row
-     * (`created`), or the existing one, or no row when a concurrent create committed after this
-     * statement's snapshot (read it again).
-     */
-    create: `WITH inserted AS (
-  INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
-    rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
-    runs, lease_token, lease_owner, lease_until, trace_context, run_timeout)
-  VALUES ($1, $2, $3, CASE WHEN $15::text IS NULL THEN 'pending' ELSE 'running' END, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-    (SELECT coalesce(max(id), 0) FROM ${s}.signals), $14, $14,
-    CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END, $15, $16, $17, $18::json, $19)
-  ON CONFLICT (id) DO NOTHING
-  RETURNING ${instanceColumns()}
-)
-SELECT true AS created, n.*, CASE WHEN n.wake_at <= $14 AND n.lease_token IS NULL THEN ${notifyDue('$20', 'n.id')} END AS notified FROM inserted n
-UNION ALL
-SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
-
-    /**
-     * $1 now, $2 cap: due instances without a lease (instances_due) and with a lapsed one
-     * (instances_leased_until), each part stopping at the cap so a large backlog costs no more.
-     */
-    countDue: `SELECT least($2::int, (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances
-    WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1 LIMIT $2) a)
-  + (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances
-    WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1 LIMIT $2) b))::int AS due`,
-
-    /**
-     * $1 dueBefore, $2 declared names, $3 their versions, $4 cap: countUndeclaredDue(). Due
-     * instances without a lease (instances_due) and with one lapsed before $1 (instances_leased_until),
-     * of pairs not declared, each part stopping at the cap; grouped per pair.
-     */
-    countUndeclaredDue: `SELECT workflow, version, count(*)::int AS count FROM (SELECT * FROM (
-  (SELECT workflow, version FROM ${s}.instances i
-    WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1
-      AND NOT EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = i.workflow AND p.v = i.version) LIMIT $4)
-  UNION ALL
-  (SELECT workflow, version FROM ${s}.instances i
-    WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1
-      AND NOT EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = i.workflow AND p.v = i.version) LIMIT $4)
-) due LIMIT $4) capped GROUP BY workflow, version ORDER BY workflow, version`,
-
-    /** $1 the store's instances table as `schema.instances`: whether this connection's database has it. */
-    schemaExists: `SELECT to_regclass($1::text) IS NOT NULL AS found`,
-
-    /** $1 id. */
-    getInstance: `SELECT ${instanceColumns()}, wait_topics FROM ${s}.instances WHERE id = $1`,
-
-    /** $1 id: the instance, its waits and its journal (a JSON array in first-write order), in one snapshot. */
-    getInstanceWithJournal: `SELECT ${instanceColumns('i')}, i.wait_topics,
-  (SELECT json_agg(j.entry ORDER BY j.seq)::text FROM ${s}.journal j WHERE j.instance_id = i.id) AS journal
-FROM ${s}.instances i WHERE i.id = $1`,
-
-    /** The start of `list()`; the store appends its filters, order and page. */
-    listPrefix: `SELECT ${instanceColumns()} FROM ${s}.instances`,
-
-    /** $1 id, $2 reason, $3 now, $4 channel. */
-    requestCancel: cancel(`status IN ${CANCELLABLE} AND NOT cancel_requested`, 'cancel_requested = true'),
-    /** $1 id, $2 reason, $3 now, $4 channel. */
-    requestTerminate: cancel(
-      `status IN ${UNFINISHED} AND NOT terminate_requested`,
-      'cancel_requested = true, terminate_requested = true',
-    ),
-
-    /**
-     * $1 id, $2 now, $3 channel: asks that the instance's end be notified (`notifyEnded()`), while it
-     * is unfinished. One row when it is; none when it is finished or unknown (then no notification
-     * will come).
-     *
-     * Committed without waiting for the WAL flush (`synchronous_commit` off for this transaction
-     * alone), so the row lock is held for microseconds, not through an fsync: a claim that meets
-     * the locked row passes over it (SKIP LOCKED), and a result() awaited just after its start asks
-     * while workers claim that very instance. Nothing depends on the flag outliving a server crash:
-     * the LISTEN connection does not either, and a result() asks again after it reconnects. A later
-     * commit that waits for its flush (the end's) flushes this one too.
-     *
-     * Passed over, a due instance could stay unclaimed: the wake-up that named it was spent on the
-     * claim that skipped it, and the next comes with the poll (an hour away, if so configured). So
-     * when the row it locked is due and free (no lease, `wake_at` reached), the ask names it again
-     * (`due:<id>`), sent at its commit, once the row lock is gone: a claim that skipped the row
-     * while the ask held it hears that and claims again. Only then: an ask on a leased, sleeping or
-     * waiting instance notifies nothing, so asks add no notifying commits while instances run.
-     */
-    requestEndNotice: `UPDATE ${s}.instances SET notify_end = set_config('synchronous_commit', 'off', true) IS NOT NULL
-WHERE id = $1 AND status IN ${UNFINISHED}
-RETURNING true AS requested, CASE WHEN lease_token IS NULL AND wake_at <= $2 THEN ${notifyDue('$3', 'id')} END AS woke`,
-
-    /**
-     * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. One row: the new
-     * signal (`created`, with how many it woke) or, on a dedupe hit, the earlier one. The function
-     * takes the topic's lock and reads after it (migration 0003), all in this one statement.
-     */
-    sendSignal: `SELECT id, key, created, woken FROM ${s}.send_signal($1, $2, $3, $4, $5, $6, $7)`,
-
-    /** $1 topic, $2 after id, $3 up to id: waits for a signal of the topic still being sent. */
-    signals: `SELECT id, name, key, payload, created_at FROM ${s}.read_signals($1, $2, $3)`,
-
-    /** $1 id, $2 token, $3 lease until. */
-    renew: `UPDATE ${s}.instances SET lease_until = $3 WHERE id = $1 AND lease_token = $2
-RETURNING cancel_requested, terminate_requested`,
-  };
+/** The wake-ups' LISTEN/NOTIFY channel of a schema. */
+export function wakeUpChannel(schema: string): string {
+  return `${schema}_wake`;
 }
 
-/** What `postgresStatements()` builds. */
-export type PostgresStatements = ReturnType<typeof postgresStatements>;
+/** The ends' channel of a schema (`notifyEnded()`). */
+export function endsChannel(schema: string): string {
+  return `${wakeUpChannel(schema)}${ENDS_CHANNEL_SUFFIX}`;
+}
