@@ -10,11 +10,11 @@ import {
 } from '../sql/instance-params.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
+import { answerCreates, type CreateResult } from '../sql/create-batch.js';
 import { toInstance, toNumber } from '../sql/workflow-rows.js';
-import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
-type Created = { instance: WorkflowInstance; created: boolean };
+type Created = CreateResult;
 
 /** A create's row (payloads as JSON text) and its values for `insertSql`, made once. */
 interface MadeRow {
@@ -44,9 +44,10 @@ function createText({ values }: PendingCreate): number {
  */
 export class MySqlCreates {
   // Bounded in text too: a statement larger than the server takes would fail every create of it.
-  private readonly batcher = new StatementBatcher<PendingCreate, Created>((batch) => this.sendBatch(batch), 500, 1, {
-    weight: createText,
-    max: MAX_BATCH_TEXT,
+  private readonly batcher = new StatementBatcher<PendingCreate, Created>({
+    send: (batch) => answerCreates(batch, (firsts) => this.insertBatch(firsts)),
+    single: (pending) => retryOnLockContention(() => this.createWith(this.executor, pending.init, pending)),
+    bound: { weight: createText, max: MAX_BATCH_TEXT },
   });
   private readonly insertSql: (rows: number) => string;
   /** One row, its cursor a parameter. */
@@ -159,26 +160,11 @@ export class MySqlCreates {
     return rowCount === 1;
   }
 
-  private async sendBatch(batch: PendingCreate[]): Promise<Created[]> {
-    if (batch.length === 1) {
-      const [pending] = batch as [PendingCreate];
-      return [await retryOnLockContention(() => this.createWith(this.executor, pending.init, pending))];
-    }
-    // One insert per id, the first call's; a repeat (even of the same object) sees it stored.
-    const first = new Map<string, PendingCreate>();
-    for (const pending of batch) if (!first.has(pending.init.id)) first.set(pending.init.id, pending);
-    const ids = [...first.keys()].sort();
-    const inits = ids.map((id) => first.get(id)!);
-    const created = this.server.oneRoundTripBatches
-      ? await this.insertReturning(ids, inits)
-      : await this.insertThenRead(ids, inits);
-    const answered = new Set<string>();
-    return batch.map(({ init }) => {
-      const { instance, mine } = created.get(init.id)!;
-      const first = mine && !answered.has(init.id);
-      answered.add(init.id);
-      return { instance, created: first };
-    });
+  /** The first create of each id, inserted in id order (as every batch inserts). */
+  private insertBatch(firsts: PendingCreate[]): Promise<Map<string, Created>> {
+    const inits = [...firsts].sort((x, y) => (x.init.id < y.init.id ? -1 : x.init.id > y.init.id ? 1 : 0));
+    const ids = inits.map(({ init }) => init.id);
+    return this.server.oneRoundTripBatches ? this.insertReturning(ids, inits) : this.insertThenRead(ids, inits);
   }
 
   /**
@@ -187,10 +173,7 @@ export class MySqlCreates {
    * inserted with (as a lone create's); only ids that existed are read, by a locking read (it waits
    * for a creator that has not committed yet).
    */
-  private async insertReturning(
-    ids: string[],
-    inits: PendingCreate[],
-  ): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+  private async insertReturning(ids: string[], inits: PendingCreate[]): Promise<Map<string, Created>> {
     const { rows } = await retryOnLockContention(() =>
       this.executor.query(
         `${this.insertSql(inits.length)} RETURNING id, signal_cursor`,
@@ -198,10 +181,10 @@ export class MySqlCreates {
       ),
     );
     const cursors = new Map(rows.map((row) => [String(row.id), toNumber(row.signal_cursor)]));
-    const created = new Map<string, { instance: WorkflowInstance; mine: boolean }>();
+    const created = new Map<string, Created>();
     for (const { init, row } of inits) {
       const cursor = cursors.get(init.id);
-      if (cursor !== undefined) created.set(init.id, { instance: insertedInstance(row, cursor), mine: true });
+      if (cursor !== undefined) created.set(init.id, { instance: insertedInstance(row, cursor), created: true });
     }
     const existing = ids.filter((id) => !created.has(id));
     if (existing.length > 0)
@@ -210,10 +193,7 @@ export class MySqlCreates {
   }
 
   /** A batch on the common ground: one transaction inserting them all, or when some existed, one by one; then the rows read. */
-  private async insertThenRead(
-    ids: string[],
-    inits: PendingCreate[],
-  ): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+  private async insertThenRead(ids: string[], inits: PendingCreate[]): Promise<Map<string, Created>> {
     return retryOnLockContention(() =>
       this.executor.transaction(
         async (tx) => {
@@ -244,14 +224,10 @@ export class MySqlCreates {
   }
 
   /** The stored rows of `ids`, each marked whether this batch created it. */
-  private async read(
-    tx: SqlExecutor,
-    ids: string[],
-    mine: Set<string>,
-  ): Promise<Map<string, { instance: WorkflowInstance; mine: boolean }>> {
+  private async read(tx: SqlExecutor, ids: string[], mine: Set<string>): Promise<Map<string, Created>> {
     const { rows } = await tx.query(this.selectSql(ids.length), ids);
     const stored = new Map(
-      rows.map((row) => [String(row.id), { instance: toInstance(row), mine: mine.has(String(row.id)) }]),
+      rows.map((row) => [String(row.id), { instance: toInstance(row), created: mine.has(String(row.id)) }]),
     );
     for (const id of ids)
       if (!stored.has(id))

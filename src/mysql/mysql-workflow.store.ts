@@ -8,31 +8,31 @@ import { checkTransactions, explainOtherMysqlDatabase, inSavepoint } from './mys
 import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
+import { MySqlDeletes } from './mysql-deletes.js';
 import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { MySqlLocks } from './mysql-locks.js';
 import { MYSQL_MIGRATIONS, mysqlMigrationDialect, mysqlMigrationSql } from './mysql-migrations.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { requestCancel } from './mysql-cancel-notices.js';
 import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
-import { MySqlPurge } from './mysql-purge.js';
 import { MySqlReopen } from './mysql-reopen.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
-import { INSTANCE_COLUMNS, mysqlTables, placeholders, type MySqlTables } from './mysql-tables.js';
+import { INSTANCE_COLUMNS, mysqlTables, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
 import { countDue, countUndeclaredDue } from './mysql-undeclared-due.js';
 import { COMMON_GROUND, detectServerFeatures, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { checkDelayRange } from '../sql/delay-range.js';
+import { deleteInstance, purgeStore } from '../sql/instance-deletes.js';
 import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
 import { initSchema } from '../sql/store-schema.js';
-import { UNFINISHED } from '../sql/status-lists.js';
 import { toBoolean, toInstance, toWaits } from '../sql/workflow-rows.js';
 import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
 import type * as Store from '../storage/workflow-store.js';
@@ -87,7 +87,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly wakePoll: WakePollInterval | undefined;
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
-  private readonly purges: MySqlPurge;
+  private readonly deletes: MySqlDeletes;
   private readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
@@ -111,7 +111,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.tables = mysqlTables(this.schema);
     const locks = new MySqlLocks(this.tables.locks);
     this.signalsOf = new MySqlSignals(this.tables, locks);
-    this.purges = new MySqlPurge(this.tables, this.signalsOf, locks);
+    this.deletes = new MySqlDeletes(this.tables, this.signalsOf, locks);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);
@@ -250,18 +250,8 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     return reopenInstance(this.executor, this.reopens, id, reopen);
   }
 
-  async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
-    if (statuses.length === 0) return false;
-    const { instances } = this.tables;
-    // Never a child whose parent is unfinished; a join, as MySQL refuses a subquery on the table a DELETE deletes from.
-    const { rowCount } = await retryOnLockContention(() =>
-      this.executor.query(
-        `DELETE i FROM ${instances} i LEFT JOIN ${instances} p ON p.id = i.parent_id AND p.status IN ${UNFINISHED}
-  WHERE i.id = ? AND i.status IN (${placeholders(statuses.length)}) AND p.id IS NULL`,
-        [id, ...statuses],
-      ),
-    );
-    return rowCount > 0;
+  delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
+    return deleteInstance(this.executor, this.deletes, id, statuses);
   }
 
   async signal(signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
@@ -307,7 +297,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   }
 
   purge(query: Store.WorkflowPurgeQuery): Promise<Store.WorkflowPurgeResult> {
-    return this.purges.purge(this.executor, query);
+    return purgeStore(this.executor, this.deletes, query);
   }
 
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {

@@ -81,9 +81,11 @@ function changesRow({ fields, write }: PendingWrite): boolean {
 export class MySqlWrites {
   private readonly queue = new InstanceWriteQueue();
   // Bounded in text too: a statement larger than the server takes would fail every write of it.
-  private readonly batcher = new StatementBatcher<PendingWrite, boolean>((writes) => this.sendBatch(writes), 200, 2, {
-    weight: pendingText,
-    max: MAX_BATCH_TEXT,
+  private readonly batcher = new StatementBatcher<PendingWrite, boolean>({
+    send: (writes) => this.sendBatch(writes),
+    max: 200,
+    parallel: 2,
+    bound: { weight: pendingText, max: MAX_BATCH_TEXT },
   });
 
   /** What the server offers beyond the common ground: set by the store's `init()`. */

@@ -3,9 +3,13 @@ import { WorkflowError } from '../errors/workflow.error.js';
 import { handleExecutor, handleLibrary } from '../sql/handles/handle-executor.js';
 import { oneAtATime } from '../sql/one-at-a-time.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
+import { toBoolean } from '../sql/workflow-rows.js';
 import { pgTransactionExecutor } from './from-pg.js';
 
 const SAVEPOINT = 'nest_workflows_store';
+
+/** $1 the store's instances table as `schema.instances`: whether this connection's database has it. */
+const SCHEMA_EXISTS = `SELECT to_regclass($1::text) IS NOT NULL AS found`;
 
 /**
  * The store's statements for `start()` / `signal()` with `{ transaction }`, on the application's
@@ -95,4 +99,29 @@ export function sqlState(error: unknown): { state: string; message: string } | n
     return undefined;
   });
   return found ?? null;
+}
+
+/**
+ * Startup: the `transactions` option's transactions reach the store's schema (the same database),
+ * else a `TypeError` that says so.
+ */
+export async function checkTransactions(
+  transactions: Pick<SqlExecutor, 'transaction'>,
+  store: string,
+  schema: string,
+): Promise<void> {
+  let found: boolean;
+  try {
+    found = await transactions.transaction(async (tx) =>
+      toBoolean((await tx.query(SCHEMA_EXISTS, [`${schema}.instances`])).rows[0]?.found),
+    );
+  } catch (error) {
+    throw explainOtherDatabase(error, store, schema, 'ORM (`transactions` option)') ?? error;
+  }
+  if (!found) {
+    throw new TypeError(
+      `${store}: the \`transactions\` option's ORM reaches a database without the store's schema "${schema}". ` +
+        "Build it over the store's database (the one its executor connects to), so ctx.transaction() writes the step's result there.",
+    );
+  }
 }

@@ -65,7 +65,7 @@ RETURNING ${scheduleColumns()}`,
 SELECT * FROM claimed ORDER BY wake_at, id`,
 
     /**
-     * `create` (in `postgresStatements()`)'s $1-$20, plus $21 schedule id and $22 its lease token:
+     * `create` (in postgres-creates.ts)'s $1-$20, plus $21 schedule id and $22 its lease token:
      * creates only while $22 is the schedule's lease token and the lease is live at $14 (now); with
      * $22 NULL (a trigger), only while the schedule exists. `FOR SHARE` holds the schedule row until
      * this statement commits, so a pause, change or delete of the schedule (an UPDATE or DELETE of

@@ -1,9 +1,38 @@
-import type { PostgresStatements } from './postgres-statements.js';
 import { WorkflowError } from '../errors/workflow.error.js';
+import { quoteIdentifier } from '../sql/schema-name.js';
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { toBoolean, toJson, toNumber } from '../sql/workflow-rows.js';
-import type { NewWorkflowSignal, WorkflowSignalResult } from '../storage/workflow-store.js';
+import { toBoolean, toJson, toNumber, toSignal } from '../sql/workflow-rows.js';
+import type {
+  NewWorkflowSignal,
+  WorkflowSignalQuery,
+  WorkflowSignalRecord,
+  WorkflowSignalResult,
+} from '../storage/workflow-store.js';
+
+/** The signals' statements for a quoted schema. */
+function signalStatements(s: string) {
+  return {
+    /** $1 topic: takes the topic's signal lock exclusively until the transaction ends (see migration 0003). */
+    lockTopic: `SELECT true AS locked FROM pg_advisory_xact_lock(${s}.topic_lock($1))`,
+    /**
+     * $1 topic: whether this session still holds the topic's exclusive lock after the statement that
+     * took it, i.e. whether that statement ran inside a transaction block.
+     */
+    topicLockHeld: `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+  AND mode = 'ExclusiveLock' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = ${s}.topic_lock($1)) AS held`,
+
+    /**
+     * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. One row: the new
+     * signal (`created`, with how many it woke) or, on a dedupe hit, the earlier one. The function
+     * takes the topic's lock and reads after it (migration 0003), all in this one statement.
+     */
+    sendSignal: `SELECT id, key, created, woken FROM ${s}.send_signal($1, $2, $3, $4, $5, $6, $7)`,
+
+    /** $1 topic, $2 after id, $3 up to id: waits for a signal of the topic still being sent. */
+    signals: `SELECT id, name, key, payload, created_at FROM ${s}.read_signals($1, $2, $3)`,
+  };
+}
 
 /**
  * The signal half of `PostgresWorkflowStore`. Signals and suspensions are ordered per topic (the
@@ -13,10 +42,16 @@ import type { NewWorkflowSignal, WorkflowSignalResult } from '../storage/workflo
  * transaction (`sendInTransaction()`), and then only the signal's topic waits for it.
  */
 export class PostgresSignals {
+  private readonly sql: ReturnType<typeof signalStatements>;
+
   constructor(
-    private readonly sql: PostgresStatements,
+    schema: string,
+    /** The wake-up channel a signal that woke an instance is notified on. */
+    private readonly channel: string,
     private readonly store: string,
-  ) {}
+  ) {
+    this.sql = signalStatements(quoteIdentifier(schema));
+  }
 
   /** `signal()`: one statement, in a transaction of its own. */
   send(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
@@ -51,6 +86,16 @@ export class PostgresSignals {
     return this.insert(executor, signal);
   }
 
+  /** `signals()`: waits for the topic's signals still being sent (`read_signals()` takes its lock shared), then reads. */
+  async read(executor: SqlExecutor, query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
+    const { rows } = await executor.query(this.sql.signals, [
+      signalTopic(query.name, query.key),
+      query.afterId,
+      query.upToId,
+    ]);
+    return rows.map(toSignal);
+  }
+
   /** Stores `signal` and wakes its waiters, under its topic's lock (`send_signal()` takes it). */
   private async insert(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     const { rows } = await executor.query(this.sql.sendSignal, [
@@ -60,7 +105,7 @@ export class PostgresSignals {
       signal.dedupeId,
       toJson(signal.payload ?? null),
       signal.now,
-      this.sql.channel,
+      this.channel,
     ]);
     const row = rows[0];
     if (!row) throw new Error(`${this.store}: signal ${JSON.stringify(signal.name)} was neither stored nor found.`);

@@ -1,32 +1,33 @@
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
-import { explainOtherDatabase, inApplicationTransaction } from './postgres-app-transaction.js';
+import { checkTransactions, inApplicationTransaction } from './postgres-app-transaction.js';
 import { POSTGRES_INPUT } from './key-limits.js';
-import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
-import { PostgresCreateBatch } from './postgres-create-batch.js';
+import { PostgresCancelRequests } from './postgres-cancel-requests.js';
+import { PostgresCreates } from './postgres-creates.js';
+import { PostgresDeletes } from './postgres-deletes.js';
+import { PostgresEndNotices } from './postgres-end-notices.js';
 import { PostgresInstanceWrites } from './postgres-instance-writes.js';
+import { PostgresLeaseRenewal } from './postgres-lease-renewal.js';
 import { PostgresListener } from './postgres-listener.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
 import { PostgresPayloadRewrite } from './postgres-payload-rewrite.js';
+import { PostgresReads } from './postgres-reads.js';
 import { PostgresReopen } from './postgres-reopen.js';
 import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
-import { postgresStatements, type PostgresStatements } from './postgres-statements.js';
-import { newInstanceParams, newInstanceRowParams } from '../sql/instance-params.js';
-import { listInstancesStatement } from '../sql/list-queries.js';
+import { PostgresStatementTimeout } from './postgres-statement-timeout.js';
+import { endsChannel, wakeUpChannel } from './postgres-statements.js';
+import { deleteInstance, purgeStore } from '../sql/instance-deletes.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
-import { finishedOnly } from '../sql/status-lists.js';
-import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { initSchema } from '../sql/store-schema.js';
-import { fromJson, toBoolean, toInstance, toSignal, toWaits } from '../sql/workflow-rows.js';
-import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
+import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
@@ -54,10 +55,6 @@ import type {
 } from '../storage/workflow-store-transactions.js';
 
 const STORE = 'PostgresWorkflowStore';
-/** How much longer than a `ctx.transaction()` step's timeout its statements may run (ms). */
-const STATEMENT_TIMEOUT_MARGIN = 1_000;
-/** The largest `statement_timeout` PostgreSQL takes (ms, about 24.8 days): a longer step's timeout is bounded by it. */
-const MAX_STATEMENT_TIMEOUT = 2_147_483_647;
 /** How long the ends' channel stays LISTENed to after the last `listenForEnds()` listener left (ms). */
 const ENDS_LINGER = 1_000;
 
@@ -71,16 +68,23 @@ const ENDS_LINGER = 1_000;
  */
 export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements WorkflowStore {
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
-  private readonly sql: PostgresStatements;
+  /** The wake-ups' LISTEN/NOTIFY channel: one per schema. */
+  private readonly channel: string;
   private readonly claimSql: PostgresClaimStatements;
   protected readonly scheduleStore: PostgresSchedules;
-  private readonly signalLock: PostgresSignals;
+  private readonly signalsOf: PostgresSignals;
   private readonly startupTimeout: number;
   private wakeUps: PostgresListener | null = null;
   private ends: PostgresListener | null = null;
-  private readonly creates: PostgresCreateBatch;
+  private readonly reads: PostgresReads;
+  private readonly creates: PostgresCreates;
+  private readonly cancels: PostgresCancelRequests;
+  private readonly endNotices: PostgresEndNotices;
+  private readonly renewals: PostgresLeaseRenewal;
   private readonly writes: PostgresInstanceWrites;
   private readonly reopens: PostgresReopen;
+  private readonly deletes: PostgresDeletes;
+  private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
   constructor(options: PostgresWorkflowStoreOptions) {
@@ -97,24 +101,20 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
       );
     }
     this.transactions = options.transactions ?? null;
-    this.sql = postgresStatements(this.schema);
+    this.channel = wakeUpChannel(this.schema);
     this.claimSql = postgresClaimStatements(this.schema);
-    this.scheduleStore = new PostgresSchedules(this.executor, this.schema, this.sql.channel);
-    this.signalLock = new PostgresSignals(this.sql, STORE);
+    this.scheduleStore = new PostgresSchedules(this.executor, this.schema, this.channel);
+    this.signalsOf = new PostgresSignals(this.schema, this.channel, STORE);
     this.payloadRewrites = new PostgresPayloadRewrite(this.executor, this.schema);
     this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);
-    this.writes = new PostgresInstanceWrites(this.executor, this.schema, this.sql.channel);
-    this.reopens = new PostgresReopen(this.schema, this.sql.channel);
-    this.creates = new PostgresCreateBatch(
-      this.executor,
-      this.schema,
-      this.sql.channel,
-      async (id) => {
-        const { rows } = await this.executor.query(this.sql.getInstance, [id]);
-        return rows[0] ? toInstance(rows[0]) : null;
-      },
-      (init, row) => this.createWith(this.executor, init, newInstanceRowParams(row)),
-    );
+    this.reads = new PostgresReads(this.executor, this.schema);
+    this.creates = new PostgresCreates(this.executor, this.schema, this.channel, this.reads);
+    this.cancels = new PostgresCancelRequests(this.schema, this.channel);
+    this.endNotices = new PostgresEndNotices(this.schema, this.channel);
+    this.renewals = new PostgresLeaseRenewal(this.schema);
+    this.writes = new PostgresInstanceWrites(this.executor, this.schema, this.channel);
+    this.reopens = new PostgresReopen(this.schema, this.channel);
+    this.deletes = new PostgresDeletes(this.schema);
   }
 
   /**
@@ -142,25 +142,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     } catch (error) {
       throw explainConnectionError(error, this.schema);
     }
-    if (this.transactions) await this.checkTransactions(this.transactions);
-  }
-
-  /** Startup: the `transactions` option's transactions reach the store's schema (the same database). */
-  private async checkTransactions(transactions: Pick<SqlExecutor, 'transaction'>): Promise<void> {
-    let found: boolean;
-    try {
-      found = await transactions.transaction(async (tx) =>
-        toBoolean((await tx.query(this.sql.schemaExists, [`${this.schema}.instances`])).rows[0]?.found),
-      );
-    } catch (error) {
-      throw explainOtherDatabase(error, STORE, this.schema, 'ORM (`transactions` option)') ?? error;
-    }
-    if (!found) {
-      throw new TypeError(
-        `${STORE}: the \`transactions\` option's ORM reaches a database without the store's schema "${this.schema}". ` +
-          "Build it over the store's database (the one its executor connects to), so ctx.transaction() writes the step's result there.",
-      );
-    }
+    if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema);
   }
 
   protected migrationRunner(): MigrationRunner {
@@ -185,66 +167,29 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     instance: NewWorkflowInstance,
   ): Promise<{ instance: WorkflowInstance; created: boolean }> {
     POSTGRES_INPUT.newInstance(instance);
-    return inApplicationTransaction(transaction, STORE, this.schema, (executor) => this.createWith(executor, instance));
-  }
-
-  private async createWith(
-    executor: SqlExecutor,
-    init: NewWorkflowInstance,
-    params = newInstanceParams(init),
-  ): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    POSTGRES_INPUT.newInstance(init);
-    const { rows } = await executor.query(this.sql.create, [...params, this.sql.channel]);
-    if (rows[0]) return { instance: toInstance(rows[0]), created: toBoolean(rows[0].created) };
-    // A concurrent create of the same id committed after this statement's snapshot: read it now.
-    const again = await executor.query(this.sql.getInstance, [init.id]);
-    if (!again.rows[0]) throw new Error(`${STORE}: instance ${JSON.stringify(init.id)} was neither created nor found.`);
-    return { instance: toInstance(again.rows[0]), created: false };
-  }
-
-  async get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
-    const { rows } = await this.executor.query(
-      options?.journal ? this.sql.getInstanceWithJournal : this.sql.getInstance,
-      [id],
+    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
+      this.creates.createWith(executor, instance),
     );
-    const row = rows[0];
-    if (!row) return null;
-    const details: WorkflowInstanceDetails = { ...toInstance(row), waits: toWaits(row.wait_topics) };
-    if (options?.journal) details.journal = (fromJson(row.journal) as WorkflowJournalEntry[] | null) ?? [];
-    return details;
   }
 
-  async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    const { sql, params } = listInstancesStatement(POSTGRES_DIALECT, this.sql.listPrefix, query);
-    const { rows } = await this.executor.query(sql, params);
-    return rows.map(toInstance);
+  get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
+    return this.reads.get(id, options);
   }
 
-  async countDue(now: number, cap: number): Promise<number> {
-    const { rows } = await this.executor.query(this.sql.countDue, [now, cap]);
-    return Number(rows[0]?.due ?? 0);
+  list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
+    return this.reads.list(query);
   }
 
-  async countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
-    const names = query.workflows.map(({ name }) => name);
-    const versions = query.workflows.map(({ version }) => version);
-    const { rows } = await this.executor.query(this.sql.countUndeclaredDue, [
-      query.dueBefore,
-      names,
-      versions,
-      query.cap,
-    ]);
-    return rows.map((row) => ({
-      workflow: String(row.workflow),
-      version: Number(row.version),
-      count: Number(row.count),
-    }));
+  countDue(now: number, cap: number): Promise<number> {
+    return this.reads.countDue(now, cap);
   }
 
-  async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
-    const sql = request.terminate ? this.sql.requestTerminate : this.sql.requestCancel;
-    const { rowCount } = await this.executor.query(sql, [id, request.reason, request.now, this.sql.channel]);
-    return rowCount > 0;
+  countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
+    return this.reads.countUndeclaredDue(query);
+  }
+
+  requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
+    return this.cancels.requestCancel(this.executor, id, request);
   }
 
   async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
@@ -252,15 +197,13 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return reopenInstance(this.executor, this.reopens, id, reopen);
   }
 
-  async delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
-    if (statuses.length === 0) return false;
-    const { rowCount } = await this.executor.query(this.sql.deleteInstance, [id, [...statuses]]);
-    return rowCount > 0;
+  delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
+    return deleteInstance(this.executor, this.deletes, id, statuses);
   }
 
   async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     POSTGRES_INPUT.signal(signal);
-    return this.signalLock.send(this.executor, signal);
+    return this.signalsOf.send(this.executor, signal);
   }
 
   /**
@@ -272,29 +215,16 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   async signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     POSTGRES_INPUT.signal(signal);
     return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
-      this.signalLock.sendInTransaction(executor, signal),
+      this.signalsOf.sendInTransaction(executor, signal),
     );
   }
 
-  async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    const { rows } = await this.executor.query(this.sql.signals, [
-      signalTopic(query.name, query.key),
-      query.afterId,
-      query.upToId,
-    ]);
-    return rows.map(toSignal);
+  signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
+    return this.signalsOf.read(this.executor, query);
   }
 
-  async purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
-    // Unfinished instances are never purged, whatever `statuses` says.
-    const statuses = finishedOnly(query.statuses);
-    const instances =
-      statuses.length === 0
-        ? 0
-        : (await this.executor.query(this.sql.purgeInstances, [statuses, query.before, query.limit])).rowCount;
-    const signals = (await this.executor.query(this.sql.purgeSignals, [query.before, query.limit])).rowCount;
-    const rateLimits = (await this.executor.query(this.sql.purgeRateWindows, [query.before, query.limit])).rowCount;
-    return { instances, signals, rateLimits };
+  purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
+    return purgeStore(this.executor, this.deletes, query);
   }
 
   async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
@@ -302,12 +232,8 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return claimInstances(this.executor, this.claimSql, request);
   }
 
-  async renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
-    const { rows } = await this.executor.query(this.sql.renew, [id, token, leaseUntil]);
-    const row = rows[0];
-    return row
-      ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
-      : null;
+  renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
+    return this.renewals.renew(this.executor, id, token, leaseUntil);
   }
 
   /**
@@ -332,13 +258,11 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     body: (tx: WorkflowStoreTransaction) => Promise<T>,
     options: WorkflowStoreTransactionOptions,
   ): Promise<T> {
-    return (this.transactions ?? this.executor).transaction(async (tx) => {
-      if (options.timeout !== null)
-        await tx.query(
-          `SET LOCAL statement_timeout = ${Math.min(Math.ceil(options.timeout) + STATEMENT_TIMEOUT_MARGIN, MAX_STATEMENT_TIMEOUT)}`,
-        );
-      return body({ handle: tx.handle ?? tx, write: (write) => this.writes.writeIn(tx, id, token, write) });
-    });
+    return (this.transactions ?? this.executor).transaction((tx) =>
+      this.statementTimeout.around(tx, options.timeout, () =>
+        body({ handle: tx.handle ?? tx, write: (write) => this.writes.writeIn(tx, id, token, write) }),
+      ),
+    );
   }
 
   /**
@@ -350,7 +274,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    * what it missed).
    */
   async listen(listener: (id?: string, kind?: WorkflowWakeUpKind) => void): Promise<() => Promise<void>> {
-    return (this.wakeUps ??= new PostgresListener(this.executor, this.sql.channel)).addWakeUps(listener);
+    return (this.wakeUps ??= new PostgresListener(this.executor, this.channel)).addWakeUps(listener);
   }
 
   /**
@@ -361,9 +285,12 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    * after another does not LISTEN and UNLISTEN for each).
    */
   async listenForEnds(listener: (id: string | null) => void): Promise<() => Promise<void>> {
-    return (this.ends ??= new PostgresListener(this.executor, this.sql.endsChannel, undefined, ENDS_LINGER)).addEnds(
-      listener,
-    );
+    return (this.ends ??= new PostgresListener(
+      this.executor,
+      endsChannel(this.schema),
+      undefined,
+      ENDS_LINGER,
+    )).addEnds(listener);
   }
 
   /**
@@ -373,7 +300,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    * free, the instance is named on the wake-up channel again (see the statement).
    */
   async requestEndNotice(id: string, now: number): Promise<boolean> {
-    return (await this.executor.query(this.sql.requestEndNotice, [id, now, this.sql.channel])).rows.length > 0;
+    return this.endNotices.request(this.executor, id, now);
   }
 
   /** Releases the LISTEN connection (its wake-up and ends' subscriptions). The application's pool stays open: it owns it. */

@@ -104,7 +104,12 @@ const isFinished = (status: WorkflowStatus | undefined) => status !== undefined 
  * execution writes most) updates `journal_seq` and upserts the journal, nothing else.
  */
 export class PostgresWriteBatch {
-  private readonly batcher = new StatementBatcher<PreparedWrite, boolean>((writes) => this.send(writes), 200, 2);
+  private readonly batcher = new StatementBatcher<PreparedWrite, boolean>({
+    send: (writes) => this.send(writes),
+    single: (write) => this.single(write),
+    max: 200,
+    parallel: 2,
+  });
   private readonly statements: (shape: BatchShape) => NamedStatement<BatchParam>;
 
   constructor(
@@ -122,7 +127,6 @@ export class PostgresWriteBatch {
   }
 
   private async send(writes: PreparedWrite[]): Promise<boolean[]> {
-    if (writes.length === 1) return [await this.single(writes[0]!)];
     const { sql, params } = this.statements(shapeOf(writes));
     const { rows: landed } = await this.executor.query(sql, batchValues(writes, params, this.channel));
     const ids = new Set(landed.map((row) => String(row.id)));

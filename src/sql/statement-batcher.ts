@@ -13,27 +13,42 @@ interface Waiting<In, Out> {
   reject(error: unknown): void;
 }
 
+/** What a `StatementBatcher` sends, and how many items at once. */
+export interface StatementBatcherOptions<In, Out> {
+  /** Sends a batch as one statement (or transaction): one result per item, in order. */
+  send(items: In[]): Promise<Out[]>;
+  /**
+   * Sends a batch of one item, when the store has a statement for a lone item: the plain
+   * single-row statement is cheaper for the server than a batch's of one row.
+   */
+  single?(item: In): Promise<Out>;
+  /** The most items one statement carries. Default 500. */
+  max?: number;
+  /** Batches in flight at once (on as many connections). Default 1. */
+  parallel?: number;
+  /** A bound on each batch's weight (a server that refuses too large a statement). */
+  bound?: BatchWeight<In>;
+}
+
 /**
  * Turns calls made together into one statement per batch (group commit done by the store): a batch
  * leaves as soon as the one before it returned, so a lone call waits for nothing, while under load
- * many calls share one round trip and one commit. `send` answers for the whole batch, one result
- * per item in order; if it throws, every call of the batch fails with its error. Calls that must
- * keep their order (one instance's writes) are ordered by the caller, never sent together.
+ * many calls share one round trip and one commit. A batch of one goes through `single` when there
+ * is one. Either answers for the whole batch; if it throws, every call of the batch fails with its
+ * error. Calls that must keep their order (one instance's writes) are ordered by the caller, never
+ * sent together.
  */
 export class StatementBatcher<In, Out> {
   private readonly queue: Array<Waiting<In, Out>> = [];
   private inFlight = 0;
   private scheduled = false;
+  private readonly max: number;
+  private readonly parallel: number;
 
-  constructor(
-    private readonly send: (items: In[]) => Promise<Out[]>,
-    /** The most items one statement carries. */
-    private readonly max = 500,
-    /** Batches in flight at once (on as many connections). */
-    private readonly parallel = 1,
-    /** Optional: a bound on each batch's weight (a server that refuses too large a statement). */
-    private readonly bound?: BatchWeight<In>,
-  ) {}
+  constructor(private readonly options: StatementBatcherOptions<In, Out>) {
+    this.max = options.max ?? 500;
+    this.parallel = options.parallel ?? 1;
+  }
 
   add(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
@@ -55,7 +70,8 @@ export class StatementBatcher<In, Out> {
 
   /** How many of the queue's first items the next batch takes: up to `max`, and within the bound's weight. */
   private next(): number {
-    const { bound, queue } = this;
+    const { queue } = this;
+    const { bound } = this.options;
     const count = Math.min(queue.length, this.max);
     if (!bound) return count;
     let total = bound.weight(queue[0]!.item);
@@ -69,7 +85,11 @@ export class StatementBatcher<In, Out> {
   private async run(batch: Array<Waiting<In, Out>>): Promise<void> {
     this.inFlight++;
     try {
-      const results = await this.send(batch.map((waiting) => waiting.item));
+      const { send, single } = this.options;
+      const results =
+        batch.length === 1 && single
+          ? [await single(batch[0]!.item)]
+          : await send(batch.map((waiting) => waiting.item));
       batch.forEach((waiting, index) => waiting.resolve(results[index]!));
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
