@@ -138,7 +138,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
         cliFlag: '--postgres',
       });
     } catch (error) {
-      throw explainConnectionError(error, this.schema);
+      throw explainConnectionError(error, this.schema, this.executor.target);
     }
     if (this.transactions) await this.checkTransactions(this.transactions);
   }
