@@ -7,7 +7,9 @@ import {
   Workflow,
   WorkflowClient,
   WorkflowsModule,
+  isWorkflowInputError,
   parseDuration,
+  workflowErrorStatus,
   type WorkflowContext,
 } from '../../src/index.js';
 import { createTestApp, type TestApp } from './helpers.js';
@@ -213,6 +215,10 @@ describe('definitions', () => {
     app = await createTestApp([Known]);
     await expect(app.client.start('unknown.flow', {})).rejects.toThrow(UnknownWorkflowError);
     await expect(app.client.start('unknown.flow', {})).rejects.toThrow(/known: known.flow@1/);
+    // As docs/workflows.md says: its own class, not an input error, and a 400 over HTTP all the same.
+    const unknown = await app.client.start('unknown.flow', {}).catch((error: unknown) => error);
+    expect(isWorkflowInputError(unknown)).toBe(false);
+    expect(workflowErrorStatus(unknown)).toBe(400);
     await expect(app.client.start(Known, { big: 1n })).rejects.toThrow(/input.*BigInt/);
     expect(await app.client.list()).toEqual([]);
   });
