@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import type { WorkflowReencryptOptions, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -130,7 +131,7 @@ export class WorkflowClient implements OnModuleDestroy {
         : parsePositiveDuration(options.timeout, 'start() option "timeout"');
     const priority = options.priority ?? definition.priority;
     if (!Number.isInteger(priority))
-      throw invalidInput(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
+      throw invalidInput(`Invalid start() option "priority": ${shownValue(priority)}. Use a whole number.`);
     for (const field of ['concurrencyKey', 'rateLimitKey'] as const) {
       const value = options[field];
       if (value !== undefined && (typeof value !== 'string' || value === ''))
@@ -206,9 +207,9 @@ export class WorkflowClient implements OnModuleDestroy {
     const name = signalName(signal);
     checkOptions(options, SIGNAL_OPTIONS, 'signal() options');
     if (options.key !== undefined && typeof options.key !== 'string')
-      throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
+      throw invalidInput(`Invalid signal() option "key": ${shownValue(options.key)}. Use a string.`);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
-      throw invalidInput(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
+      throw invalidInput(`Invalid signal() option "id": ${shownValue(options.id)}. Use a non-empty string.`);
     }
     const request = {
       name,
@@ -286,9 +287,9 @@ export class WorkflowClient implements OnModuleDestroy {
     const limit = options.limit ?? 100;
     const offset = options.offset ?? 0;
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-      throw invalidInput(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
+      throw invalidInput(`Invalid list() option "limit": ${shownValue(limit)}. Use a whole number from 1 to 1000.`);
     if (!Number.isInteger(offset) || offset < 0)
-      throw invalidInput(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
+      throw invalidInput(`Invalid list() option "offset": ${shownValue(offset)}. Use a whole number, 0 or more.`);
     const status =
       options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
     for (const s of status ?? [])
@@ -389,7 +390,9 @@ export class WorkflowClient implements OnModuleDestroy {
     const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
     if (statuses.length === 0) return total;
     if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) {
-      throw invalidInput(`Invalid purge() option "limit": ${String(options.limit)}. Use a whole number, 1 or more.`);
+      throw invalidInput(
+        `Invalid purge() option "limit": ${shownValue(options.limit)}. Use a whole number, 1 or more.`,
+      );
     }
     const batch = options.limit ?? PURGE_BATCH;
     for (;;) {
@@ -405,7 +408,7 @@ export class WorkflowClient implements OnModuleDestroy {
 
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
     if (reason !== undefined && typeof reason !== 'string')
-      throw invalidInput(`Invalid reason: ${String(reason)}. Use a string.`);
+      throw invalidInput(`Invalid reason: ${shownValue(reason)}. Use a string.`);
     const accepted = await this.storage.requestCancel(id, {
       reason: reason ?? null,
       now: this.options.clock.now(),
