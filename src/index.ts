@@ -66,6 +66,7 @@ export { WorkflowJournalLimitError } from './errors/workflow-journal-limit.error
 export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.js';
 export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
 export { WorkflowSchemaError } from './errors/workflow-schema.error.js';
+export { WorkflowStoreStartupError, type WorkflowStoreStartupProblem } from './errors/workflow-store-startup.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
 export { WorkflowClientClosedError } from './errors/workflow-client-closed.error.js';
 export { isWorkflowInputError } from './errors/workflow-input-error.js';

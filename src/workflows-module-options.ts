@@ -1,3 +1,4 @@
+import { shownValue } from './errors/shown-value.js';
 import type { ConfigurableModuleAsyncOptions, Type } from '@nestjs/common';
 import type { WorkflowPayloadCodec } from './codec/workflow-payload-codec.js';
 import { resolveJournalLimits, type JournalLimits, type WorkflowJournalLimits } from './engine/journal-limits.js';
@@ -170,7 +171,7 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
   const concurrency = worker.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new TypeError(
-      `Invalid WorkflowsModule option "worker.concurrency": ${String(concurrency)}. Use a whole number, 1 or more.`,
+      `Invalid WorkflowsModule option "worker.concurrency": ${shownValue(concurrency)}. Use a whole number, 1 or more.`,
     );
   }
   if (worker.id !== undefined && (typeof worker.id !== 'string' || worker.id === '')) {
@@ -197,7 +198,7 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
   const retryAttempts = given.retryAttempts ?? 9;
   if (!Number.isInteger(retryAttempts) || retryAttempts < 0) {
     throw new TypeError(
-      `Invalid WorkflowsModule option "retryAttempts": ${String(retryAttempts)}. Use a whole number, 0 or more.`,
+      `Invalid WorkflowsModule option "retryAttempts": ${shownValue(retryAttempts)}. Use a whole number, 0 or more.`,
     );
   }
   const pollInterval = durationOr(worker.pollInterval, 1_000, 'WorkflowsModule option "worker.pollInterval"');

@@ -11,6 +11,7 @@ import { reencryptPostgres } from '../postgres/postgres-reencrypt.js';
 import type { WorkflowReencryptCursor, WorkflowReencryptProgress } from '../storage/payload-reencryption.js';
 import { describeProgress, loadCodecs, parseCursor, reportResult } from './reencrypt-command.js';
 import { reencryptMysql } from '../mysql/mysql-reencrypt.js';
+import { explainMysqlConnectionError } from '../mysql/connection-error.js';
 import { fromMysql2, type Mysql2PoolLike } from '../mysql/from-mysql2.js';
 import { migrateMysql, mysqlMigrationScript } from '../mysql/mysql-migrate.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
@@ -120,7 +121,27 @@ function parse(argv: readonly string[]): Command {
   if (name !== 'sql' && command.database === 'mysql' && command.url === undefined) {
     throw new UsageError(`${name} --mysql needs the database URL: --mysql mysql://user:password@host:3306/database.`);
   }
+  if (command.url !== undefined) checkUrl(command.database, command.url);
   return command;
+}
+
+const URL_SCHEMES = {
+  postgres: { protocols: ['postgres:', 'postgresql:'], sample: 'postgres://user:password@host:5432/database' },
+  mysql: { protocols: ['mysql:', 'mariadb:'], sample: 'mysql://user:password@host:3306/database' },
+};
+
+/** A URL that doesn't parse is refused as such, before a driver reads it as something else (a host named "base"). */
+function checkUrl(database: 'postgres' | 'mysql', url: string): void {
+  const { protocols, sample } = URL_SCHEMES[database];
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // Not echoed: a malformed URL may still hold a password.
+    throw new UsageError(`--${database} needs a URL such as ${sample}; what was given does not parse as a URL.`);
+  }
+  if (!protocols.includes(protocol))
+    throw new UsageError(`--${database} needs a URL such as ${sample}; the given one starts with ${protocol}//.`);
 }
 
 function splitFlag(arg: string): [string, string | undefined] {
@@ -188,8 +209,9 @@ async function migrate(command: Command, out: (line: string) => void): Promise<v
   // Node would end the process on it. The statement that needs a connection reports the failure.
   pool.on('error', () => undefined);
   try {
-    const applied = await migratePostgres(fromPg(pool), command.schema).catch((error: unknown) => {
-      throw explainConnectionError(error, command.schema);
+    const executor = fromPg(pool);
+    const applied = await migratePostgres(executor, command.schema).catch((error: unknown) => {
+      throw explainConnectionError(error, command.schema, executor.target, null);
     });
     out(
       applied.length === 0
@@ -207,7 +229,10 @@ async function migrateMysqlDatabase(command: Command, out: (line: string) => voi
   const { createPool } = await loadMysql2();
   const pool = createPool({ uri: command.url, connectionLimit: 2 });
   try {
-    const applied = await migrateMysql(fromMysql2(pool), command.schema);
+    const executor = fromMysql2(pool);
+    const applied = await migrateMysql(executor, command.schema).catch((error: unknown) => {
+      throw explainMysqlConnectionError(error, command.schema, executor.target, null);
+    });
     out(
       applied.length === 0
         ? `Tables "${command.schema}_*" on ${redact(command.url)} are up to date.`
@@ -233,7 +258,10 @@ async function reencrypt(command: Command, out: (line: string) => void): Promise
     const { createPool } = await loadMysql2();
     const pool = createPool({ uri: command.url, connectionLimit: 4 });
     try {
-      const result = await reencryptMysql(fromMysql2(pool), command.schema, codecs, options);
+      const executor = fromMysql2(pool);
+      const result = await reencryptMysql(executor, command.schema, codecs, options).catch((error: unknown) => {
+        throw explainMysqlConnectionError(error, command.schema, executor.target, null);
+      });
       return reportResult(result, codecs[0]!.id, `tables "${command.schema}_*"`, out);
     } finally {
       await pool.end();
@@ -243,8 +271,9 @@ async function reencrypt(command: Command, out: (line: string) => void): Promise
   const pool = new Pool(command.url === undefined ? { max: 4 } : { connectionString: command.url, max: 4 });
   pool.on('error', () => undefined);
   try {
-    const result = await reencryptPostgres(fromPg(pool), command.schema, codecs, options).catch((error: unknown) => {
-      throw explainConnectionError(error, command.schema);
+    const executor = fromPg(pool);
+    const result = await reencryptPostgres(executor, command.schema, codecs, options).catch((error: unknown) => {
+      throw explainConnectionError(error, command.schema, executor.target, null);
     });
     return reportResult(result, codecs[0]!.id, `schema "${command.schema}"`, out);
   } finally {

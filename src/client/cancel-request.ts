@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
@@ -6,7 +7,7 @@ import type { WorkflowCancelRequest } from '../storage/workflow-store.js';
 /** `cancel()`'s or `terminate()`'s reason, checked, as the request to store at `now`. */
 export function parseCancelRequest(reason: string | undefined, terminate: boolean, now: number): WorkflowCancelRequest {
   if (reason !== undefined && typeof reason !== 'string')
-    throw invalidInput(`Invalid reason: ${String(reason)}. Use a string.`);
+    throw invalidInput(`Invalid reason: ${shownValue(reason)}. Use a string.`);
   return { reason: reason ?? null, now, terminate };
 }
 

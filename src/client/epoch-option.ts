@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 
 /**
@@ -9,7 +10,7 @@ export function toEpochOption(value: Date | number, method: string, what: string
   const ms = value instanceof Date ? value.getTime() : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
     throw invalidInput(
-      `Invalid ${method}() option "${what}": ${String(value)}. Pass a Date or epoch milliseconds (within a Date's range).`,
+      `Invalid ${method}() option "${what}": ${shownValue(value)}. Pass a Date or epoch milliseconds (within a Date's range).`,
     );
   }
   return Math.ceil(ms);

@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type { WorkflowListQuery } from '../storage/workflow-store.js';
@@ -36,9 +37,9 @@ export function parseListRequest(options: WorkflowListOptions): WorkflowListQuer
   const limit = options.limit ?? 100;
   const offset = options.offset ?? 0;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-    throw invalidInput(`Invalid list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`);
+    throw invalidInput(`Invalid list() option "limit": ${shownValue(limit)}. Use a whole number from 1 to 1000.`);
   if (!Number.isInteger(offset) || offset < 0)
-    throw invalidInput(`Invalid list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`);
+    throw invalidInput(`Invalid list() option "offset": ${shownValue(offset)}. Use a whole number, 0 or more.`);
   const status =
     options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
   for (const s of status ?? [])

@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { FINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
@@ -48,7 +49,7 @@ export function parsePurgeRequest(options: PurgeOptions, now: number): PurgeRequ
   const statuses = (options.statuses ?? [...FINISHED_STATUSES]).filter((s) => FINISHED_STATUSES.includes(s));
   if (statuses.length === 0) return null;
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) {
-    throw invalidInput(`Invalid purge() option "limit": ${String(options.limit)}. Use a whole number, 1 or more.`);
+    throw invalidInput(`Invalid purge() option "limit": ${shownValue(options.limit)}. Use a whole number, 1 or more.`);
   }
   return { statuses, before, limit: options.limit };
 }

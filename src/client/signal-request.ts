@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { toJsonValue } from '../engine/json-value.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
 import { checkOptions } from '../options/known-keys.js';
@@ -24,9 +25,9 @@ export function parseSignalRequest<T>(
   const name = signalName(signal);
   checkOptions(options, SIGNAL_OPTIONS, 'signal() options');
   if (options.key !== undefined && typeof options.key !== 'string')
-    throw invalidInput(`Invalid signal() option "key": ${String(options.key)}. Use a string.`);
+    throw invalidInput(`Invalid signal() option "key": ${shownValue(options.key)}. Use a string.`);
   if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) {
-    throw invalidInput(`Invalid signal() option "id": ${String(options.id)}. Use a non-empty string.`);
+    throw invalidInput(`Invalid signal() option "id": ${shownValue(options.id)}. Use a non-empty string.`);
   }
   return {
     name,

@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { randomUUID } from 'node:crypto';
 import { sameJson, toJsonValue } from '../engine/json-value.js';
 import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
@@ -75,7 +76,7 @@ export function parseStartRequest(
       : parsePositiveDuration(options.timeout, 'start() option "timeout"');
   const priority = options.priority ?? definition.priority;
   if (!Number.isInteger(priority))
-    throw invalidInput(`Invalid start() option "priority": ${String(priority)}. Use a whole number.`);
+    throw invalidInput(`Invalid start() option "priority": ${shownValue(priority)}. Use a whole number.`);
   for (const field of ['concurrencyKey', 'rateLimitKey'] as const) {
     const value = options[field];
     if (value !== undefined && (typeof value !== 'string' || value === ''))

@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 
 /** `WorkflowsDashboardModule.forRoot()`'s options. */
@@ -67,7 +68,7 @@ export function resolveDashboardOptions(options: WorkflowsDashboardOptions): Res
   const pageSize = options.pageSize ?? 50;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 500) {
     throw new TypeError(
-      `WorkflowsDashboardModule: invalid pageSize ${String(pageSize)}. Use a whole number from 1 to 500.`,
+      `WorkflowsDashboardModule: invalid pageSize ${shownValue(pageSize)}. Use a whole number from 1 to 500.`,
     );
   }
   return { path: normalized, guard, readOnly: options.readOnly === true, trustedOrigins, pageSize };

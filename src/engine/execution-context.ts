@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { randomUUID } from 'node:crypto';
 import { checkOptions } from '../options/known-keys.js';
 import { signalName, type WorkflowSignal } from '../signals/workflow-signal.js';
@@ -52,7 +53,9 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
       checkOptions(options, WAIT_OPTIONS, `options of wait "${name}"`);
       const signalNameValue = signalName(signal);
       if (options.key !== undefined && typeof options.key !== 'string') {
-        throw new TypeError(`Invalid key for wait "${name}": ${String(options.key)}. Use a string, or leave it out.`);
+        throw new TypeError(
+          `Invalid key for wait "${name}": ${shownValue(options.key)}. Use a string, or leave it out.`,
+        );
       }
       return waits.wait<T>(name, signalNameValue, options.key ?? null, options.timeout, false);
     },

@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { WorkflowJournalLimitError } from '../errors/workflow-journal-limit.error.js';
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import { checkKnownKeys } from '../options/known-keys.js';
@@ -37,7 +38,7 @@ export function resolveJournalLimits(limits: WorkflowJournalLimits | undefined):
   for (const [key, value] of Object.entries(resolved)) {
     if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
       throw new TypeError(
-        `Invalid journal.${key}: ${String(value)}. Use a positive number (Infinity turns the check off).`,
+        `Invalid journal.${key}: ${shownValue(value)}. Use a positive number (Infinity turns the check off).`,
       );
     }
   }

@@ -20,7 +20,7 @@ export function toJsonValue(value: unknown, what: string, root = 'value'): unkno
   return copy(value, { what, root, path: [], seen: null }, '');
 }
 
-const PLAIN_DATA = 'Return plain data (objects, arrays, strings, numbers, booleans, null).';
+const PLAIN_DATA = 'Use plain data (objects, arrays, strings, numbers, booleans, null).';
 const WELL_FORMED =
   "No store keeps one: make the string well-formed first (String.prototype.toWellFormed()), or don't cut strings in the middle of a character.";
 const NO_NUL =
@@ -71,7 +71,7 @@ function copy(value: unknown, walk: Walk, key: string): unknown {
   if (value === null) return null;
   const object = value as Record<string, unknown>;
   const seen = (walk.seen ??= new Set());
-  if (seen.has(object)) fail(walk, 'a cycle', 'Return a tree of plain data.');
+  if (seen.has(object)) fail(walk, 'a cycle', 'Use a tree of plain data.');
   let out: unknown;
   seen.add(object);
   if (typeof object.toJSON === 'function') {

@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { durationOr, type Duration } from '../time/duration.js';
 
@@ -39,14 +40,14 @@ export function resolveRetry(
   if (typeof retry === 'number') return { ...base, attempts: checkAttempts(retry, what) };
   if (typeof retry !== 'object' || retry === null) {
     throw new TypeError(
-      `Invalid ${what}: ${String(retry)}. Use a number of attempts, false, or { attempts, backoff, factor, maxBackoff }.`,
+      `Invalid ${what}: ${shownValue(retry)}. Use a number of attempts, false, or { attempts, backoff, factor, maxBackoff }.`,
     );
   }
   checkKnownKeys(retry, RETRY_KEYS, what);
   const factor = retry.factor ?? base.factor;
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
     throw new TypeError(
-      `Invalid ${what}.factor: ${String(factor)}. Use a number of at least 1 (1 keeps the backoff constant).`,
+      `Invalid ${what}.factor: ${shownValue(factor)}. Use a number of at least 1 (1 keeps the backoff constant).`,
     );
   }
   return {
@@ -64,7 +65,7 @@ export function backoffAfter(policy: RetryPolicy, attempt: number): number {
 
 function checkAttempts(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new TypeError(`Invalid ${what}: ${String(value)}. Use a whole number of attempts, at least 1.`);
+    throw new TypeError(`Invalid ${what}: ${shownValue(value)}. Use a whole number of attempts, at least 1.`);
   }
   return value;
 }

@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import type { OperationHost } from './execution-host.js';
 
 /**
@@ -35,7 +36,7 @@ export function sleepTarget(date: Date | number, name: string): number {
   const ms = date instanceof Date ? date.getTime() : date;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
     throw new TypeError(
-      `Invalid date for sleepUntil "${name}": ${String(date)}. Pass a Date or epoch milliseconds (within a Date's range).`,
+      `Invalid date for sleepUntil "${name}": ${shownValue(date)}. Pass a Date or epoch milliseconds (within a Date's range).`,
     );
   }
   return Math.ceil(ms);

@@ -3,6 +3,7 @@ import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { HeldSession } from './held-session.js';
+import { mysqlPoolTarget } from './mysql-pool-target.js';
 import { outsideTransaction } from './mysql-app-transaction.js';
 import { PreparedTexts, unpreparable } from './prepared-texts.js';
 import { ServerRollbackWatch, serverInTransaction } from './server-rollback-watch.js';
@@ -122,6 +123,7 @@ export function fromMysql2(pool: Mysql2PoolLike, options: FromMysql2Options = {}
   const held = new HeldSession<Mysql2PoolConnectionLike>(poolSize(pool) >= HeldSession.MIN_POOL);
   const send = sender(pool, (pool as { pool?: unknown }).pool, maxPrepared > 0 ? new PreparedTexts(maxPrepared) : null);
   return {
+    target: mysqlPoolTarget(pool),
     query: (sql, params, queryOptions) => send(sql, params ?? NO_PARAMS, queryOptions),
     async transaction(fn, options) {
       const lane = options?.held ? held.take() : null;

@@ -26,5 +26,6 @@ export { MYSQL_KEY_LIMITS } from './key-limits.js';
 export type { WakePollInterval } from './mysql-wake-poller.js';
 export type { EndPollInterval } from './mysql-end-poller.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
+export { WorkflowStoreStartupError, type WorkflowStoreStartupProblem } from '../errors/workflow-store-startup.error.js';
 export type { SqlExecutor, SqlQueryOptions, SqlQueryResult } from '../sql/sql-executor.js';
 export type { StoreKeyLimits as SqlKeyLimits } from '../storage/key-limits.js';

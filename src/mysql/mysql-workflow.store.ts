@@ -5,6 +5,8 @@ import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.
 import { oneAtATime } from '../sql/one-at-a-time.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { checkTransactions, explainOtherMysqlDatabase, inSavepoint } from './mysql-app-transaction.js';
+import { checkMysqlAnswers, explainMysqlConnectionError } from './connection-error.js';
+import { durationOr, type Duration } from '../time/duration.js';
 import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
@@ -42,6 +44,13 @@ const STORE = 'MySqlWorkflowStore';
 
 /** What `new MySqlWorkflowStore(options)` takes: `executor` is `fromMysql2(pool)`; `schema` prefixes the tables. */
 export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
+  /**
+   * How long startup (`init()`) waits for the server's first answer before failing with an error
+   * that names the server: a host that accepts connections and never answers would otherwise hold
+   * startup for the pool's `connectTimeout` (10 s by default) on every attempt. Migrating, once the
+   * server answered, is not limited. Default `'5s'`.
+   */
+  startupTimeout?: Duration;
   /**
    * How often `listen()` polls for work made due by other processes (MySQL has no LISTEN/NOTIFY):
    * `minDelay` ms after something became due, doubling to at most `2 * minDelay` ms while things
@@ -92,6 +101,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
+  private readonly startupTimeout: number;
 
   constructor(options: MySqlWorkflowStoreOptions) {
     super(
@@ -99,7 +109,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
       STORE,
       "fromMysql2(pool) from '@nestjs/workflows/mysql'",
       'It looks like a mysql2 pool: wrap it, `executor: fromMysql2(pool)`.',
-      ['wakePoll', 'transactions', 'endPoll'],
+      ['wakePoll', 'transactions', 'endPoll', 'startupTimeout'],
     );
     if (options.transactions !== undefined && typeof options.transactions?.transaction !== 'function') {
       throw new TypeError(
@@ -121,6 +131,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.wakePoll = checkDelayRange(options.wakePoll, 'wakePoll', STORE);
     this.endPoll = checkDelayRange(options.endPoll, 'endPoll', STORE);
     this.statementTimeout = new MySqlStatementTimeout();
+    this.startupTimeout = durationOr(options.startupTimeout, 5_000, `${STORE} option "startupTimeout"`);
     this.poller = this.wakePoller();
     this.endPoller = new MySqlEndPoller(this.executor, this.tables.instances, this.endPoll);
   }
@@ -140,18 +151,24 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   }
 
   /**
-   * Migrates (or, with `migrate: false`, checks the tables are current), and finds what the server
-   * offers beyond MySQL 8.0's common ground (see `MySqlServerFeatures`: on MariaDB, each batch of
-   * writes is one round trip). Called once at startup.
+   * Checks that the server answers (within `startupTimeout`), migrates (or, with `migrate: false`,
+   * checks the tables are current), and finds what the server offers beyond MySQL 8.0's common
+   * ground (see `MySqlServerFeatures`: on MariaDB, each batch of writes is one round trip). Called
+   * once at startup.
    */
   async init(): Promise<void> {
-    await initSchema({
-      runner: this.migrationRunner(),
-      migrate: this.migrateOption,
-      store: STORE,
-      schema: this.schema,
-      cliFlag: '--mysql',
-    });
+    await checkMysqlAnswers(this.executor, this.startupTimeout, this.schema);
+    try {
+      await initSchema({
+        runner: this.migrationRunner(),
+        migrate: this.migrateOption,
+        store: STORE,
+        schema: this.schema,
+        cliFlag: '--mysql',
+      });
+    } catch (error) {
+      throw explainMysqlConnectionError(error, this.schema, this.executor.target);
+    }
     this.server =
       this.claims.server =
       this.writes.server =

@@ -23,5 +23,6 @@ export { mikroOrmTransactions, type MikroOrmLike } from '../sql/handles/mikro-or
 export type { OrmTransactions } from '../sql/handles/handle-kind.js';
 export { POSTGRES_JOURNAL_KEY_BYTES, POSTGRES_KEY_LIMITS } from './key-limits.js';
 export { WorkflowSchemaError } from '../errors/workflow-schema.error.js';
+export { WorkflowStoreStartupError, type WorkflowStoreStartupProblem } from '../errors/workflow-store-startup.error.js';
 export type { SqlExecutor, SqlQueryOptions, SqlQueryResult } from '../sql/sql-executor.js';
 export type { StoreKeyLimits as SqlKeyLimits } from '../storage/key-limits.js';

@@ -140,7 +140,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
         cliFlag: '--postgres',
       });
     } catch (error) {
-      throw explainConnectionError(error, this.schema);
+      throw explainConnectionError(error, this.schema, this.executor.target);
     }
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema);
   }

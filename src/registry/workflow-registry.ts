@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import type { WorkflowOptions } from '../decorators/workflow-options.js';
 import { getWorkflowMetadata } from '../decorators/workflow.decorator.js';
 import { UnknownWorkflowError } from '../errors/unknown-workflow.error.js';
@@ -201,12 +202,12 @@ function validate(
   checkKnownKeys(options, WORKFLOW_OPTIONS, `${where} options`);
   const version = options.version ?? 1;
   if (!Number.isInteger(version) || version < 1)
-    throw new TypeError(`${where}: invalid version ${String(version)}. Use a whole number, 1 or more.`);
+    throw new TypeError(`${where}: invalid version ${shownValue(version)}. Use a whole number, 1 or more.`);
   const priority = options.priority ?? 0;
   // The stores keep a priority as a 32-bit integer: past that, every start() would be refused.
   if (!Number.isInteger(priority) || Math.abs(priority) > 2_147_483_647) {
     throw new TypeError(
-      `${where}: invalid priority ${String(priority)}. Use a whole number from -2147483647 to 2147483647 (lower runs first).`,
+      `${where}: invalid priority ${shownValue(priority)}. Use a whole number from -2147483647 to 2147483647 (lower runs first).`,
     );
   }
   const timeout = options.timeout === undefined ? null : parsePositiveDuration(options.timeout, `timeout of ${where}`);
@@ -214,7 +215,7 @@ function validate(
   let concurrency: RegisteredWorkflow['concurrency'] = null;
   if (options.concurrency !== undefined && (options.concurrency === null || typeof options.concurrency !== 'object')) {
     throw new TypeError(
-      `${where}: invalid concurrency ${String(options.concurrency)}. Use { limit?, perKey? }, such as { limit: ${String(options.concurrency)} }.`,
+      `${where}: invalid concurrency ${shownValue(options.concurrency)}. Use { limit?, perKey? }, such as { limit: ${String(options.concurrency)} }.`,
     );
   }
   if (options.concurrency) {
@@ -222,7 +223,9 @@ function validate(
     const { limit, perKey } = options.concurrency;
     for (const [field, value] of Object.entries({ limit, perKey })) {
       if (value !== undefined && (!Number.isInteger(value) || value! < 1)) {
-        throw new TypeError(`${where}: invalid concurrency.${field} ${String(value)}. Use a whole number, 1 or more.`);
+        throw new TypeError(
+          `${where}: invalid concurrency.${field} ${shownValue(value)}. Use a whole number, 1 or more.`,
+        );
       }
     }
     concurrency = { limit: limit ?? null, perKey: perKey ?? null };
@@ -230,7 +233,7 @@ function validate(
   let rateLimit: WorkflowRateLimitRule | null = null;
   if (options.rateLimit !== undefined && (options.rateLimit === null || typeof options.rateLimit !== 'object')) {
     throw new TypeError(
-      `${where}: invalid rateLimit ${String(options.rateLimit)}. Use { limit?: { max, duration }, perKey?: { max, duration } }.`,
+      `${where}: invalid rateLimit ${shownValue(options.rateLimit)}. Use { limit?: { max, duration }, perKey?: { max, duration } }.`,
     );
   }
   if (options.rateLimit) {
@@ -241,7 +244,7 @@ function validate(
       checkKnownKeys(value, ['max', 'duration'], `${where}: rateLimit.${field}`);
       if (!Number.isInteger(value.max) || value.max < 1) {
         throw new TypeError(
-          `${where}: invalid rateLimit.${field}.max ${String(value.max)}. Use a whole number, 1 or more.`,
+          `${where}: invalid rateLimit.${field}.max ${shownValue(value.max)}. Use a whole number, 1 or more.`,
         );
       }
       const duration = parseDuration(value.duration, `rateLimit.${field}.duration of ${where}`);

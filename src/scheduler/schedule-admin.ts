@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { markInputError } from '../errors/workflow-input-error.js';
 import { toJsonValue } from '../engine/json-value.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
@@ -122,11 +123,15 @@ export class ScheduleAdmin {
     const offset = query.offset ?? 0;
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
       throw markInputError(
-        new TypeError(`Invalid schedules list() option "limit": ${String(limit)}. Use a whole number from 1 to 1000.`),
+        new TypeError(
+          `Invalid schedules list() option "limit": ${shownValue(limit)}. Use a whole number from 1 to 1000.`,
+        ),
       );
     if (!Number.isInteger(offset) || offset < 0)
       throw markInputError(
-        new TypeError(`Invalid schedules list() option "offset": ${String(offset)}. Use a whole number, 0 or more.`),
+        new TypeError(
+          `Invalid schedules list() option "offset": ${shownValue(offset)}. Use a whole number, 0 or more.`,
+        ),
       );
     if (query.declared !== undefined && typeof query.declared !== 'boolean')
       throw markInputError(new TypeError('Invalid schedules list() option "declared": use true or false.'));

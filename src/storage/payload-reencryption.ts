@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
 import { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
@@ -80,12 +81,12 @@ export class PayloadReencryption {
     const batch = options.batchSize ?? 100;
     if (!Number.isInteger(batch) || batch < 1 || batch > 1000)
       throw new TypeError(
-        `Invalid reencrypt() option "batchSize": ${String(batch)}. Use a whole number from 1 to 1000.`,
+        `Invalid reencrypt() option "batchSize": ${shownValue(batch)}. Use a whole number from 1 to 1000.`,
       );
     const maxPasses = options.maxPasses ?? 3;
     if (!Number.isInteger(maxPasses) || maxPasses < 1)
       throw new TypeError(
-        `Invalid reencrypt() option "maxPasses": ${String(maxPasses)}. Use a whole number, 1 or more.`,
+        `Invalid reencrypt() option "maxPasses": ${shownValue(maxPasses)}. Use a whole number, 1 or more.`,
       );
     const progress: WorkflowReencryptProgress = {
       pass: 1,

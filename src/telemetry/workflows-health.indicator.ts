@@ -1,3 +1,4 @@
+import { shownValue } from '../errors/shown-value.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
@@ -53,7 +54,7 @@ export class WorkflowsHealthIndicator {
     const maxBacklog = options.maxDueBacklog ?? 1_000;
     if (maxBacklog !== false && (!Number.isInteger(maxBacklog) || maxBacklog < 0)) {
       throw new TypeError(
-        `Invalid WorkflowsHealthIndicator option "maxDueBacklog": ${String(maxBacklog)}. Use a whole number, 0 or more, or false.`,
+        `Invalid WorkflowsHealthIndicator option "maxDueBacklog": ${shownValue(maxBacklog)}. Use a whole number, 0 or more, or false.`,
       );
     }
     const { clock, worker: settings } = this.options;

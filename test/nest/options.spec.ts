@@ -28,6 +28,19 @@ describe('nested module options', () => {
     );
   });
 
+  it('quotes a bad value that is a string, so "ten" reads as the text it is', async () => {
+    await expect(boot({ worker: { concurrency: 'ten' as never } })).rejects.toThrow(
+      'Invalid WorkflowsModule option "worker.concurrency": "ten". Use a whole number, 1 or more.',
+    );
+    await expect(boot({ retryAttempts: '' as never })).rejects.toThrow(
+      'Invalid WorkflowsModule option "retryAttempts": "". Use a whole number, 0 or more.',
+    );
+    await expect(boot({ worker: { concurrency: 2.5 } })).rejects.toThrow('"worker.concurrency": 2.5. Use');
+    await expect(boot({ retry: { attempts: 3, factor: '2' as never } })).rejects.toThrow(
+      'Invalid WorkflowsModule option "retry".factor: "2". Use a number of at least 1',
+    );
+  });
+
   it('refuses an unknown key inside retry and journal', async () => {
     await expect(boot({ retry: { backof: '2s' } as never })).rejects.toThrow(
       'WorkflowsModule option "retry": unknown key "backof". Known keys: attempts, backoff, factor, maxBackoff.',

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkflowError } from '../../src/errors/workflow.error.js';
+import { WorkflowStoreStartupError } from '../../src/errors/workflow-store-startup.error.js';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 
 // Startup against servers that misbehave, started here: no PostgreSQL needed.
@@ -40,9 +40,10 @@ describe('PostgresWorkflowStore startup', () => {
       (error: unknown) => error,
     );
     expect(Date.now() - started).toBeLessThan(3_000);
-    expect(failure).toBeInstanceOf(WorkflowError);
+    expect(failure).toBeInstanceOf(WorkflowStoreStartupError);
+    expect(failure).toMatchObject({ problem: 'no-answer', target: `127.0.0.1:${port} database app` });
     expect((failure as Error).message).toContain(
-      `PostgreSQL at 127.0.0.1:${port} database app did not answer within 300 ms`,
+      `PostgresWorkflowStore could not start (PostgreSQL at 127.0.0.1:${port} database app): the server did not answer within 300 ms`,
     );
     expect((failure as Error).message).toMatch(/startupTimeout.*connectionTimeoutMillis/);
   });

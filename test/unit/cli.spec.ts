@@ -44,4 +44,19 @@ describe('nest-workflows', () => {
     }
     expect((await cli('--version', 'extra')).code).toBe(2);
   });
+
+  it('refuses a database URL that does not parse, or of the other database, before connecting (exit 2)', async () => {
+    const garbled = await cli('migrate', '--postgres', 'not a url');
+    expect(garbled.code).toBe(2);
+    expect(garbled.err).toMatch(
+      /^nest-workflows: --postgres needs a URL such as postgres:\/\/user:password@host:5432\/database; what was given does not parse as a URL\.\n\nUsage:/,
+    );
+    const secret = await cli('reencrypt', '--mysql', 'mysql//root:hunter2@db', '--codecs', 'codecs.js');
+    expect(secret.code).toBe(2);
+    expect(secret.err).toContain('--mysql needs a URL such as mysql://user:password@host:3306/database');
+    expect(secret.err).not.toContain('hunter2');
+    const other = await cli('migrate', '--mysql', 'postgres://postgres@localhost/app');
+    expect(other.code).toBe(2);
+    expect(other.err).toContain('the given one starts with postgres://');
+  });
 });

@@ -1,7 +1,7 @@
 // What start() and signal() refuse before storing anything: options that are not an object or
 // misspelt, an unknown workflow, an input JSON can't carry.
 import { afterEach, describe, expect, it } from 'vitest';
-import { UnknownWorkflowError, Workflow } from '../../src/index.js';
+import { isWorkflowInputError, UnknownWorkflowError, Workflow, workflowErrorStatus } from '../../src/index.js';
 import { createEngineApp, type EngineApp } from './support/engine-app.js';
 
 let app: EngineApp | undefined;
@@ -56,6 +56,10 @@ describe('start() and signal() input', () => {
     app = await createEngineApp({ workflows: [Known] });
     await expect(app.client.start('unknown.flow', {})).rejects.toThrow(UnknownWorkflowError);
     await expect(app.client.start('unknown.flow', {})).rejects.toThrow(/known: known.flow@1/);
+    // As docs/workflows.md says: its own class, not an input error, and a 400 over HTTP all the same.
+    const unknown = await app.client.start('unknown.flow', {}).catch((error: unknown) => error);
+    expect(isWorkflowInputError(unknown)).toBe(false);
+    expect(workflowErrorStatus(unknown)).toBe(400);
     await expect(app.client.start(Known, { big: 1n })).rejects.toThrow(/input.*BigInt/);
     expect(await app.client.list()).toEqual([]);
   });

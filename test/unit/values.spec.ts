@@ -47,6 +47,15 @@ describe('values that JSON would store as {}', () => {
     });
   }
 
+  it('asks for plain data in words that fit an input as well as a result (no "Return" for what the caller passes)', async () => {
+    app = await createEngineApp({ workflows: [Echo] });
+    const refused = (await app.client.start(Echo, { items: () => 1 }).catch((error: unknown) => error)) as Error;
+    expect(refused.message).toBe(
+      'The input of workflow "values.echo" is not a JSON value: a function at input.items. ' +
+        'Use plain data (objects, arrays, strings, numbers, booleans, null).',
+    );
+  });
+
   it('names nested paths and odd keys', async () => {
     app = await createEngineApp({ workflows: [Echo] });
     await expect(app.client.start(Echo, { a: [{ 'odd key': new Set() }] })).rejects.toThrow(
