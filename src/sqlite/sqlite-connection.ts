@@ -32,7 +32,7 @@ function pause(attempt: number): Promise<void> {
  * for at most `BUSY_SLICE` ms, then waits asynchronously and tries again, for up to `busyTimeout`.
  *
  * A transaction is synchronous from `BEGIN` to `COMMIT` (`read()`, `write()`), so nothing else of
- * the process runs inside it; only `transaction()` keeps one open across `await`s (a workflow's
+ * the process runs inside it, and each call first yields to the event loop once; only `transaction()` keeps one open across `await`s (a workflow's
  * `ctx.transaction()` callback), and every other call waits until it ends.
  */
 export class SqliteConnection {
@@ -142,6 +142,9 @@ export class SqliteConnection {
    * each time the database is busy, until `busyTimeout` has passed.
    */
   private async retryBusy<T>(attempt: () => T): Promise<T> {
+    // Both drivers answer synchronously: without this, a worker with a backlog would claim, run and
+    // write in one unbroken chain of promise jobs, and timers (heartbeats) and I/O would never run.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const deadline = Date.now() + this.busyTimeout;
     for (let tries = 0; ; tries++) {
       while (this.held) await this.held;
