@@ -24,7 +24,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@nestjs\/workflows$/, replacement: `${src}/index.ts` },
-      { find: /^@nestjs\/workflows\/(postgres|mysql|testing|dashboard|health)$/, replacement: `${src}/$1/index.ts` },
+      {
+        find: /^@nestjs\/workflows\/(postgres|mysql|sqlite|testing|dashboard|health)$/,
+        replacement: `${src}/$1/index.ts`,
+      },
     ],
   },
   test: {

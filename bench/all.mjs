@@ -1,10 +1,11 @@
 // Every benchmark in one run, printed as one table with the limits beside the figures: PostgreSQL's
 // own limit (pgbench, one single-row UPDATE per transaction, at 1 and 10 clients) measured first in
 // the same run, then W1/W2 (bench/postgres.bench.ts), the cross-process start-to-running latency,
-// MariaDB/MySQL with its own limit (bench/mysql.bench.ts), the in-memory drain() and the engine's
+// MariaDB/MySQL with its own limit (bench/mysql.bench.ts), SQLite with its own limit (bench/sqlite.bench.ts:
+// W1, W2, two worker processes on one file, the longest event-loop stall), the in-memory drain() and the engine's
 // CPU per workflow. Run: `npm run bench:all` (about 5 minutes). PGBENCH_SECONDS (default 10) sets
 // each pgbench run's length, W1_N (1000) W1's instances, DRAIN_N (10,000) the drain's, ENGINE_N
-// (2000) the engine bench's; SKIP_MYSQL=1 leaves MariaDB out; SKIP_SCALE=1 leaves W3 out (bench/scale.bench.ts,
+// (2000) the engine bench's; SKIP_MYSQL=1 leaves MariaDB out, SKIP_SQLITE=1 SQLite; SKIP_SCALE=1 leaves W3 out (bench/scale.bench.ts,
 // about 5 minutes: SCALE_SIZES, SCALE_LONG_SECONDS, SCALE_REPS, SCALE_WORKERS size it). Other variables (W2_REPS, REPS...)
 // reach the benches as they are. The pgbench tables live in a database
 // of their own, `workflows_pgbench` (created when missing), never in the tests' database.
@@ -112,6 +113,8 @@ const latency = bench('cross-process.bench.ts');
 const scale = process.env.SKIP_SCALE ? null : bench('scale.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
 const mysql = process.env.SKIP_MYSQL ? null : bench('mysql.bench.ts', { N: String(W1_N) });
+loads.push(loadavg()[0]);
+const sqlite = process.env.SKIP_SQLITE ? null : bench('sqlite.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
 const drain = bench('drain.bench.ts', { N: String(DRAIN_N) });
 const engine = bench('engine-cpu.bench.ts', { N: String(ENGINE_N) });
@@ -277,6 +280,47 @@ if (mysql) {
     ],
   );
 }
+if (sqlite) {
+  const sqliteFloor = 4 * sqlite.limit_commit_latency_ms;
+  rows.push(
+    [
+      'SQLite limit: durable 1-row UPDATE commits/s in one process (WAL, synchronous=FULL)',
+      `${sqlite.limit_commits_per_s} (${fixed(sqlite.limit_commit_latency_ms, 2)} ms each)`,
+      '',
+      '',
+      '',
+    ],
+    [
+      'SQLite W1 steps/s (one worker process)',
+      fixed(sqlite.w1_steps_per_s),
+      `${sqlite.limit_commits_per_s} (commit loop)`,
+      ratio(sqlite.w1_steps_per_s / sqlite.limit_commits_per_s),
+      '',
+    ],
+    [
+      'SQLite W1 steps/s, two worker processes on one file (instances each)',
+      `${fixed(sqlite.two_processes_w1_steps_per_s)} (${sqlite.two_processes_instances_per_process.join(' / ')})`,
+      `${sqlite.limit_commits_per_s} (commit loop)`,
+      ratio(sqlite.two_processes_w1_steps_per_s / sqlite.limit_commits_per_s),
+      '',
+    ],
+    ['SQLite W1 Node CPU ms per workflow', fixed(sqlite.w1_node_cpu_ms_per_wf, 3), '', '', ''],
+    [
+      'SQLite W2 p50 / p95 ms',
+      `${fixed(sqlite.w2_p50_ms)} / ${fixed(sqlite.w2_p95_ms)}`,
+      `${fixed(sqliteFloor, 2)} (4 x one commit)`,
+      ratio(sqlite.w2_p50_ms / sqliteFloor),
+      '',
+    ],
+    [
+      'SQLite longest event-loop stall ms: one process / either of two on one file',
+      `${fixed(sqlite.w1_max_event_loop_stall_ms)} / ${fixed(sqlite.two_processes_max_event_loop_stall_ms)}`,
+      '',
+      '',
+      '',
+    ],
+  );
+}
 // The drain's target is in CPU per instance (wall time on a shared machine measures the others'
 // load): 100 us, about what the engine itself spends on a three-step workflow (bench:engine), so
 // the store's claims add little and do not grow with the finished instances it holds.
@@ -304,7 +348,8 @@ rows.push(
 const lines = [
   `Run ${startedAt.toISOString()} to ${new Date().toISOString()}; ${machine}; PostgreSQL ${pgVersion} (synchronous_commit=${syncCommit})` +
     `${mysql ? `; ${mysql.system.replace('@nestjs/workflows (MySQL store on ', 'MariaDB/MySQL ').replace(/\)$/, '')}` : ''}` +
-    `; load average ${loads.map((load) => load.toFixed(1)).join(', ')} (start, after pgbench, after W1/W2, after W3, after MySQL, end).`,
+    `${sqlite ? `; ${sqlite.system.replace('@nestjs/workflows (SQLite store, ', '').replace(/\)$/, '')}` : ''}` +
+    `; load average ${loads.map((load) => load.toFixed(1)).join(', ')} (start, after pgbench, after W1/W2, after W3, after MySQL, after SQLite, end).`,
   '',
   '| measure | ours | limit | ours / limit | target |',
   '|---|---|---|---|---|',
@@ -318,6 +363,7 @@ console.log(
     latency,
     scale,
     mysql,
+    sqlite,
     drain,
     engine,
   }),

@@ -2,7 +2,7 @@
 //   node --import ./scripts/register-ts.mjs path/to/file.ts
 // Registers ESM loader hooks (scripts/ts-hooks.mjs) that compile .ts/.mts files with @swc/core
 // (legacy decorators + `emitDecoratorMetadata`, so Nest can inject by type), map `./x.js`
-// imports to `./x.ts`, and resolve `@nestjs/workflows[/postgres|/mysql|/testing]` to `src/`.
+// imports to `./x.ts`, and resolve `@nestjs/workflows[/postgres|/mysql|/sqlite|/testing|/dashboard|/health]` to `src/`.
 import { register } from 'node:module';
 
 process.setSourceMapsEnabled(true);

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { transform } from '@swc/core';
 
 const root = new URL('../', import.meta.url);
-const SELF = /^@nestjs\/workflows(?:\/(postgres|mysql|testing))?$/;
+const SELF = /^@nestjs\/workflows(?:\/(postgres|mysql|sqlite|testing|dashboard|health))?$/;
 const TS_FILE = /\.(?:ts|mts)$/;
 
 export async function resolve(specifier, context, nextResolve) {

@@ -5,7 +5,7 @@
 //  3. decorator metadata survived the build: `WorkflowClient` has `design:paramtypes` (ESM and CJS);
 //  4. `./testing` exports `workflowStoreContract` and `ManualWorkflowClock`;
 //  5. entries share one copy of each class: a name exported by two entries is the same object;
-//  6. the root entry (JS and types, with every chunk it reaches) never references `pg` or `mysql2`;
+//  6. the root entry (JS and types, with every chunk it reaches) never references `pg`, `mysql2`, `better-sqlite3` or `node:sqlite`;
 //  7. nor any of the dashboard, which `./dashboard` exports.
 // Reports every failure, then exits 1 if there was any.
 import 'reflect-metadata';
@@ -65,6 +65,7 @@ const entries = {
   '.': 'index',
   './postgres': 'postgres/index',
   './mysql': 'mysql/index',
+  './sqlite': 'sqlite/index',
   './testing': 'testing/index',
   './dashboard': 'dashboard/index',
   './health': 'health/index',
@@ -163,7 +164,7 @@ for (const format of ['esm', 'cjs']) {
 // 6. The root entry never reaches a driver.
 console.log('no drivers from the root entry:');
 const DRIVER =
-  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)["'](?:pg|pg-[\w.-]+|mysql2)(?:\/[^"']*)?["']/g;
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)["'](?:pg|pg-[\w.-]+|mysql2|better-sqlite3|node:sqlite)(?:\/[^"']*)?["']/g;
 const LOCAL = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)["'](\.{1,2}\/[^"']+)["']/g;
 function reachable(start) {
   const seen = new Set();
@@ -197,7 +198,7 @@ for (const start of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
   }
   check(
     offenders.length === 0,
-    `dist/${start} and the ${files.length - 1} file(s) it reaches reference no pg/mysql2`,
+    `dist/${start} and the ${files.length - 1} file(s) it reaches reference no pg/mysql2/better-sqlite3/node:sqlite`,
     `found in ${offenders.join('; ')}`,
   );
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `nest-workflows`: applies or prints the SQL stores' migrations.
 //
-//   nest-workflows migrate --postgres <url> | --mysql <url> [--schema <name>]
-//   nest-workflows sql --postgres | --mysql [--schema <name>]
-//   nest-workflows reencrypt --postgres <url> | --mysql <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
+//   nest-workflows migrate --postgres <url> | --mysql <url> | --sqlite <file> [--schema <name>]
+//   nest-workflows sql --postgres | --mysql | --sqlite [--schema <name>]
+//   nest-workflows reencrypt --postgres <url> | --mysql <url> | --sqlite <file> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
 import { explainConnectionError } from '../postgres/connection-error.js';
 import { fromPg, type PgPoolLike } from '../postgres/from-pg.js';
 import { migratePostgres, postgresMigrationSql } from '../postgres/postgres-migrate.js';
@@ -15,6 +15,8 @@ import { explainMysqlConnectionError } from '../mysql/connection-error.js';
 import { fromMysql2, type Mysql2PoolLike } from '../mysql/from-mysql2.js';
 import { migrateMysql, mysqlMigrationScript } from '../mysql/mysql-migrate.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
+import { migrateSqlite, sqliteMigrationScript } from '../sqlite/sqlite-migrate.js';
+import { reencryptSqlite } from '../sqlite/sqlite-reencrypt.js';
 
 const USAGE = `Usage:
   nest-workflows migrate --postgres <url> [--schema <name>]
@@ -25,9 +27,12 @@ const USAGE = `Usage:
       Applies the pending migrations of the MySQL / MariaDB store to the database at <url>
       (mysql://user:password@host:3306/database), statement by statement under a named lock,
       and records them; a run stopped halfway resumes.
-  nest-workflows sql --postgres | --mysql [--schema <name>]
+  nest-workflows migrate --sqlite <file> [--schema <name>]
+      Applies the pending migrations of the SQLite store to the database file <file> (created if
+      missing), in one transaction, and records them.
+  nest-workflows sql --postgres | --mysql | --sqlite [--schema <name>]
       Prints every migration as one SQL script, for your own migration tool.
-  nest-workflows reencrypt --postgres <url> | --mysql <url> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
+  nest-workflows reencrypt --postgres <url> | --mysql <url> | --sqlite <file> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
       After a key rotation: rewrites every stored payload not under the current codec (the first
       of the list <file> exports) with it, in batches, safely beside running workers. Prints
       progress; exits 0 once nothing is left under an older codec (remove those from your codec
@@ -38,7 +43,7 @@ Options:
                     export default [new AesGcmPayloadCodec({ key: process.env.KEY_NEW, id: '2026-12' }), ...].
   --batch-size <n>  Instances, signals or schedules per batch (default 100, at most 1000).
   --resume <cursor> Carry on from the cursor a progress line printed.
-  --schema <name>   The store's schema (PostgreSQL) or table prefix (MySQL), default
+  --schema <name>   The store's schema (PostgreSQL) or table prefix (MySQL, SQLite), default
                     "${DEFAULT_SCHEMA}": lowercase letters, digits and
                     underscores, not starting with a digit, at most 40 characters.
   --help, -h        Shows this help.
@@ -52,7 +57,7 @@ class UsageError extends Error {}
 
 interface Command {
   name: 'migrate' | 'sql' | 'reencrypt' | 'help' | 'version';
-  database: 'postgres' | 'mysql' | undefined;
+  database: 'postgres' | 'mysql' | 'sqlite' | undefined;
   url: string | undefined;
   schema: string;
   codecs?: string;
@@ -81,10 +86,10 @@ function parse(argv: readonly string[]): Command {
       i++;
       return next;
     };
-    if (flag === '--postgres' || flag === '--mysql') {
-      const database = flag === '--postgres' ? 'postgres' : 'mysql';
+    if (flag === '--postgres' || flag === '--mysql' || flag === '--sqlite') {
+      const database = flag.slice(2) as 'postgres' | 'mysql' | 'sqlite';
       if (command.database !== undefined && command.database !== database)
-        throw new UsageError('Give one database: --postgres or --mysql.');
+        throw new UsageError('Give one database: --postgres, --mysql or --sqlite.');
       command.database = database;
       command.url = value();
     } else if (flag === '--schema') {
@@ -112,7 +117,8 @@ function parse(argv: readonly string[]): Command {
       throw new UsageError(`Unknown option ${JSON.stringify(rest[i])}.`);
     }
   }
-  if (command.database === undefined) throw new UsageError(`${name} needs a database: --postgres or --mysql.`);
+  if (command.database === undefined)
+    throw new UsageError(`${name} needs a database: --postgres, --mysql or --sqlite.`);
   if (name === 'reencrypt' && command.codecs === undefined)
     throw new UsageError('reencrypt needs the codecs: --codecs <file>.');
   if (name === 'sql' && command.url !== undefined) {
@@ -121,7 +127,10 @@ function parse(argv: readonly string[]): Command {
   if (name !== 'sql' && command.database === 'mysql' && command.url === undefined) {
     throw new UsageError(`${name} --mysql needs the database URL: --mysql mysql://user:password@host:3306/database.`);
   }
-  if (command.url !== undefined) checkUrl(command.database, command.url);
+  if (name !== 'sql' && command.database === 'sqlite' && command.url === undefined) {
+    throw new UsageError(`${name} --sqlite needs the database file: --sqlite ./workflows.db.`);
+  }
+  if (command.url !== undefined && command.database !== 'sqlite') checkUrl(command.database, command.url);
   return command;
 }
 
@@ -197,6 +206,15 @@ function redact(url: string | undefined): string {
 
 async function migrate(command: Command, out: (line: string) => void): Promise<void> {
   if (command.database === 'mysql') return migrateMysqlDatabase(command, out);
+  if (command.database === 'sqlite') {
+    const applied = await migrateSqlite(command.url!, command.schema);
+    out(
+      applied.length === 0
+        ? `Tables "${command.schema}_*" in ${command.url} are up to date.`
+        : `Tables "${command.schema}_*" in ${command.url}: applied ${applied.join(', ')}.`,
+    );
+    return;
+  }
   // Validate the schema before connecting, so a typo fails fast.
   postgresMigrationSql(command.schema);
   const { Pool } = await loadPg();
@@ -247,6 +265,7 @@ async function reencrypt(command: Command, out: (line: string) => void): Promise
   const mysql = command.database === 'mysql';
   // Validate the schema before connecting, so a typo fails fast.
   if (mysql) mysqlMigrationScript(command.schema);
+  else if (command.database === 'sqlite') sqliteMigrationScript(command.schema);
   else postgresMigrationSql(command.schema);
   const codecs = await loadCodecs(command.codecs!);
   const options = {
@@ -254,6 +273,10 @@ async function reencrypt(command: Command, out: (line: string) => void): Promise
     resumeFrom: command.resume,
     onProgress: (progress: WorkflowReencryptProgress) => out(describeProgress(progress)),
   };
+  if (command.database === 'sqlite') {
+    const result = await reencryptSqlite(command.url!, command.schema, codecs, options);
+    return reportResult(result, codecs[0]!.id, `tables "${command.schema}_*" in ${command.url}`, out);
+  }
   if (mysql) {
     const { createPool } = await loadMysql2();
     const pool = createPool({ uri: command.url, connectionLimit: 4 });
@@ -301,12 +324,8 @@ export async function main(
     if (command.name === 'help') io.out(USAGE);
     else if (command.name === 'version') io.out(__PACKAGE_VERSION__);
     else if (command.name === 'sql') {
-      io.out(
-        (command.database === 'mysql'
-          ? mysqlMigrationScript(command.schema)
-          : postgresMigrationSql(command.schema)
-        ).trimEnd(),
-      );
+      const script = { postgres: postgresMigrationSql, mysql: mysqlMigrationScript, sqlite: sqliteMigrationScript };
+      io.out(script[command.database!](command.schema).trimEnd());
     } else if (command.name === 'reencrypt') return await reencrypt(command, io.out);
     else await migrate(command, io.out);
     return 0;

@@ -27,7 +27,7 @@ export function runTransaction<T, Tx>(
     return Promise.reject(
       new TypeError(
         `ctx.transaction("${name}") needs a store that runs transactions on its own database (PostgresWorkflowStore, ` +
-          `MySqlWorkflowStore); ${unsupported} can't. Use ctx.step("${name}", ...) with this store, or configure a SQL store.`,
+          `MySqlWorkflowStore, SqliteWorkflowStore); ${unsupported} can't. Use ctx.step("${name}", ...) with this store, or configure a SQL store.`,
       ),
     );
   }

@@ -42,7 +42,7 @@ const STORE_RULES: StoreAccessRules = {
   // module's storage is built over the in-memory store when none is configured.
   // sql/ is what the SQL stores share (their base class, the claim under limits...).
   insider: (path) =>
-    /^(storage|memory|sql|postgres|mysql|testing)\//.test(path) ||
+    /^(storage|memory|sql|postgres|mysql|sqlite|testing)\//.test(path) ||
     path === 'index.ts' ||
     path === 'create-workflow-storage.ts',
   storeInternal: (path) =>
@@ -50,14 +50,14 @@ const STORE_RULES: StoreAccessRules = {
     /^memory\//.test(path) ||
     /^storage\/claim-selection/.test(path) ||
     // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration and re-encryption helpers, nothing else of it.
-    (/^(postgres|mysql)\//.test(path) &&
-      !/^(postgres|mysql)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
+    (/^(postgres|mysql|sqlite)\//.test(path) &&
+      !/^(postgres|mysql|sqlite)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
   // The module's options take the store the application configures; the root entry re-exports its type.
   mayNameInterface: (path) => path === 'workflows-module-options.ts' || path === 'index.ts',
 };
 
 /** The stores' folders: each implements the contract in storage/, which never imports them back. */
-const STORE_FOLDERS = ['memory', 'sql', 'postgres', 'mysql'];
+const STORE_FOLDERS = ['memory', 'sql', 'postgres', 'mysql', 'sqlite'];
 
 /** Imports of a store's folder from storage/ (the contract and the codec layer). */
 const storageImportsOfStores = (files: readonly SourceFile[]) =>
@@ -66,8 +66,8 @@ const storageImportsOfStores = (files: readonly SourceFile[]) =>
 /** Imports of one store's folder from another's: none, but the SQL stores' of sql/, which they share. */
 const crossStoreImports = (files: readonly SourceFile[]) =>
   STORE_FOLDERS.flatMap((from) =>
-    STORE_FOLDERS.filter((to) => to !== from && !(to === 'sql' && /^(postgres|mysql)$/.test(from))).flatMap((to) =>
-      folderImports(files, from, to),
+    STORE_FOLDERS.filter((to) => to !== from && !(to === 'sql' && /^(postgres|mysql|sqlite)$/.test(from))).flatMap(
+      (to) => folderImports(files, from, to),
     ),
   );
 
@@ -103,7 +103,7 @@ describe('the architecture of src/', () => {
     expect([...folderImports(files, 'errors', 'storage'), ...folderImports(files, 'events', 'storage')]).toEqual([]);
   });
 
-  it('keeps the store contract free of the stores: nothing in storage/ imports memory/, sql/, postgres/ or mysql/', () => {
+  it('keeps the store contract free of the stores: nothing in storage/ imports memory/, sql/, postgres/, mysql/ or sqlite/', () => {
     expect(storageImportsOfStores(files)).toEqual([]);
   });
 

@@ -1,0 +1,65 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vitest from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import { SqliteWorkflowStore } from '../../src/sqlite/index.js';
+import type { WorkflowStore } from '../../src/storage/workflow-store.js';
+import { workflowStoreContract } from '../../src/testing/workflow-store-contract.js';
+
+// One database file for this file, migrated once; each test gets new stores (connections of their
+// own) on it. The suite gives every test its own ids and names, so they share the tables safely.
+const dir = mkdtempSync(join(tmpdir(), 'nest-workflows-sqlite-contract-'));
+const path = join(dir, 'contract.db');
+
+beforeAll(async () => {
+  const store = new SqliteWorkflowStore({ path });
+  await store.init();
+  await store.close();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * One store over two connections to the file, as two processes would hold them: calls alternate
+ * between them, so the suite's races meet SQLite's locks (a write waiting for the other's write
+ * lock), not just one connection's order. Listening stays on the first.
+ */
+function twoConnections(first: SqliteWorkflowStore, second: SqliteWorkflowStore): WorkflowStore {
+  let calls = 0;
+  return new Proxy(first, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function' || ['listen', 'listenForEnds', 'init', 'close'].includes(String(property)))
+        return typeof value === 'function' ? value.bind(target) : value;
+      return (...args: unknown[]) => {
+        const store = calls++ % 2 === 0 ? first : second;
+        return (Reflect.get(store, property) as (...a: unknown[]) => unknown).apply(store, args);
+      };
+    },
+  });
+}
+
+workflowStoreContract(
+  'sqlite',
+  async () => {
+    const store = new SqliteWorkflowStore({ path });
+    await store.init();
+    return { store, close: () => store.close() };
+  },
+  { test: vitest },
+);
+
+workflowStoreContract(
+  'sqlite (two connections on one file)',
+  async () => {
+    const [first, second] = [new SqliteWorkflowStore({ path }), new SqliteWorkflowStore({ path })];
+    await Promise.all([first.init(), second.init()]);
+    return {
+      store: twoConnections(first, second),
+      close: async () => {
+        await Promise.all([first.close(), second.close()]);
+      },
+    };
+  },
+  { test: vitest },
+);
