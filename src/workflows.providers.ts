@@ -183,7 +183,7 @@ export const WORKFLOWS_PROVIDERS: Provider[] = [
         pollInterval: options.worker.pollInterval,
         emit: (event) => events.emit(event),
         started: () => wakeUps.kick(),
-        cancelled: (id) => runtime.noticeCancel(id, false),
+        cancelled: (id) => runtime.cancelAccepted(id, false),
         logger: outageAware(workflowsLogger(), outage, 'running schedules'),
       }),
     inject: [

@@ -16,7 +16,7 @@ import type { WorkflowObserver } from '../engine/workflow-observer.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 import { cancelRefused, parseCancelRequest } from './cancel-request.js';
 import { deleteFinished } from './finished-delete.js';
-import { waitForEnd } from './instance-end.js';
+import { waitForResult } from './instance-result.js';
 import { parseListRequest, type WorkflowListOptions } from './list-request.js';
 import { parsePurgeRequest, purgeInBatches } from './purge-request.js';
 import { parseSignalRequest, type WorkflowSignalOptions } from './signal-request.js';
@@ -175,7 +175,7 @@ export class WorkflowClient implements OnModuleDestroy {
 
   private result<O>(id: string, timeout: Duration | undefined): Promise<O> {
     const limit = timeout === undefined ? null : parseDuration(timeout, 'result() option "timeout"');
-    return waitForEnd<O>(
+    return waitForResult<O>(
       {
         read: (instanceId) => this.getStatus(instanceId),
         events: this.events,

@@ -62,7 +62,7 @@ export class WorkflowSchedules {
       changed: () => scheduler.kick(),
       emit: (event) => events.emit(event),
       started: () => wakeUps.kick(),
-      cancelled: (id) => runtime.noticeCancel(id, false),
+      cancelled: (id) => runtime.cancelAccepted(id, false),
     });
   }
 

@@ -19,7 +19,7 @@ export interface ClaimedInstance {
   /** The worker's: this execution's own work is over, only its last write is left; its slot may go to the next item. */
   ending?: () => void;
   /** Cancels and terminates noticed before the execution started (see `UnstartedClaims`): its start reads the flags again. */
-  noticed?: number;
+  cancelsSinceClaim?: number;
 }
 
 /** The local lease check's margin: a tenth of the lease, at most a second. */

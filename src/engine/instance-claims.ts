@@ -111,21 +111,21 @@ export class InstanceClaims {
   }
 
   /** A cancel or terminate accepted in this process: an execution running here stops at once. */
-  noticeCancel(id: string, terminate: boolean): void {
+  cancelAccepted(id: string, terminate: boolean): void {
     const exec = this.running.get(id);
     if (exec && (terminate || !exec.replayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
-    this.unstarted.notice(id);
+    this.unstarted.cancelAccepted(id);
     this.options.kick();
   }
 
-  /** The store said a cancel or terminate of `id` was stored: a claim still out reads the flags again at its start (`UnstartedClaims.heardOf()`). */
-  heardOfCancel(id: string): void {
-    this.unstarted.heardOf(id);
+  /** The store said a cancel or terminate of `id` was stored: a claim still out reads the flags again at its start (`UnstartedClaims.cancelStored()`). */
+  cancelStored(id: string): void {
+    this.unstarted.cancelStored(id);
   }
 
-  /** The store said a cancel or terminate of some instance was stored, not which: the claims still out read the flags again at their start (`UnstartedClaims.heardOfSome()`). */
-  heardOfSomeCancel(): void {
-    this.unstarted.heardOfSome();
+  /** The store said a cancel or terminate of some instance was stored, not which: the claims still out read the flags again at their start (`UnstartedClaims.someCancelStored()`). */
+  someCancelStored(): void {
+    this.unstarted.someCancelStored();
   }
 
   /**

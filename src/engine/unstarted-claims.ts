@@ -10,20 +10,20 @@ const NOTHING_JOURNALED: readonly WorkflowJournalEntry[] = [];
  * The claims of this process whose executions have not started (the claim's answer is on its way,
  * the instance waits for a slot, its journal is being read), and the cancels and terminates
  * accepted here meanwhile. Once an execution runs, a cancel accepted in this process reaches it at
- * once (`InstanceClaims.noticeCancel()`); before, there is no execution to tell, and the flags the
+ * once (`InstanceClaims.cancelAccepted()`); before, there is no execution to tell, and the flags the
  * claim read may predate the cancel (it committed after the claim's lock was released): lost, the
  * notice would leave the execution to run steps until its first heartbeat. So a notice is counted
- * on the claim (`ClaimedInstance.noticed`), and the execution reads the flags again before its
+ * on the claim (`ClaimedInstance.cancelsSinceClaim`), and the execution reads the flags again before its
  * first step (`readAtStart()`). Notices that come while a claim is out are kept until it answers,
  * since its instances are not known yet.
  */
 export class UnstartedClaims {
   private readonly waiting = new InFlight<ClaimedInstance>();
   private claims = 0;
-  /** Ids noticed while a claim was out (kept while any is). */
-  private readonly heard = new InFlight<string>();
-  /** A request of some instance, not named, was heard while a claim was out (kept while any is). */
-  private heardSome = false;
+  /** Ids of the cancels accepted or stored while a claim was out (kept while any is). */
+  private readonly cancelledWhileClaiming = new InFlight<string>();
+  /** A cancel of some instance, not named, was stored while a claim was out (kept while any is). */
+  private someCancelledWhileClaiming = false;
 
   /** Runs a claim: its instances count as unstarted from its answer until `started()`. */
   async claim<T extends ClaimedInstance>(claim: () => Promise<T[]>): Promise<T[]> {
@@ -34,19 +34,23 @@ export class UnstartedClaims {
     } finally {
       for (const item of claimed) {
         this.waiting.add(item);
-        if (this.heardSome || (this.heard.size > 0 && this.heard.has(item.instance.id))) noticed(item);
+        if (
+          this.someCancelledWhileClaiming ||
+          (this.cancelledWhileClaiming.size > 0 && this.cancelledWhileClaiming.has(item.instance.id))
+        )
+          countCancel(item);
       }
       if (--this.claims === 0) {
-        this.heard.takeAll();
-        this.heardSome = false;
+        this.cancelledWhileClaiming.takeAll();
+        this.someCancelledWhileClaiming = false;
       }
     }
   }
 
   /** A cancel or terminate of `id` was accepted in this process (or a renewal read one). */
-  notice(id: string): void {
-    for (const item of this.waiting) if (item.instance.id === id) noticed(item);
-    if (this.claims > 0) this.heard.add(id);
+  cancelAccepted(id: string): void {
+    for (const item of this.waiting) if (item.instance.id === id) countCancel(item);
+    if (this.claims > 0) this.cancelledWhileClaiming.add(id);
   }
 
   /**
@@ -54,17 +58,17 @@ export class UnstartedClaims {
    * still out may have read the flags before it (its answer can come after the notification), so
    * its start reads them again. The claims that answered are the worker's to renew at once.
    */
-  heardOf(id: string): void {
-    if (this.claims > 0) this.heard.add(id);
+  cancelStored(id: string): void {
+    if (this.claims > 0) this.cancelledWhileClaiming.add(id);
   }
 
   /**
    * The store said a cancel or terminate of some instance was stored, without naming it (MySQL's
    * counter): every claim still out reads the flags of what it took again at its start, as for
-   * `heardOf()`. The instances held already are the store's to name (`WorkflowListenOptions.held`).
+   * `cancelStored()`. The instances held already are the store's to name (`WorkflowListenOptions.held`).
    */
-  heardOfSome(): void {
-    if (this.claims > 0) this.heardSome = true;
+  someCancelStored(): void {
+    if (this.claims > 0) this.someCancelledWhileClaiming = true;
   }
 
   /**
@@ -78,7 +82,7 @@ export class UnstartedClaims {
       (flags.terminateRequested && !instance.terminateRequested) ||
       (flags.cancelRequested && !instance.cancelRequested)
     )
-      noticed(item);
+      countCancel(item);
   }
 
   /** Its execution started (it hears notices itself from now on), or it never will (its lease is gone). */
@@ -87,8 +91,8 @@ export class UnstartedClaims {
   }
 }
 
-function noticed(item: ClaimedInstance): void {
-  item.noticed = (item.noticed ?? 0) + 1;
+function countCancel(item: ClaimedInstance): void {
+  item.cancelsSinceClaim = (item.cancelsSinceClaim ?? 0) + 1;
 }
 
 /**
@@ -108,8 +112,8 @@ export async function readAtStart(
   let journal = NOTHING_JOURNALED;
   let readJournal = instance.runs > 1;
   let covered = 0;
-  while (readJournal || ((claimed.noticed ?? 0) > covered && !instance.terminateRequested)) {
-    covered = claimed.noticed ?? 0;
+  while (readJournal || ((claimed.cancelsSinceClaim ?? 0) > covered && !instance.terminateRequested)) {
+    covered = claimed.cancelsSinceClaim ?? 0;
     const details = await storage.get(instance.id, readJournal ? { journal: true } : undefined);
     if (!details) return null;
     if (readJournal) journal = details.journal ?? NOTHING_JOURNALED;

@@ -86,7 +86,7 @@ export class WorkflowEngine {
     this.observer = options.observer ?? NO_OBSERVER;
     this.claims = new InstanceClaims(options, this.observer);
     this.conclusion = new ExecutionConclusion(options, this.observer, (id, terminate) =>
-      this.claims.noticeCancel(id, terminate),
+      this.claims.cancelAccepted(id, terminate),
     );
   }
 

@@ -23,7 +23,7 @@ import { RecordedValues } from './recorded-values.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { compensate, type Compensation, type CompensationOutcome } from './saga.js';
 import { SignalWaits } from './signal-waits.js';
-import { atTurnEnd, leaveTurnEnd, type TurnEndListener } from './turn-end.js';
+import { cancelDeferredFlush, deferFlush, type DeferredFlush } from './deferred-flushes.js';
 import type { WorkflowContext } from './workflow-context.js';
 
 /** What an execution needs from the engine around it. */
@@ -51,7 +51,7 @@ export interface ExecutionDeps extends ChildDeps {
  * step, sleep or wait the journal does not hold parks forever, so `run()` only re-registers the
  * compensations of the steps that completed.
  */
-export class WorkflowExecution implements ExecutionHost, TurnEndListener {
+export class WorkflowExecution implements ExecutionHost, DeferredFlush {
   readonly context: WorkflowContext;
   private readonly stop: ExecutionStop;
   /** While it runs and concludes, the shutdown that interrupts it (`LocalExecutions.hearShutdown()`). */
@@ -167,7 +167,7 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   /** No more writes from this execution (it concluded, or gave up). */
   close(): void {
     this.closed = true;
-    leaveTurnEnd(this);
+    cancelDeferredFlush(this);
   }
 
   /** The parked operations' earliest wake-up (`null`: none has a time) and their waits. */
@@ -389,11 +389,11 @@ export class WorkflowExecution implements ExecutionHost, TurnEndListener {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    atTurnEnd(this);
+    deferFlush(this);
   }
 
-  /** The turn in which `scheduleFlush()` was called ended (see `atTurnEnd()`). */
-  turnEnded(): void {
+  /** The turn in which `scheduleFlush()` was called ended (see `deferFlush()`). */
+  flushDeferred(): void {
     this.flushScheduled = false;
     if (!this.closed && this.settle !== null && this.journal.pending) void this.write({});
   }

@@ -31,7 +31,7 @@ export interface CancelWatcher {
  * Before that read, every watcher hears that some request was stored (`named()` without an id): a
  * claim whose transaction committed before the request may still be on its way (its answer, the
  * decoding of its payloads), its instances not held yet and so not read; the worker has such a
- * claim read the flags again at its start (`UnstartedClaims.heardOfSome()`). Both happen in the
+ * claim read the flags again at its start (`UnstartedClaims.someCancelStored()`). Both happen in the
  * same turn of the event loop, so every instance is either held or in a claim still out.
  */
 export class MySqlCancelNotices {

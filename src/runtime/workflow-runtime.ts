@@ -117,7 +117,7 @@ export class WorkflowRuntime {
         await Promise.all(items.map((claimed) => engine.claims.abandon(claimed)));
       },
     });
-    this.stops.push(options.wakeUps.subscribe((id) => this.wake(id)));
+    this.stops.push(options.wakeUps.subscribe((id) => this.kickLoop(id)));
   }
 
   /** This process's worker id, shown as `leaseOwner`. */
@@ -148,7 +148,7 @@ export class WorkflowRuntime {
       const listener = (id?: string, kind?: WorkflowWakeUpKind) => {
         // A request the store could not name (MySQL's counter) concerns only the claims out here: no wake-up.
         if (kind === 'cancel')
-          return id === undefined ? this.options.engine.claims.heardOfSomeCancel() : this.heardOfCancel(id);
+          return id === undefined ? this.options.engine.claims.someCancelStored() : this.cancelStored(id);
         wakeUps.kick(id);
       };
       const stopListening = await storage.listen(listener, {
@@ -228,7 +228,7 @@ export class WorkflowRuntime {
   /** Stores a cancel or terminate of `id`; once accepted, an execution of it running here stops now. Resolves to whether it was accepted. */
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
     const accepted = await this.options.storage.requestCancel(id, request);
-    if (accepted) this.noticeCancel(id, request.terminate);
+    if (accepted) this.cancelAccepted(id, request.terminate);
     return accepted;
   }
 
@@ -256,14 +256,14 @@ export class WorkflowRuntime {
    * the next heartbeat; a claim still out reads them as it starts), and the loop looks for work, as
    * after any wake-up (the request made a suspended instance due).
    */
-  private heardOfCancel(id: string): void {
-    this.options.engine.claims.heardOfCancel(id);
+  private cancelStored(id: string): void {
+    this.options.engine.claims.cancelStored(id);
     this.loop.renewNow(id);
     this.options.wakeUps.kick();
   }
 
   /** Looks for work now instead of at the next poll; `id` names the one instance made due, which the loop may then claim by id. */
-  private wake(id?: string): void {
+  private kickLoop(id?: string): void {
     if (this.enabled) this.loop.kick(id);
   }
 
@@ -274,7 +274,7 @@ export class WorkflowRuntime {
   }
 
   /** A cancel or terminate accepted in this process: an execution running here stops now. */
-  noticeCancel(id: string, terminate: boolean): void {
-    this.options.engine.claims.noticeCancel(id, terminate);
+  cancelAccepted(id: string, terminate: boolean): void {
+    this.options.engine.claims.cancelAccepted(id, terminate);
   }
 }

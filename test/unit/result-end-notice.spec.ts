@@ -4,7 +4,7 @@
 // ended, or fails. Every case polls once an hour: only the path under test can resolve it in time.
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { waitForEnd, type InstanceEndSources } from '../../src/client/instance-end.js';
+import { waitForResult, type InstanceResultSources } from '../../src/client/instance-result.js';
 import type { WorkflowEvent } from '../../src/events/workflow-event.js';
 import type { WorkflowInstanceDetails } from '../../src/storage/workflow-store.js';
 
@@ -13,7 +13,7 @@ function sources(options: { runningHere?: Promise<void>; ask?: (status: string) 
   const state = { status: 'running', asks: 0, reads: 0 };
   const events = new Subject<WorkflowEvent>();
   let listener: ((id: string | null) => void) | null = null;
-  const source: InstanceEndSources = {
+  const source: InstanceResultSources = {
     read: async () => {
       state.reads++;
       return { id: 'i', status: state.status, output: 'out', error: null } as unknown as WorkflowInstanceDetails;
@@ -70,7 +70,7 @@ const turns = () => new Promise((resolve) => setTimeout(resolve, 20));
 describe('handle.result() asking the store for the end', () => {
   it('asks once after listening and reading, and is woken by the notification', async () => {
     const { source, state, endElsewhere } = sources();
-    const result = waitForEnd(source, 'i', 5_000);
+    const result = waitForResult(source, 'i', 5_000);
     await turns();
     expect(state).toMatchObject({ asks: 1, reads: 1 });
     endElsewhere();
@@ -81,7 +81,7 @@ describe('handle.result() asking the store for the end', () => {
   it('does not ask while this process runs the instance and its execution ends it', async () => {
     let stopped!: () => void;
     const { source, state, endHere } = sources({ runningHere: new Promise((resolve) => (stopped = resolve)) });
-    const result = waitForEnd(source, 'i', 5_000);
+    const result = waitForResult(source, 'i', 5_000);
     await turns();
     endHere();
     stopped();
@@ -93,7 +93,7 @@ describe('handle.result() asking the store for the end', () => {
   it('asks once the execution here stops without ending the instance, and hears the end from elsewhere', async () => {
     let stopped!: () => void;
     const { source, state, endElsewhere } = sources({ runningHere: new Promise((resolve) => (stopped = resolve)) });
-    const result = waitForEnd(source, 'i', 5_000);
+    const result = waitForResult(source, 'i', 5_000);
     await turns();
     expect(state.asks).toBe(0);
     stopped();
@@ -105,7 +105,7 @@ describe('handle.result() asking the store for the end', () => {
 
   it('asks again after a reconnection (a server that restarted may have lost the ask)', async () => {
     const { source, state, reconnected, endElsewhere } = sources();
-    const result = waitForEnd(source, 'i', 5_000);
+    const result = waitForResult(source, 'i', 5_000);
     await turns();
     expect(state).toMatchObject({ asks: 1, reads: 1 });
     reconnected();
@@ -117,7 +117,7 @@ describe('handle.result() asking the store for the end', () => {
 
   it('asks again when a notified end is found reopened (a retry cleared the ask), and hears the next end', async () => {
     const { source, state, endedAndReopened, endElsewhere } = sources();
-    const result = waitForEnd(source, 'i', 2_000);
+    const result = waitForResult(source, 'i', 2_000);
     await turns();
     expect(state).toMatchObject({ asks: 1, reads: 1 });
     endedAndReopened();
@@ -132,7 +132,7 @@ describe('handle.result() asking the store for the end', () => {
     const { source, state, endHere, endElsewhere } = sources({
       runningHere: new Promise((resolve) => (stopped = resolve)),
     });
-    const result = waitForEnd(source, 'i', 2_000);
+    const result = waitForResult(source, 'i', 2_000);
     await turns();
     endHere();
     // Retried before the read the end's event causes; the next run is elsewhere.
@@ -152,14 +152,14 @@ describe('handle.result() asking the store for the end', () => {
         return false;
       },
     });
-    await expect(waitForEnd(fake.source, 'i', 5_000)).resolves.toBe('out');
+    await expect(waitForResult(fake.source, 'i', 5_000)).resolves.toBe('out');
     expect(fake.state).toMatchObject({ asks: 1, reads: 2 });
   });
 
   it('polls at most every 500 ms while the ask fails, and asks again at each read', async () => {
     const fake = sources({ ask: async () => Promise.reject(new Error('connection lost')) });
     const started = Date.now();
-    const result = waitForEnd(fake.source, 'i', 5_000);
+    const result = waitForResult(fake.source, 'i', 5_000);
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(fake.state.asks).toBe(2);
     fake.endElsewhere();

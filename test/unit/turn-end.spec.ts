@@ -1,18 +1,18 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { atTurnEnd, leaveTurnEnd, type TurnEndListener } from '../../src/engine/turn-end.js';
+import { cancelDeferredFlush, deferFlush, type DeferredFlush } from '../../src/engine/deferred-flushes.js';
 
-function listener(name: string, heard: string[]): TurnEndListener {
-  return { turnEnded: () => void heard.push(name) };
+function listener(name: string, heard: string[]): DeferredFlush {
+  return { flushDeferred: () => void heard.push(name) };
 }
 
-describe('atTurnEnd()', () => {
+describe('deferFlush()', () => {
   it('calls each listener once when the turn ends, in the order they asked', async () => {
     const heard: string[] = [];
     const a = listener('a', heard);
-    atTurnEnd(a);
-    atTurnEnd(listener('b', heard));
-    atTurnEnd(a);
+    deferFlush(a);
+    deferFlush(listener('b', heard));
+    deferFlush(a);
     expect(heard).toEqual([]);
     await nextTurn();
     expect(heard).toEqual(['a', 'b']);
@@ -21,9 +21,9 @@ describe('atTurnEnd()', () => {
   it('forgets a listener that left, so a long turn does not keep what is done', async () => {
     const heard: string[] = [];
     const done = listener('done', heard);
-    atTurnEnd(done);
-    atTurnEnd(listener('open', heard));
-    leaveTurnEnd(done);
+    deferFlush(done);
+    deferFlush(listener('open', heard));
+    cancelDeferredFlush(done);
     await nextTurn();
     expect(heard).toEqual(['open']);
   });
@@ -31,10 +31,10 @@ describe('atTurnEnd()', () => {
   it('calls a listener that asks while the turn ends at the end of the next turn', async () => {
     const heard: string[] = [];
     const later = listener('later', heard);
-    atTurnEnd({
-      turnEnded: () => {
+    deferFlush({
+      flushDeferred: () => {
         heard.push('first');
-        atTurnEnd(later);
+        deferFlush(later);
       },
     });
     await nextTurn();

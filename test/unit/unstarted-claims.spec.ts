@@ -48,7 +48,7 @@ describe('an instance claimed ahead, waiting for a slot', () => {
       const { clock, storage, engine, ran, claimAhead } = setup();
       const claimed = await claimAhead('here');
       expect(await storage.requestCancel('here', { reason: 'stop', now: clock.now(), terminate })).toBe(true);
-      engine.claims.noticeCancel('here', terminate);
+      engine.claims.cancelAccepted('here', terminate);
       await engine.execute(claimed, new AbortController().signal);
       expect(ran).toEqual([]);
       expect(await storage.get('here')).toMatchObject({ status: 'cancelled', error: { name: error, message: 'stop' } });

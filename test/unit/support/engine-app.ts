@@ -178,7 +178,7 @@ export async function createEngineApp<
     pollInterval: resolved.worker.pollInterval,
     emit: (event) => events.emit(event),
     started: () => wakeUps.kick(),
-    cancelled: (id) => runtime.noticeCancel(id, false),
+    cancelled: (id) => runtime.cancelAccepted(id, false),
     logger: outageAware(logger, outage, 'running schedules'),
   });
   const schedulerService = new WorkflowSchedulerService(scheduler, resolved);
@@ -257,6 +257,10 @@ export interface EnginePartsOptions {
   workerId?: string;
   /** Default 30 s. */
   leaseDuration?: number;
+  /** Whether the registry says every workflow has limits (so starts are never leased at once). Default false. */
+  limited?: boolean;
+  /** The runtime's loop: off by default (`enabled: false`), concurrency 4, a poll every second. */
+  worker?: { enabled?: boolean; concurrency?: number; pollInterval?: number };
 }
 
 /**
@@ -283,14 +287,14 @@ export function createEngineParts(options: EnginePartsOptions) {
   const runtime = new WorkflowRuntime({
     engine,
     storage,
-    registry: { isLimited: () => false },
+    registry: { isLimited: () => options.limited ?? false },
     wakeUps,
     clock,
     worker: {
-      enabled: false,
+      enabled: options.worker?.enabled ?? false,
       id: options.workerId ?? 'worker-1',
-      concurrency: 4,
-      pollInterval: 1_000,
+      concurrency: options.worker?.concurrency ?? 4,
+      pollInterval: options.worker?.pollInterval ?? 1_000,
       leaseDuration: options.leaseDuration ?? 30_000,
       heartbeatInterval: 10_000,
       shutdownTimeout: 1_000,
@@ -299,7 +303,7 @@ export function createEngineParts(options: EnginePartsOptions) {
   });
   const start = (id: string, workflow: string, input: unknown = null) =>
     storage.create({ id, workflow, version: 1, input, deadline: null, now: clock.now() });
-  return { storage, engine, runtime, events, logs, start };
+  return { storage, engine, runtime, wakeUps, events, logs, start };
 }
 
 /** What `createSchedulerParts()` takes; every option has a default. */

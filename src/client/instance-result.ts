@@ -6,8 +6,8 @@ import type { WorkflowEvent } from '../events/workflow-event.js';
 import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
 import type { WorkflowInstanceDetails } from '../storage/workflow-store.js';
 
-/** What waiting for an instance's end needs of the client. */
-export interface InstanceEndSources {
+/** What waiting for an instance's result (its end) needs of the client. */
+export interface InstanceResultSources {
   read(id: string): Promise<WorkflowInstanceDetails>;
   /** This process's events: its own executions' ends arrive here at once. */
   events: Observable<WorkflowEvent>;
@@ -47,7 +47,7 @@ const ENDS = new Set(['workflow-completed', 'workflow-failed', 'workflow-cancell
  * the end, and the store is asked only when that execution stops without one (it suspended, handed
  * back, lost its lease). So a start awaited where it runs costs the store nothing more.
  */
-export async function waitForEnd<O>(sources: InstanceEndSources, id: string, limit: number | null): Promise<O> {
+export async function waitForResult<O>(sources: InstanceResultSources, id: string, limit: number | null): Promise<O> {
   const { closing } = sources;
   const closed = (status: string | null) =>
     new WorkflowClientClosedError(
