@@ -3,7 +3,7 @@ import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { HeldSession } from './held-session.js';
-import { outsideTransaction } from './mysql-app-transaction.js';
+import { outsideTransaction } from './mysql-session.js';
 import { PreparedTexts, unpreparable } from './prepared-texts.js';
 import { ServerRollbackWatch, serverInTransaction } from './server-rollback-watch.js';
 

@@ -8,7 +8,7 @@ import {
 } from './mysql-journal.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
-import { outsideTransaction } from './mysql-app-transaction.js';
+import { outsideTransaction } from './mysql-session.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
 import { MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
