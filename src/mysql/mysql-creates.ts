@@ -14,8 +14,6 @@ import { answerCreates, type CreateResult } from '../sql/create-batch.js';
 import { toInstance, toNumber } from '../sql/workflow-rows.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
-type Created = CreateResult;
-
 /** `create()`'s statements for the store's tables. */
 function createStatements(tables: MySqlTables) {
   const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
@@ -78,7 +76,7 @@ function createText({ values }: PendingCreate): number {
  */
 export class MySqlCreates {
   // Bounded in text too: a statement larger than the server takes would fail every create of it.
-  private readonly batcher = new StatementBatcher<PendingCreate, Created>({
+  private readonly batcher = new StatementBatcher<PendingCreate, CreateResult>({
     send: (batch) => answerCreates(batch, (firsts) => this.insertBatch(firsts)),
     single: (pending) => retryOnLockContention(() => this.createWith(this.executor, pending.init, pending)),
     bound: { weight: createText, max: MAX_BATCH_TEXT },
@@ -95,7 +93,7 @@ export class MySqlCreates {
   }
 
   /** Batched with the creates made at the same time. */
-  create(init: NewWorkflowInstance): Promise<Created> {
+  create(init: NewWorkflowInstance): Promise<CreateResult> {
     return this.batcher.add({ init, ...made(init) });
   }
 
@@ -107,7 +105,7 @@ export class MySqlCreates {
     executor: SqlExecutor,
     init: NewWorkflowInstance,
     { row, values }: MadeRow = made(init),
-  ): Promise<Created> {
+  ): Promise<CreateResult> {
     const { rowCount, insertId } = await executor.query(this.sql.insert(1), values);
     if (rowCount === 1 && typeof insertId === 'number')
       return { instance: insertedInstance(row, insertId), created: true };
@@ -124,7 +122,11 @@ export class MySqlCreates {
    * only through a write of `token`'s own holder), so the instance existed and is read; not
    * holding, or no instance after all, nothing was created under it (`null`).
    */
-  async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<Created | null> {
+  async createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    init: NewWorkflowInstance,
+  ): Promise<CreateResult | null> {
     const fence = [scheduleId, token, token, init.now];
     const { row, values } = made(init);
     const { rowCount, insertId } = await retryOnLockContention(() =>
@@ -151,7 +153,7 @@ export class MySqlCreates {
    * default) it would take a shared lock on the signals' last row and the gap after it, so every
    * signal of every process would wait until the application's transaction ends.
    */
-  async createInApplication(executor: SqlExecutor, init: NewWorkflowInstance): Promise<Created> {
+  async createInApplication(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
     const { rows: last } = await executor.query(this.sql.lastSignal);
     const cursor = toNumber(last[0]?.last ?? 0);
     const { row, values } = made(init);
@@ -169,7 +171,7 @@ export class MySqlCreates {
   }
 
   /** The first create of each id, inserted in id order (as every batch inserts). */
-  private insertBatch(firsts: PendingCreate[]): Promise<Map<string, Created>> {
+  private insertBatch(firsts: PendingCreate[]): Promise<Map<string, CreateResult>> {
     const inits = [...firsts].sort((x, y) => (x.init.id < y.init.id ? -1 : x.init.id > y.init.id ? 1 : 0));
     const ids = inits.map(({ init }) => init.id);
     return this.server.oneRoundTripBatches ? this.insertReturning(ids, inits) : this.insertThenRead(ids, inits);
@@ -181,7 +183,7 @@ export class MySqlCreates {
    * inserted with (as a lone create's); only ids that existed are read, by a locking read (it waits
    * for a creator that has not committed yet).
    */
-  private async insertReturning(ids: string[], inits: PendingCreate[]): Promise<Map<string, Created>> {
+  private async insertReturning(ids: string[], inits: PendingCreate[]): Promise<Map<string, CreateResult>> {
     const { rows } = await retryOnLockContention(() =>
       this.executor.query(
         `${this.sql.insert(inits.length)} RETURNING id, signal_cursor`,
@@ -189,7 +191,7 @@ export class MySqlCreates {
       ),
     );
     const cursors = new Map(rows.map((row) => [String(row.id), toNumber(row.signal_cursor)]));
-    const created = new Map<string, Created>();
+    const created = new Map<string, CreateResult>();
     for (const { init, row } of inits) {
       const cursor = cursors.get(init.id);
       if (cursor !== undefined) created.set(init.id, { instance: insertedInstance(row, cursor), created: true });
@@ -201,7 +203,7 @@ export class MySqlCreates {
   }
 
   /** A batch on the common ground: one transaction inserting them all, or when some existed, one by one; then the rows read. */
-  private async insertThenRead(ids: string[], inits: PendingCreate[]): Promise<Map<string, Created>> {
+  private async insertThenRead(ids: string[], inits: PendingCreate[]): Promise<Map<string, CreateResult>> {
     return retryOnLockContention(() =>
       this.executor.transaction(
         async (tx) => {
@@ -232,7 +234,7 @@ export class MySqlCreates {
   }
 
   /** The stored rows of `ids`, each marked whether this batch created it. */
-  private async read(tx: SqlExecutor, ids: string[], mine: Set<string>): Promise<Map<string, Created>> {
+  private async read(tx: SqlExecutor, ids: string[], mine: Set<string>): Promise<Map<string, CreateResult>> {
     const { rows } = await tx.query(this.sql.select(ids.length), ids);
     const stored = new Map(
       rows.map((row) => [String(row.id), { instance: toInstance(row), created: mine.has(String(row.id)) }]),

@@ -1,7 +1,7 @@
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlTables } from './mysql-tables.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { toBoolean } from '../sql/workflow-rows.js';
+import { toLeaseFlags } from '../sql/workflow-rows.js';
 import type { WorkflowLeaseFlags } from '../storage/workflow-store.js';
 
 /** `renew()`'s statements for the store's tables. */
@@ -34,9 +34,6 @@ export class MySqlLeaseRenewal {
     const { rowCount } = await retryOnLockContention(() => executor.query(this.sql.renew, [leaseUntil, id, token]));
     if (rowCount === 0) return null;
     const { rows } = await executor.query(this.sql.flags, [id, token]);
-    const row = rows[0];
-    return row
-      ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
-      : null;
+    return toLeaseFlags(rows[0]);
   }
 }

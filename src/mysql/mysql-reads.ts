@@ -1,10 +1,10 @@
 import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { COMMON_GROUND, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { INSTANCE_COLUMNS, type MySqlTables } from './mysql-tables.js';
-import { listInstancesStatement } from '../sql/list-queries.js';
+import { listInstances } from '../sql/list-queries.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { UNFINISHED } from '../sql/status-lists.js';
-import { toInstance, toWaits } from '../sql/workflow-rows.js';
+import { toInstance, toUndeclaredDue, toWaits } from '../sql/workflow-rows.js';
 import type { WorkflowInstance, WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type {
   WorkflowInstanceDetails,
@@ -75,10 +75,8 @@ export class MySqlReads {
     return details;
   }
 
-  async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    const { sql, params } = listInstancesStatement(MYSQL_DIALECT, this.sql.listPrefix, query);
-    const { rows } = await this.executor.query(sql, params);
-    return rows.map(toInstance);
+  list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
+    return listInstances(this.executor, MYSQL_DIALECT, this.sql.listPrefix, query);
   }
 
   async countDue(now: number, cap: number): Promise<number> {
@@ -98,10 +96,6 @@ export class MySqlReads {
       query.cap,
       query.cap,
     ]);
-    return rows.map((row) => ({
-      workflow: String(row.workflow),
-      version: Number(row.version),
-      count: Number(row.count),
-    }));
+    return rows.map(toUndeclaredDue);
   }
 }

@@ -4,7 +4,7 @@ import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { placeholders, SCHEDULE_COLUMNS, type MySqlTables } from './mysql-tables.js';
 import { scheduleParams } from '../sql/instance-params.js';
-import { listSchedulesStatement } from '../sql/list-queries.js';
+import { listSchedules } from '../sql/list-queries.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toJson, toSchedule } from '../sql/workflow-rows.js';
 import type { SqlScheduleStore } from '../sql/sql-workflow-store.js';
@@ -90,10 +90,8 @@ export class MySqlSchedules implements SqlScheduleStore {
     return rows[0] ? toSchedule(rows[0]) : null;
   }
 
-  async list(query: Store.WorkflowScheduleQuery): Promise<Store.WorkflowScheduleRecord[]> {
-    const { sql, params } = listSchedulesStatement(MYSQL_DIALECT, this.sql.listSchedulesPrefix, query);
-    const { rows } = await this.executor.query(sql, params);
-    return rows.map(toSchedule);
+  list(query: Store.WorkflowScheduleQuery): Promise<Store.WorkflowScheduleRecord[]> {
+    return listSchedules(this.executor, MYSQL_DIALECT, this.sql.listSchedulesPrefix, query);
   }
 
   async delete(id: string, revision?: number): Promise<boolean> {
