@@ -1,7 +1,7 @@
 import { mysqlTransactionExecutor } from './from-mysql2.js';
 import { databaseError } from './mysql-database-error.js';
 import { handleLibrary } from '../sql/handles/handle-executor.js';
-import { oneAtATime } from '../sql/one-at-a-time.js';
+import { queueOnHandle } from '../sql/transaction-handle-queue.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 
 /** MySQL's "table doesn't exist" (ER_NO_SUCH_TABLE) and "unknown database" (ER_BAD_DB_ERROR). */
@@ -73,8 +73,8 @@ export async function inApplicationTransaction<T>(
   fn: (executor: SqlExecutor) => Promise<T>,
 ): Promise<T> {
   try {
-    // One call at a time per transaction: their savepoints must not interleave (see oneAtATime()).
-    return await oneAtATime(transaction, async () =>
+    // One call at a time per transaction: their savepoints must not interleave (see queueOnHandle()).
+    return await queueOnHandle(transaction, async () =>
       inSavepoint(await mysqlTransactionExecutor(transaction, store), fn),
     );
   } catch (error) {

@@ -1,4 +1,4 @@
-import { instanceColumns, notify, notifyDue } from './postgres-statements.js';
+import { instanceColumns, notify, notifyDue } from './postgres-sql-fragments.js';
 import { POSTGRES_INPUT } from './key-limits.js';
 import type { PostgresReads } from './postgres-reads.js';
 import { answerCreates, type CreateResult } from '../sql/create-batch.js';

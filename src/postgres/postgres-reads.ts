@@ -1,5 +1,5 @@
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
-import { instanceColumns } from './postgres-statements.js';
+import { instanceColumns } from './postgres-sql-fragments.js';
 import { listInstances } from '../sql/list-queries.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';

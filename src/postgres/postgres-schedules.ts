@@ -1,6 +1,6 @@
 import { POSTGRES_INPUT } from './key-limits.js';
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
-import { instanceColumns, notifyDue } from './postgres-statements.js';
+import { instanceColumns, notifyDue } from './postgres-sql-fragments.js';
 import { newInstanceParams, scheduleParams } from '../sql/instance-params.js';
 import { listSchedules } from '../sql/list-queries.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
