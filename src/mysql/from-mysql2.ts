@@ -1,10 +1,11 @@
 import { isSqlExecutor, type SqlExecutor, type SqlQueryOptions, type SqlQueryResult } from '../sql/sql-executor.js';
+import { describeDriverObject, hasMethods } from '../sql/driver-shape.js';
 import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { ormHandleExecutor } from '../sql/handles/handle-executor.js';
 import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
 import { HeldSession } from './held-session.js';
 import { mysqlPoolTarget } from './mysql-pool-target.js';
-import { outsideTransaction } from './mysql-app-transaction.js';
+import { outsideTransaction } from './mysql-session.js';
 import { PreparedTexts, unpreparable } from './prepared-texts.js';
 import { ServerRollbackWatch, serverInTransaction } from './server-rollback-watch.js';
 
@@ -230,11 +231,7 @@ export async function mysqlTransactionExecutor(transaction: unknown, store: stri
         '(`const connection = await pool.getConnection(); await connection.beginTransaction()`), so the statements run in your transaction.',
     );
   }
-  if (
-    typeof transaction === 'object' &&
-    transaction !== null &&
-    typeof (transaction as { escapeIdentifier?: unknown }).escapeIdentifier === 'function'
-  ) {
+  if (hasMethods(transaction, 'escapeIdentifier')) {
     // A pg client: refused before the check below, whose MySQL statement would abort its transaction.
     throw new TypeError(
       `${store}: \`transaction\` is a pg client, not on MySQL or MariaDB. Pass a transaction on the store's database.`,
@@ -305,17 +302,12 @@ function poolSize(pool: Mysql2PoolLike): number {
 
 function assertPool(pool: unknown): asserts pool is Mysql2PoolLike {
   const candidate = pool as Partial<Mysql2PoolLike> & Record<string, unknown>;
-  if (
-    typeof pool !== 'object' ||
-    pool === null ||
-    typeof candidate.query !== 'function' ||
-    typeof candidate.getConnection !== 'function'
-  ) {
+  if (!hasMethods(pool, 'query', 'getConnection')) {
     throw new TypeError(
       `fromMysql2() expects a mysql2/promise pool (\`mysql.createPool(...)\` from 'mysql2/promise'), got ${describe(pool)}.`,
     );
   }
-  if (typeof candidate.release === 'function') {
+  if (hasMethods(pool, 'release')) {
     throw new TypeError(
       'fromMysql2() expects a mysql2 pool, got a connection checked out of one (it has release()). Pass the pool itself: ' +
         'the store checks out its own connections. For a transaction of yours, pass the connection as `{ transaction: connection }`.',
@@ -338,8 +330,5 @@ function assertPool(pool: unknown): asserts pool is Mysql2PoolLike {
 }
 
 function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value !== 'object') return typeof value;
-  const name = (value as object).constructor?.name;
-  return name && name !== 'Object' ? `a ${name}` : 'an object without query() and getConnection()';
+  return describeDriverObject(value, ['query', 'getConnection']);
 }

@@ -1,13 +1,12 @@
-import { findInErrorChain } from '../errors/driver-error-chain.js';
+import { mysqlTransactionExecutor } from './from-mysql2.js';
+import { databaseError } from './mysql-database-error.js';
+import { handleLibrary } from '../sql/handles/handle-executor.js';
+import { queueOnHandle } from '../sql/transaction-handle-queue.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 
 /** MySQL's "table doesn't exist" (ER_NO_SUCH_TABLE) and "unknown database" (ER_BAD_DB_ERROR). */
 const NO_SUCH_TABLE = 1146;
 const BAD_DATABASE = 1049;
-/** MySQL's ER_SP_DOES_NOT_EXIST: the savepoint named is not there. */
-const NO_SUCH_SAVEPOINT = 1305;
-/** A PostgreSQL SQLSTATE (`42601`, `42P01`): five characters, at least one a digit (never Node's `EPIPE`, nor Prisma's `P2010`). */
-const SQLSTATE = /^(?!P)(?=.*\d)[0-9A-Z]{5}$/;
 
 /**
  * A `TypeError` naming the cause when `error` shows that the store's statements, run on the
@@ -61,23 +60,25 @@ export async function inSavepoint<T>(executor: SqlExecutor, fn: (executor: SqlEx
   return result;
 }
 
-const PROBE = 'nest_workflows_probe';
-
 /**
- * Whether `executor`'s statements run in a transaction, asked with a savepoint (two statements,
- * on MySQL and MariaDB alike, through any library's handle): MySQL takes a `SAVEPOINT` outside a
- * transaction without a word, but the savepoint is gone with its own statement's commit, so
- * releasing it fails. Resolves to `null` in a transaction, else to the server's refusal of the
- * release (the cause to report); any other failure rejects.
+ * The store's statements for `start()` / `signal()` with `{ transaction }`, on the application's
+ * transaction (a mysql2 connection, an ORM's handle, a `SqlExecutor`) and inside a savepoint of it
+ * (`inSavepoint()`). A failure that shows the handle is on another database becomes a `TypeError`
+ * that says so (`explainOtherMysqlDatabase()`).
  */
-export async function outsideTransaction(executor: SqlExecutor): Promise<Error | null> {
-  await executor.query(`SAVEPOINT ${PROBE}`);
+export async function inApplicationTransaction<T>(
+  transaction: unknown,
+  store: string,
+  schema: string,
+  fn: (executor: SqlExecutor) => Promise<T>,
+): Promise<T> {
   try {
-    await executor.query(`RELEASE SAVEPOINT ${PROBE}`);
-    return null;
+    // One call at a time per transaction: their savepoints must not interleave (see queueOnHandle()).
+    return await queueOnHandle(transaction, async () =>
+      inSavepoint(await mysqlTransactionExecutor(transaction, store), fn),
+    );
   } catch (error) {
-    if (databaseError(error)?.errno !== NO_SUCH_SAVEPOINT) throw error;
-    return error instanceof Error ? error : new Error(String(error));
+    throw explainOtherMysqlDatabase(error, store, schema, handleLibrary(transaction, 'mysql2')) ?? error;
   }
 }
 
@@ -96,23 +97,4 @@ export async function checkTransactions(
   } catch (error) {
     throw explainOtherMysqlDatabase(error, store, schema, 'ORM (`transactions` option)') ?? error;
   }
-}
-
-/**
- * The database's error, wherever the library put it (see `findInErrorChain`): `errno` (mysql2,
- * mariadb; TypeORM copies it), Prisma's driver adapter `originalCode` (the error number), and
- * PostgreSQL's `code` (a five-character SQLSTATE, for a handle on the wrong server).
- */
-function databaseError(error: unknown): { errno: number | null; sqlState: string | null; message: string } | null {
-  return (
-    findInErrorChain(error, (fields) => {
-      const { errno, code, originalCode, originalMessage } = fields;
-      const message = String(fields.message ?? '').split('\n')[0]!;
-      if (typeof errno === 'number' && errno > 0) return { errno, sqlState: null, message };
-      if (typeof originalCode === 'string' && /^\d+$/.test(originalCode))
-        return { errno: Number(originalCode), sqlState: null, message: String(originalMessage ?? message) };
-      if (typeof code === 'string' && SQLSTATE.test(code)) return { errno: null, sqlState: code, message };
-      return undefined;
-    }) ?? null
-  );
 }

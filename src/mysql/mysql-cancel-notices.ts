@@ -1,9 +1,6 @@
 import type { SqlExecutor, SqlQueryOptions } from '../sql/sql-executor.js';
 import { toBoolean } from '../sql/workflow-rows.js';
-import type { WorkflowCancelRequest } from '../storage/workflow-store.js';
-import { retryOnLockContention } from './mysql-retry.js';
-import { placeholders, type MySqlTables } from './mysql-tables.js';
-import { CANCELLABLE, UNFINISHED } from '../sql/status-lists.js';
+import { placeholders } from './mysql-tables.js';
 
 /**
  * While the wake-up poll rests (every listener's worker claims on its own), how often it still
@@ -142,30 +139,4 @@ function tell(watcher: CancelWatcher, id?: string): void {
   } catch {
     // A watcher's own failure is its business; the others still hear about it.
   }
-}
-
-/**
- * `requestCancel()`: sets the flags and, when the instance is leased, counts the request in
- * `cancel_notices`, in one UPDATE of both (the counter joined LEFT: a missing counter row costs only
- * the notice, heard at the next heartbeat, never the request). The wake-up poll reads that count.
- */
-export async function requestCancel(
-  executor: SqlExecutor,
-  tables: MySqlTables,
-  id: string,
-  request: WorkflowCancelRequest,
-): Promise<boolean> {
-  const [flags, condition] = request.terminate
-    ? ['i.cancel_requested = 1, i.terminate_requested = 1', `i.status IN ${UNFINISHED} AND i.terminate_requested = 0`]
-    : ['i.cancel_requested = 1', `i.status IN ${CANCELLABLE} AND i.cancel_requested = 0`];
-  const { rowCount } = await retryOnLockContention(() =>
-    executor.query(
-      `UPDATE ${tables.instances} i LEFT JOIN ${tables.cancelNotices} n ON n.id = 1
-SET ${flags}, i.cancel_reason = ?, i.wake_at = CASE WHEN i.wake_at IS NOT NULL AND i.wake_at <= ? THEN i.wake_at ELSE ? END, i.updated_at = ?,
-  n.seq = n.seq + (i.lease_token IS NOT NULL)
-WHERE i.id = ? AND ${condition}`,
-      [request.reason, request.now, request.now, request.now, id],
-    ),
-  );
-  return rowCount > 0;
 }

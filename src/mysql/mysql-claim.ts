@@ -17,6 +17,136 @@ import type { WorkflowClaim, WorkflowClaimRequest } from '../storage/workflow-st
 
 const CLAIM_ORDER = 'claim_priority, wake_at, created_at, id';
 
+/** A statement and its parameters. */
+interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** `n` copies of `text`, comma-separated. */
+function repeated(text: string, n: number): string {
+  return Array.from({ length: n }, () => text).join(', ');
+}
+
+/** The claim's statements for the store's tables. */
+function claimStatements({ instances, rateWindows, signals }: MySqlTables) {
+  /** Up to `count` due rows in claim order reading `columns`, locked, skipping locked ones and those `exclusions` names. */
+  const due = (
+    request: WorkflowClaimRequest,
+    count: number,
+    exclusions: ClaimExclusions | null,
+    columns: string,
+  ): Statement => {
+    const params: unknown[] = [request.now, request.now];
+    const pairs = request.workflows.map(({ name, version }) => {
+      params.push(name, version);
+      return '(?, ?)';
+    });
+    let extra = '';
+    if (exclusions) {
+      const excluded: string[] = [];
+      const notIn = (column: string, values: readonly string[]) => {
+        if (values.length === 0) return;
+        excluded.push(`${column} NOT IN (${placeholders(values.length)})`);
+        params.push(...values);
+      };
+      const pairsNotIn = (column: string, values: ReadonlyArray<[string, string]>) => {
+        if (values.length === 0) return;
+        // A NULL key is in no pair: without the IS NULL, NOT IN would be unknown and drop the row.
+        excluded.push(`(${column} IS NULL OR (workflow, ${column}) NOT IN (${repeated('(?, ?)', values.length)}))`);
+        params.push(...values.flat());
+      };
+      notIn('workflow', exclusions.fullWorkflows);
+      pairsNotIn('concurrency_key', exclusions.fullKeys);
+      notIn('workflow', exclusions.fullOwnWindows);
+      pairsNotIn('rate_limit_key', exclusions.fullKeyWindows);
+      // An instance to terminate needs no room (see `ClaimCandidate`): no exclusion passes it over.
+      if (excluded.length > 0) extra = `\n  AND (terminate_requested = 1 OR (${excluded.join('\n    AND ')}))`;
+    }
+    params.push(count);
+    return {
+      sql: `SELECT ${columns} FROM ${instances} FORCE INDEX (instances_due)
+WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
+  AND (workflow, version) IN (${pairs.join(', ')})${extra}
+ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
+      params,
+    };
+  };
+
+  /** What a lease sets on an instance row (`runs` one more, a pending or suspended instance running). */
+  const leaseSet = (request: WorkflowClaimRequest): Statement => ({
+    sql: `lease_token = ?, lease_owner = ?, lease_until = ?, runs = runs + 1, updated_at = ?,
+  status = CASE WHEN status = 'compensating' THEN status ELSE 'running' END`,
+    params: [request.token, request.owner, request.leaseUntil, request.now],
+  });
+
+  return {
+    due,
+    /** The lease's values, then the ids. */
+    lease: (request: WorkflowClaimRequest, ids: number): Statement => {
+      const lease = leaseSet(request);
+      return { sql: `UPDATE ${instances} SET ${lease.sql}\nWHERE id IN (${placeholders(ids)})`, params: lease.params };
+    },
+
+    /**
+     * `claim()` without limits on MariaDB, as one compound statement (see `claimInOneStatement()`):
+     * its parameters, the due rows', the lease's and the token.
+     */
+    claimBlock: (request: WorkflowClaimRequest): Statement => {
+      const picked = due(request, request.limit, null, 'id');
+      const lease = leaseSet(request);
+      const sql = compoundTransaction(
+        `OPEN due;
+lease: LOOP
+  FETCH due INTO picked;
+  IF done THEN LEAVE lease; END IF;
+  UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
+END LOOP;
+CLOSE due;
+`,
+        {
+          declarations: `DECLARE done BOOL DEFAULT FALSE;
+DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+DECLARE due CURSOR FOR ${picked.sql};
+DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
+`,
+          afterCommit: `SELECT ${INSTANCE_COLUMNS}, (SELECT COALESCE(MAX(id), 0) FROM ${signals}) AS last_signal_id FROM ${instances}
+WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
+`,
+        },
+      );
+      return { sql, params: [...picked.params, ...lease.params, request.token] };
+    },
+
+    /** now, then the workflows: their leases per concurrency key, live (`lease`) or lapsed (`lapsed`). */
+    leaseUsage: (workflows: number) =>
+      `SELECT CASE WHEN lease_until >= ? THEN 'lease' ELSE 'lapsed' END AS kind, workflow, concurrency_key AS \`key\`, COUNT(*) AS count
+FROM ${instances} WHERE workflow IN (${placeholders(workflows)}) AND lease_token IS NOT NULL
+GROUP BY kind, workflow, concurrency_key`,
+
+    /** now, then (workflow, per-key max, max) of each rule: the open windows that are full. */
+    fullWindows: (rules: number) =>
+      `SELECT CASE WHEN has_key = 1 THEN 'full-key' ELSE 'full' END AS kind, workflow, \`key\`, count FROM ${rateWindows}
+WHERE window_end > ? AND (${Array.from({ length: rules }, () => '(workflow = ? AND count >= CASE WHEN has_key = 1 THEN ? ELSE ? END)').join(' OR ')})`,
+
+    /** The workflows, then now: ends their leases that lapsed. */
+    revokeLapsed: (workflows: number) => `UPDATE ${instances} SET lease_token = NULL, lease_until = NULL
+WHERE workflow IN (${placeholders(workflows)}) AND lease_token IS NOT NULL AND lease_until < ?`,
+
+    /** (workflow, has_key, key) of each window: inserts missing windows as ended ones and locks existing ones, in order. */
+    lockWindows: (windows: number) =>
+      `INSERT INTO ${rateWindows} (workflow, has_key, \`key\`, window_end, count) VALUES ${repeated('(?, ?, ?, 0, 0)', windows)}
+ON DUPLICATE KEY UPDATE count = count`,
+
+    /** (workflow, has_key, key) of each window: the windows as they are under the lock. */
+    lockedWindows: (windows: number) => `SELECT workflow, has_key, \`key\`, window_end, count FROM ${rateWindows}
+WHERE (workflow, has_key, \`key\`) IN (${repeated('(?, ?, ?)', windows)})`,
+
+    /** window end, count, workflow, has_key, key. */
+    writeWindow: `UPDATE ${rateWindows} SET window_end = ?, count = ? WHERE workflow = ? AND has_key = ? AND \`key\` = ?`,
+  };
+}
+
 /**
  * `WorkflowStore.claim()` on MySQL, in one transaction: walks `instances_due` in claim order and
  * locks the due rows it takes with `FOR UPDATE SKIP LOCKED` (the index delivers the order, so the
@@ -27,11 +157,14 @@ const CLAIM_ORDER = 'claim_priority, wake_at, created_at, id';
 export class MySqlClaims {
   /** What the server offers beyond the common ground: set by the store's `init()`. */
   server: MySqlServerFeatures = COMMON_GROUND;
+  private readonly sql: ReturnType<typeof claimStatements>;
 
   constructor(
-    private readonly tables: MySqlTables,
+    tables: MySqlTables,
     private readonly locks: MySqlLocks,
-  ) {}
+  ) {
+    this.sql = claimStatements(tables);
+  }
 
   /**
    * `claim()` on `executor`, retried on lock contention, with the last signal id, which may be read
@@ -64,7 +197,6 @@ export class MySqlClaims {
       return this.due(tx, request, request.limit, null).then((rows) => this.lease(tx, request, rows));
     }
     const picked = new Map<string, SqlRow>();
-    const { instances, rateWindows } = this.tables;
     const steps: LimitedClaimSteps<WorkflowClaim> = {
       lockWorkflows: (workflows) =>
         this.locks.exclusive(
@@ -74,30 +206,20 @@ export class MySqlClaims {
       usage: async (limitWorkflows, rateRules) => {
         const rows: SqlRow[] = [];
         if (limitWorkflows.length > 0) {
-          const leases = await tx.query(
-            `SELECT CASE WHEN lease_until >= ? THEN 'lease' ELSE 'lapsed' END AS kind, workflow, concurrency_key AS \`key\`, COUNT(*) AS count
-FROM ${instances} WHERE workflow IN (${placeholders(limitWorkflows.length)}) AND lease_token IS NOT NULL
-GROUP BY kind, workflow, concurrency_key`,
-            [request.now, ...limitWorkflows],
-          );
+          const leases = await tx.query(this.sql.leaseUsage(limitWorkflows.length), [request.now, ...limitWorkflows]);
           rows.push(...leases.rows);
         }
         if (rateRules.length > 0) {
-          const full = await tx.query(
-            `SELECT CASE WHEN has_key = 1 THEN 'full-key' ELSE 'full' END AS kind, workflow, \`key\`, count FROM ${rateWindows}
-WHERE window_end > ? AND (${rateRules.map(() => '(workflow = ? AND count >= CASE WHEN has_key = 1 THEN ? ELSE ? END)').join(' OR ')})`,
-            [request.now, ...rateRules.flatMap((rule) => [rule.workflow, rule.keyMax, rule.max])],
-          );
+          const full = await tx.query(this.sql.fullWindows(rateRules.length), [
+            request.now,
+            ...rateRules.flatMap((rule) => [rule.workflow, rule.keyMax, rule.max]),
+          ]);
           rows.push(...full.rows);
         }
         return rows;
       },
       revokeLapsed: async (workflows) => {
-        await tx.query(
-          `UPDATE ${instances} SET lease_token = NULL, lease_until = NULL
-WHERE workflow IN (${placeholders(workflows.length)}) AND lease_token IS NOT NULL AND lease_until < ?`,
-          [...workflows, request.now],
-        );
+        await tx.query(this.sql.revokeLapsed(workflows.length), [...workflows, request.now]);
       },
       candidates: async (count, exclusions) => {
         const rows = await this.due(tx, request, count, exclusions);
@@ -106,25 +228,19 @@ WHERE workflow IN (${placeholders(workflows.length)}) AND lease_token IS NOT NUL
       },
       lockWindows: async (windows) => {
         const values = windows.flatMap((window) => [window.workflow, window.key === null ? 0 : 1, window.key ?? '']);
-        // Inserting missing windows as ended ones and locking existing ones, in the given order.
-        await tx.query(
-          `INSERT INTO ${rateWindows} (workflow, has_key, \`key\`, window_end, count) VALUES ${windows.map(() => '(?, ?, ?, 0, 0)').join(', ')}
-ON DUPLICATE KEY UPDATE count = count`,
-          values,
-        );
-        const { rows } = await tx.query(
-          `SELECT workflow, has_key, \`key\`, window_end, count FROM ${rateWindows}
-WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', ')})`,
-          values,
-        );
+        await tx.query(this.sql.lockWindows(windows.length), values);
+        const { rows } = await tx.query(this.sql.lockedWindows(windows.length), values);
         return rows;
       },
       lease: async (ids, windows) => {
         for (const window of windows) {
-          await tx.query(
-            `UPDATE ${rateWindows} SET window_end = ?, count = ? WHERE workflow = ? AND has_key = ? AND \`key\` = ?`,
-            [window.windowEnd, window.count, window.workflow, window.key === null ? 0 : 1, window.key ?? ''],
-          );
+          await tx.query(this.sql.writeWindow, [
+            window.windowEnd,
+            window.count,
+            window.workflow,
+            window.key === null ? 0 : 1,
+            window.key ?? '',
+          ]);
         }
         return this.lease(
           tx,
@@ -145,34 +261,8 @@ WHERE (workflow, has_key, \`key\`) IN (${windows.map(() => '(?, ?, ?)').join(', 
    * rolls everything back inside the statement.
    */
   async claimInOneStatement(executor: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
-    const due = this.dueStatement(request, request.limit, null, 'id');
-    const lease = this.leaseSet(request);
-    const { instances } = this.tables;
-    const statement = compoundTransaction(
-      `OPEN due;
-lease: LOOP
-  FETCH due INTO picked;
-  IF done THEN LEAVE lease; END IF;
-  UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
-END LOOP;
-CLOSE due;
-`,
-      {
-        declarations: `DECLARE done BOOL DEFAULT FALSE;
-DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-DECLARE due CURSOR FOR ${due.sql};
-DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
-`,
-        afterCommit: `SELECT ${INSTANCE_COLUMNS}, (SELECT COALESCE(MAX(id), 0) FROM ${this.tables.signals}) AS last_signal_id FROM ${instances}
-WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
-`,
-      },
-    );
-    const { rows } = await executor.query(
-      statement,
-      [...due.params, ...lease.params, request.token],
-      repeatedOn(this.server),
-    );
+    const { sql, params } = this.sql.claimBlock(request);
+    const { rows } = await executor.query(sql, params, repeatedOn(this.server));
     return { instances: rows.map(toInstance), lastSignalId: rows.length > 0 ? toNumber(rows[0]!.last_signal_id) : 0 };
   }
 
@@ -183,60 +273,8 @@ WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
     count: number,
     exclusions: ClaimExclusions | null,
   ): Promise<SqlRow[]> {
-    const { sql, params } = this.dueStatement(request, count, exclusions, CLAIM_COLUMNS);
+    const { sql, params } = this.sql.due(request, count, exclusions, CLAIM_COLUMNS);
     return (await tx.query(sql, params)).rows;
-  }
-
-  /** The statement of `due()`, reading `columns`. */
-  private dueStatement(
-    request: WorkflowClaimRequest,
-    count: number,
-    exclusions: ClaimExclusions | null,
-    columns: string,
-  ): { sql: string; params: unknown[] } {
-    const params: unknown[] = [request.now, request.now];
-    const pairs = request.workflows.map(({ name, version }) => {
-      params.push(name, version);
-      return '(?, ?)';
-    });
-    let extra = '';
-    if (exclusions) {
-      const excluded: string[] = [];
-      const notIn = (column: string, values: readonly string[]) => {
-        if (values.length === 0) return;
-        excluded.push(`${column} NOT IN (${placeholders(values.length)})`);
-        params.push(...values);
-      };
-      const pairsNotIn = (column: string, values: ReadonlyArray<[string, string]>) => {
-        if (values.length === 0) return;
-        // A NULL key is in no pair: without the IS NULL, NOT IN would be unknown and drop the row.
-        excluded.push(`(${column} IS NULL OR (workflow, ${column}) NOT IN (${values.map(() => '(?, ?)').join(', ')}))`);
-        params.push(...values.flat());
-      };
-      notIn('workflow', exclusions.fullWorkflows);
-      pairsNotIn('concurrency_key', exclusions.fullKeys);
-      notIn('workflow', exclusions.fullOwnWindows);
-      pairsNotIn('rate_limit_key', exclusions.fullKeyWindows);
-      // An instance to terminate needs no room (see `ClaimCandidate`): no exclusion passes it over.
-      if (excluded.length > 0) extra = `\n  AND (terminate_requested = 1 OR (${excluded.join('\n    AND ')}))`;
-    }
-    params.push(count);
-    return {
-      sql: `SELECT ${columns} FROM ${this.tables.instances} FORCE INDEX (instances_due)
-WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
-  AND (workflow, version) IN (${pairs.join(', ')})${extra}
-ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
-      params,
-    };
-  }
-
-  /** What a lease sets on an instance row (`runs` one more, a pending or suspended instance running). */
-  private leaseSet(request: WorkflowClaimRequest): { sql: string; params: unknown[] } {
-    return {
-      sql: `lease_token = ?, lease_owner = ?, lease_until = ?, runs = runs + 1, updated_at = ?,
-  status = CASE WHEN status = 'compensating' THEN status ELSE 'running' END`,
-      params: [request.token, request.owner, request.leaseUntil, request.now],
-    };
   }
 
   /**
@@ -246,11 +284,8 @@ ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
   private async lease(tx: SqlExecutor, request: WorkflowClaimRequest, rows: SqlRow[]): Promise<WorkflowClaim> {
     const instances: WorkflowInstance[] = [];
     if (rows.length > 0) {
-      const lease = this.leaseSet(request);
-      await tx.query(`UPDATE ${this.tables.instances} SET ${lease.sql}\nWHERE id IN (${placeholders(rows.length)})`, [
-        ...lease.params,
-        ...rows.map((row) => row.id),
-      ]);
+      const lease = this.sql.lease(request, rows.length);
+      await tx.query(lease.sql, [...lease.params, ...rows.map((row) => row.id)]);
       for (const row of rows) {
         const instance = toInstance(row);
         instances.push({

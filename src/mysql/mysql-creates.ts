@@ -14,9 +14,41 @@ import { answerCreates, type CreateResult } from '../sql/create-batch.js';
 import { toInstance, toNumber } from '../sql/workflow-rows.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 
-type Created = CreateResult;
+/** `create()`'s statements for the store's tables. */
+function createStatements(tables: MySqlTables) {
+  const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
+  // Each row takes the last signal id as its cursor, which the answer's insert id carries back
+  // (LAST_INSERT_ID(expr) sets it), so a lone create needs no read of what it inserted.
+  const lastSignal = `SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}`;
+  const row = `(${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]')`;
+  const insert = `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics) VALUES`;
+  return {
+    /** One row per create: the values `made()` gives each. */
+    insert: (rows: number) => `${insert} ${Array.from({ length: rows }, () => row).join(', ')}`,
+    /** One row, its cursor a parameter. */
+    insertWithCursor: `${insert} (${placeholders(columns.length + 4)}, '[]')`,
+    // The alias on the column: after the table it would name the table, and `last` read nothing.
+    lastSignal: `SELECT COALESCE(MAX(id), 0) AS last FROM ${tables.signals}`,
+    /**
+     * `insert`'s one row, inserted only while the schedule row (`id = ?`, with the live lease `?`,
+     * or any lease for NULL) is there to lock. A locking read of the schedule row inside the
+     * insert's own statement: it takes the row's share lock (READ COMMITTED would otherwise read a
+     * snapshot, locking nothing) and reads its newest version, so a pause, change or delete of the
+     * schedule (an UPDATE or DELETE of the row) either committed first and leaves no row to insert
+     * from, or waits until the insert commits.
+     */
+    occurrence:
+      `${insert.replace(/ VALUES$/, '')} SELECT ${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]' ` +
+      `FROM ${tables.schedules} WHERE id = ? AND (? IS NULL OR (lease_token = ? AND lease_until >= ?)) LOCK IN SHARE MODE`,
+    /** The schedule's id: its lease. */
+    scheduleLease: `SELECT lease_token, lease_until FROM ${tables.schedules} WHERE id = ?`,
+    /** The ids: their rows, by a locking read (it waits for a creator that has not committed yet). */
+    select: (count: number) =>
+      `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`,
+  };
+}
 
-/** A create's row (payloads as JSON text) and its values for `insertSql`, made once. */
+/** A create's row (payloads as JSON text) and its values for the `insert` statement, made once. */
 interface MadeRow {
   row: NewInstanceRow;
   values: unknown[];
@@ -44,19 +76,12 @@ function createText({ values }: PendingCreate): number {
  */
 export class MySqlCreates {
   // Bounded in text too: a statement larger than the server takes would fail every create of it.
-  private readonly batcher = new StatementBatcher<PendingCreate, Created>({
+  private readonly batcher = new StatementBatcher<PendingCreate, CreateResult>({
     send: (batch) => answerCreates(batch, (firsts) => this.insertBatch(firsts)),
     single: (pending) => retryOnLockContention(() => this.createWith(this.executor, pending.init, pending)),
     bound: { weight: createText, max: MAX_BATCH_TEXT },
   });
-  private readonly insertSql: (rows: number) => string;
-  /** One row, its cursor a parameter. */
-  private readonly insertWithCursorSql: string;
-  private readonly lastSignalSql: string;
-  private readonly selectSql: (count: number) => string;
-  /** `insertSql`'s one row, inserted only while the schedule row (`id = ?`, with the live lease `?`, or any lease for NULL) is there to lock. */
-  private readonly occurrenceSql: string;
-  private readonly scheduleLeaseSql: string;
+  private readonly sql: ReturnType<typeof createStatements>;
   /** What the server offers beyond the common ground: set by the store's `init()`. */
   server: MySqlServerFeatures = COMMON_GROUND;
 
@@ -64,30 +89,11 @@ export class MySqlCreates {
     private readonly executor: SqlExecutor,
     tables: MySqlTables,
   ) {
-    const columns = NEW_INSTANCE_COLUMNS.map((column) => (column === 'now' ? 'created_at' : column));
-    // Each row takes the last signal id as its cursor, which the answer's insert id carries back
-    // (LAST_INSERT_ID(expr) sets it), so a lone create needs no read of what it inserted.
-    const lastSignal = `SELECT COALESCE(MAX(id), 0) FROM ${tables.signals}`;
-    const row = `(${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]')`;
-    const insert = `INSERT IGNORE INTO ${tables.instances} (${columns.join(', ')}, updated_at, status, runs, signal_cursor, wait_topics) VALUES`;
-    this.insertSql = (rows) => `${insert} ${Array.from({ length: rows }, () => row).join(', ')}`;
-    this.insertWithCursorSql = `${insert} (${placeholders(columns.length + 4)}, '[]')`;
-    // The alias on the column: after the table it would name the table, and `last` read nothing.
-    this.lastSignalSql = `SELECT COALESCE(MAX(id), 0) AS last FROM ${tables.signals}`;
-    // A locking read of the schedule row inside the insert's own statement: it takes the row's
-    // share lock (READ COMMITTED would otherwise read a snapshot, locking nothing) and reads its
-    // newest version, so a pause, change or delete of the schedule (an UPDATE or DELETE of the row)
-    // either committed first and leaves no row to insert from, or waits until the insert commits.
-    this.occurrenceSql =
-      `${insert.replace(/ VALUES$/, '')} SELECT ${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]' ` +
-      `FROM ${tables.schedules} WHERE id = ? AND (? IS NULL OR (lease_token = ? AND lease_until >= ?)) LOCK IN SHARE MODE`;
-    this.scheduleLeaseSql = `SELECT lease_token, lease_until FROM ${tables.schedules} WHERE id = ?`;
-    this.selectSql = (count) =>
-      `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`;
+    this.sql = createStatements(tables);
   }
 
   /** Batched with the creates made at the same time. */
-  create(init: NewWorkflowInstance): Promise<Created> {
+  create(init: NewWorkflowInstance): Promise<CreateResult> {
     return this.batcher.add({ init, ...made(init) });
   }
 
@@ -99,11 +105,11 @@ export class MySqlCreates {
     executor: SqlExecutor,
     init: NewWorkflowInstance,
     { row, values }: MadeRow = made(init),
-  ): Promise<Created> {
-    const { rowCount, insertId } = await executor.query(this.insertSql(1), values);
+  ): Promise<CreateResult> {
+    const { rowCount, insertId } = await executor.query(this.sql.insert(1), values);
     if (rowCount === 1 && typeof insertId === 'number')
       return { instance: insertedInstance(row, insertId), created: true };
-    const { rows } = await executor.query(this.selectSql(1), [init.id]);
+    const { rows } = await executor.query(this.sql.select(1), [init.id]);
     if (!rows[0])
       throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: rowCount === 1 };
@@ -116,15 +122,19 @@ export class MySqlCreates {
    * only through a write of `token`'s own holder), so the instance existed and is read; not
    * holding, or no instance after all, nothing was created under it (`null`).
    */
-  async createOccurrence(scheduleId: string, token: string | null, init: NewWorkflowInstance): Promise<Created | null> {
+  async createOccurrence(
+    scheduleId: string,
+    token: string | null,
+    init: NewWorkflowInstance,
+  ): Promise<CreateResult | null> {
     const fence = [scheduleId, token, token, init.now];
     const { row, values } = made(init);
     const { rowCount, insertId } = await retryOnLockContention(() =>
-      this.executor.query(this.occurrenceSql, [...values, ...fence]),
+      this.executor.query(this.sql.occurrence, [...values, ...fence]),
     );
     if (rowCount === 1 && typeof insertId === 'number')
       return { instance: insertedInstance(row, insertId), created: true };
-    const { rows: lease } = await this.executor.query(this.scheduleLeaseSql, [scheduleId]);
+    const { rows: lease } = await this.executor.query(this.sql.scheduleLease, [scheduleId]);
     const schedule = lease[0];
     const held =
       schedule &&
@@ -133,7 +143,7 @@ export class MySqlCreates {
           schedule.lease_until !== null &&
           toNumber(schedule.lease_until) >= init.now));
     if (!held) return null;
-    const { rows } = await this.executor.query(this.selectSql(1), [init.id]);
+    const { rows } = await this.executor.query(this.sql.select(1), [init.id]);
     return rows[0] ? { instance: toInstance(rows[0]), created: rowCount === 1 } : null;
   }
 
@@ -143,25 +153,25 @@ export class MySqlCreates {
    * default) it would take a shared lock on the signals' last row and the gap after it, so every
    * signal of every process would wait until the application's transaction ends.
    */
-  async createInApplication(executor: SqlExecutor, init: NewWorkflowInstance): Promise<Created> {
-    const { rows: last } = await executor.query(this.lastSignalSql);
+  async createInApplication(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
+    const { rows: last } = await executor.query(this.sql.lastSignal);
     const cursor = toNumber(last[0]?.last ?? 0);
     const { row, values } = made(init);
-    const { rowCount } = await executor.query(this.insertWithCursorSql, [...values, cursor]);
+    const { rowCount } = await executor.query(this.sql.insertWithCursor, [...values, cursor]);
     if (rowCount === 1) return { instance: insertedInstance(row, cursor), created: true };
-    const { rows } = await executor.query(this.selectSql(1), [init.id]);
+    const { rows } = await executor.query(this.sql.select(1), [init.id]);
     if (!rows[0])
       throw new Error(`MySqlWorkflowStore: instance ${JSON.stringify(init.id)} was neither created nor found.`);
     return { instance: toInstance(rows[0]), created: false };
   }
 
   private async insert(executor: SqlExecutor, values: unknown[]): Promise<boolean> {
-    const { rowCount } = await executor.query(this.insertSql(1), values);
+    const { rowCount } = await executor.query(this.sql.insert(1), values);
     return rowCount === 1;
   }
 
   /** The first create of each id, inserted in id order (as every batch inserts). */
-  private insertBatch(firsts: PendingCreate[]): Promise<Map<string, Created>> {
+  private insertBatch(firsts: PendingCreate[]): Promise<Map<string, CreateResult>> {
     const inits = [...firsts].sort((x, y) => (x.init.id < y.init.id ? -1 : x.init.id > y.init.id ? 1 : 0));
     const ids = inits.map(({ init }) => init.id);
     return this.server.oneRoundTripBatches ? this.insertReturning(ids, inits) : this.insertThenRead(ids, inits);
@@ -173,15 +183,15 @@ export class MySqlCreates {
    * inserted with (as a lone create's); only ids that existed are read, by a locking read (it waits
    * for a creator that has not committed yet).
    */
-  private async insertReturning(ids: string[], inits: PendingCreate[]): Promise<Map<string, Created>> {
+  private async insertReturning(ids: string[], inits: PendingCreate[]): Promise<Map<string, CreateResult>> {
     const { rows } = await retryOnLockContention(() =>
       this.executor.query(
-        `${this.insertSql(inits.length)} RETURNING id, signal_cursor`,
+        `${this.sql.insert(inits.length)} RETURNING id, signal_cursor`,
         inits.flatMap((pending) => pending.values),
       ),
     );
     const cursors = new Map(rows.map((row) => [String(row.id), toNumber(row.signal_cursor)]));
-    const created = new Map<string, Created>();
+    const created = new Map<string, CreateResult>();
     for (const { init, row } of inits) {
       const cursor = cursors.get(init.id);
       if (cursor !== undefined) created.set(init.id, { instance: insertedInstance(row, cursor), created: true });
@@ -193,14 +203,14 @@ export class MySqlCreates {
   }
 
   /** A batch on the common ground: one transaction inserting them all, or when some existed, one by one; then the rows read. */
-  private async insertThenRead(ids: string[], inits: PendingCreate[]): Promise<Map<string, Created>> {
+  private async insertThenRead(ids: string[], inits: PendingCreate[]): Promise<Map<string, CreateResult>> {
     return retryOnLockContention(() =>
       this.executor.transaction(
         async (tx) => {
           // Most batches are all new ids: one statement. When some existed, which did is not in the
           // answer, so that batch is rolled back and inserted row by row.
           const { rowCount } = await tx.query(
-            this.insertSql(inits.length),
+            this.sql.insert(inits.length),
             inits.flatMap((pending) => pending.values),
           );
           if (rowCount !== inits.length) throw SOME_EXISTED;
@@ -224,8 +234,8 @@ export class MySqlCreates {
   }
 
   /** The stored rows of `ids`, each marked whether this batch created it. */
-  private async read(tx: SqlExecutor, ids: string[], mine: Set<string>): Promise<Map<string, Created>> {
-    const { rows } = await tx.query(this.selectSql(ids.length), ids);
+  private async read(tx: SqlExecutor, ids: string[], mine: Set<string>): Promise<Map<string, CreateResult>> {
+    const { rows } = await tx.query(this.sql.select(ids.length), ids);
     const stored = new Map(
       rows.map((row) => [String(row.id), { instance: toInstance(row), created: mine.has(String(row.id)) }]),
     );
@@ -239,7 +249,7 @@ export class MySqlCreates {
 /** Thrown inside a batch's transaction to roll it back when some of its ids existed already. */
 const SOME_EXISTED = new Error('some ids of the batch existed');
 
-/** `init`'s row and `insertSql`'s values for it: the row's, then updated_at, the status and the runs (a create leased to its caller starts running, its first run counted). */
+/** `init`'s row and the `insert` statement's values for it: the row's, then updated_at, the status and the runs (a create leased to its caller starts running, its first run counted). */
 function made(init: NewWorkflowInstance): MadeRow {
   const row = newInstanceRow(init);
   const leased = row.lease_token !== null;

@@ -23,6 +23,24 @@ function sorted(hashes: readonly Buffer[]): Buffer[] {
   return [...unique.keys()].sort().map((hex) => unique.get(hex)!);
 }
 
+/** The lock rows' statements for the store's `locks` table. */
+function lockStatements(table: string) {
+  return {
+    /** The keys (in order): inserts missing rows and locks existing ones, exclusively. */
+    exclusive: (keys: number) =>
+      `INSERT INTO ${table} (lock_hash) VALUES ${Array.from({ length: keys }, () => '(?)').join(', ')} ON DUPLICATE KEY UPDATE lock_hash = lock_hash`,
+    /** The keys: locks those that exist, shared, in key order. */
+    shared: (keys: number) =>
+      `SELECT lock_hash FROM ${table} WHERE lock_hash IN (${placeholders(keys)}) ORDER BY lock_hash LOCK IN SHARE MODE`,
+    /** limit: lock rows no transaction holds, locked. */
+    idle: `SELECT lock_hash FROM ${table} ORDER BY lock_hash LIMIT ? FOR UPDATE SKIP LOCKED`,
+    /** The keys. */
+    delete: (keys: number) => `DELETE FROM ${table} WHERE lock_hash IN (${placeholders(keys)})`,
+    /** The key: waits for its exclusive holders, shared. */
+    awaitExclusive: `SELECT lock_hash FROM ${table} WHERE lock_hash = ? LOCK IN SHARE MODE`,
+  };
+}
+
 /**
  * Row locks in `<schema>_locks`, held until the transaction ends: the signal lock of one topic
  * (exclusive for a signal, shared for a suspension that waits on it) and a workflow's concurrency
@@ -31,16 +49,17 @@ function sorted(hashes: readonly Buffer[]): Buffer[] {
  * anyway is retried by the store). A row is created the first time its lock is taken.
  */
 export class MySqlLocks {
-  constructor(private readonly table: string) {}
+  private readonly sql: ReturnType<typeof lockStatements>;
+
+  constructor(table: string) {
+    this.sql = lockStatements(table);
+  }
 
   /** Takes the locks exclusively: one statement that inserts missing rows and locks existing ones. */
   async exclusive(tx: SqlExecutor, hashes: readonly Buffer[]): Promise<void> {
     const keys = sorted(hashes);
     if (keys.length === 0) return;
-    await tx.query(
-      `INSERT INTO ${this.table} (lock_hash) VALUES ${keys.map(() => '(?)').join(', ')} ON DUPLICATE KEY UPDATE lock_hash = lock_hash`,
-      keys,
-    );
+    await tx.query(this.sql.exclusive(keys.length), keys);
   }
 
   /**
@@ -50,10 +69,7 @@ export class MySqlLocks {
   async shared(tx: SqlExecutor, hashes: readonly Buffer[]): Promise<void> {
     const keys = sorted(hashes);
     if (keys.length === 0) return;
-    const { rows } = await tx.query(
-      `SELECT lock_hash FROM ${this.table} WHERE lock_hash IN (${placeholders(keys.length)}) ORDER BY lock_hash LOCK IN SHARE MODE`,
-      keys,
-    );
+    const { rows } = await tx.query(this.sql.shared(keys.length), keys);
     if (rows.length === keys.length) return;
     const found = new Set(rows.map((row) => Buffer.from(row.lock_hash as Uint8Array).toString('hex')));
     await this.exclusive(
@@ -75,13 +91,10 @@ export class MySqlLocks {
    */
   async purge(executor: SqlExecutor, limit: number): Promise<number> {
     return executor.transaction(async (tx) => {
-      const { rows } = await tx.query(
-        `SELECT lock_hash FROM ${this.table} ORDER BY lock_hash LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [limit],
-      );
+      const { rows } = await tx.query(this.sql.idle, [limit]);
       if (rows.length === 0) return 0;
       const { rowCount } = await tx.query(
-        `DELETE FROM ${this.table} WHERE lock_hash IN (${placeholders(rows.length)})`,
+        this.sql.delete(rows.length),
         rows.map((row) => row.lock_hash),
       );
       return rowCount;
@@ -93,6 +106,6 @@ export class MySqlLocks {
    * topic in flight), then lets go at once.
    */
   async awaitExclusiveHolders(executor: SqlExecutor, hash: Buffer): Promise<void> {
-    await executor.query(`SELECT lock_hash FROM ${this.table} WHERE lock_hash = ? LOCK IN SHARE MODE`, [hash]);
+    await executor.query(this.sql.awaitExclusive, [hash]);
   }
 }

@@ -1,42 +1,35 @@
-import { mysqlTransactionExecutor, sessionIsolation } from './from-mysql2.js';
-import { WorkflowError } from '../errors/workflow.error.js';
-import { handleLibrary } from '../sql/handles/handle-executor.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
-import { oneAtATime } from '../sql/one-at-a-time.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { checkTransactions, explainOtherMysqlDatabase, inSavepoint } from './mysql-app-transaction.js';
 import { checkMysqlAnswers, explainMysqlConnectionError } from './connection-error.js';
 import { durationOr, type Duration } from '../time/duration.js';
+import { checkTransactions, inApplicationTransaction } from './mysql-app-transaction.js';
 import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
 import { MySqlDeletes } from './mysql-deletes.js';
-import { MYSQL_DIALECT } from './mysql-dialect.js';
+import { MySqlLeaseRenewal } from './mysql-lease-renewal.js';
 import { MySqlLocks } from './mysql-locks.js';
 import { MYSQL_MIGRATIONS, mysqlMigrationDialect, mysqlMigrationSql } from './mysql-migrations.js';
-import { retryOnLockContention } from './mysql-retry.js';
-import { requestCancel } from './mysql-cancel-notices.js';
+import { MySqlCancelRequests } from './mysql-cancel-requests.js';
 import { MySqlPayloadRewrite } from './mysql-payload-rewrite.js';
+import { MySqlReads } from './mysql-reads.js';
 import { MySqlReopen } from './mysql-reopen.js';
 import { MySqlSchedules } from './mysql-schedules.js';
 import { MySqlSignals } from './mysql-signals.js';
 import { MySqlStatementTimeout } from './mysql-statement-timeout.js';
-import { INSTANCE_COLUMNS, mysqlTables, type MySqlTables } from './mysql-tables.js';
+import { mysqlTables, type MySqlTables } from './mysql-tables.js';
 import { MySqlWakePoller, type WakePollInterval } from './mysql-wake-poller.js';
 import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
-import { countDue, countUndeclaredDue } from './mysql-undeclared-due.js';
 import { COMMON_GROUND, detectServerFeatures, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { deleteInstance, purgeStore } from '../sql/instance-deletes.js';
-import { listInstancesStatement } from '../sql/list-queries.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
 import { initSchema } from '../sql/store-schema.js';
-import { toBoolean, toInstance, toWaits } from '../sql/workflow-rows.js';
-import type { WorkflowInstance, WorkflowJournalEntry, WorkflowStatus } from '../storage/workflow-instance.js';
+import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import type * as Store from '../storage/workflow-store.js';
 import type { WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
 
@@ -86,6 +79,9 @@ export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
 export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.WorkflowStore {
   private readonly tables: MySqlTables;
   private readonly signalsOf: MySqlSignals;
+  private readonly reads: MySqlReads;
+  private readonly cancels: MySqlCancelRequests;
+  private readonly renewals: MySqlLeaseRenewal;
   private readonly claims: MySqlClaims;
   private readonly creates: MySqlCreates;
   private readonly writes: MySqlWrites;
@@ -120,7 +116,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.transactions = options.transactions ? transactionsFor(options.transactions, MYSQL_TRANSACTIONS) : null;
     this.tables = mysqlTables(this.schema);
     const locks = new MySqlLocks(this.tables.locks);
-    this.signalsOf = new MySqlSignals(this.tables, locks);
+    this.signalsOf = new MySqlSignals(this.tables, locks, STORE);
+    this.reads = new MySqlReads(this.executor, this.tables);
+    this.cancels = new MySqlCancelRequests(this.tables);
+    this.renewals = new MySqlLeaseRenewal(this.tables);
     this.deletes = new MySqlDeletes(this.tables, this.signalsOf, locks);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
@@ -173,6 +172,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
       this.claims.server =
       this.writes.server =
       this.creates.server =
+      this.reads.server =
         await detectServerFeatures(this.executor);
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }
@@ -199,67 +199,29 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     instance: Store.NewWorkflowInstance,
   ): Promise<{ instance: WorkflowInstance; created: boolean }> {
     MYSQL_INPUT.newInstance(instance);
-    return this.inApplicationTransaction(transaction, async (executor) =>
+    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
       this.creates.createInApplication(executor, instance),
     );
   }
 
-  /** `fn` on the application's transaction, in a savepoint; a failure that shows it is on another database says so. */
-  private async inApplicationTransaction<T>(
-    transaction: unknown,
-    fn: (executor: SqlExecutor) => Promise<T>,
-  ): Promise<T> {
-    try {
-      // One call at a time per transaction: their savepoints must not interleave (see oneAtATime()).
-      return await oneAtATime(transaction, async () =>
-        inSavepoint(await mysqlTransactionExecutor(transaction, STORE), fn),
-      );
-    } catch (error) {
-      throw explainOtherMysqlDatabase(error, STORE, this.schema, handleLibrary(transaction, 'mysql2')) ?? error;
-    }
+  get(id: string, options?: { journal?: boolean }): Promise<Store.WorkflowInstanceDetails | null> {
+    return this.reads.get(id, options);
   }
 
-  async get(id: string, options?: { journal?: boolean }): Promise<Store.WorkflowInstanceDetails | null> {
-    const repeated = repeatedOn(this.server);
-    const { rows } = await this.executor.query(
-      `SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${this.tables.instances} WHERE id = ?`,
-      [id],
-      repeated,
-    );
-    const row = rows[0];
-    if (!row) return null;
-    const details: Store.WorkflowInstanceDetails = { ...toInstance(row), waits: toWaits(row.wait_topics) };
-    if (options?.journal) {
-      const journal = await this.executor.query(
-        `SELECT entry FROM ${this.tables.journal} WHERE instance_id = ? ORDER BY seq`,
-        [id],
-        repeated,
-      );
-      details.journal = journal.rows.map((entry) => JSON.parse(String(entry.entry)) as WorkflowJournalEntry);
-    }
-    return details;
-  }
-
-  async list(query: Store.WorkflowListQuery): Promise<WorkflowInstance[]> {
-    const { sql, params } = listInstancesStatement(
-      MYSQL_DIALECT,
-      `SELECT ${INSTANCE_COLUMNS} FROM ${this.tables.instances}`,
-      query,
-    );
-    const { rows } = await this.executor.query(sql, params);
-    return rows.map(toInstance);
+  list(query: Store.WorkflowListQuery): Promise<WorkflowInstance[]> {
+    return this.reads.list(query);
   }
 
   countDue(now: number, cap: number): Promise<number> {
-    return countDue(this.executor, this.tables.instances, now, cap);
+    return this.reads.countDue(now, cap);
   }
 
-  async countUndeclaredDue(query: Store.WorkflowUndeclaredDueQuery): Promise<Store.WorkflowUndeclaredDue[]> {
-    return countUndeclaredDue(this.executor, this.tables.instances, query);
+  countUndeclaredDue(query: Store.WorkflowUndeclaredDueQuery): Promise<Store.WorkflowUndeclaredDue[]> {
+    return this.reads.countUndeclaredDue(query);
   }
 
   requestCancel(id: string, request: Store.WorkflowCancelRequest): Promise<boolean> {
-    return requestCancel(this.executor, this.tables, id, request);
+    return this.cancels.requestCancel(this.executor, id, request);
   }
 
   async reopen(id: string, reopen: Store.WorkflowReopen): Promise<boolean> {
@@ -273,9 +235,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
 
   async signal(signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
     MYSQL_INPUT.signal(signal);
-    return retryOnLockContention(() =>
-      this.executor.transaction((tx) => this.signalsOf.insert(tx, signal), { held: true }),
-    );
+    return this.signalsOf.send(this.executor, signal);
   }
 
   /**
@@ -291,22 +251,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     signal: Store.NewWorkflowSignal,
   ): Promise<Store.WorkflowSignalResult> {
     MYSQL_INPUT.signal(signal);
-    return this.inApplicationTransaction(transaction, async (executor) => {
-      await this.checkReadCommitted(executor);
-      return this.signalsOf.insert(executor, signal);
-    });
-  }
-
-  private async checkReadCommitted(executor: SqlExecutor): Promise<void> {
-    const isolation = await sessionIsolation(executor);
-    if (isolation !== 'READ-COMMITTED' && isolation !== 'READ-UNCOMMITTED') {
-      throw new WorkflowError(
-        `${STORE}: signal(..., { transaction }) needs a READ COMMITTED transaction; this connection's session is ${isolation || 'of an unknown level'}. ` +
-          'Under a snapshot the wake-up would miss instances that suspended meanwhile, and its locking reads would hold up ' +
-          'other topics. Run `SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED` on the connection before ' +
-          '`beginTransaction()`, or send the signal without `transaction`.',
-      );
-    }
+    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
+      this.signalsOf.sendInTransaction(executor, signal),
+    );
   }
 
   signals(query: Store.WorkflowSignalQuery): Promise<Store.WorkflowSignalRecord[]> {
@@ -322,24 +269,8 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     return this.claims.claimOn(this.executor, request, () => this.signalsOf.lastId(this.executor));
   }
 
-  async renew(id: string, token: string, leaseUntil: number): Promise<Store.WorkflowLeaseFlags | null> {
-    const { instances } = this.tables;
-    const { rowCount } = await retryOnLockContention(() =>
-      this.executor.query(`UPDATE ${instances} SET lease_until = ? WHERE id = ? AND lease_token = ?`, [
-        leaseUntil,
-        id,
-        token,
-      ]),
-    );
-    if (rowCount === 0) return null;
-    const { rows } = await this.executor.query(
-      `SELECT cancel_requested, terminate_requested FROM ${instances} WHERE id = ? AND lease_token = ?`,
-      [id, token],
-    );
-    const row = rows[0];
-    return row
-      ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
-      : null;
+  renew(id: string, token: string, leaseUntil: number): Promise<Store.WorkflowLeaseFlags | null> {
+    return this.renewals.renew(this.executor, id, token, leaseUntil);
   }
 
   /** Fenced by the lease token under the row's lock; see `MySqlWrites` for batching and the topic locks. */

@@ -8,7 +8,7 @@ import {
 } from './mysql-journal.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
-import { outsideTransaction } from './mysql-app-transaction.js';
+import { outsideTransaction } from './mysql-session.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
 import { MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
@@ -55,6 +55,30 @@ function changesRow({ fields, write }: PendingWrite): boolean {
 }
 
 /**
+ * The writes' own statements for the store's tables; the journal's and the instances' updates are
+ * built in mysql-journal.ts and mysql-instance-update.ts.
+ */
+function writeStatements({ instances, signals, waits }: MySqlTables) {
+  return {
+    /** The ids: their rows locked in key order, with their lease tokens. */
+    lockedTokens: (ids: number) =>
+      `SELECT id, lease_token FROM ${instances} WHERE id IN (${placeholders(ids)}) ORDER BY id FOR UPDATE`,
+    /** id: the row locked, with its lease token and runs (and, `inTransaction`, whether the session is in a transaction). */
+    lockRow: (inTransaction: boolean) =>
+      `SELECT lease_token, runs${inTransaction ? ', @@in_transaction AS in_transaction' : ''} FROM ${instances} WHERE id = ? FOR UPDATE`,
+    /** The topic hashes, then the cursor: whether a signal above the cursor matches a wait. */
+    signalAbove: (topics: number) =>
+      `SELECT 1 AS found FROM ${signals} WHERE topic_hash IN (${placeholders(topics)}) AND id > ? LIMIT 1`,
+    /** (topic hash, id, runs) of each wait. */
+    registerWaits: (topics: number) =>
+      `INSERT INTO ${waits} (topic_hash, instance_id, runs) VALUES ${Array.from({ length: topics }, () => '(?, ?, ?)').join(', ')}
+ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
+    /** id, runs: the waits of earlier suspensions. */
+    dropEarlierWaits: `DELETE FROM ${waits} WHERE instance_id = ? AND runs < ?`,
+  };
+}
+
+/**
  * `write()` on MySQL: a worker that lost its lease writes nothing. Writes that neither send a
  * signal nor register waits (most of them: a step's result, an instance's end) are grouped: the
  * writes of executions running at the same time share one commit (see `StatementBatcher`), each
@@ -90,13 +114,16 @@ export class MySqlWrites {
 
   /** What the server offers beyond the common ground: set by the store's `init()`. */
   server: MySqlServerFeatures = COMMON_GROUND;
+  private readonly sql: ReturnType<typeof writeStatements>;
 
   constructor(
     private readonly executor: SqlExecutor,
     private readonly tables: MySqlTables,
     private readonly locks: MySqlLocks,
     private readonly signals: MySqlSignals,
-  ) {}
+  ) {
+    this.sql = writeStatements(tables);
+  }
 
   write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
     const pending = prepare(id, token, write);
@@ -188,7 +215,7 @@ export class MySqlWrites {
     // landed are locked since the insert, so their tokens are still the writers'; a token never
     // comes back once replaced, so one that is not the writer's was not during the insert either.
     const { rows } = await tx.query(
-      `SELECT id, lease_token FROM ${this.tables.instances} WHERE id IN (${placeholders(writes.length)}) ORDER BY id FOR UPDATE`,
+      this.sql.lockedTokens(writes.length),
       writes.map((write) => write.id),
     );
     const tokens = new Map(rows.map((row) => [String(row.id), row.lease_token]));
@@ -251,7 +278,7 @@ export class MySqlWrites {
   /** The same writes, when some lease was lost: the rows locked and read first (in key order), then the writes that hold theirs. */
   private async lockedUpdate(tx: SqlExecutor, writes: PendingWrite[]): Promise<boolean[]> {
     const { rows } = await tx.query(
-      `SELECT id, lease_token FROM ${this.tables.instances} WHERE id IN (${placeholders(writes.length)}) ORDER BY id FOR UPDATE`,
+      this.sql.lockedTokens(writes.length),
       writes.map((write) => write.id),
     );
     const tokens = new Map(rows.map((row) => [String(row.id), row.lease_token]));
@@ -284,10 +311,7 @@ export class MySqlWrites {
     if (waits.length > 0) {
       // Under the topics' shared locks: every signal of them is committed, or not yet allocated.
       const hashes = waits.map((wait) => topicHash(wait.name, wait.key));
-      const { rows } = await tx.query(
-        `SELECT 1 AS found FROM ${this.tables.signals} WHERE topic_hash IN (${placeholders(hashes.length)}) AND id > ? LIMIT 1`,
-        [...hashes, write.release!.signalCursor],
-      );
+      const { rows } = await tx.query(this.sql.signalAbove(hashes.length), [...hashes, write.release!.signalCursor]);
       signalAbove = rows.length > 0;
     }
     await this.updateInstances(tx, [{ id, token: null, changes: this.changes(pending, signalAbove) }]);
@@ -296,11 +320,10 @@ export class MySqlWrites {
       const runs = toNumber(row.runs);
       const hashes = waits.map((wait) => topicHash(wait.name, wait.key));
       await tx.query(
-        `INSERT INTO ${this.tables.waits} (topic_hash, instance_id, runs) VALUES ${hashes.map(() => '(?, ?, ?)').join(', ')}
-ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
+        this.sql.registerWaits(hashes.length),
         hashes.flatMap((hash) => [hash, id, runs]),
       );
-      await tx.query(`DELETE FROM ${this.tables.waits} WHERE instance_id = ? AND runs < ?`, [id, runs]);
+      await tx.query(this.sql.dropEarlierWaits, [id, runs]);
     }
     if (signal) await this.signals.insert(tx, signal, true);
     return true;
@@ -327,10 +350,7 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
       const outside = await outsideTransaction(tx);
       if (outside) throw outsideStepTransaction(outside);
     }
-    const { rows } = await tx.query(
-      `SELECT lease_token, runs${inline ? ', @@in_transaction AS in_transaction' : ''} FROM ${this.tables.instances} WHERE id = ? FOR UPDATE`,
-      [id],
-    );
+    const { rows } = await tx.query(this.sql.lockRow(inline), [id]);
     if (inline && rows[0] && toNumber(rows[0].in_transaction) !== 1) throw outsideStepTransaction();
     return rows[0];
   }

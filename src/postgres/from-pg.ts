@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { describeDriverObject, hasMethods } from '../sql/driver-shape.js';
 import { isSqlExecutor, type SqlExecutor, type SqlQueryResult } from '../sql/sql-executor.js';
 import { endingStatements, runTransaction } from '../sql/sql-transaction.js';
 import { refusingAfterEnd } from '../sql/handles/handle-kind.js';
@@ -131,11 +132,7 @@ const ENDED =
  */
 export function pgTransactionExecutor(transaction: unknown, store: string): SqlExecutor {
   if (isSqlExecutor(transaction)) return transaction;
-  if (
-    typeof transaction === 'object' &&
-    transaction !== null &&
-    typeof (transaction as { beginTransaction?: unknown }).beginTransaction === 'function'
-  ) {
+  if (hasMethods(transaction, 'beginTransaction')) {
     // A mysql2 connection: checked before anything is sent, since pg's query config means nothing to it.
     throw new TypeError(
       `${store}: \`transaction\` is a mysql2 connection, not on PostgreSQL. Pass a transaction on the store's database.`,
@@ -152,17 +149,12 @@ export function pgTransactionExecutor(transaction: unknown, store: string): SqlE
 
 function assertPool(pool: unknown): asserts pool is PgPoolLike {
   const candidate = pool as Partial<PgPoolLike> & Record<string, unknown>;
-  if (
-    typeof pool !== 'object' ||
-    pool === null ||
-    typeof candidate.query !== 'function' ||
-    typeof candidate.connect !== 'function'
-  ) {
+  if (!hasMethods(pool, 'query', 'connect')) {
     throw new TypeError(
       `fromPg() expects a pg Pool (\`new Pool({ connectionString })\` from 'pg'), got ${describe(pool)}.`,
     );
   }
-  if (typeof candidate.release === 'function') {
+  if (hasMethods(pool, 'release')) {
     throw new TypeError(
       'fromPg() expects a pg Pool, got a client checked out of one (it has release()). Pass the Pool itself: ' +
         'the store checks out its own connections (transactions, LISTEN). For a transaction of yours, pass the client ' +
@@ -203,8 +195,5 @@ export function poolTarget(pool: PgPoolLike): string {
 }
 
 function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value !== 'object') return typeof value;
-  const name = (value as object).constructor?.name;
-  return name && name !== 'Object' ? `a ${name}` : 'an object without query() and connect()';
+  return describeDriverObject(value, ['query', 'connect']);
 }

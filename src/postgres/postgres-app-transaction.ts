@@ -1,7 +1,7 @@
 import { findInErrorChain } from '../errors/driver-error-chain.js';
 import { WorkflowError } from '../errors/workflow.error.js';
 import { handleExecutor, handleLibrary } from '../sql/handles/handle-executor.js';
-import { oneAtATime } from '../sql/one-at-a-time.js';
+import { queueOnHandle } from '../sql/transaction-handle-queue.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toBoolean } from '../sql/workflow-rows.js';
 import { pgTransactionExecutor } from './from-pg.js';
@@ -25,8 +25,8 @@ export function inApplicationTransaction<T>(
   schema: string,
   fn: (executor: SqlExecutor) => Promise<T>,
 ): Promise<T> {
-  // One call at a time per transaction: their savepoints must not interleave (see oneAtATime()).
-  return oneAtATime(handle, () => inSavepoint(handle, store, schema, fn));
+  // One call at a time per transaction: their savepoints must not interleave (see queueOnHandle()).
+  return queueOnHandle(handle, () => inSavepoint(handle, store, schema, fn));
 }
 
 async function inSavepoint<T>(

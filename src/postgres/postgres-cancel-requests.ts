@@ -1,4 +1,4 @@
-import { notifyCancel } from './postgres-statements.js';
+import { notifyCancel } from './postgres-sql-fragments.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { CANCELLABLE, UNFINISHED } from '../sql/status-lists.js';

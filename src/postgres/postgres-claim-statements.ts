@@ -1,4 +1,4 @@
-import { instanceColumns } from './postgres-statements.js';
+import { instanceColumns } from './postgres-sql-fragments.js';
 import { UNFINISHED } from '../sql/status-lists.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 

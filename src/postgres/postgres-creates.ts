@@ -1,4 +1,4 @@
-import { instanceColumns, notify, notifyDue } from './postgres-statements.js';
+import { instanceColumns, notify, notifyDue } from './postgres-sql-fragments.js';
 import { POSTGRES_INPUT } from './key-limits.js';
 import type { PostgresReads } from './postgres-reads.js';
 import { answerCreates, type CreateResult } from '../sql/create-batch.js';
@@ -14,8 +14,6 @@ import type { SqlExecutor } from '../sql/sql-executor.js';
 import { StatementBatcher } from '../sql/statement-batcher.js';
 import { toBoolean, toInstance, toNumber } from '../sql/workflow-rows.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
-
-type Created = CreateResult;
 
 /** `create()`'s statements for a quoted schema. */
 function createStatements(s: string) {
@@ -100,7 +98,7 @@ interface PendingCreate {
  * of one id, one creates and the others get the stored instance.
  */
 export class PostgresCreates {
-  private readonly batcher = new StatementBatcher<PendingCreate, Created>({
+  private readonly batcher = new StatementBatcher<PendingCreate, CreateResult>({
     send: (batch) => answerCreates(batch, (firsts) => this.insert(firsts)),
     single: ({ init, row }) => this.createWith(this.executor, init, newInstanceRowParams(row)),
   });
@@ -117,7 +115,7 @@ export class PostgresCreates {
     this.sql = createStatements(quoteIdentifier(schema));
   }
 
-  create(init: NewWorkflowInstance): Promise<Created> {
+  create(init: NewWorkflowInstance): Promise<CreateResult> {
     // Made here, so an input no store keeps (a NUL, a lone surrogate) fails this call alone.
     return this.batcher.add({ init, row: newInstanceRow(init) });
   }
@@ -127,7 +125,7 @@ export class PostgresCreates {
     executor: SqlExecutor,
     init: NewWorkflowInstance,
     params = newInstanceParams(init),
-  ): Promise<Created> {
+  ): Promise<CreateResult> {
     POSTGRES_INPUT.newInstance(init);
     const { rows } = await executor.query(this.sql.create, [...params, this.channel]);
     if (rows[0]) return { instance: toInstance(rows[0]), created: toBoolean(rows[0].created) };
@@ -139,13 +137,13 @@ export class PostgresCreates {
   }
 
   /** One insert-or-ignore of the batch's ids; an id neither inserted nor found is read again. */
-  private async insert(firsts: PendingCreate[]): Promise<Map<string, Created>> {
+  private async insert(firsts: PendingCreate[]): Promise<Map<string, CreateResult>> {
     const rows = new Map(firsts.map(({ init, row }) => [init.id, row]));
     const { rows: result } = await this.executor.query(this.sql.createBatch, [
       JSON.stringify([...rows.values()]),
       this.channel,
     ]);
-    const found = new Map<string, Created>();
+    const found = new Map<string, CreateResult>();
     for (const row of result) {
       const id = String(row.id);
       const created = toBoolean(row.created);

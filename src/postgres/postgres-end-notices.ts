@@ -1,4 +1,4 @@
-import { notifyDue } from './postgres-statements.js';
+import { notifyDue } from './postgres-sql-fragments.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { UNFINISHED } from '../sql/status-lists.js';

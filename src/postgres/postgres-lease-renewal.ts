@@ -1,6 +1,6 @@
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import { toBoolean } from '../sql/workflow-rows.js';
+import { toLeaseFlags } from '../sql/workflow-rows.js';
 import type { WorkflowLeaseFlags } from '../storage/workflow-store.js';
 
 /** `renew()`'s statement for a quoted schema. */
@@ -27,9 +27,6 @@ export class PostgresLeaseRenewal {
     leaseUntil: number,
   ): Promise<WorkflowLeaseFlags | null> {
     const { rows } = await executor.query(this.sql.renew, [id, token, leaseUntil]);
-    const row = rows[0];
-    return row
-      ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
-      : null;
+    return toLeaseFlags(rows[0]);
   }
 }

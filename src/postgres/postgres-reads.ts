@@ -1,10 +1,10 @@
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
-import { instanceColumns } from './postgres-statements.js';
-import { listInstancesStatement } from '../sql/list-queries.js';
+import { instanceColumns } from './postgres-sql-fragments.js';
+import { listInstances } from '../sql/list-queries.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { UNFINISHED } from '../sql/status-lists.js';
-import { fromJson, toInstance, toWaits } from '../sql/workflow-rows.js';
+import { fromJson, toInstance, toUndeclaredDue, toWaits } from '../sql/workflow-rows.js';
 import type { WorkflowInstance, WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type {
   WorkflowInstanceDetails,
@@ -82,10 +82,8 @@ export class PostgresReads {
     return rows[0] ? toInstance(rows[0]) : null;
   }
 
-  async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    const { sql, params } = listInstancesStatement(POSTGRES_DIALECT, this.sql.listPrefix, query);
-    const { rows } = await this.executor.query(sql, params);
-    return rows.map(toInstance);
+  list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
+    return listInstances(this.executor, POSTGRES_DIALECT, this.sql.listPrefix, query);
   }
 
   async countDue(now: number, cap: number): Promise<number> {
@@ -102,10 +100,6 @@ export class PostgresReads {
       versions,
       query.cap,
     ]);
-    return rows.map((row) => ({
-      workflow: String(row.workflow),
-      version: Number(row.version),
-      count: Number(row.count),
-    }));
+    return rows.map(toUndeclaredDue);
   }
 }

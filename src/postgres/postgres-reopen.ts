@@ -1,4 +1,4 @@
-import { journalUpsert, notify } from './postgres-statements.js';
+import { journalUpsert, notify } from './postgres-sql-fragments.js';
 import type { ReopenStatements } from '../sql/reopen.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import { signalTopic } from '../sql/signal-topic.js';

@@ -1,8 +1,8 @@
 import { POSTGRES_INPUT } from './key-limits.js';
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
-import { instanceColumns, notifyDue } from './postgres-statements.js';
+import { instanceColumns, notifyDue } from './postgres-sql-fragments.js';
 import { newInstanceParams, scheduleParams } from '../sql/instance-params.js';
-import { listSchedulesStatement } from '../sql/list-queries.js';
+import { listSchedules } from '../sql/list-queries.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toBoolean, toInstance, toJson, toSchedule } from '../sql/workflow-rows.js';
@@ -136,10 +136,8 @@ export class PostgresSchedules {
     return rows[0] ? toSchedule(rows[0]) : null;
   }
 
-  async list(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
-    const { sql, params } = listSchedulesStatement(POSTGRES_DIALECT, this.sql.listSchedulesPrefix, query);
-    const { rows } = await this.executor.query(sql, params);
-    return rows.map(toSchedule);
+  list(query: WorkflowScheduleQuery): Promise<WorkflowScheduleRecord[]> {
+    return listSchedules(this.executor, POSTGRES_DIALECT, this.sql.listSchedulesPrefix, query);
   }
 
   async delete(id: string, revision?: number): Promise<boolean> {

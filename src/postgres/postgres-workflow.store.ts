@@ -9,7 +9,7 @@ import { PostgresCancelRequests } from './postgres-cancel-requests.js';
 import { PostgresCreates } from './postgres-creates.js';
 import { PostgresDeletes } from './postgres-deletes.js';
 import { PostgresEndNotices } from './postgres-end-notices.js';
-import { PostgresInstanceWrites } from './postgres-instance-writes.js';
+import { PostgresWrites } from './postgres-writes.js';
 import { PostgresLeaseRenewal } from './postgres-lease-renewal.js';
 import { PostgresListener } from './postgres-listener.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
@@ -19,7 +19,7 @@ import { PostgresReopen } from './postgres-reopen.js';
 import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { PostgresStatementTimeout } from './postgres-statement-timeout.js';
-import { endsChannel, wakeUpChannel } from './postgres-statements.js';
+import { endsChannel, wakeUpChannel } from './postgres-sql-fragments.js';
 import { deleteInstance, purgeStore } from '../sql/instance-deletes.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
 import { reopenInstance } from '../sql/reopen.js';
@@ -81,7 +81,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private readonly cancels: PostgresCancelRequests;
   private readonly endNotices: PostgresEndNotices;
   private readonly renewals: PostgresLeaseRenewal;
-  private readonly writes: PostgresInstanceWrites;
+  private readonly writes: PostgresWrites;
   private readonly reopens: PostgresReopen;
   private readonly deletes: PostgresDeletes;
   private readonly statementTimeout = new PostgresStatementTimeout();
@@ -112,7 +112,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.cancels = new PostgresCancelRequests(this.schema, this.channel);
     this.endNotices = new PostgresEndNotices(this.schema, this.channel);
     this.renewals = new PostgresLeaseRenewal(this.schema);
-    this.writes = new PostgresInstanceWrites(this.executor, this.schema, this.channel);
+    this.writes = new PostgresWrites(this.executor, this.schema, this.channel);
     this.reopens = new PostgresReopen(this.schema, this.channel);
     this.deletes = new PostgresDeletes(this.schema);
   }
@@ -239,7 +239,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   /**
    * One statement updates the row (only while `token` holds its lease), upserts the journal, on
    * release computes the wake-up, and sends the write's signal: it needs no explicit transaction
-   * (see postgres-instance-writes.ts).
+   * (see postgres-writes.ts).
    */
   write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {
     return this.writes.write(id, token, write);

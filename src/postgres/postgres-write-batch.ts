@@ -1,4 +1,4 @@
-import { notify, notifyEnded } from './postgres-statements.js';
+import { notify, notifyEnded } from './postgres-sql-fragments.js';
 import { FINISHED, UNFINISHED } from '../sql/status-lists.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';

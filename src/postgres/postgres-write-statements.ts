@@ -1,4 +1,4 @@
-import { journalUpsert, notifyDue, notifyEnded } from './postgres-statements.js';
+import { journalUpsert, notifyDue, notifyEnded } from './postgres-sql-fragments.js';
 import { FINISHED, UNFINISHED } from '../sql/status-lists.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 

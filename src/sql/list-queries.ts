@@ -1,5 +1,8 @@
 import { SqlParams, type SqlDialect } from './sql-dialect.js';
-import type { WorkflowListQuery, WorkflowScheduleQuery } from '../storage/workflow-store.js';
+import type { SqlExecutor } from './sql-executor.js';
+import { toInstance, toSchedule } from './workflow-rows.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import type { WorkflowListQuery, WorkflowScheduleQuery, WorkflowScheduleRecord } from '../storage/workflow-store.js';
 
 /** A statement and its parameters. */
 export interface SqlStatement {
@@ -80,4 +83,26 @@ function page(
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const sql = `${prefix}${filter} ORDER BY ${order} LIMIT ${p.add(query.limit)} OFFSET ${p.add(query.offset)}`;
   return { sql, params: p.values };
+}
+
+/** `list()` on a SQL store: `listInstancesStatement()` run on `executor`. */
+export async function listInstances(
+  executor: SqlExecutor,
+  dialect: SqlDialect,
+  prefix: string,
+  query: WorkflowListQuery,
+): Promise<WorkflowInstance[]> {
+  const { sql, params } = listInstancesStatement(dialect, prefix, query);
+  return (await executor.query(sql, params)).rows.map(toInstance);
+}
+
+/** `listSchedules()` on a SQL store: `listSchedulesStatement()` run on `executor`. */
+export async function listSchedules(
+  executor: SqlExecutor,
+  dialect: SqlDialect,
+  prefix: string,
+  query: WorkflowScheduleQuery,
+): Promise<WorkflowScheduleRecord[]> {
+  const { sql, params } = listSchedulesStatement(dialect, prefix, query);
+  return (await executor.query(sql, params)).rows.map(toSchedule);
 }

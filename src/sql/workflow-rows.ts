@@ -7,7 +7,12 @@ import type {
   WorkflowStatus,
   WorkflowWait,
 } from '../storage/workflow-instance.js';
-import type { WorkflowScheduleRecord, WorkflowSignalRecord } from '../storage/workflow-store.js';
+import type {
+  WorkflowLeaseFlags,
+  WorkflowScheduleRecord,
+  WorkflowSignalRecord,
+  WorkflowUndeclaredDue,
+} from '../storage/workflow-store.js';
 
 /** A row as a driver hands it over. */
 export type SqlRow = Record<string, unknown>;
@@ -124,4 +129,16 @@ export function toSignal(row: SqlRow): WorkflowSignalRecord {
     payload: fromJson(row.payload),
     createdAt: toNumber(row.created_at),
   };
+}
+
+/** A renewal's row (`cancel_requested`, `terminate_requested`) as lease flags; no row, `null` (the lease is gone). */
+export function toLeaseFlags(row: SqlRow | undefined): WorkflowLeaseFlags | null {
+  return row
+    ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
+    : null;
+}
+
+/** A row of `countUndeclaredDue()` (`workflow`, `version`, `count`). */
+export function toUndeclaredDue(row: SqlRow): WorkflowUndeclaredDue {
+  return { workflow: String(row.workflow), version: Number(row.version), count: Number(row.count) };
 }

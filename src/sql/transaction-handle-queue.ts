@@ -8,7 +8,7 @@ const tails = new WeakMap<object, Promise<void>>();
  * savepoint, and that call's failure would roll back to the first one's, undoing a start that had
  * already answered. Values that are not objects (no handle to key on) run at once.
  */
-export function oneAtATime<T>(handle: unknown, fn: () => Promise<T>): Promise<T> {
+export function queueOnHandle<T>(handle: unknown, fn: () => Promise<T>): Promise<T> {
   if (handle === null || (typeof handle !== 'object' && typeof handle !== 'function')) return fn();
   const previous = tails.get(handle);
   const result = previous ? previous.then(fn) : fn();

@@ -22,7 +22,7 @@ import type { WorkflowWrite } from '../storage/workflow-store.js';
  * taken inside it. Writes that take no topic lock join a batch (`PostgresWriteBatch`); one
  * instance's writes keep their order (`InstanceWriteQueue`).
  */
-export class PostgresInstanceWrites {
+export class PostgresWrites {
   private readonly sql: (shape: WriteShape) => WriteStatement;
   private readonly batch: PostgresWriteBatch;
   private readonly queue = new InstanceWriteQueue();
