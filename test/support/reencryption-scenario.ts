@@ -3,7 +3,8 @@
 import { expect } from 'vitest';
 import { Workflow, WorkflowSignal, type WorkflowContext, type WorkflowPayloadCodec } from '../../src/index.js';
 import type { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { MARK, type EncryptionApp } from './encryption-scenario.js';
+import { MARK } from '../../src/testing/contract/encryption.contract.js';
+import type { EncryptionApp } from './encryption-scenario.js';
 
 export const go = new WorkflowSignal<{ n: number }>('enc.go');
 

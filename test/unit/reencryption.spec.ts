@@ -2,16 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore, type WorkflowPayloadCodec } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import {
-  EncFail,
-  EncSleep,
-  EncWait,
-  MARK,
-  dumpInMemoryStore,
-  encryptionApp,
-  expectNoPlaintext,
-  type EncryptionApp,
-} from '../support/encryption-scenario.js';
+import { EncFail, EncSleep, EncWait, MARK, expectNoPlaintext } from '../../src/testing/contract/encryption.contract.js';
+import { encryptionApp, type EncryptionApp } from '../support/encryption-scenario.js';
+import { dumpInMemoryStore } from '../support/in-memory-dump.js';
 import { scheduleDeletedBetweenPages } from '../support/reencryption-races.js';
 import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from '../support/reencryption-scenario.js';
 
@@ -101,7 +94,7 @@ describe('re-encryption on the in-memory store', () => {
     expect(progress).toEqual(expect.arrayContaining(['instances', 'signals', 'schedules', 'done']));
     const dump = dumpInMemoryStore(store);
     expect(dump).not.toContain('$wfc1:k1:');
-    expectNoPlaintext(dump, 'r');
+    expectNoPlaintext(dump, 'r', expect);
 
     // Only the new key now: everything reads, and the sleeping instance finishes.
     app = await reopen(app, store, clock, { codec: k2 });
@@ -130,7 +123,7 @@ describe('re-encryption on the in-memory store', () => {
     await app.worker.drain();
     app = await reopen(app, store, clock, { codec: k1 });
     expect((await app.client.reencrypt()).remaining).toBe(0);
-    expectNoPlaintext(dumpInMemoryStore(store), 'legacy');
+    expectNoPlaintext(dumpInMemoryStore(store), 'legacy', expect);
     app = await reopen(app, store, clock, { codec: k1, requireEncodedPayloads: true });
     clock.advance('1h');
     await app.worker.drain();
