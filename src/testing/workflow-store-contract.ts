@@ -21,6 +21,7 @@ import { traceContextContract } from './contract/trace-context.contract.js';
 import { countDueContract } from './contract/count-due.contract.js';
 import { endNoticeContract } from './contract/end-notice.contract.js';
 import { purgeContract } from './contract/purge.contract.js';
+import { reencryptionContract } from './contract/reencryption.contract.js';
 import { renewContract } from './contract/renew.contract.js';
 import { reopenContract } from './contract/reopen.contract.js';
 import { requestCancelContract } from './contract/request-cancel.contract.js';
@@ -152,7 +153,10 @@ export function workflowStoreContract(
     };
     for (const area of AREAS) area(suite);
     for (const scenario of ENGINE_SCENARIOS) scenario(suite);
-    if (options.reencryption !== false) payloadRewriteContract(suite);
+    if (options.reencryption !== false) {
+      payloadRewriteContract(suite);
+      reencryptionContract(suite);
+    }
     if (options.traceContext !== false) traceContextContract(suite);
   });
 }

@@ -1,5 +1,4 @@
-// Payload encryption on a SQL store, the same suites on PostgreSQL and on MariaDB: re-encryption
-// under load, and the `nest-workflows reencrypt` command.
+// The `nest-workflows reencrypt` command on a SQL store, the same suite on PostgreSQL and on MariaDB.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,43 +9,16 @@ import { AesGcmPayloadCodec } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import { EncSleep } from '../../src/testing/contract/encryption.contract.js';
 import { encryptionApp, type EncryptionApp } from './encryption-scenario.js';
-import { scheduleDeletedBetweenPages } from './reencryption-races.js';
-import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from './reencryption-scenario.js';
-import { requireServer, SERVER, useSqlTarget, type SqlKind } from './sql-target.js';
+import { requireServer, useSqlTarget, type SqlKind } from './sql-target.js';
 
 /** Registers the suites for `kind`'s test server. */
 export async function encryptionSuites(kind: SqlKind): Promise<void> {
   const available = await requireServer(kind, 'Payload encryption');
-  const server = SERVER[kind];
   let app: EncryptionApp | undefined;
   const closeApp = async () => {
     await app?.close();
     app = undefined;
   };
-
-  describe.runIf(available)(`payload encryption on ${server}`, () => {
-    const fixture = useSqlTarget(kind, 'enc', { beforeAll, afterAll });
-    afterEach(closeApp);
-
-    it('re-encrypts under load: instances written under the old key run on beside it, nothing is lost, no old payload is left', async () => {
-      const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-      const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: `${kind}-old` });
-      const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: `${kind}-new` });
-      app = await encryptionApp(fixture.target.store, clock, { codec: k1 }, [EncLoad]);
-      const ids = await prepareUnderOldKey(app, `${kind}load`, 30);
-      await app.close();
-      app = await encryptionApp(fixture.target.store, clock, { codec: [k2, k1] }, [EncLoad]);
-      await reencryptUnderLoad(app, clock, ids, k1, () => fixture.target.dump());
-    });
-  });
-
-  describe.runIf(available)(`re-encryption racing other writes on ${server}`, () => {
-    const fixture = useSqlTarget(kind, 'encrace', { beforeAll, afterAll });
-
-    it('reads every schedule when one it already rewrote is deleted before the next page', async () => {
-      await scheduleDeletedBetweenPages(fixture.target.store);
-    });
-  });
 
   describe.runIf(available)(`nest-workflows reencrypt --${kind}`, () => {
     const fixture = useSqlTarget(kind, 'enccli', { beforeAll, afterAll });
