@@ -1,4 +1,4 @@
-// The `nest-workflows reencrypt` command on a SQL store, the same suite on PostgreSQL and on MariaDB.
+// The `nest-workflows reencrypt` command on each SQL store, run on payloads an engine wrote under an old key.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,32 +7,31 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main as cli } from '../../src/cli/index.js';
 import { AesGcmPayloadCodec } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { createContractEngine, type ContractEngine } from '../../src/testing/contract/contract-engine.js';
 import { EncSleep } from '../../src/testing/contract/encryption.contract.js';
-import { encryptionApp, type EncryptionApp } from './encryption-scenario.js';
-import { requireServer, useSqlTarget, type SqlKind } from './sql-target.js';
+import { requireServer, SQL_KINDS, useSqlTarget } from '../support/sql-target.js';
 
-/** Registers the suites for `kind`'s test server. */
-export async function encryptionSuites(kind: SqlKind): Promise<void> {
-  const available = await requireServer(kind, 'Payload encryption');
-  let app: EncryptionApp | undefined;
-  const closeApp = async () => {
-    await app?.close();
-    app = undefined;
+for (const kind of SQL_KINDS) {
+  const available = await requireServer(kind, 'nest-workflows reencrypt');
+  let engine: ContractEngine | undefined;
+  const closeEngine = async () => {
+    await engine?.close();
+    engine = undefined;
   };
 
   describe.runIf(available)(`nest-workflows reencrypt --${kind}`, () => {
     const fixture = useSqlTarget(kind, 'enccli', { beforeAll, afterAll });
-    afterEach(closeApp);
+    afterEach(closeEngine);
 
     it('rewrites the store under the current codec, with progress, and says when an old key is still needed', async () => {
       const { store, schema, url } = fixture.target;
       const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
       const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'cli-old' });
       const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'cli-new' });
-      app = await encryptionApp(store, clock, { codec: k1 });
-      for (let i = 0; i < 5; i++) await app.client.start(EncSleep, { secret: `cli-${i}` }, { id: `cli-${i}` });
-      await app.worker.drain();
-      await closeApp();
+      engine = createContractEngine(store, { workflows: [EncSleep], clock, codec: k1 });
+      for (let i = 0; i < 5; i++) await engine.client.start(EncSleep, { secret: `cli-${i}` }, { id: `cli-${i}` });
+      await engine.drain();
+      await closeEngine();
 
       // The codecs module: here it hands over the test's codecs; an application's would build them
       // from its keys. One server's test exports them as default, the other's as `codecs`.
@@ -87,10 +86,10 @@ export async function encryptionSuites(kind: SqlKind): Promise<void> {
         delete globals[global];
       }
 
-      app = await encryptionApp(store, clock, { codec: k2 });
+      engine = createContractEngine(store, { workflows: [EncSleep], clock, codec: k2 });
       clock.advance('1h');
-      await app.worker.drain();
-      expect(await app.client.getStatus('cli-3')).toMatchObject({ status: 'completed', input: { secret: 'cli-3' } });
+      await engine.drain();
+      expect(await engine.client.getStatus('cli-3')).toMatchObject({ status: 'completed', input: { secret: 'cli-3' } });
     });
   });
 }
