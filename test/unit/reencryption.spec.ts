@@ -2,30 +2,40 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { EncFail, EncSleep, EncWait, MARK, expectNoPlaintext } from '../../src/testing/contract/encryption.contract.js';
-import { encryptionApp, type EncryptionApp } from '../support/encryption-scenario.js';
+import {
+  createContractEngine,
+  type ContractEngine,
+  type ContractEngineOptions,
+} from '../../src/testing/contract/contract-engine.js';
+import {
+  ENCRYPTION_WORKFLOWS,
+  EncFail,
+  EncSleep,
+  EncWait,
+  MARK,
+  expectNoPlaintext,
+} from '../../src/testing/contract/encryption.contract.js';
 import { dumpInMemoryStore } from '../support/in-memory-dump.js';
 
-const apps: EncryptionApp[] = [];
+const apps: ContractEngine[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function open(
-  store: InMemoryWorkflowStore,
-  clock: ManualWorkflowClock,
-  options: Parameters<typeof encryptionApp>[2],
-) {
-  const app = await encryptionApp(store, clock, options);
+type CodecOptions = Pick<ContractEngineOptions, 'codec' | 'requireEncodedPayloads'>;
+
+/** The engine (no Nest) on `store` with the encryption scenario's workflows and `options`. */
+async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: CodecOptions) {
+  const app = createContractEngine(store, { workflows: ENCRYPTION_WORKFLOWS, clock, ...options });
   apps.push(app);
   return app;
 }
 
 async function reopen(
-  app: EncryptionApp,
+  app: ContractEngine,
   store: InMemoryWorkflowStore,
   clock: ManualWorkflowClock,
-  options: Parameters<typeof encryptionApp>[2],
+  options: CodecOptions,
 ) {
   await app.close();
   apps.splice(apps.indexOf(app), 1);
@@ -42,9 +52,9 @@ describe('re-encryption on the in-memory store', () => {
     await app.client.start(EncSleep, { secret: `${MARK}-a` }, { id: 'r-order' });
     await app.client.start(EncFail, { why: MARK }, { id: 'r-fail' });
     await app.client.start(EncWait, null, { id: 'r-wait' });
-    await app.worker.drain();
+    await app.drain();
     await app.client.cancel('r-wait', `${MARK}-reason`);
-    await app.worker.drain();
+    await app.drain();
     await app.storage.schedules.saveSchedule({
       id: 'r-schedule',
       workflow: 'enc.sleep',
@@ -81,7 +91,7 @@ describe('re-encryption on the in-memory store', () => {
     // Only the new key now: everything reads, and the sleeping instance finishes.
     app = await reopen(app, store, clock, { codec: k2 });
     clock.advance('1h');
-    await app.worker.drain();
+    await app.drain();
     expect(await app.client.getStatus('r-order')).toMatchObject({
       status: 'completed',
       input: { secret: `${MARK}-a` },
@@ -102,13 +112,13 @@ describe('re-encryption on the in-memory store', () => {
     const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
     let app = await open(store, clock, {});
     await app.client.start(EncSleep, { secret: `${MARK}-legacy` }, { id: 'legacy-order' });
-    await app.worker.drain();
+    await app.drain();
     app = await reopen(app, store, clock, { codec: k1 });
     expect((await app.client.reencrypt()).remaining).toBe(0);
     expectNoPlaintext(dumpInMemoryStore(store), 'legacy', expect);
     app = await reopen(app, store, clock, { codec: k1, requireEncodedPayloads: true });
     clock.advance('1h');
-    await app.worker.drain();
+    await app.drain();
     expect(await app.client.getStatus('legacy-order')).toMatchObject({
       status: 'completed',
       input: { secret: `${MARK}-legacy` },
@@ -122,7 +132,7 @@ describe('re-encryption on the in-memory store', () => {
     const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
     let app = await open(store, clock, { codec: k1 });
     await app.client.start(EncSleep, { secret: 'x' }, { id: 'lost-key' });
-    await app.worker.drain();
+    await app.drain();
     app = await reopen(app, store, clock, { codec: k2 });
     const result = await app.client.reencrypt();
     expect(result.unreadable).toBe(2); // the input and the step's value
