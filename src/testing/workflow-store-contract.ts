@@ -103,7 +103,9 @@ const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [
  * with real concurrency (calls started together, which a SQL store's pool spreads over several
  * connections). `makeStore` runs before every test; `close` after it. A store may be shared by
  * tests (and kept between runs): each test uses its own ids, workflow names and signal names, and
- * purge tests their own stretch of time below `BASE_TIME`.
+ * purge tests their own stretch of time below `BASE_TIME`. Then it runs the engine on the store
+ * through the races only a whole engine shows, and, on `emptyStore()`, payload encryption and
+ * re-encryption.
  *
  * ```ts
  * workflowStoreContract('postgres', async () => {
