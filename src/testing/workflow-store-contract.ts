@@ -1,11 +1,16 @@
-import type { WorkflowStore } from '../storage/workflow-store.js';
 import { cancelAtStartContract } from './contract/cancel-at-start.contract.js';
+import { encryptionContract } from './contract/encryption.contract.js';
 import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
 import { retryChildRaceContract } from './contract/retry-child-race.contract.js';
 import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
 import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
-import { resolveTestApi, type ContractSuite, type WorkflowContractTestApi } from './contract/contract-suite.js';
+import {
+  resolveTestApi,
+  type ContractSuite,
+  type WorkflowContractTestApi,
+  type WorkflowStoreHarness,
+} from './contract/contract-suite.js';
 import { createContract } from './contract/create.contract.js';
 import { deleteContract } from './contract/delete.contract.js';
 import { getAndListContract } from './contract/get-and-list.contract.js';
@@ -16,6 +21,7 @@ import { traceContextContract } from './contract/trace-context.contract.js';
 import { countDueContract } from './contract/count-due.contract.js';
 import { endNoticeContract } from './contract/end-notice.contract.js';
 import { purgeContract } from './contract/purge.contract.js';
+import { reencryptionContract } from './contract/reencryption.contract.js';
 import { renewContract } from './contract/renew.contract.js';
 import { reopenContract } from './contract/reopen.contract.js';
 import { requestCancelContract } from './contract/request-cancel.contract.js';
@@ -25,14 +31,7 @@ import { signalsContract } from './contract/signals.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
 
-export type { WorkflowContractTestApi } from './contract/contract-suite.js';
-
-/** A store under test, and how to release what it holds once a test ends. */
-export interface WorkflowStoreHarness {
-  store: WorkflowStore;
-  /** Called after every test (close a pool, drop a schema...). */
-  close?: () => Promise<void>;
-}
+export type { WorkflowContractTestApi, WorkflowStoreHarness } from './contract/contract-suite.js';
 
 export interface WorkflowStoreContractOptions {
   /** A reason to register the suite as skipped (a database that isn't reachable); `false` runs it. */
@@ -55,6 +54,13 @@ export interface WorkflowStoreContractOptions {
    * start a trace of their own.
    */
   traceContext?: boolean;
+  /**
+   * An empty store of its own (a new database or schema, with `dump` to read all it holds) for each
+   * scenario that needs the whole store to itself: payload encryption (no plaintext anywhere) and
+   * re-encryption (every payload rewritten, beside a working engine). Called once per such test;
+   * its `close` runs after it. Without it those scenarios are registered as skipped.
+   */
+  emptyStore?: () => Promise<WorkflowStoreHarness> | WorkflowStoreHarness;
 }
 
 /** The areas of the contract, one file each under `contract/`, registered in this order. */
@@ -88,6 +94,7 @@ const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [
   parallelWaitsContract,
   terminateSlotsContract,
   retryChildRaceContract,
+  encryptionContract,
 ];
 
 /**
@@ -96,7 +103,9 @@ const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [
  * with real concurrency (calls started together, which a SQL store's pool spreads over several
  * connections). `makeStore` runs before every test; `close` after it. A store may be shared by
  * tests (and kept between runs): each test uses its own ids, workflow names and signal names, and
- * purge tests their own stretch of time below `BASE_TIME`.
+ * purge tests their own stretch of time below `BASE_TIME`. Then it runs the engine on the store
+ * through the races only a whole engine shows, and, on `emptyStore()`, payload encryption and
+ * re-encryption.
  *
  * ```ts
  * workflowStoreContract('postgres', async () => {
@@ -120,12 +129,14 @@ export function workflowStoreContract(
 
   test.describe(`${name} store contract`, () => {
     let harness: WorkflowStoreHarness | undefined;
+    const emptyStores: WorkflowStoreHarness[] = [];
     test.beforeEach(async () => {
       harness = await makeStore();
     });
     test.afterEach(async () => {
       await harness?.close?.();
       harness = undefined;
+      for (const empty of emptyStores.splice(0)) await empty.close?.();
     });
 
     const suite: ContractSuite = {
@@ -134,10 +145,20 @@ export function workflowStoreContract(
         if (!harness) throw new Error('The store contract reads its store only inside a test.');
         return harness.store;
       },
+      emptyStore: options.emptyStore
+        ? async () => {
+            const empty = await options.emptyStore!();
+            emptyStores.push(empty);
+            return empty;
+          }
+        : undefined,
     };
     for (const area of AREAS) area(suite);
     for (const scenario of ENGINE_SCENARIOS) scenario(suite);
-    if (options.reencryption !== false) payloadRewriteContract(suite);
+    if (options.reencryption !== false) {
+      payloadRewriteContract(suite);
+      reencryptionContract(suite);
+    }
     if (options.traceContext !== false) traceContextContract(suite);
   });
 }

@@ -11,6 +11,7 @@ import {
   MYSQL_REQUIREMENT,
   requireMysql,
 } from '../support/mysql.js';
+import { mysqlDump } from '../support/sql-target.js';
 
 // One fresh table prefix for this file, migrated once and dropped at the end; each test gets a new
 // store on it (the suite gives every test its own ids and names, so they share the tables safely).
@@ -43,6 +44,23 @@ for (const [name, executor] of [
       await store.init();
       return { store, close: () => store.close() };
     },
-    { skip: available ? false : `needs ${MYSQL_REQUIREMENT}`, test: vitest },
+    {
+      skip: available ? false : `needs ${MYSQL_REQUIREMENT}`,
+      test: vitest,
+      // A table prefix of its own, migrated, for each scenario that needs the whole store.
+      emptyStore: async () => {
+        const empty = freshPrefix('contractempty');
+        const store = new MySqlWorkflowStore({ executor: executor(), schema: empty });
+        await store.init();
+        return {
+          store,
+          dump: () => mysqlDump(pool!, empty),
+          async close() {
+            await store.close();
+            await dropTables(pool!, empty);
+          },
+        };
+      },
+    },
   );
 }

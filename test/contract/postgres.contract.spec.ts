@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { fromPg, PostgresWorkflowStore } from '../../src/postgres/index.js';
 import { workflowStoreContract } from '../../src/testing/workflow-store-contract.js';
 import { createPool, dropSchema, freshSchemaName, PG_REQUIREMENT, requirePostgres } from '../support/postgres.js';
+import { postgresDump } from '../support/sql-target.js';
 
 // One fresh schema for this file, migrated once and dropped at the end; each test gets a new store
 // on it (the suite gives every test its own ids and names, so they share the schema safely).
@@ -29,5 +30,22 @@ workflowStoreContract(
     const store = new PostgresWorkflowStore({ executor: fromPg(pool!), schema });
     return { store, close: () => store.close() };
   },
-  { skip: available ? false : `needs ${PG_REQUIREMENT}`, test: vitest },
+  {
+    skip: available ? false : `needs ${PG_REQUIREMENT}`,
+    test: vitest,
+    // A schema of its own, migrated, for each scenario that needs the whole store.
+    emptyStore: async () => {
+      const empty = freshSchemaName('contractempty');
+      const store = new PostgresWorkflowStore({ executor: fromPg(pool!), schema: empty });
+      await store.init();
+      return {
+        store,
+        dump: () => postgresDump(pool!, empty),
+        async close() {
+          await store.close();
+          await dropSchema(pool!, empty);
+        },
+      };
+    },
+  },
 );

@@ -67,18 +67,7 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
           )
         ).rows as R[];
       },
-      async dump() {
-        const tables = await pool.query(
-          'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
-          [schema],
-        );
-        let out = '';
-        for (const { table_name } of tables.rows as Array<{ table_name: string }>) {
-          const rows = await pool.query(`SELECT row_to_json(t)::text AS row FROM "${schema}"."${table_name}" t`);
-          out += `${table_name}:\n${rows.rows.map((r: { row: string }) => r.row).join('\n')}\n`;
-        }
-        return out;
-      },
+      dump: () => postgresDump(pool, schema),
       url: `postgres://${pgConnection.user}@${pgConnection.host}:${pgConnection.port}/${pgConnection.database}`,
       async close({ drop = false } = {}) {
         await store.close();
@@ -99,19 +88,7 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
       const [rows] = await pool.query(sql, params);
       return rows as R[];
     },
-    async dump() {
-      const [tables] = await pool.query<mysql.RowDataPacket[]>(
-        'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ? ORDER BY table_name',
-        [`${schema.replaceAll('_', '\\_')}\\_%`],
-      );
-      let out = '';
-      for (const { name } of tables) {
-        const [rows] = await pool.query<mysql.RowDataPacket[]>(`SELECT * FROM \`${String(name)}\``);
-        // Bytes (the binary columns) as UTF-8 text, so a plaintext value in them shows.
-        out += `${String(name)}:\n${JSON.stringify(rows, (_key, value: unknown) => (isBufferJson(value) ? Buffer.from(value.data).toString('utf8') : value))}\n`;
-      }
-      return out;
-    },
+    dump: () => mysqlDump(pool, schema),
     url: `mysql://${mysqlConnection.user}${mysqlConnection.password ? `:${mysqlConnection.password}` : ''}@${mysqlConnection.host}:${mysqlConnection.port}/${mysqlConnection.database}`,
     async close({ drop = false } = {}) {
       await store.close();
@@ -119,6 +96,35 @@ export function openSqlTarget(kind: SqlKind, schema: string, poolSize = 4): SqlT
       await pool.end();
     },
   };
+}
+
+/** Every row of every table in PostgreSQL schema `schema`, as text. */
+export async function postgresDump(pool: pg.Pool, schema: string): Promise<string> {
+  const tables = await pool.query(
+    'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+    [schema],
+  );
+  let out = '';
+  for (const { table_name } of tables.rows as Array<{ table_name: string }>) {
+    const rows = await pool.query(`SELECT row_to_json(t)::text AS row FROM "${schema}"."${table_name}" t`);
+    out += `${table_name}:\n${rows.rows.map((r: { row: string }) => r.row).join('\n')}\n`;
+  }
+  return out;
+}
+
+/** Every row of every table with MySQL table prefix `schema`, as text. */
+export async function mysqlDump(pool: mysql.Pool, schema: string): Promise<string> {
+  const [tables] = await pool.query<mysql.RowDataPacket[]>(
+    'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ? ORDER BY table_name',
+    [`${schema.replaceAll('_', '\\_')}\\_%`],
+  );
+  let out = '';
+  for (const { name } of tables) {
+    const [rows] = await pool.query<mysql.RowDataPacket[]>(`SELECT * FROM \`${String(name)}\``);
+    // Bytes (the binary columns) as UTF-8 text, so a plaintext value in them shows.
+    out += `${String(name)}:\n${JSON.stringify(rows, (_key, value: unknown) => (isBufferJson(value) ? Buffer.from(value.data).toString('utf8') : value))}\n`;
+  }
+  return out;
 }
 
 function isBufferJson(value: unknown): value is { type: 'Buffer'; data: number[] } {

@@ -1,4 +1,4 @@
-// Each library's handle as the transaction-handle scenario drives it (orm-handles-scenario.ts), on
+// Each library's handle as the transaction-handle scenario drives it (orm-handles.spec.ts), on
 // each SQL server: how the library connects to that server, and what the scenario does with it (a
 // transaction, an insert into the application's own table, a statement of its own, the store's
 // `transactions` option).

@@ -1,32 +1,34 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec, InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
+import { AesGcmPayloadCodec, InMemoryWorkflowStore } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import {
+  createContractEngine,
+  type ContractEngine,
+  type ContractEngineOptions,
+} from '../../src/testing/contract/contract-engine.js';
+import {
+  ENCRYPTION_WORKFLOWS,
   EncParent,
   EncSleep,
   MARK,
-  dumpInMemoryStore,
-  encryptionApp,
   expectNoPlaintext,
-  runEncryptionScenario,
-  type EncryptionApp,
-} from '../support/encryption-scenario.js';
+} from '../../src/testing/contract/encryption.contract.js';
+import { dumpInMemoryStore } from '../support/in-memory-dump.js';
 
 const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
 const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
 
-const apps: EncryptionApp[] = [];
+const apps: ContractEngine[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function open(
-  store: InMemoryWorkflowStore,
-  clock: ManualWorkflowClock,
-  options: Parameters<typeof encryptionApp>[2],
-) {
-  const app = await encryptionApp(store, clock, options);
+type CodecOptions = Pick<ContractEngineOptions, 'codec' | 'requireEncodedPayloads'>;
+
+/** The engine (no Nest) on `store` with the encryption scenario's workflows and `options`. */
+async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: CodecOptions) {
+  const app = createContractEngine(store, { workflows: ENCRYPTION_WORKFLOWS, clock, ...options });
   apps.push(app);
   return app;
 }
@@ -44,19 +46,12 @@ function storedEntry(store: InMemoryWorkflowStore, id: string, name: string): Re
 }
 
 describe('payload encryption on the in-memory store', () => {
-  it('stores no user-supplied value in plaintext, and every read decodes', async () => {
-    const store = new InMemoryWorkflowStore();
-    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-    const app = await open(store, clock, { codec: k1 });
-    await runEncryptionScenario(app, clock, 'mem', async () => dumpInMemoryStore(store));
-  });
-
   it('without a codec stores payloads as they are (the scenario’s check sees them)', async () => {
     const store = new InMemoryWorkflowStore();
     const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
     const app = await open(store, clock, {});
     await app.client.start(EncSleep, { secret: `${MARK}-plain` }, { id: 'plain-order' });
-    expect(() => expectNoPlaintext(dumpInMemoryStore(store), 'plain')).toThrow();
+    expect(() => expectNoPlaintext(dumpInMemoryStore(store), 'plain', expect)).toThrow();
   });
 
   it('rotation: with [new, old] it reads what the old key wrote and writes with the new one', async () => {
@@ -64,7 +59,7 @@ describe('payload encryption on the in-memory store', () => {
     const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
     const before = await open(store, clock, { codec: k1 });
     await before.client.start(EncSleep, { secret: 'x' }, { id: 'rot' });
-    await before.worker.drain();
+    await before.drain();
     await before.close();
     apps.length = 0;
     const record = storedRecord(store, 'rot');
@@ -72,7 +67,7 @@ describe('payload encryption on the in-memory store', () => {
 
     const after = await open(store, clock, { codec: [k2, k1] });
     clock.advance('1h');
-    expect(await after.worker.drain()).toBe(1);
+    expect(await after.drain()).toBe(1);
     const status = await after.client.getStatus('rot', { journal: true });
     expect(status).toMatchObject({
       status: 'completed',
@@ -90,13 +85,13 @@ describe('payload encryption on the in-memory store', () => {
     const plain = await open(store, clock, {});
     await plain.client.start(EncSleep, { secret: 'old' }, { id: 'legacy-1' });
     await plain.client.start(EncSleep, { secret: 'old' }, { id: 'legacy-2' });
-    await plain.worker.drain();
+    await plain.drain();
     await plain.close();
     apps.length = 0;
 
     const strict = await open(store, clock, { codec: k1, requireEncodedPayloads: true });
     clock.advance('1h');
-    expect(await strict.worker.drain()).toBe(0);
+    expect(await strict.drain()).toBe(0);
     const refused = await strict.client.getStatus('legacy-1');
     expect(refused.input).toBeUndefined();
     expect(refused.unreadable).toMatchObject({
@@ -108,7 +103,7 @@ describe('payload encryption on the in-memory store', () => {
 
     const lenient = await open(store, clock, { codec: k1 });
     clock.advance('1m');
-    expect(await lenient.worker.drain()).toBe(2);
+    expect(await lenient.drain()).toBe(2);
     expect(await lenient.client.getStatus('legacy-1')).toMatchObject({ status: 'completed', input: { secret: 'old' } });
   });
 
@@ -117,7 +112,7 @@ describe('payload encryption on the in-memory store', () => {
     const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
     const first = await open(store, clock, { codec: k1 });
     await first.client.start(EncSleep, { secret: 'keep' }, { id: 'orphan' });
-    await first.worker.drain();
+    await first.drain();
     await first.close();
     apps.length = 0;
 
@@ -125,9 +120,9 @@ describe('payload encryption on the in-memory store', () => {
     const without = await open(store, clock, { codec: k2 });
     await without.client.start(EncSleep, { secret: 'other' }, { id: 'healthy' });
     clock.advance('1h');
-    await without.worker.drain();
+    await without.drain();
     clock.advance('1h');
-    await without.worker.drain();
+    await without.drain();
     expect((await without.client.getStatus('healthy')).status).toBe('completed');
     const stuck = await without.client.getStatus('orphan', { journal: true });
     expect(stuck.status).not.toBe('failed');
@@ -143,7 +138,7 @@ describe('payload encryption on the in-memory store', () => {
 
     const restored = await open(store, clock, { codec: [k2, k1] });
     clock.advance('1m');
-    expect(await restored.worker.drain()).toBe(1);
+    expect(await restored.drain()).toBe(1);
     expect(await restored.client.getStatus('orphan')).toMatchObject({
       status: 'completed',
       output: { first: `${MARK}-first:keep` },
@@ -155,7 +150,7 @@ describe('payload encryption on the in-memory store', () => {
     const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
     const app = await open(store, clock, { codec: k1 });
     await app.client.start(EncSleep, { secret: 's' }, { id: 'tampered' });
-    await app.worker.drain();
+    await app.drain();
     const entry = storedEntry(store, 'tampered', 'first');
     const original = String(entry.value);
     const body = Buffer.from(original.slice('$wfc1:k1:'.length), 'base64');
@@ -164,7 +159,7 @@ describe('payload encryption on the in-memory store', () => {
     storedRecord(store, 'tampered').journal.set('first', JSON.stringify(entry));
 
     clock.advance('1h');
-    expect(await app.worker.drain()).toBe(1); // claimed (its input reads), then handed back at the journal
+    expect(await app.drain()).toBe(1); // claimed (its input reads), then handed back at the journal
     const status = await app.client.getStatus('tampered', { journal: true });
     expect(status.status).not.toBe('completed');
     expect(status.unreadable).toMatchObject({
@@ -176,7 +171,7 @@ describe('payload encryption on the in-memory store', () => {
 
     storedRecord(store, 'tampered').journal.set('first', JSON.stringify({ ...entry, value: original }));
     clock.advance('1m');
-    expect(await app.worker.drain()).toBe(1);
+    expect(await app.drain()).toBe(1);
     expect(await app.client.getStatus('tampered')).toMatchObject({
       status: 'completed',
       output: { first: `${MARK}-first:s` },
@@ -186,7 +181,7 @@ describe('payload encryption on the in-memory store', () => {
 
 describe('codec options', () => {
   const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-  const boot = (options: Parameters<typeof encryptionApp>[2]) => open(new InMemoryWorkflowStore(), clock, options);
+  const boot = (options: CodecOptions) => open(new InMemoryWorkflowStore(), clock, options);
 
   it('refuses what is not a codec, an empty list, shared ids and requireEncodedPayloads without a codec', async () => {
     await expect(boot({ codec: { encode: () => '' } as never })).rejects.toThrow(
@@ -201,16 +196,6 @@ describe('codec options', () => {
     await expect(boot({ codec: k1, requireEncodedPayloads: 'yes' as never })).rejects.toThrow(
       /"requireEncodedPayloads": use true or false/,
     );
-  });
-
-  it('creates a codec given as a class through Nest, so it can inject what holds its key', async () => {
-    class EnvCodec extends AesGcmPayloadCodec {
-      constructor() {
-        super({ key: Buffer.alloc(32, 7), id: 'env' });
-      }
-    }
-    const app = await boot({ codec: EnvCodec });
-    expect(app.storage.codecs?.current.id).toBe('env');
   });
 });
 
@@ -236,7 +221,7 @@ describe('unreadable payloads beyond the claim', () => {
 
     const without = await open(store, clock, { codec: k2 });
     await without.client.start(EncParent, null, { id: 'parent' });
-    await without.worker.drain();
+    await without.drain();
     const parent = await without.client.getStatus('parent', { journal: true });
     expect(parent.status).toBe('running');
     expect(parent.error).toBeNull();
@@ -250,7 +235,7 @@ describe('unreadable payloads beyond the claim', () => {
 
     const restored = await open(store, clock, { codec: [k2, k1] });
     clock.advance('1h');
-    await restored.worker.drain();
+    await restored.drain();
     expect(await restored.client.getStatus('parent')).toMatchObject({
       status: 'completed',
       output: { got: `${MARK}-child`, extra: `${MARK}-child-output` },
@@ -295,67 +280,5 @@ describe('unreadable payloads beyond the claim', () => {
     expect(await both.storage.schedules.claimSchedules(claimRequest('t2'))).toMatchObject([
       { id: 'nightly', input: { secret: MARK } },
     ]);
-  });
-});
-
-@Workflow('enc.declared', {
-  schedules: [{ id: 'declared-nightly', every: '1d', input: { report: `${MARK}-declared` } }],
-})
-class EncDeclared {
-  async run(_ctx: WorkflowContext, input: unknown) {
-    return input;
-  }
-}
-
-describe('declared schedules under a removed key', () => {
-  it('startup does not fail: the declared schedule, from the code, replaces what no codec can read; run-time reads still refuse', async () => {
-    const store = new InMemoryWorkflowStore();
-    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-    const first = await encryptionApp(store, clock, { codec: k1 }, [EncDeclared]);
-    expect(String((await store.getSchedule('declared-nightly'))!.input)).toMatch(/^\$wfc1:k1:/);
-    await first.close();
-
-    const second = await encryptionApp(store, clock, { codec: k2 }, [EncDeclared]);
-    apps.push(second);
-    expect(String((await store.getSchedule('declared-nightly'))!.input)).toMatch(/^\$wfc1:k2:/);
-    expect((await second.storage.schedules.getSchedule('declared-nightly'))?.input).toEqual({
-      report: `${MARK}-declared`,
-    });
-    clock.advance('1d');
-    await second.worker.drain();
-    expect((await second.client.list({ scheduleId: 'declared-nightly' }))[0]).toMatchObject({
-      status: 'completed',
-      output: { report: `${MARK}-declared` },
-    });
-
-    // A run-time schedule under the removed key: reading it for a change refuses, and nothing is lost.
-    await second.storage.schedules.saveSchedule({
-      id: 'runtime',
-      workflow: 'enc.declared',
-      declared: false,
-      spec: { every: 86_400_000 },
-      input: { x: 1 },
-      paused: false,
-      wakeAt: null,
-      state: {},
-      expectRevision: null,
-      releaseLease: false,
-      now: clock.now(),
-    });
-    const stored = await store.getSchedule('runtime');
-    await store.saveSchedule({
-      ...stored!,
-      input: String(stored!.input).replace('$wfc1:k2:', '$wfc1:k1:'),
-      expectRevision: stored!.revision,
-      releaseLease: false,
-      now: clock.now(),
-    });
-    await expect(second.storage.schedules.getSchedule('runtime')).rejects.toThrow(
-      /codec "k1", which is not configured/,
-    );
-    expect(await second.storage.schedules.getSchedule('runtime', { readable: true })).toMatchObject({
-      input: undefined,
-      unreadable: { codecIds: ['k1'], fields: ['input'] },
-    });
   });
 });

@@ -1,56 +1,41 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec, InMemoryWorkflowStore, type WorkflowPayloadCodec } from '../../src/index.js';
+import { AesGcmPayloadCodec, InMemoryWorkflowStore } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import {
+  createContractEngine,
+  type ContractEngine,
+  type ContractEngineOptions,
+} from '../../src/testing/contract/contract-engine.js';
+import {
+  ENCRYPTION_WORKFLOWS,
   EncFail,
   EncSleep,
   EncWait,
   MARK,
-  dumpInMemoryStore,
-  encryptionApp,
   expectNoPlaintext,
-  type EncryptionApp,
-} from '../support/encryption-scenario.js';
-import { scheduleDeletedBetweenPages } from '../support/reencryption-races.js';
-import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from '../support/reencryption-scenario.js';
+} from '../../src/testing/contract/encryption.contract.js';
+import { dumpInMemoryStore } from '../support/in-memory-dump.js';
 
-/** AES-GCM, but every encode and decode waits a turn of the event loop: re-encryption then interleaves with the worker at every payload. */
-class SlowCodec implements WorkflowPayloadCodec {
-  private readonly inner: AesGcmPayloadCodec;
-  constructor(readonly id: string) {
-    this.inner = new AesGcmPayloadCodec({ key: randomBytes(32), id });
-  }
-  async encode(value: string) {
-    await new Promise((resolve) => setImmediate(resolve));
-    return this.inner.encode(value);
-  }
-  async decode(value: string) {
-    await new Promise((resolve) => setImmediate(resolve));
-    return this.inner.decode(value);
-  }
-}
-
-const apps: EncryptionApp[] = [];
+const apps: ContractEngine[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function open(
-  store: InMemoryWorkflowStore,
-  clock: ManualWorkflowClock,
-  options: Parameters<typeof encryptionApp>[2],
-) {
-  const app = await encryptionApp(store, clock, options, [EncLoad]);
+type CodecOptions = Pick<ContractEngineOptions, 'codec' | 'requireEncodedPayloads'>;
+
+/** The engine (no Nest) on `store` with the encryption scenario's workflows and `options`. */
+async function open(store: InMemoryWorkflowStore, clock: ManualWorkflowClock, options: CodecOptions) {
+  const app = createContractEngine(store, { workflows: ENCRYPTION_WORKFLOWS, clock, ...options });
   apps.push(app);
   return app;
 }
 
 async function reopen(
-  app: EncryptionApp,
+  app: ContractEngine,
   store: InMemoryWorkflowStore,
   clock: ManualWorkflowClock,
-  options: Parameters<typeof encryptionApp>[2],
+  options: CodecOptions,
 ) {
   await app.close();
   apps.splice(apps.indexOf(app), 1);
@@ -67,9 +52,9 @@ describe('re-encryption on the in-memory store', () => {
     await app.client.start(EncSleep, { secret: `${MARK}-a` }, { id: 'r-order' });
     await app.client.start(EncFail, { why: MARK }, { id: 'r-fail' });
     await app.client.start(EncWait, null, { id: 'r-wait' });
-    await app.worker.drain();
+    await app.drain();
     await app.client.cancel('r-wait', `${MARK}-reason`);
-    await app.worker.drain();
+    await app.drain();
     await app.storage.schedules.saveSchedule({
       id: 'r-schedule',
       workflow: 'enc.sleep',
@@ -101,12 +86,12 @@ describe('re-encryption on the in-memory store', () => {
     expect(progress).toEqual(expect.arrayContaining(['instances', 'signals', 'schedules', 'done']));
     const dump = dumpInMemoryStore(store);
     expect(dump).not.toContain('$wfc1:k1:');
-    expectNoPlaintext(dump, 'r');
+    expectNoPlaintext(dump, 'r', expect);
 
     // Only the new key now: everything reads, and the sleeping instance finishes.
     app = await reopen(app, store, clock, { codec: k2 });
     clock.advance('1h');
-    await app.worker.drain();
+    await app.drain();
     expect(await app.client.getStatus('r-order')).toMatchObject({
       status: 'completed',
       input: { secret: `${MARK}-a` },
@@ -127,13 +112,13 @@ describe('re-encryption on the in-memory store', () => {
     const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
     let app = await open(store, clock, {});
     await app.client.start(EncSleep, { secret: `${MARK}-legacy` }, { id: 'legacy-order' });
-    await app.worker.drain();
+    await app.drain();
     app = await reopen(app, store, clock, { codec: k1 });
     expect((await app.client.reencrypt()).remaining).toBe(0);
-    expectNoPlaintext(dumpInMemoryStore(store), 'legacy');
+    expectNoPlaintext(dumpInMemoryStore(store), 'legacy', expect);
     app = await reopen(app, store, clock, { codec: k1, requireEncodedPayloads: true });
     clock.advance('1h');
-    await app.worker.drain();
+    await app.drain();
     expect(await app.client.getStatus('legacy-order')).toMatchObject({
       status: 'completed',
       input: { secret: `${MARK}-legacy` },
@@ -147,7 +132,7 @@ describe('re-encryption on the in-memory store', () => {
     const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
     let app = await open(store, clock, { codec: k1 });
     await app.client.start(EncSleep, { secret: 'x' }, { id: 'lost-key' });
-    await app.worker.drain();
+    await app.drain();
     app = await reopen(app, store, clock, { codec: k2 });
     const result = await app.client.reencrypt();
     expect(result.unreadable).toBe(2); // the input and the step's value
@@ -202,21 +187,6 @@ describe('re-encryption on the in-memory store', () => {
     });
     expect(await app.client.reencrypt({ resumeFrom: resumed.cursor })).toMatchObject({ remaining: 0 });
     expect(dumpInMemoryStore(store)).not.toContain('$wfc1:k1:');
-  });
-
-  it('under load: instances written under the old key run on while it rewrites them; nothing is lost', async () => {
-    const store = new InMemoryWorkflowStore();
-    const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-    const k1 = new SlowCodec('k1');
-    const k2 = new SlowCodec('k2');
-    let app = await open(store, clock, { codec: k1 });
-    const ids = await prepareUnderOldKey(app, 'load', 20);
-    app = await reopen(app, store, clock, { codec: [k2, k1] });
-    await reencryptUnderLoad(app, clock, ids, k1, async () => dumpInMemoryStore(store));
-  });
-
-  it('reads every schedule when one it already rewrote is deleted before the next page', async () => {
-    await scheduleDeletedBetweenPages(new InMemoryWorkflowStore());
   });
 
   it('refuses a store whose listSchedules() ignores "after", instead of paging through the same schedules for ever', async () => {

@@ -12,12 +12,6 @@ import { frameworkLeaks, parseSource, type SourceFile } from '../support/source-
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const HARNESS = 'test/unit/support/engine-app.ts';
 
-/**
- * Store scenarios still run through test/support's Nest apps; they move into the contract suite
- * (src/testing/contract/), and each line goes with its spec.
- */
-const ON_NEST_UNTIL_IN_CONTRACT = ['test/unit/encryption.spec.ts', 'test/unit/reencryption.spec.ts'];
-
 /** The engine's parts: built in the harness only, so a constructor that changes is adapted once. */
 const ENGINE_PARTS = new Set([
   'WorkflowStorage',
@@ -80,25 +74,15 @@ const isUnit = (path: string) => path.startsWith('test/unit/');
 
 describe('the test tiers', () => {
   it('keeps test/unit off Nest: no spec or helper there reaches @nestjs/* through test files', () => {
-    expect(frameworkLeaks(graph, (path) => isUnit(path) && !ON_NEST_UNTIL_IN_CONTRACT.includes(path))).toEqual([]);
+    expect(frameworkLeaks(graph, (path) => isUnit(path))).toEqual([]);
   });
 
   it('keeps WorkflowsModule out of test/unit', () => {
     const users = graph
-      .filter((file) => isUnit(file.path) && !ON_NEST_UNTIL_IN_CONTRACT.includes(file.path))
+      .filter((file) => isUnit(file.path))
       .filter((file) => [...file.names.values()].some((names) => names.includes('WorkflowsModule')))
       .map((file) => file.path);
     expect(users).toEqual([]);
-  });
-
-  it('lists as exceptions only specs that exist and still reach Nest', () => {
-    for (const path of ON_NEST_UNTIL_IN_CONTRACT) {
-      expect(texts.has(path), `${path} is gone: remove it from the exceptions`).toBe(true);
-      expect(
-        frameworkLeaks(graph, (candidate) => candidate === path),
-        `${path} is off Nest now`,
-      ).toHaveLength(1);
-    }
   });
 
   it('builds the engine’s parts in test/unit/support/engine-app.ts only', () => {

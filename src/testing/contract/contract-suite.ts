@@ -9,6 +9,18 @@ export interface WorkflowContractTestApi {
   afterEach: (fn: () => Promise<void> | void) => void;
 }
 
+/** A store under test, and how to release what it holds once a test ends. */
+export interface WorkflowStoreHarness {
+  store: WorkflowStore;
+  /** Called after every test (close a pool, drop a schema...). */
+  close?: () => Promise<void>;
+  /**
+   * Everything the store holds, as text (every row of every table; bytes as UTF-8). Given with
+   * `emptyStore`, the encryption scenarios search it for any user-supplied value stored in plaintext.
+   */
+  dump?: () => Promise<string>;
+}
+
 /**
  * What each area of the contract registers its tests with: the runner's functions, and the store
  * of the test that is running (a new one per test, so read `store` inside a test, never before).
@@ -16,6 +28,11 @@ export interface WorkflowContractTestApi {
 export interface ContractSuite {
   readonly test: WorkflowContractTestApi;
   readonly store: WorkflowStore;
+  /**
+   * An empty store of the test's own (the suite's `emptyStore` option), for scenarios that read or
+   * rewrite the whole store; closed after the test. Absent without the option.
+   */
+  readonly emptyStore?: () => Promise<WorkflowStoreHarness>;
 }
 
 /**

@@ -1,5 +1,4 @@
-// Payload encryption on a SQL store, the same suites on PostgreSQL and on MariaDB: no plaintext in
-// any table, re-encryption under load, and the `nest-workflows reencrypt` command.
+// The `nest-workflows reencrypt` command on each SQL store, run on payloads an engine wrote under an old key.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,66 +7,31 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main as cli } from '../../src/cli/index.js';
 import { AesGcmPayloadCodec } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { EncSleep, encryptionApp, runEncryptionScenario, type EncryptionApp } from './encryption-scenario.js';
-import { scheduleDeletedBetweenPages } from './reencryption-races.js';
-import { EncLoad, prepareUnderOldKey, reencryptUnderLoad } from './reencryption-scenario.js';
-import { requireServer, SERVER, useSqlTarget, type SqlKind } from './sql-target.js';
+import { createContractEngine, type ContractEngine } from '../../src/testing/contract/contract-engine.js';
+import { EncSleep } from '../../src/testing/contract/encryption.contract.js';
+import { requireServer, SQL_KINDS, useSqlTarget } from '../support/sql-target.js';
 
-/** Registers the suites for `kind`'s test server. */
-export async function encryptionSuites(kind: SqlKind): Promise<void> {
-  const available = await requireServer(kind, 'Payload encryption');
-  const server = SERVER[kind];
-  /** The first test's key: the tests share one schema, so the later ones keep it in their lists. */
-  const firstKey = new AesGcmPayloadCodec({ key: randomBytes(32), id: `${kind}-key` });
-  let app: EncryptionApp | undefined;
-  const closeApp = async () => {
-    await app?.close();
-    app = undefined;
+for (const kind of SQL_KINDS) {
+  const available = await requireServer(kind, 'nest-workflows reencrypt');
+  let engine: ContractEngine | undefined;
+  const closeEngine = async () => {
+    await engine?.close();
+    engine = undefined;
   };
-
-  describe.runIf(available)(`payload encryption on ${server}`, () => {
-    const fixture = useSqlTarget(kind, 'enc', { beforeAll, afterAll });
-    afterEach(closeApp);
-
-    it('stores no user-supplied value in plaintext in any table, and every read decodes', async () => {
-      const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-      app = await encryptionApp(fixture.target.store, clock, { codec: firstKey });
-      await runEncryptionScenario(app, clock, kind, () => fixture.target.dump());
-    });
-
-    it('re-encrypts under load: instances written under the old key run on beside it, nothing is lost, no old payload is left', async () => {
-      const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
-      const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: `${kind}-old` });
-      const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: `${kind}-new` });
-      app = await encryptionApp(fixture.target.store, clock, { codec: k1 }, [EncLoad]);
-      const ids = await prepareUnderOldKey(app, `${kind}load`, 30);
-      await app.close();
-      app = await encryptionApp(fixture.target.store, clock, { codec: [k2, k1, firstKey] }, [EncLoad]);
-      await reencryptUnderLoad(app, clock, ids, k1, () => fixture.target.dump());
-    });
-  });
-
-  describe.runIf(available)(`re-encryption racing other writes on ${server}`, () => {
-    const fixture = useSqlTarget(kind, 'encrace', { beforeAll, afterAll });
-
-    it('reads every schedule when one it already rewrote is deleted before the next page', async () => {
-      await scheduleDeletedBetweenPages(fixture.target.store);
-    });
-  });
 
   describe.runIf(available)(`nest-workflows reencrypt --${kind}`, () => {
     const fixture = useSqlTarget(kind, 'enccli', { beforeAll, afterAll });
-    afterEach(closeApp);
+    afterEach(closeEngine);
 
     it('rewrites the store under the current codec, with progress, and says when an old key is still needed', async () => {
       const { store, schema, url } = fixture.target;
       const clock = new ManualWorkflowClock(new Date('2026-01-01T00:00:00Z'));
       const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'cli-old' });
       const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'cli-new' });
-      app = await encryptionApp(store, clock, { codec: k1 });
-      for (let i = 0; i < 5; i++) await app.client.start(EncSleep, { secret: `cli-${i}` }, { id: `cli-${i}` });
-      await app.worker.drain();
-      await closeApp();
+      engine = createContractEngine(store, { workflows: [EncSleep], clock, codec: k1 });
+      for (let i = 0; i < 5; i++) await engine.client.start(EncSleep, { secret: `cli-${i}` }, { id: `cli-${i}` });
+      await engine.drain();
+      await closeEngine();
 
       // The codecs module: here it hands over the test's codecs; an application's would build them
       // from its keys. One server's test exports them as default, the other's as `codecs`.
@@ -122,10 +86,10 @@ export async function encryptionSuites(kind: SqlKind): Promise<void> {
         delete globals[global];
       }
 
-      app = await encryptionApp(store, clock, { codec: k2 });
+      engine = createContractEngine(store, { workflows: [EncSleep], clock, codec: k2 });
       clock.advance('1h');
-      await app.worker.drain();
-      expect(await app.client.getStatus('cli-3')).toMatchObject({ status: 'completed', input: { secret: 'cli-3' } });
+      await engine.drain();
+      expect(await engine.client.getStatus('cli-3')).toMatchObject({ status: 'completed', input: { secret: 'cli-3' } });
     });
   });
 }

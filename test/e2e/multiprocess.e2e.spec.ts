@@ -1,23 +1,16 @@
-// The multi-process e2e, shared by the SQL stores: two worker processes share 200 three-step
+// The multi-process e2e, on each SQL store: two worker processes share 200 three-step
 // instances; one is killed (SIGKILL) in the middle of its share. The survivor must finish every
 // instance, each step's result journaled exactly once, and only steps the kill cut short may have
 // run twice.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  freshSchema,
-  openSqlTarget,
-  requireServer,
-  SERVER,
-  type SqlKind,
-  type SqlTarget,
-} from '../support/sql-target.js';
+import { freshSchema, openSqlTarget, requireServer, SERVER, SQL_KINDS, type SqlTarget } from '../support/sql-target.js';
 
 const INSTANCES = 200;
 
 /** Registers the scenario's suite for `kind`'s test server. */
-export async function multiprocessScenario(kind: SqlKind): Promise<void> {
+for (const kind of SQL_KINDS) {
   const available = await requireServer(kind, 'multi-process e2e');
   describe.skipIf(!available)(`two worker processes on one ${SERVER[kind]} store`, () => {
     const schema = freshSchema(kind, 'e2e');

@@ -1,22 +1,10 @@
-// One run through everything a user hands the engine (inputs, step results and their errors,
-// custom statuses, signal payloads, children, outputs, failures, cancel reasons, schedule inputs),
-// each value marked SECRET, so a test can read a store's raw records back and find none of it.
-import { expect } from 'vitest';
-import { Test, type TestingModule } from '@nestjs/testing';
-import {
-  Workflow,
-  WorkflowClient,
-  WorkflowEvents,
-  WorkflowSignal,
-  WorkflowStorage,
-  WorkflowsModule,
-  WorkflowWorker,
-  type WorkflowContext,
-  type WorkflowEvent,
-  type WorkflowsModuleOptions,
-  type WorkflowStore,
-} from '../../src/index.js';
-import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
+import { randomBytes } from 'node:crypto';
+import { AesGcmPayloadCodec } from '../../codec/aes-gcm-payload.codec.js';
+import { Workflow } from '../../decorators/workflow.decorator.js';
+import type { WorkflowContext } from '../../engine/workflow-context.js';
+import { WorkflowSignal } from '../../signals/workflow-signal.js';
+import { contractEngines, type ContractEngine } from './contract-engine.js';
+import type { ContractSuite, WorkflowContractTestApi } from './contract-suite.js';
 
 /** Every user-supplied value in the scenario contains this; no raw record may. */
 export const MARK = 'SECRET';
@@ -84,76 +72,43 @@ export class EncParent {
 
 export const ENCRYPTION_WORKFLOWS = [EncChild, EncOrder, EncFail, EncWait, EncSleep, EncParent];
 
-export interface EncryptionApp {
-  module: TestingModule;
-  client: WorkflowClient;
-  worker: WorkflowWorker;
-  storage: WorkflowStorage;
-  events: WorkflowEvent[];
-  close(): Promise<void>;
-}
-
-/** A Nest app on `store` with the given codec options, no background worker, and `clock`. */
-export async function encryptionApp(
-  store: WorkflowStore,
-  clock: ManualWorkflowClock,
-  options: WorkflowsModuleOptions = {},
-  extra: Array<new (...args: never[]) => unknown> = [],
-): Promise<EncryptionApp> {
-  const module = await Test.createTestingModule({
-    imports: [WorkflowsModule.forRoot({ store, clock, worker: false, ...options })],
-    providers: [...ENCRYPTION_WORKFLOWS, ...extra],
-  }).compile();
-  await module.init();
-  const events: WorkflowEvent[] = [];
-  module.get(WorkflowEvents).subscribe((event) => events.push(event));
-  return {
-    module,
-    client: module.get(WorkflowClient),
-    worker: module.get(WorkflowWorker),
-    storage: module.get(WorkflowStorage),
-    events,
-    close: () => module.close(),
-  };
-}
-
 /**
  * Runs the scenario with ids under `prefix`, checking `rawDump()` (everything the store holds, as
  * text) after the first failed attempt and at the end, and checking that every read decodes.
  */
 export async function runEncryptionScenario(
-  app: EncryptionApp,
-  clock: ManualWorkflowClock,
+  engine: ContractEngine,
   prefix: string,
   rawDump: () => Promise<string>,
+  expect: WorkflowContractTestApi['expect'],
 ): Promise<void> {
-  const { client, worker } = app;
+  const { client, clock } = engine;
   const order = await client.start(
     EncOrder,
     { card: `4242-${MARK}-card`, key: `${prefix}-k` },
     { id: `${prefix}-order` },
   );
-  await worker.drain();
+  await engine.drain();
   // The failed first attempt's error sits in the journal now.
   const retrying = await order.status({ journal: true });
   expect(retrying.journal!.find((e) => e.name === 'charge')).toMatchObject({
     state: 'waiting',
     error: { name: 'Error', message: `card 4242-${MARK}-card declined (${MARK}-attempt)`, detail: `${MARK}-detail` },
   });
-  expectNoPlaintext(await rawDump(), prefix);
+  expectNoPlaintext(await rawDump(), prefix, expect);
 
   clock.advance('1s');
-  await worker.drain();
+  await engine.drain();
   expect(await order.status()).toMatchObject({ status: 'suspended', customStatus: { stage: `${MARK}-stage` } });
   await client.signal(delivered, { at: `${MARK}-signal` }, { key: `${prefix}-k` });
-  await worker.drain();
+  await engine.drain();
 
   const fail = await client.start(EncFail, { why: `${MARK}-fail-input` }, { id: `${prefix}-fail` });
   const wait = await client.start(EncWait, null, { id: `${prefix}-wait` });
-  await worker.drain();
+  await engine.drain();
   await client.cancel(wait.id, `${MARK}-reason`);
-  await worker.drain();
-  await app.storage.schedules.saveSchedule({
+  await engine.drain();
+  await engine.storage.schedules.saveSchedule({
     id: `${prefix}-schedule`,
     workflow: 'enc.order',
     declared: false,
@@ -189,7 +144,7 @@ export async function runEncryptionScenario(
     output: { extra: `${MARK}-child-output` },
   });
   expect(await order.result()).toEqual(output);
-  expect(app.events.find((e) => e.type === 'workflow-completed' && e.id === order.id)).toMatchObject({ output });
+  expect(engine.events.find((e) => e.type === 'workflow-completed' && e.id === order.id)).toMatchObject({ output });
   const failed = await fail.status();
   expect(failed).toMatchObject({
     status: 'failed',
@@ -197,24 +152,24 @@ export async function runEncryptionScenario(
     error: { name: 'Error', message: `${MARK}-failure`, orderRef: `${MARK}-field` },
   });
   expect(failed.error!.stack).toContain(`${MARK}-failure`);
-  expect(app.events.find((e) => e.type === 'workflow-failed' && e.id === fail.id)).toMatchObject({
+  expect(engine.events.find((e) => e.type === 'workflow-failed' && e.id === fail.id)).toMatchObject({
     error: { message: `${MARK}-failure` },
   });
   expect(await wait.status()).toMatchObject({
     status: 'cancelled',
     error: { name: 'WorkflowCancelledError', message: `${MARK}-reason` },
   });
-  expect((await app.storage.schedules.getSchedule(`${prefix}-schedule`))?.input).toEqual({
+  expect((await engine.storage.schedules.getSchedule(`${prefix}-schedule`))?.input).toEqual({
     card: `${MARK}-schedule-input`,
   });
   const listed = await client.list({ workflow: 'enc.order' });
   expect(listed.find((i) => i.id === order.id)?.output).toEqual(output);
 
-  expectNoPlaintext(await rawDump(), prefix);
+  expectNoPlaintext(await rawDump(), prefix, expect);
 }
 
 /** The raw records hold the ids (plain, as documented) and encoded payloads, and no marked value. */
-export function expectNoPlaintext(dump: string, prefix: string): void {
+export function expectNoPlaintext(dump: string, prefix: string, expect: WorkflowContractTestApi['expect']): void {
   expect(dump).toContain(`${prefix}-order`);
   expect(dump).toContain('$wfc1:');
   const at = dump.indexOf(MARK);
@@ -224,9 +179,40 @@ export function expectNoPlaintext(dump: string, prefix: string): void {
     );
 }
 
-/** Everything an `InMemoryWorkflowStore` holds (its own records, private fields included), as text. */
-export function dumpInMemoryStore(store: object): string {
-  return JSON.stringify(store, (_key, value: unknown) =>
-    value instanceof Map ? [...value.entries()] : value instanceof Set ? [...value] : value,
-  );
+/**
+ * Payload encryption: one run through everything a user hands the engine (inputs, step results and
+ * their errors, custom statuses, signal payloads, children, outputs, failures, cancel reasons,
+ * schedule inputs), each value marked, on an empty store whose whole content is then searched for
+ * them. The store's part: it keeps every payload as the codec layer gave it, nowhere in plaintext.
+ */
+export function encryptionContract(suite: ContractSuite): void {
+  const { describe, it, expect } = suite.test;
+  const emptyStore = suite.emptyStore;
+  if (!emptyStore) {
+    describe.skip('payload encryption (needs the emptyStore option)', () => {
+      it('is skipped', () => undefined);
+    });
+    return;
+  }
+  describe('payload encryption', () => {
+    const engines = contractEngines(suite);
+
+    it('stores no user-supplied value in plaintext, and every read decodes', async () => {
+      const empty = await emptyStore();
+      const dump = requireDump(empty.dump);
+      const codec = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'enc' });
+      const engine = engines.open({ workflows: ENCRYPTION_WORKFLOWS, codec }, empty.store);
+      await runEncryptionScenario(engine, 'enc', dump, expect);
+    });
+  });
+}
+
+/** The empty store's `dump()`, which the scenarios that search the store's content need. */
+export function requireDump(dump: (() => Promise<string>) | undefined): () => Promise<string> {
+  if (!dump) {
+    throw new TypeError(
+      "The store contract's emptyStore option returned no dump(): the encryption scenarios read everything the store holds through it.",
+    );
+  }
+  return dump;
 }

@@ -1,4 +1,4 @@
-// The schedules e2e, shared by the SQL stores: two processes serve an every-second schedule for
+// The schedules e2e, on each SQL store: two processes serve an every-second schedule for
 // 20 s; each occurrence must start exactly one instance (one process reports creating it), and when
 // the process holding the schedule's lease is killed the other takes the lease over.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,6 +9,7 @@ import {
   openSqlTarget,
   requireServer,
   SERVER,
+  SQL_KINDS,
   type SqlKind,
   type SqlTarget,
 } from '../support/sql-target.js';
@@ -23,7 +24,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const occurrence = (id: string) => Date.parse(id.slice('tick@'.length));
 
 /** Registers the scenario's suite for `kind`'s test server. */
-export async function schedulesScenario(kind: SqlKind): Promise<void> {
+for (const kind of SQL_KINDS) {
   const available = await requireServer(kind, 'schedules e2e');
   describe.skipIf(!available)(`an every-second schedule served by two processes on one ${SERVER[kind]} store`, () => {
     scenario(kind, freshSchema(kind, 'e2e_sched'));

@@ -1,17 +1,10 @@
-// Deploys and shutdowns with real processes, shared by the SQL stores: worker processes started as
+// Deploys and shutdowns with real processes, on each SQL store: worker processes started as
 // a main.ts would be (`enableShutdownHooks()`), signalled with SIGTERM as a deploy does, and a
 // rolling deploy where the old processes declare version 1 of a workflow and the new ones 1 and 2.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  freshSchema,
-  openSqlTarget,
-  requireServer,
-  SERVER,
-  type SqlKind,
-  type SqlTarget,
-} from '../support/sql-target.js';
+import { freshSchema, openSqlTarget, requireServer, SERVER, SQL_KINDS, type SqlTarget } from '../support/sql-target.js';
 
 interface Worker {
   child: ChildProcess;
@@ -20,7 +13,7 @@ interface Worker {
 }
 
 /** Registers the scenario's suite for `kind`'s test server. */
-export async function deployScenario(kind: SqlKind): Promise<void> {
+for (const kind of SQL_KINDS) {
   const available = await requireServer(kind, 'deploy e2e');
   describe.skipIf(!available)(`deploys and shutdowns of worker processes on ${SERVER[kind]}`, () => {
     const schema = freshSchema(kind, 'deploy');

@@ -1,3 +1,0 @@
-import { deployScenario } from './deploy-scenario.js';
-
-await deployScenario('mysql');

@@ -1,3 +1,0 @@
-import { schedulesScenario } from './schedules-scenario.js';
-
-await schedulesScenario('mysql');

@@ -1,3 +1,0 @@
-import { multiprocessScenario } from './multiprocess-scenario.js';
-
-await multiprocessScenario('postgres');

@@ -1,3 +1,0 @@
-import { encryptionSuites } from '../support/encryption-sql-suites.js';
-
-await encryptionSuites('postgres');
