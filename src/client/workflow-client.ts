@@ -19,7 +19,12 @@ import {
   type WorkflowStatus,
 } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowSignalResult } from '../storage/workflow-store.js';
+import type {
+  WorkflowInstanceDetails,
+  WorkflowPurgeResult,
+  WorkflowSignalResult,
+  WorkflowUntakenSignal,
+} from '../storage/workflow-store.js';
 import { parseDuration, parsePositiveDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { WorkflowObserver } from '../engine/workflow-observer.js';
@@ -198,6 +203,9 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Sends a signal: stored even when nothing waits yet, and taken by the oldest matching wait of
    * every instance started before it. With `id`, a repeat is stored once (`created: false`).
+   * `woken` counts the instances suspended on it right now: `woken: 0` is not an error (a wait
+   * reached later still takes it), and it is also what a misspelt name or key gets, so a signal
+   * nobody ever takes shows in `untakenSignals()` and on the dashboard's Signals page.
    */
   async signal<T>(
     signal: WorkflowSignal<T> | string,
@@ -226,6 +234,22 @@ export class WorkflowClient implements OnModuleDestroy {
     }
     if (result.woken > 0 && options.transaction === undefined) this.runtime.kick();
     return { id: result.id, woken: result.woken, created: result.created };
+  }
+
+  /**
+   * Up to `limit` (default 50, at most 1000) signals no stored instance took, newest first, by name
+   * and key with their time: among the newest 1,000 signals, those no wait took (yet). An old one
+   * there often means a name or key no workflow waits for. `null` when the store can't tell
+   * (a store without `untakenSignals()`). Reads the store's journal: for an operator, not a loop.
+   */
+  async untakenSignals(options: { limit?: number } = {}): Promise<WorkflowUntakenSignal[] | null> {
+    checkOptions(options, ['limit'], 'untakenSignals() options');
+    const limit = options.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw invalidInput(
+        `Invalid untakenSignals() option "limit": ${shownValue(limit)}. Use a whole number from 1 to 1000.`,
+      );
+    return this.storage.untakenSignals({ limit });
   }
 
   /** Cancels: the instance stops at its next step and runs its compensations, then ends `cancelled`. */

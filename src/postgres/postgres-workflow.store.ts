@@ -22,6 +22,7 @@ import { finishedOnly, SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js
 import { signalTopic } from '../sql/signal-topic.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { distinctEntries } from '../sql/distinct-entries.js';
+import { untakenSignals } from '../sql/untaken-signals.js';
 import { initSchema } from '../sql/store-schema.js';
 import { fromJson, toBoolean, toInstance, toJson, toSignal, toWaits } from '../sql/workflow-rows.js';
 import { journalJson } from '../storage/journal-entry-json.js';
@@ -42,6 +43,8 @@ import type {
   WorkflowSignalQuery,
   WorkflowSignalRecord,
   WorkflowSignalResult,
+  WorkflowUntakenSignal,
+  WorkflowUntakenSignalQuery,
   WorkflowStore,
   WorkflowUndeclaredDue,
   WorkflowUndeclaredDueQuery,
@@ -54,6 +57,11 @@ import type {
 } from '../storage/workflow-store-transactions.js';
 
 const STORE = 'PostgresWorkflowStore';
+/** A journal entry's `signalId` (`untakenSignals()`): the column is `json`, kept as the text written. */
+const ENTRY_SIGNAL_ID = {
+  text: (entry: string) => `${entry}::text`,
+  value: (entry: string) => `(${entry}->>'signalId')::bigint`,
+};
 /** How much longer than a `ctx.transaction()` step's timeout its statements may run (ms). */
 const STATEMENT_TIMEOUT_MARGIN = 1_000;
 /** The largest `statement_timeout` PostgreSQL takes (ms, about 24.8 days): a longer step's timeout is bounded by it. */
@@ -302,6 +310,10 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
       this.signalLock.sendInTransaction(executor, signal),
     );
+  }
+
+  untakenSignals(query: WorkflowUntakenSignalQuery): Promise<WorkflowUntakenSignal[]> {
+    return untakenSignals(this.executor, POSTGRES_DIALECT, this.schema, ENTRY_SIGNAL_ID, query);
   }
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {

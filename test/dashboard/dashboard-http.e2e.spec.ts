@@ -28,7 +28,7 @@ async function boot(adapter: Adapter, dashboard: WorkflowsDashboardOptions = {},
   const worker = app.get(WorkflowWorker);
   await client.start('dash.order', { order: 'x-1', note: '</pre><script>alert("owned")</script>' }, { id: 'x-1' });
   await worker.drain();
-  return { url: started.url, client, worker };
+  return { url: started.url, client, worker, clock };
 }
 
 const post = (url: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
@@ -60,6 +60,23 @@ describe('a dashboard without a guard', () => {
 });
 
 describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adapter) => {
+  it('lists the signals nobody has taken by name and key with their age; a taken one is not there', async () => {
+    const { url, client, worker, clock } = await boot(adapter);
+    await client.signal('order.approved', { by: 'ops' }, { key: 'x-1' });
+    await worker.drain(); // dash.order x-1 takes it
+    await client.signal('order.aproved', { by: 'ops' }, { key: 'x-1' }); // misspelt: woken 0, nobody ever takes it
+    clock.advance('2h');
+    const page = await fetch(`${url}/workflows/signals`);
+    expect(page.status).toBe(200);
+    const body = await page.text();
+    expect(body).toContain('<h1>Signals nobody has taken</h1>');
+    expect(body).toContain('aria-current="page">Signals</a>');
+    const rows = [
+      ...body.matchAll(/<tr>\n<td class="id">([^<]*)<\/td>\n<td class="id">([^<]*)<\/td>\n<td>([^<]*)<\/td>/g),
+    ];
+    expect(rows.map(([, name, key, age]) => [name, key, age])).toEqual([['order.aproved', 'x-1', '2 h']]);
+  });
+
   it('serves the pages as HTML with a strict Content-Security-Policy, and every payload escaped', async () => {
     const { url } = await boot(adapter);
     const list = await fetch(`${url}/workflows`);
