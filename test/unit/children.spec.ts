@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { Injectable } from '@nestjs/common';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Injectable, Logger } from '@nestjs/common';
 import {
   InMemoryWorkflowStore,
   Workflow,
@@ -61,7 +61,22 @@ class Awaiting {
 }
 
 let app: TestApp;
-afterEach(async () => app?.close());
+afterEach(async () => {
+  await app?.close();
+  vi.restoreAllMocks();
+});
+
+/** Captures the error log, where the worker reports the write `CrashAfterChild` fails on purpose. */
+function captureErrors(): () => string[] {
+  const spy = vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  return () => spy.mock.calls.map((call) => String(call[0]));
+}
+
+/** The one line the worker logs for the write `CrashAfterChild` failed, executing instance `id`. */
+const lostWrite = (id: string) =>
+  expect.stringMatching(
+    new RegExp(`^The workflow store failed while executing "${id}": connection lost\\. This worker backs off`),
+  );
 
 /** A store whose write fails once right after a child is created: the parent's record of it is lost. */
 class CrashAfterChild extends InMemoryWorkflowStore {
@@ -119,6 +134,7 @@ describe('children', () => {
 
   it('reuses the same child when the parent starts it again after a crash', async () => {
     const store = new CrashAfterChild();
+    const errors = captureErrors();
     app = await createTestApp([Calls, Child, Parent], { store });
     const handle = await app.client.start(Parent, {}, { id: 'crashy' });
     await app.worker.drain({ limit: 1 });
@@ -133,6 +149,7 @@ describe('children', () => {
       'crashy/third',
     ]);
     expect(app.module.get(Calls).log.filter((l) => l === 'child 1')).toHaveLength(1);
+    expect(errors()).toEqual([lostWrite('crashy')]);
   });
 
   for (const [policy, expected] of [
@@ -398,6 +415,7 @@ describe('parentClose after an execution that created a child and stopped before
     ['timeout', 'WorkflowTimeoutError'],
   ] as const) {
     it(`cancels the child the journal never named when the parent ends by ${end}`, async () => {
+      const errors = captureErrors();
       app = await createTestApp([Calls, Child, SlowParent], { store: new CrashAfterChild() });
       const handle = await app.client.start(SlowParent, null, { id: 'lost' });
       await app.worker.drain({ limit: 1 });
@@ -412,6 +430,7 @@ describe('parentClose after an execution that created a child and stopped before
       expect(child.status).toBe('cancelled');
       expect(child.error?.name).toBe('WorkflowCancelledError');
       expect(app.module.get(Calls).log).toEqual(['child 7', 'undo child 7']);
+      expect(errors()).toEqual([lostWrite('lost')]);
     });
   }
 });

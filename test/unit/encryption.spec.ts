@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Logger } from '@nestjs/common';
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { AesGcmPayloadCodec, InMemoryWorkflowStore, Workflow, type WorkflowContext } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
 import {
@@ -17,8 +18,20 @@ const k1 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k1' });
 const k2 = new AesGcmPayloadCodec({ key: randomBytes(32), id: 'k2' });
 
 const apps: EncryptionApp[] = [];
+// The engine logs each payload it can't read, which these tests cause on purpose: captured, and
+// asserted on (only that kind may be logged; each test checks its own subjects).
+let errors: MockInstance;
+const UNREADABLE = / holds a payload no configured codec can read; handed back/;
+/** Who was reported unreadable so far (`Instance "x" (wf@1)`, `Schedule "s"`), in order, without repeats. */
+const unreadable = () => [...new Set(errors.mock.calls.map((call) => String(call[0]).split(' holds a payload')[0]!))];
+beforeEach(() => {
+  errors = vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+});
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
+  const logged = errors.mock.calls.map((call) => String(call[0]));
+  errors.mockRestore();
+  expect(logged.filter((line) => !UNREADABLE.test(line))).toEqual([]);
 });
 
 async function open(
@@ -110,6 +123,7 @@ describe('payload encryption on the in-memory store', () => {
     clock.advance('1m');
     expect(await lenient.worker.drain()).toBe(2);
     expect(await lenient.client.getStatus('legacy-1')).toMatchObject({ status: 'completed', input: { secret: 'old' } });
+    expect(unreadable()).toEqual(['Instance "legacy-1" (enc.sleep@1)', 'Instance "legacy-2" (enc.sleep@1)']);
   });
 
   it('a missing key hands the instance back without stopping the worker; it completes once the key is back', async () => {
@@ -148,6 +162,7 @@ describe('payload encryption on the in-memory store', () => {
       status: 'completed',
       output: { first: `${MARK}-first:keep` },
     });
+    expect(unreadable()).toEqual(['Instance "orphan" (enc.sleep@1)']);
   });
 
   it('refuses tampered ciphertext: the instance is handed back, never run on what was changed', async () => {
@@ -181,6 +196,7 @@ describe('payload encryption on the in-memory store', () => {
       status: 'completed',
       output: { first: `${MARK}-first:s` },
     });
+    expect(unreadable()).toEqual(['Instance "tampered" (enc.sleep@1)']);
   });
 });
 
