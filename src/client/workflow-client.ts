@@ -1,5 +1,6 @@
 import type { WorkflowReencryptOptions, WorkflowReencryptResult } from '../storage/payload-reencryption.js';
 import { setMaxListeners } from 'node:events';
+import { parseUntakenSignalsRequest } from './untaken-signals-request.js';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
 import { WorkflowEvents } from '../events/workflow-events.js';
@@ -9,7 +10,7 @@ import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
 import type { WorkflowSignal } from '../signals/workflow-signal.js';
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowInstanceDetails, WorkflowPurgeResult } from '../storage/workflow-store.js';
+import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowUntakenSignal } from '../storage/workflow-store.js';
 import { parseDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { WorkflowObserver } from '../engine/workflow-observer.js';
@@ -80,6 +81,9 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Sends a signal: stored even when nothing waits yet, and taken by the oldest matching wait of
    * every instance started before it. With `id`, a repeat is stored once (`created: false`).
+   * `woken` counts the instances suspended on it right now: `woken: 0` is not an error (a wait
+   * reached later still takes it), and it is also what a misspelt name or key gets, so a signal
+   * nobody ever takes shows in `untakenSignals()` and on the dashboard's Signals page.
    */
   async signal<T>(
     signal: WorkflowSignal<T> | string,
@@ -89,6 +93,16 @@ export class WorkflowClient implements OnModuleDestroy {
     const request = parseSignalRequest(signal, payload, options, () => this.options.clock.now());
     const result = await this.runtime.signal(request, options.transaction);
     return { id: result.id, woken: result.woken, created: result.created };
+  }
+
+  /**
+   * Up to `limit` (default 50, at most 1000) signals no stored instance took, newest first, by name
+   * and key with their time: among the newest 1,000 signals, those no wait took (yet). An old one
+   * there often means a name or key no workflow waits for. `null` when the store can't tell
+   * (a store without `untakenSignals()`). Reads the store's journal: for an operator, not a loop.
+   */
+  async untakenSignals(options: { limit?: number } = {}): Promise<WorkflowUntakenSignal[] | null> {
+    return this.storage.untakenSignals(parseUntakenSignalsRequest(options));
   }
 
   /** Cancels: the instance stops at its next step and runs its compensations, then ends `cancelled`. */

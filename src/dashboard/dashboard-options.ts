@@ -9,9 +9,11 @@ export interface WorkflowsDashboardOptions {
    * A guard every dashboard route runs behind (pages, live updates and actions), as
    * `@UseGuards()` applies it: a class (resolved in this module, so its dependencies must be
    * global or come from `imports`) or an instance. The app's global guards apply as well.
-   * Default: none, so without a global guard anyone who can reach the app sees the dashboard.
+   * Default: none, and startup logs a warning saying so: without a global guard anyone who can
+   * reach the app sees the dashboard and can act on every instance. `false`: no guard of its own,
+   * on purpose (a global guard or the network protects it), and no warning.
    */
-  guard?: Type<CanActivate> | CanActivate;
+  guard?: Type<CanActivate> | CanActivate | false;
   /** Modules the guard's dependencies come from. Default `[]`. */
   imports?: ModuleMetadata['imports'];
   /** Shows everything and changes nothing: no action forms, and every action request gets 403. Default `false`. */
@@ -29,6 +31,8 @@ export interface WorkflowsDashboardOptions {
 export interface ResolvedDashboardOptions {
   path: string;
   guard: Type<CanActivate> | CanActivate | null;
+  /** No guard was given and none was declined (`guard: false`): startup warns. */
+  warnUnguarded: boolean;
   readOnly: boolean;
   trustedOrigins: string[];
   pageSize: number;
@@ -43,7 +47,7 @@ export function resolveDashboardOptions(options: WorkflowsDashboardOptions): Res
     );
   }
   const normalized = `/${path.replace(/^\/+|\/+$/g, '')}`;
-  const guard = options.guard ?? null;
+  const guard = options.guard === false ? null : (options.guard ?? null);
   if (guard !== null && typeof guard !== 'function' && typeof (guard as CanActivate).canActivate !== 'function') {
     throw new TypeError(
       'WorkflowsDashboardModule: invalid guard. Pass a guard class or an object with canActivate(context).',
@@ -71,5 +75,12 @@ export function resolveDashboardOptions(options: WorkflowsDashboardOptions): Res
       `WorkflowsDashboardModule: invalid pageSize ${shownValue(pageSize)}. Use a whole number from 1 to 500.`,
     );
   }
-  return { path: normalized, guard, readOnly: options.readOnly === true, trustedOrigins, pageSize };
+  return {
+    path: normalized,
+    guard,
+    warnUnguarded: options.guard === undefined,
+    readOnly: options.readOnly === true,
+    trustedOrigins,
+    pageSize,
+  };
 }

@@ -123,6 +123,12 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       return send(response, await this.service.schedules(basePath(request, '/schedules'), query));
     }
 
+    @Get('signals')
+    @PageHeaders()
+    async signals(@Req() request: HttpRequest, @Res({ passthrough: true }) response: HttpResponse): Promise<string> {
+      return send(response, await this.service.signals(basePath(request, '/signals')));
+    }
+
     @Post('actions/:action')
     @HttpCode(200)
     @PageHeaders()

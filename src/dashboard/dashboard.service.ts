@@ -14,6 +14,9 @@ import { renderListPage } from './list-page.js';
 import { instanceUrl, listPath, parseListQuery } from './list-query.js';
 import { runScheduleAction, SCHEDULE_ACTIONS } from './schedule-actions.js';
 import { renderSchedulesPage } from './schedules-page.js';
+import { renderSignalsPage } from './signals-page.js';
+import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
+import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 
 /** A page to send: its status code and HTML, or a redirect (303, after an action). */
 export type DashboardResponse = { status: number; body: SafeHtml } | { redirect: string };
@@ -44,6 +47,7 @@ const DONE: Record<string, string> = {
 };
 
 const SCHEDULES_SHOWN = 500;
+const SIGNALS_SHOWN = 100;
 
 /** The confirmation for the query's `done` code; only own keys, so `?done=constructor` finds nothing. */
 function doneMessage(messages: Record<string, string>, query: Record<string, unknown> | undefined): string | undefined {
@@ -63,6 +67,7 @@ export class DashboardService {
     private readonly scheduleAdmin: WorkflowSchedules,
     private readonly registry: WorkflowRegistry,
     @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
+    @Inject(WORKFLOWS_RESOLVED_OPTIONS) private readonly workflows: ResolvedWorkflowsOptions,
   ) {}
 
   /** The instances page for a query string. */
@@ -127,6 +132,13 @@ export class DashboardService {
       more: schedules.length > SCHEDULES_SHOWN,
       message: done,
     });
+    return { status: 200, body };
+  }
+
+  /** The signals no instance took (the newest 100 of them). */
+  async signals(base: string): Promise<DashboardResponse> {
+    const signals = await this.client.untakenSignals({ limit: SIGNALS_SHOWN });
+    const body = renderSignalsPage({ base, readOnly: this.options.readOnly, signals, now: this.workflows.clock.now() });
     return { status: 200, body };
   }
 

@@ -1,8 +1,12 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Inject, Logger, Module, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
 import { createDashboardController } from './dashboard.controller.js';
 import { DASHBOARD_OPTIONS } from './dashboard.constants.js';
 import { DashboardLive } from './dashboard-live.js';
-import { resolveDashboardOptions, type WorkflowsDashboardOptions } from './dashboard-options.js';
+import {
+  resolveDashboardOptions,
+  type ResolvedDashboardOptions,
+  type WorkflowsDashboardOptions,
+} from './dashboard-options.js';
 import { DashboardService } from './dashboard.service.js';
 
 /**
@@ -15,7 +19,19 @@ import { DashboardService } from './dashboard.service.js';
  * imports: [WorkflowsModule.forRoot({ ... }), WorkflowsDashboardModule.forRoot({ path: '/ops/workflows', guard: AdminGuard })]
  */
 @Module({})
-export class WorkflowsDashboardModule {
+export class WorkflowsDashboardModule implements OnApplicationBootstrap {
+  constructor(@Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions) {}
+
+  /** Its docs say to give it a guard: one mounted without (and not declined with `guard: false`) says so once. */
+  onApplicationBootstrap(): void {
+    if (!this.options.warnUnguarded) return;
+    new Logger('WorkflowsDashboard').warn(
+      `WorkflowsDashboardModule is served at ${this.options.path} without a guard: unless a global guard covers it, ` +
+        'anyone who can reach the app can read every instance (inputs, outputs, errors) and cancel, terminate, retry ' +
+        'or delete it. Pass `guard: YourGuard`, or `guard: false` when a global guard or the network already protects it.',
+    );
+  }
+
   static forRoot(options: WorkflowsDashboardOptions = {}): DynamicModule {
     const resolved = resolveDashboardOptions(options);
     return {

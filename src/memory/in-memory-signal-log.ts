@@ -65,6 +65,13 @@ export class InMemorySignalLog {
     return out;
   }
 
+  /** The newest `count` signals, newest first. */
+  newest(count: number): WorkflowSignalRecord[] {
+    const out: WorkflowSignalRecord[] = [];
+    for (let index = this.log.length - 1; index >= 0 && out.length < count; index--) out.push(this.log[index]!.record);
+    return out;
+  }
+
   /** The signal with this id, or `undefined` (purged, or never stored). One record, shared by every index. */
   byId(id: number): WorkflowSignalRecord | undefined {
     return this.log.find(({ record }) => record.id === id)?.record;

@@ -4,6 +4,7 @@ import { ClaimableInstances } from './in-memory-claimable.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
+import { untakenSignals } from './in-memory-untaken-signals.js';
 import { storedEntryTexts, storedSignal, toStoredJson } from './stored-json.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 import {
@@ -46,6 +47,8 @@ import type {
   WorkflowScheduleSave,
   WorkflowScheduleWrite,
   WorkflowSignalQuery,
+  WorkflowUntakenSignal,
+  WorkflowUntakenSignalQuery,
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
@@ -216,6 +219,11 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
     return copy(this.signalLog.find(query.name, query.key, query.afterId, query.upToId));
+  }
+
+  async untakenSignals(query: WorkflowUntakenSignalQuery): Promise<WorkflowUntakenSignal[]> {
+    const journals = Array.from(this.instances.values(), (stored) => stored.journal.values());
+    return untakenSignals(this.signalLog, journals, query);
   }
 
   async purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {

@@ -28,12 +28,19 @@ import { MigrationRunner } from '../sql/migration-runner.js';
 import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
+import { MYSQL_DIALECT } from './mysql-dialect.js';
+import { untakenSignals } from '../sql/untaken-signals.js';
 import { initSchema } from '../sql/store-schema.js';
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import type * as Store from '../storage/workflow-store.js';
 import type { WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
 
 const STORE = 'MySqlWorkflowStore';
+/** A journal entry's `signalId` (`untakenSignals()`): the column is the entry's JSON text. */
+const ENTRY_SIGNAL_ID = {
+  text: (entry: string) => entry,
+  value: (entry: string) => `CAST(JSON_UNQUOTE(JSON_EXTRACT(${entry}, '$.signalId')) AS SIGNED)`,
+};
 
 /** What `new MySqlWorkflowStore(options)` takes: `executor` is `fromMysql2(pool)`; `schema` prefixes the tables. */
 export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
@@ -254,6 +261,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
       this.signalsOf.sendInTransaction(executor, signal),
     );
+  }
+
+  untakenSignals(query: Store.WorkflowUntakenSignalQuery): Promise<Store.WorkflowUntakenSignal[]> {
+    return untakenSignals(this.executor, MYSQL_DIALECT, this.schema, ENTRY_SIGNAL_ID, query);
   }
 
   signals(query: Store.WorkflowSignalQuery): Promise<Store.WorkflowSignalRecord[]> {

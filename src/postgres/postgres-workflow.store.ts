@@ -26,6 +26,8 @@ import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
+import { POSTGRES_DIALECT } from './postgres-dialect.js';
+import { untakenSignals } from '../sql/untaken-signals.js';
 import { initSchema } from '../sql/store-schema.js';
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
@@ -43,6 +45,8 @@ import type {
   WorkflowSignalQuery,
   WorkflowSignalRecord,
   WorkflowSignalResult,
+  WorkflowUntakenSignal,
+  WorkflowUntakenSignalQuery,
   WorkflowStore,
   WorkflowUndeclaredDue,
   WorkflowUndeclaredDueQuery,
@@ -55,6 +59,11 @@ import type {
 } from '../storage/workflow-store-transactions.js';
 
 const STORE = 'PostgresWorkflowStore';
+/** A journal entry's `signalId` (`untakenSignals()`): the column is `json`, kept as the text written. */
+const ENTRY_SIGNAL_ID = {
+  text: (entry: string) => `${entry}::text`,
+  value: (entry: string) => `(${entry}->>'signalId')::bigint`,
+};
 /** How long the ends' channel stays LISTENed to after the last `listenForEnds()` listener left (ms). */
 const ENDS_LINGER = 1_000;
 
@@ -217,6 +226,10 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
       this.signalsOf.sendInTransaction(executor, signal),
     );
+  }
+
+  untakenSignals(query: WorkflowUntakenSignalQuery): Promise<WorkflowUntakenSignal[]> {
+    return untakenSignals(this.executor, POSTGRES_DIALECT, this.schema, ENTRY_SIGNAL_ID, query);
   }
 
   signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {

@@ -48,7 +48,7 @@ export function toBoolean(value: unknown): boolean {
   return value === true || value === 1 || value === '1' || value === 't' || value === 'true';
 }
 
-function toNullableString(value: unknown): string | null {
+export function toNullableString(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 

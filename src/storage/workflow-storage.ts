@@ -22,6 +22,8 @@ import type {
   WorkflowPurgeResult,
   WorkflowReopen,
   WorkflowSignalQuery,
+  WorkflowUntakenSignal,
+  WorkflowUntakenSignalQuery,
   WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowStore,
@@ -186,6 +188,11 @@ export class WorkflowStorage {
     const { encoding } = this;
     if (!encoding || records.length === 0) return records;
     return Promise.all(records.map((record) => encoding.signalRecord(record)));
+  }
+
+  /** The signals no instance took (no payloads, so nothing to decode); `null` when the store can't list them. */
+  async untakenSignals(query: WorkflowUntakenSignalQuery): Promise<WorkflowUntakenSignal[] | null> {
+    return this.store.untakenSignals ? this.store.untakenSignals(query) : null;
   }
 
   // ---- the lease holder ----

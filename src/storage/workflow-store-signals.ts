@@ -40,3 +40,19 @@ export interface WorkflowSignalRecord {
   payload: unknown;
   createdAt: number;
 }
+
+/** How many of the newest signals `untakenSignals()` looks among. */
+export const UNTAKEN_SIGNALS_SCANNED = 1_000;
+
+export interface WorkflowUntakenSignalQuery {
+  /** At most this many, newest first. */
+  limit: number;
+}
+
+/** A signal no instance took (see `WorkflowStore.untakenSignals()`): what an operator needs to spot a misspelt one. */
+export interface WorkflowUntakenSignal {
+  id: number;
+  name: string;
+  key: string | null;
+  createdAt: number;
+}

@@ -21,6 +21,8 @@ import type {
   WorkflowSignalResult,
   WorkflowSignalQuery,
   WorkflowSignalRecord,
+  WorkflowUntakenSignal,
+  WorkflowUntakenSignalQuery,
 } from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
@@ -156,6 +158,16 @@ export interface WorkflowStore extends WorkflowScheduleStore {
 
   /** Signals named `name` with exactly `key` and `afterId < id <= upToId`, in id order. */
   signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]>;
+
+  /**
+   * Optional (the dashboard lists what it returns): up to `limit` signals, newest first, that no
+   * stored instance took: no journal entry records the signal's id (`signalId`). Only among the
+   * newest `UNTAKEN_SIGNALS_SCANNED` signals, so its cost stays bounded by the journal, not by the
+   * signal log; engine signals (names starting with `$`) are left out. A signal whose instance
+   * was deleted or purged counts as untaken. For an operator, not for a loop: it reads every
+   * journal entry that took a signal.
+   */
+  untakenSignals?(query: WorkflowUntakenSignalQuery): Promise<WorkflowUntakenSignal[]>;
 
   /**
    * Housekeeping, each part on its own (none atomic with another):
@@ -374,6 +386,8 @@ export type {
   WorkflowSignalResult,
   WorkflowSignalQuery,
   WorkflowSignalRecord,
+  WorkflowUntakenSignal,
+  WorkflowUntakenSignalQuery,
 } from './workflow-store-signals.js';
 export type {
   WorkflowScheduleRecord,

@@ -28,6 +28,7 @@ import { requestCancelContract } from './contract/request-cancel.contract.js';
 import { scheduleOccurrenceContract } from './contract/schedule-occurrence.contract.js';
 import { schedulesContract } from './contract/schedules.contract.js';
 import { signalsContract } from './contract/signals.contract.js';
+import { untakenSignalsContract } from './contract/untaken-signals.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
 
@@ -76,6 +77,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   writeContract,
   writeAtomicityContract,
   signalsContract,
+  untakenSignalsContract,
   reopenContract,
   endNoticeContract,
   listenContract,

@@ -1,12 +1,12 @@
 // The dashboard over plain HTTP on both adapters (Express and Fastify), on the in-memory store with
 // a manual clock and no background worker: status codes, headers, escaping, CSRF refusals,
 // read-only mode, bad input, and a global prefix.
-import type { INestApplication } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { InMemoryWorkflowStore, WorkflowClient, WorkflowSchedules, WorkflowWorker } from '../../src/index.js';
 import { ManualWorkflowClock } from '../../src/time/manual-workflow-clock.js';
-import { startDashboardApp, type Adapter } from './dashboard-app.js';
+import { CookieGuard, startDashboardApp, type Adapter } from './dashboard-app.js';
 import type { WorkflowsDashboardOptions } from '../../src/dashboard/index.js';
 
 let app: INestApplication | undefined;
@@ -28,13 +28,55 @@ async function boot(adapter: Adapter, dashboard: WorkflowsDashboardOptions = {},
   const worker = app.get(WorkflowWorker);
   await client.start('dash.order', { order: 'x-1', note: '</pre><script>alert("owned")</script>' }, { id: 'x-1' });
   await worker.drain();
-  return { url: started.url, client, worker };
+  return { url: started.url, client, worker, clock };
 }
 
 const post = (url: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', body: new URLSearchParams(form), headers, redirect: 'manual' });
 
+describe('a dashboard without a guard', () => {
+  const unguarded = (spy: MockInstance) =>
+    spy.mock.calls.map((call) => String(call[0])).filter((line) => line.includes('without a guard'));
+
+  it('warns once at startup, naming its path and how to give one or decline it; not with a guard or guard: false', async () => {
+    const warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      await boot('express', { path: '/ops' });
+      expect(unguarded(warn)).toEqual([
+        'WorkflowsDashboardModule is served at /ops without a guard: unless a global guard covers it, anyone who can ' +
+          'reach the app can read every instance (inputs, outputs, errors) and cancel, terminate, retry or delete it. ' +
+          'Pass `guard: YourGuard`, or `guard: false` when a global guard or the network already protects it.',
+      ]);
+      for (const guard of [CookieGuard, false] as const) {
+        await app!.close();
+        warn.mockClear();
+        await boot('express', { guard });
+        expect(unguarded(warn)).toEqual([]);
+      }
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
 describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adapter) => {
+  it('lists the signals nobody has taken by name and key with their age; a taken one is not there', async () => {
+    const { url, client, worker, clock } = await boot(adapter);
+    await client.signal('order.approved', { by: 'ops' }, { key: 'x-1' });
+    await worker.drain(); // dash.order x-1 takes it
+    await client.signal('order.aproved', { by: 'ops' }, { key: 'x-1' }); // misspelt: woken 0, nobody ever takes it
+    clock.advance('2h');
+    const page = await fetch(`${url}/workflows/signals`);
+    expect(page.status).toBe(200);
+    const body = await page.text();
+    expect(body).toContain('<h1>Signals nobody has taken</h1>');
+    expect(body).toContain('aria-current="page">Signals</a>');
+    const rows = [
+      ...body.matchAll(/<tr>\n<td class="id">([^<]*)<\/td>\n<td class="id">([^<]*)<\/td>\n<td>([^<]*)<\/td>/g),
+    ];
+    expect(rows.map(([, name, key, age]) => [name, key, age])).toEqual([['order.aproved', 'x-1', '2 h']]);
+  });
+
   it('serves the pages as HTML with a strict Content-Security-Policy, and every payload escaped', async () => {
     const { url } = await boot(adapter);
     const list = await fetch(`${url}/workflows`);

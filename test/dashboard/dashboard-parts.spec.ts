@@ -70,10 +70,12 @@ describe('dashboard options', () => {
     expect(resolveDashboardOptions({})).toEqual({
       path: '/workflows',
       guard: null,
+      warnUnguarded: true,
       readOnly: false,
       trustedOrigins: [],
       pageSize: 50,
     });
+    expect(resolveDashboardOptions({ guard: false })).toMatchObject({ guard: null, warnUnguarded: false });
     expect(
       resolveDashboardOptions({ path: 'admin/workflows/', trustedOrigins: ['https://ops.example.com'] }),
     ).toMatchObject({

@@ -146,6 +146,8 @@ describe.each(stores)(
     let client: WorkflowClient;
     const workers = new Map<number, { child: ChildProcess; id: string }>();
     let generation = 0;
+    /** What the workers logged to stderr: the outages this test causes on purpose, asserted on at the end. */
+    const workerLogs: string[] = [];
 
     beforeAll(async () => {
       console.log(`chaos seed: ${SEED} (replay with CHAOS_SEED=${SEED})`);
@@ -174,10 +176,12 @@ describe.each(stores)(
         process.execPath,
         ['--import', './scripts/register-ts.mjs', 'test/e2e/fixtures/chaos-worker.ts'],
         {
-          env: { ...process.env, ...db.env, WF_SCHEMA: SCHEMA, WF_WORKER_ID: id },
-          stdio: ['ignore', 'pipe', 'inherit'],
+          // NO_COLOR: plain log lines, for the check of what the workers logged.
+          env: { ...process.env, ...db.env, WF_SCHEMA: SCHEMA, WF_WORKER_ID: id, NO_COLOR: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
+      child.stderr!.on('data', (data: Buffer) => workerLogs.push(data.toString()));
       workers.set(slot, { child, id });
       return new Promise((resolve, reject) => {
         child.once('exit', (code, signal) => reject(new Error(`worker ${id} exited early (${code ?? signal})`)));
@@ -372,6 +376,15 @@ describe.each(stores)(
         `chaos seed ${SEED}: ${repeats} repeated side effects, at most ${lostLeases} allowed (leases held at the faults); ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
       expect(repeats).toBeLessThanOrEqual(lostLeases);
+
+      // The workers' errors are the store outages of the crash-restart (and a lease a killed
+      // worker's successor took over), each logged once per outage; anything else is a failure.
+      const errors = workerLogs
+        .join('')
+        .split('\n')
+        .filter((line) => /\bERROR\b|Error:/.test(line));
+      const expected = /ERROR \[Workflows\] The workflow store failed while [a-z ]+: /;
+      expect(errors.filter((line) => !expected.test(line))).toEqual([]);
 
       for (const { child } of workers.values()) child.kill('SIGTERM');
     }, 180_000);
