@@ -313,8 +313,8 @@ if (sqlite) {
       '',
     ],
     [
-      'SQLite longest event-loop stall ms: one process / either of two on one file',
-      `${fixed(sqlite.w1_max_event_loop_stall_ms)} / ${fixed(sqlite.two_processes_max_event_loop_stall_ms)}`,
+      'SQLite event-loop stall ms, longest (99th percentile): one process / either of two on one file',
+      `${fixed(sqlite.w1_max_event_loop_stall_ms)} (${fixed(sqlite.w1_p99_event_loop_stall_ms)}) / ${fixed(sqlite.two_processes_max_event_loop_stall_ms)} (${fixed(sqlite.two_processes_p99_event_loop_stall_ms)})`,
       '',
       '',
       '',

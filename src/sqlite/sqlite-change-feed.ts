@@ -115,8 +115,12 @@ export class SqliteChangeFeed {
     const watched = [...this.ends.keys()];
     const look = await this.connection.read((sql): Look => {
       const version = toNumber(sql.get<{ data_version: number }>('PRAGMA data_version')!.data_version);
-      const foreign = version !== this.version;
-      if (first || (!foreign && !local)) return { version, cancels: [], ended: [] };
+      if (first) {
+        // Where the feed starts: the newest cancel request stands for those already stored.
+        const newest = sql.get<{ seq: number }>(`SELECT COALESCE(MAX(seq), 0) AS seq FROM ${this.t.cancelRequests}`)!;
+        return { version, cancels: [{ seq: newest.seq, instance_id: '' }], ended: [] };
+      }
+      if (version === this.version && !local) return { version, cancels: [], ended: [] };
       const cancels = sql.all<{ seq: number; instance_id: string }>(
         `SELECT seq, instance_id FROM ${this.t.cancelRequests} WHERE seq > ? ORDER BY seq`,
         [this.cancelSeq ?? 0],
@@ -134,9 +138,7 @@ export class SqliteChangeFeed {
     });
     if (first) {
       this.version = look.version;
-      this.cancelSeq = await this.connection.read((sql) =>
-        toNumber(sql.get<{ seq: number }>(`SELECT COALESCE(MAX(seq), 0) AS seq FROM ${this.t.cancelRequests}`)!.seq),
-      );
+      this.cancelSeq = toNumber(look.cancels[0]!.seq);
       return false;
     }
     const foreign = look.version !== this.version;

@@ -9,6 +9,9 @@ import { SqliteStatements } from './sqlite-statements.js';
  */
 export const BUSY_SLICE = 5;
 
+/** How long calls of one connection run back to back before they let the event loop turn, in milliseconds. */
+const TURN_BUDGET = 10;
+
 /** Whether `error` is SQLite's "database is locked" (`SQLITE_BUSY` and its extended codes, or `SQLITE_LOCKED`). */
 export function isBusy(error: unknown): boolean {
   const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
@@ -32,13 +35,17 @@ function pause(attempt: number): Promise<void> {
  * for at most `BUSY_SLICE` ms, then waits asynchronously and tries again, for up to `busyTimeout`.
  *
  * A transaction is synchronous from `BEGIN` to `COMMIT` (`read()`, `write()`), so nothing else of
- * the process runs inside it, and each call first yields to the event loop once; only `transaction()` keeps one open across `await`s (a workflow's
+ * the process runs inside it, and calls take turns, letting the event loop run every few milliseconds; only `transaction()` keeps one open across `await`s (a workflow's
  * `ctx.transaction()` callback), and every other call waits until it ends.
  */
 export class SqliteConnection {
   readonly sql: SqliteStatements;
   /** Set while `transaction()` holds the connection. */
   private held: Promise<void> | null = null;
+  /** Calls waiting for their turn; whether a call has it; when the event loop's current turn began. */
+  private readonly waiting: Array<() => void> = [];
+  private turnTaken = false;
+  private turnStarted = -Infinity;
 
   constructor(
     readonly database: SqliteDatabaseLike,
@@ -142,27 +149,72 @@ export class SqliteConnection {
    * each time the database is busy, until `busyTimeout` has passed.
    */
   private async retryBusy<T>(attempt: () => T): Promise<T> {
-    // Both drivers answer synchronously: without this, a worker with a backlog would claim, run and
-    // write in one unbroken chain of promise jobs, and timers (heartbeats) and I/O would never run.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    const deadline = Date.now() + this.busyTimeout;
-    for (let tries = 0; ; tries++) {
-      while (this.held) await this.held;
-      // The application's own transaction on a database it shares with the store: wait for its end
-      // as for another process's lock (a BEGIN inside it would fail, a statement would join it).
-      if (this.database.inTransaction === true || this.database.isTransaction === true) {
-        if (Date.now() >= deadline) throw this.busyTimedOut(undefined);
-        await pause(tries);
-        continue;
+    await this.turn();
+    let turnOver = false;
+    const endTurn = () => {
+      if (turnOver) return;
+      turnOver = true;
+      this.passTurn();
+    };
+    try {
+      const deadline = Date.now() + this.busyTimeout;
+      for (let tries = 0; ; tries++) {
+        if (this.held) {
+          endTurn();
+          while (this.held) await this.held;
+        }
+        // The application's own transaction on a database it shares with the store: wait for its end
+        // as for another process's lock (a BEGIN inside it would fail, a statement would join it).
+        if (this.database.inTransaction === true || this.database.isTransaction === true) {
+          endTurn();
+          if (Date.now() >= deadline) throw this.busyTimedOut(undefined);
+          await pause(tries);
+          continue;
+        }
+        try {
+          return attempt();
+        } catch (error) {
+          if (!isBusy(error)) throw error;
+          endTurn();
+          if (Date.now() >= deadline) throw this.busyTimedOut(error);
+          await pause(tries);
+        }
       }
-      try {
-        return attempt();
-      } catch (error) {
-        if (!isBusy(error)) throw error;
-        if (Date.now() >= deadline) throw this.busyTimedOut(error);
-        await pause(tries);
-      }
+    } finally {
+      endTurn();
     }
+  }
+
+  /**
+   * Resolves at this call's turn. Both drivers answer synchronously, so without turns a worker with
+   * a backlog would claim, run and write in one unbroken chain of promise jobs (timers, heartbeats
+   * included, would never run), and calls started together would all commit in one go. Calls run one
+   * after another while a turn lasts (`TURN_BUDGET` ms); the next waits for the next turn of the
+   * event loop. The connection runs one transaction at a time anyway, so order is all that changes.
+   */
+  private turn(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      if (this.waiting.length === 1 && !this.turnTaken) this.passTurn();
+    });
+  }
+
+  /** Gives the turn to the next call: at once while the budget lasts, else at the next turn of the loop. */
+  private passTurn(): void {
+    const next = this.waiting.shift();
+    if (!next) {
+      this.turnTaken = false;
+      return;
+    }
+    this.turnTaken = true;
+    if (performance.now() - this.turnStarted < TURN_BUDGET) {
+      next();
+      return;
+    }
+    setImmediate(() => {
+      this.turnStarted = performance.now();
+      next();
+    });
   }
 
   private busyTimedOut(cause: unknown): Error {

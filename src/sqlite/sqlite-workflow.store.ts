@@ -1,4 +1,3 @@
-import { WorkflowError } from '../errors/workflow.error.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -12,7 +11,7 @@ import { SqliteChangeFeed, type ChangePollInterval } from './sqlite-change-feed.
 import { anythingDue, claimDue } from './sqlite-claim.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { insertInstance, prepareCreate, type CreateResult } from './sqlite-creates.js';
-import { isSqliteDatabase, openSqliteFile, transactionOpen, type SqliteDatabaseLike } from './sqlite-driver.js';
+import { isSqliteDatabase, openSqliteFile, type SqliteDatabaseLike } from './sqlite-driver.js';
 import { sqliteMigrationRunner, sqliteMigrationSql } from './sqlite-migrations.js';
 import { deleteInstance, prepareReopen, reopenInstance, requestCancel } from './sqlite-operator-changes.js';
 import { purge } from './sqlite-purge.js';
@@ -20,7 +19,7 @@ import { rewritePayloads, rewriteSignalPayload, signalPage } from './sqlite-payl
 import { countDue, countUndeclaredDue, getInstance, listInstances } from './sqlite-reads.js';
 import * as schedules from './sqlite-schedules.js';
 import { lastSignalId, prepareSignal, readSignals, storeSignal } from './sqlite-signals.js';
-import { SqliteStatements } from './sqlite-statements.js';
+import { inApplicationTransaction, type AppStatements } from './sqlite-app-transaction.js';
 import { sqliteTables, type SqliteTables } from './sqlite-tables.js';
 import { applyWrite, prepareWrite, renewLease } from './sqlite-writes.js';
 
@@ -89,7 +88,7 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
   private opened: Promise<SqliteConnection> | null = null;
   private feed: SqliteChangeFeed | null = null;
   /** Statements prepared on the application's handles (`{ transaction }`). */
-  private readonly appStatements = new WeakMap<object, SqliteStatements>();
+  private readonly appStatements: AppStatements = new WeakMap();
 
   constructor(options: SqliteWorkflowStoreOptions) {
     checkKnownKeys(options, ['path', 'database', 'schema', 'migrate', 'busyTimeout', 'changePoll'], `${STORE} options`);
@@ -172,7 +171,9 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
   async createInTransaction(transaction: unknown, init: Store.NewWorkflowInstance): Promise<CreateResult> {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
-    return this.inApplicationTransaction(transaction, 'start()', (sql) => insertInstance(sql, this.tables, create));
+    return inApplicationTransaction(this.appStatements, transaction, 'start()', (sql) =>
+      insertInstance(sql, this.tables, create),
+    );
   }
 
   async createOccurrence(
@@ -233,7 +234,9 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
   ): Promise<Store.WorkflowSignalResult> {
     INPUT.signal(signal);
     const prepared = prepareSignal(signal);
-    return this.inApplicationTransaction(transaction, 'signal()', (sql) => storeSignal(sql, this.tables, prepared));
+    return inApplicationTransaction(this.appStatements, transaction, 'signal()', (sql) =>
+      storeSignal(sql, this.tables, prepared),
+    );
   }
 
   async signals(query: Store.WorkflowSignalQuery): Promise<Store.WorkflowSignalRecord[]> {
@@ -379,27 +382,5 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
       throw error;
     }
     return connection;
-  }
-
-  /** `fn` on the application's database handle, which must have a transaction open. */
-  private async inApplicationTransaction<T>(
-    transaction: unknown,
-    call: string,
-    fn: (sql: SqliteStatements) => T,
-  ): Promise<T> {
-    if (!isSqliteDatabase(transaction)) {
-      throw new TypeError(
-        `${STORE}: ${call} with \`transaction\` takes the better-sqlite3 (or node:sqlite) database the transaction is open on.`,
-      );
-    }
-    if (transactionOpen(transaction) === false) {
-      throw new WorkflowError(
-        `${STORE}: ${call} with \`transaction\` found no transaction open on that database. Begin one first ` +
-          "(db.exec('BEGIN IMMEDIATE')) and commit it after the call, or leave `transaction` out.",
-      );
-    }
-    let sql = this.appStatements.get(transaction);
-    if (!sql) this.appStatements.set(transaction, (sql = new SqliteStatements(transaction)));
-    return fn(sql);
   }
 }
