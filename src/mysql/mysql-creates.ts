@@ -153,7 +153,7 @@ export class MySqlCreates {
    * default) it would take a shared lock on the signals' last row and the gap after it, so every
    * signal of every process would wait until the application's transaction ends.
    */
-  async createInApplication(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
+  async createInTransaction(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
     const { rows: last } = await executor.query(this.sql.lastSignal);
     const cursor = toNumber(last[0]?.last ?? 0);
     const { row, values } = made(init);

@@ -23,15 +23,13 @@ import { MySqlEndPoller, type EndPollInterval } from './mysql-end-poller.js';
 import { MySqlWrites } from './mysql-writes.js';
 import { COMMON_GROUND, detectServerFeatures, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { checkDelayRange } from '../sql/delay-range.js';
-import { deleteInstance, purgeStore } from '../sql/instance-deletes.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
-import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase, type SqlWorkflowStoreOptions } from '../sql/sql-workflow-store.js';
 import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { untakenSignals } from '../sql/untaken-signals.js';
 import { initSchema } from '../sql/store-schema.js';
-import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type * as Store from '../storage/workflow-store.js';
 import type { WorkflowStoreTransactionOptions } from '../storage/workflow-store-transactions.js';
 
@@ -84,13 +82,14 @@ export interface MySqlWorkflowStoreOptions extends SqlWorkflowStoreOptions {
  * Keys longer than `MYSQL_KEY_LIMITS` are refused with a `RangeError` before anything is written.
  */
 export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.WorkflowStore {
+  protected readonly input = MYSQL_INPUT;
   private readonly tables: MySqlTables;
-  private readonly signalsOf: MySqlSignals;
-  private readonly reads: MySqlReads;
-  private readonly cancels: MySqlCancelRequests;
-  private readonly renewals: MySqlLeaseRenewal;
+  protected readonly signalsOf: MySqlSignals;
+  protected readonly reads: MySqlReads;
+  protected readonly cancels: MySqlCancelRequests;
+  protected readonly renewals: MySqlLeaseRenewal;
   private readonly claims: MySqlClaims;
-  private readonly creates: MySqlCreates;
+  protected readonly creates: MySqlCreates;
   private readonly writes: MySqlWrites;
   protected readonly scheduleStore: MySqlSchedules;
   private poller: MySqlWakePoller;
@@ -99,8 +98,8 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly wakePoll: WakePollInterval | undefined;
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
-  private readonly deletes: MySqlDeletes;
-  private readonly reopens: MySqlReopen;
+  protected readonly deletes: MySqlDeletes;
+  protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
   protected readonly payloadRewrites: MySqlPayloadRewrite;
@@ -191,11 +190,6 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     });
   }
 
-  async create(instance: Store.NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    MYSQL_INPUT.newInstance(instance);
-    return this.creates.create(instance);
-  }
-
   /**
    * `create()` in the application's transaction: `transaction` is the mysql2 connection it began
    * the transaction on (or a `SqlExecutor` for it). Insert-or-ignore, so it never fails that
@@ -206,43 +200,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     instance: Store.NewWorkflowInstance,
   ): Promise<{ instance: WorkflowInstance; created: boolean }> {
     MYSQL_INPUT.newInstance(instance);
-    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
-      this.creates.createInApplication(executor, instance),
+    return this.inApplicationTransaction(transaction, (executor) =>
+      this.creates.createInTransaction(executor, instance),
     );
-  }
-
-  get(id: string, options?: { journal?: boolean }): Promise<Store.WorkflowInstanceDetails | null> {
-    return this.reads.get(id, options);
-  }
-
-  list(query: Store.WorkflowListQuery): Promise<WorkflowInstance[]> {
-    return this.reads.list(query);
-  }
-
-  countDue(now: number, cap: number): Promise<number> {
-    return this.reads.countDue(now, cap);
-  }
-
-  countUndeclaredDue(query: Store.WorkflowUndeclaredDueQuery): Promise<Store.WorkflowUndeclaredDue[]> {
-    return this.reads.countUndeclaredDue(query);
-  }
-
-  requestCancel(id: string, request: Store.WorkflowCancelRequest): Promise<boolean> {
-    return this.cancels.requestCancel(this.executor, id, request);
-  }
-
-  async reopen(id: string, reopen: Store.WorkflowReopen): Promise<boolean> {
-    MYSQL_INPUT.entries(id, reopen.entries);
-    return reopenInstance(this.executor, this.reopens, id, reopen);
-  }
-
-  delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
-    return deleteInstance(this.executor, this.deletes, id, statuses);
-  }
-
-  async signal(signal: Store.NewWorkflowSignal): Promise<Store.WorkflowSignalResult> {
-    MYSQL_INPUT.signal(signal);
-    return this.signalsOf.send(this.executor, signal);
   }
 
   /**
@@ -258,30 +218,20 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     signal: Store.NewWorkflowSignal,
   ): Promise<Store.WorkflowSignalResult> {
     MYSQL_INPUT.signal(signal);
-    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
-      this.signalsOf.sendInTransaction(executor, signal),
-    );
+    return this.inApplicationTransaction(transaction, (executor) => this.signalsOf.sendInTransaction(executor, signal));
   }
 
   untakenSignals(query: Store.WorkflowUntakenSignalQuery): Promise<Store.WorkflowUntakenSignal[]> {
     return untakenSignals(this.executor, MYSQL_DIALECT, this.schema, ENTRY_SIGNAL_ID, query);
   }
 
-  signals(query: Store.WorkflowSignalQuery): Promise<Store.WorkflowSignalRecord[]> {
-    return this.signalsOf.read(this.executor, query);
-  }
-
-  purge(query: Store.WorkflowPurgeQuery): Promise<Store.WorkflowPurgeResult> {
-    return purgeStore(this.executor, this.deletes, query);
+  protected inApplicationTransaction<T>(transaction: unknown, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
+    return inApplicationTransaction(transaction, STORE, this.schema, fn);
   }
 
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {
     MYSQL_INPUT.token(request.token, request.owner);
     return this.claims.claimOn(this.executor, request, () => this.signalsOf.lastId(this.executor));
-  }
-
-  renew(id: string, token: string, leaseUntil: number): Promise<Store.WorkflowLeaseFlags | null> {
-    return this.renewals.renew(this.executor, id, token, leaseUntil);
   }
 
   /** Fenced by the lease token under the row's lock; see `MySqlWrites` for batching and the topic locks. */

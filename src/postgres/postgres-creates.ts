@@ -136,6 +136,11 @@ export class PostgresCreates {
     return { instance: again, created: false };
   }
 
+  /** One create in the application's transaction, on its executor. */
+  createInTransaction(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
+    return this.createWith(executor, init);
+  }
+
   /** One insert-or-ignore of the batch's ids; an id neither inserted nor found is read again. */
   private async insert(firsts: PendingCreate[]): Promise<Map<string, CreateResult>> {
     const rows = new Map(firsts.map(({ init, row }) => [init.id, row]));

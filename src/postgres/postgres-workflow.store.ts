@@ -20,36 +20,23 @@ import { PostgresSchedules } from './postgres-schedules.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { PostgresStatementTimeout } from './postgres-statement-timeout.js';
 import { endsChannel, wakeUpChannel } from './postgres-sql-fragments.js';
-import { deleteInstance, purgeStore } from '../sql/instance-deletes.js';
 import { MigrationRunner } from '../sql/migration-runner.js';
-import { reopenInstance } from '../sql/reopen.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
 import { SqlWorkflowStoreBase } from '../sql/sql-workflow-store.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { untakenSignals } from '../sql/untaken-signals.js';
 import { initSchema } from '../sql/store-schema.js';
-import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
+import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
-  WorkflowCancelRequest,
   WorkflowClaim,
   WorkflowClaimRequest,
-  WorkflowInstanceDetails,
-  WorkflowLeaseFlags,
-  WorkflowListQuery,
-  WorkflowPurgeQuery,
-  WorkflowPurgeResult,
-  WorkflowReopen,
-  WorkflowSignalQuery,
-  WorkflowSignalRecord,
   WorkflowSignalResult,
   WorkflowUntakenSignal,
   WorkflowUntakenSignalQuery,
   WorkflowStore,
-  WorkflowUndeclaredDue,
-  WorkflowUndeclaredDueQuery,
   WorkflowWakeUpKind,
   WorkflowWrite,
 } from '../storage/workflow-store.js';
@@ -76,23 +63,24 @@ const ENDS_LINGER = 1_000;
  * anything is written.
  */
 export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements WorkflowStore {
+  protected readonly input = POSTGRES_INPUT;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
   /** The wake-ups' LISTEN/NOTIFY channel: one per schema. */
   private readonly channel: string;
   private readonly claimSql: PostgresClaimStatements;
   protected readonly scheduleStore: PostgresSchedules;
-  private readonly signalsOf: PostgresSignals;
+  protected readonly signalsOf: PostgresSignals;
   private readonly startupTimeout: number;
   private wakeUps: PostgresListener | null = null;
   private ends: PostgresListener | null = null;
-  private readonly reads: PostgresReads;
-  private readonly creates: PostgresCreates;
-  private readonly cancels: PostgresCancelRequests;
+  protected readonly reads: PostgresReads;
+  protected readonly creates: PostgresCreates;
+  protected readonly cancels: PostgresCancelRequests;
   private readonly endNotices: PostgresEndNotices;
-  private readonly renewals: PostgresLeaseRenewal;
+  protected readonly renewals: PostgresLeaseRenewal;
   private readonly writes: PostgresWrites;
-  private readonly reopens: PostgresReopen;
-  private readonly deletes: PostgresDeletes;
+  protected readonly reopens: PostgresReopen;
+  protected readonly deletes: PostgresDeletes;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
@@ -161,11 +149,6 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     });
   }
 
-  async create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
-    POSTGRES_INPUT.newInstance(instance);
-    return this.creates.create(instance);
-  }
-
   /**
    * `create()` in the application's transaction: `transaction` is the `pg` client it ran `BEGIN`
    * on, an ORM's transaction handle (TypeORM, Prisma, Drizzle, Kysely, MikroORM) or a `SqlExecutor`
@@ -176,43 +159,9 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     instance: NewWorkflowInstance,
   ): Promise<{ instance: WorkflowInstance; created: boolean }> {
     POSTGRES_INPUT.newInstance(instance);
-    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
-      this.creates.createWith(executor, instance),
+    return this.inApplicationTransaction(transaction, (executor) =>
+      this.creates.createInTransaction(executor, instance),
     );
-  }
-
-  get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
-    return this.reads.get(id, options);
-  }
-
-  list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    return this.reads.list(query);
-  }
-
-  countDue(now: number, cap: number): Promise<number> {
-    return this.reads.countDue(now, cap);
-  }
-
-  countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
-    return this.reads.countUndeclaredDue(query);
-  }
-
-  requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
-    return this.cancels.requestCancel(this.executor, id, request);
-  }
-
-  async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
-    POSTGRES_INPUT.entries(id, reopen.entries);
-    return reopenInstance(this.executor, this.reopens, id, reopen);
-  }
-
-  delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
-    return deleteInstance(this.executor, this.deletes, id, statuses);
-  }
-
-  async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
-    POSTGRES_INPUT.signal(signal);
-    return this.signalsOf.send(this.executor, signal);
   }
 
   /**
@@ -223,30 +172,20 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
    */
   async signalInTransaction(transaction: unknown, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     POSTGRES_INPUT.signal(signal);
-    return inApplicationTransaction(transaction, STORE, this.schema, (executor) =>
-      this.signalsOf.sendInTransaction(executor, signal),
-    );
+    return this.inApplicationTransaction(transaction, (executor) => this.signalsOf.sendInTransaction(executor, signal));
   }
 
   untakenSignals(query: WorkflowUntakenSignalQuery): Promise<WorkflowUntakenSignal[]> {
     return untakenSignals(this.executor, POSTGRES_DIALECT, this.schema, ENTRY_SIGNAL_ID, query);
   }
 
-  signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    return this.signalsOf.read(this.executor, query);
-  }
-
-  purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
-    return purgeStore(this.executor, this.deletes, query);
+  protected inApplicationTransaction<T>(transaction: unknown, fn: (executor: SqlExecutor) => Promise<T>): Promise<T> {
+    return inApplicationTransaction(transaction, STORE, this.schema, fn);
   }
 
   async claim(request: WorkflowClaimRequest): Promise<WorkflowClaim> {
     POSTGRES_INPUT.token(request.token, request.owner);
     return claimInstances(this.executor, this.claimSql, request);
-  }
-
-  renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
-    return this.renewals.renew(this.executor, id, token, leaseUntil);
   }
 
   /**

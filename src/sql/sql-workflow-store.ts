@@ -2,14 +2,30 @@ import { migrationLabel, type MigrationRunner } from './migration-runner.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from './schema-name.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { requireExecutor, type SqlExecutor } from './sql-executor.js';
+import { deleteInstance, purgeStore, type DeleteStatements } from './instance-deletes.js';
+import { reopenInstance, type ReopenStatements } from './reopen.js';
+import type { CreateResult } from './create-batch.js';
+import type { StoreInput } from '../storage/store-input.js';
 import type {
   WorkflowPayloadChange,
   WorkflowPayloadRewrite,
   WorkflowSignalPageQuery,
 } from '../storage/payload-rewrite.js';
-import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import type {
   NewWorkflowInstance,
+  NewWorkflowSignal,
+  WorkflowCancelRequest,
+  WorkflowInstanceDetails,
+  WorkflowLeaseFlags,
+  WorkflowListQuery,
+  WorkflowPurgeQuery,
+  WorkflowPurgeResult,
+  WorkflowReopen,
+  WorkflowSignalQuery,
+  WorkflowSignalResult,
+  WorkflowUndeclaredDue,
+  WorkflowUndeclaredDueQuery,
   WorkflowScheduleClaimRequest,
   WorkflowScheduleQuery,
   WorkflowScheduleRecord,
@@ -65,9 +81,46 @@ export interface SqlPayloadRewrites {
   rewriteSignal(id: number, change: WorkflowPayloadChange): Promise<boolean>;
 }
 
+/** A SQL store's creates: batched with those made together, or one alone in the application's transaction. */
+export interface SqlCreates {
+  create(init: NewWorkflowInstance): Promise<CreateResult>;
+  /** One create on `executor`, the application's transaction (inside the store's savepoint). */
+  createInTransaction(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult>;
+}
+
+/** A SQL store's reads of instances. */
+export interface SqlInstanceReads {
+  get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null>;
+  list(query: WorkflowListQuery): Promise<WorkflowInstance[]>;
+  countDue(now: number, cap: number): Promise<number>;
+  countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]>;
+}
+
+/** A SQL store's signals. */
+export interface SqlSignals {
+  /** `signal()`, in a transaction of the store's own on `executor`. */
+  send(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult>;
+  /** `signalInTransaction()`'s statements on `executor`, the application's transaction. */
+  sendInTransaction(executor: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult>;
+  /** `signals()`. */
+  read(executor: SqlExecutor, query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]>;
+}
+
+/** A SQL store's `requestCancel()`. */
+export interface SqlCancelRequests {
+  requestCancel(executor: SqlExecutor, id: string, request: WorkflowCancelRequest): Promise<boolean>;
+}
+
+/** A SQL store's `renew()`. */
+export interface SqlLeaseRenewal {
+  renew(executor: SqlExecutor, id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null>;
+}
+
 /**
  * What the SQL stores do alike, whatever their dialect: `migrate()` through their migration
- * runner, and the schedule methods through their schedule half (see each store for how).
+ * runner, the schedule methods through their schedule half, and the operations each dialect
+ * writes in a part of its own (reads, creates, signals, cancel requests, renewals, reopens,
+ * deletes) through those parts (see each store for how).
  */
 export abstract class SqlWorkflowStoreBase {
   /** The schema's name, validated. */
@@ -94,6 +147,16 @@ export abstract class SqlWorkflowStoreBase {
     this.migrateOption = options.migrate;
   }
 
+  /** What the store checks before it writes anything (its key limits). */
+  protected abstract readonly input: StoreInput;
+  protected abstract readonly creates: SqlCreates;
+  protected abstract readonly reads: SqlInstanceReads;
+  protected abstract readonly signalsOf: SqlSignals;
+  protected abstract readonly cancels: SqlCancelRequests;
+  protected abstract readonly renewals: SqlLeaseRenewal;
+  protected abstract readonly reopens: ReopenStatements<unknown>;
+  protected abstract readonly deletes: DeleteStatements;
+
   /** The store's re-encryption half. */
   protected abstract readonly payloadRewrites: SqlPayloadRewrites;
 
@@ -102,6 +165,66 @@ export abstract class SqlWorkflowStoreBase {
 
   /** A runner over the store's migrations and migration dialect. */
   protected abstract migrationRunner(): MigrationRunner;
+
+  /**
+   * `fn` on the application's transaction handle (`start()` / `signal()` with `{ transaction }`), in
+   * a savepoint of it, one call at a time per handle.
+   */
+  protected abstract inApplicationTransaction<T>(
+    transaction: unknown,
+    fn: (executor: SqlExecutor) => Promise<T>,
+  ): Promise<T>;
+
+  async create(instance: NewWorkflowInstance): Promise<CreateResult> {
+    this.input.newInstance(instance);
+    return this.creates.create(instance);
+  }
+
+  get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
+    return this.reads.get(id, options);
+  }
+
+  list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
+    return this.reads.list(query);
+  }
+
+  countDue(now: number, cap: number): Promise<number> {
+    return this.reads.countDue(now, cap);
+  }
+
+  countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
+    return this.reads.countUndeclaredDue(query);
+  }
+
+  requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
+    return this.cancels.requestCancel(this.executor, id, request);
+  }
+
+  async reopen(id: string, reopen: WorkflowReopen): Promise<boolean> {
+    this.input.entries(id, reopen.entries);
+    return reopenInstance(this.executor, this.reopens, id, reopen);
+  }
+
+  delete(id: string, statuses: readonly WorkflowStatus[]): Promise<boolean> {
+    return deleteInstance(this.executor, this.deletes, id, statuses);
+  }
+
+  async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
+    this.input.signal(signal);
+    return this.signalsOf.send(this.executor, signal);
+  }
+
+  signals(query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
+    return this.signalsOf.read(this.executor, query);
+  }
+
+  purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult> {
+    return purgeStore(this.executor, this.deletes, query);
+  }
+
+  renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
+    return this.renewals.renew(this.executor, id, token, leaseUntil);
+  }
 
   /** Applies the pending migrations under the migration lock; resolves to their names (`0001_init`...). */
   async migrate(): Promise<string[]> {
