@@ -22,19 +22,34 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /**
  * One store over two connections to the file, as two processes would hold them: calls alternate
  * between them, so the suite's races meet SQLite's locks (a write waiting for the other's write
- * lock), not just one connection's order. Listening stays on the first.
+ * lock), not just one connection's order. Listening stays on the first. It is still one store
+ * object: a method a scenario puts on it (a wrapper holding a call) is what every later call
+ * runs, on either connection, and each method reads back as the same function.
  */
 function twoConnections(first: SqliteWorkflowStore, second: SqliteWorkflowStore): WorkflowStore {
   let calls = 0;
+  const assigned = new Map<PropertyKey, unknown>();
+  const alternating = new Map<PropertyKey, (...args: unknown[]) => unknown>();
   return new Proxy(first, {
     get(target, property, receiver) {
+      if (assigned.has(property)) return assigned.get(property);
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== 'function' || ['listen', 'listenForEnds', 'init', 'close'].includes(String(property)))
         return typeof value === 'function' ? value.bind(target) : value;
-      return (...args: unknown[]) => {
-        const store = calls++ % 2 === 0 ? first : second;
-        return (Reflect.get(store, property) as (...a: unknown[]) => unknown).apply(store, args);
-      };
+      let method = alternating.get(property);
+      if (!method) {
+        method = (...args: unknown[]) => {
+          const store = calls++ % 2 === 0 ? first : second;
+          return (Reflect.get(store, property) as (...a: unknown[]) => unknown).apply(store, args);
+        };
+        alternating.set(property, method);
+      }
+      return method;
+    },
+    // Without this, an assignment would land on `first` alone and the calls that go to `second` would skip it.
+    set(_target, property, value) {
+      assigned.set(property, value);
+      return true;
     },
   });
 }
