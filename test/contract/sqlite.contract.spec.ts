@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import * as vitest from 'vitest';
 import { afterAll, beforeAll } from 'vitest';
 import { SqliteWorkflowStore } from '../../src/sqlite/index.js';
@@ -18,6 +19,37 @@ beforeAll(async () => {
   await store.close();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let emptyFiles = 0;
+/** A store on a file of its own, for the scenarios that read or rewrite everything a store holds. */
+async function emptyStore() {
+  const file = join(dir, `empty-${++emptyFiles}.db`);
+  const store = new SqliteWorkflowStore({ path: file });
+  await store.init();
+  return { store, dump: async () => sqliteDump(file), close: () => store.close() };
+}
+
+/** Every row of every table in the file, as text (read on a connection of its own). */
+function sqliteDump(file: string): string {
+  const db = new Database(file, { readonly: true });
+  try {
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .all() as Array<{ name: string }>;
+    return tables
+      .map(
+        ({ name }) =>
+          `${name}:\n${db
+            .prepare(`SELECT * FROM "${name}"`)
+            .all()
+            .map((row) => JSON.stringify(row))
+            .join('\n')}\n`,
+      )
+      .join('');
+  } finally {
+    db.close();
+  }
+}
 
 /**
  * One store over two connections to the file, as two processes would hold them: calls alternate
@@ -61,7 +93,7 @@ workflowStoreContract(
     await store.init();
     return { store, close: () => store.close() };
   },
-  { test: vitest },
+  { test: vitest, emptyStore },
 );
 
 workflowStoreContract(
@@ -76,5 +108,5 @@ workflowStoreContract(
       },
     };
   },
-  { test: vitest },
+  { test: vitest, emptyStore },
 );
