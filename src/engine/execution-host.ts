@@ -64,6 +64,11 @@ export interface ExecutionJournalAccess {
   ensureJournalRoom(name: string): void;
   /** Records an entry, written with the next write. */
   record(entry: WorkflowJournalEntry): void;
+  /**
+   * Records a step's attempt as started, for the flush before its code runs. Unlike `record()`, it
+   * leaves `isRerun()` as it was: steps started beside it were running in a cut-short execution too.
+   */
+  recordStarted(entry: WorkflowJournalEntry): void;
   /** Writes what was recorded before a new side effect, so a crash never loses a result it depends on. */
   flush(): Promise<void>;
   /**

@@ -179,6 +179,9 @@ export async function runStepWith<T>(
   host.ensureJournalRoom(name);
   // A crash mid-step counts: reached first by a re-run (see `isRerun()`), a step with no entry was running.
   const attempt = entry ? (entry.attempts ?? 0) + 1 : host.isRerun() ? 2 : 1;
+  // Any attempt but a step's plain first is journaled as started before its code runs (the flush
+  // below): a process killed during it leaves the count in the store, so the next is a new number.
+  if (entry !== undefined || attempt > 1) host.recordStarted(startedEntry(name, entry, attempt, host.now()));
   host.operationStarted();
   let outcome: AttemptOutcome;
   let completed: WorkflowJournalEntry | null = null;
@@ -209,6 +212,29 @@ export async function runStepWith<T>(
   host.emit({ type: 'step-completed', step: name, attempt });
   host.throwIfStopped();
   return plainCopy(outcome.value) as T;
+}
+
+/**
+ * The entry that records attempt `attempt` of step `name` as started: still waiting (due now), its
+ * attempts counting this one, the last failure kept for whoever looks.
+ */
+function startedEntry(
+  name: string,
+  previous: WorkflowJournalEntry | undefined,
+  attempt: number,
+  now: number,
+): WorkflowJournalEntry {
+  const started: WorkflowJournalEntry = {
+    name,
+    kind: 'step',
+    state: 'waiting',
+    attempts: attempt,
+    wakeAt: null,
+    createdAt: previous?.createdAt ?? now,
+    updatedAt: now,
+  };
+  if (previous?.error) started.error = previous.error;
+  return started;
 }
 
 function stepFailed(

@@ -369,11 +369,19 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
   record(entry: WorkflowJournalEntry): void {
     if (this.closed) return;
     this.recorded = true;
+    this.keep(entry);
+    this.scheduleFlush();
+  }
+
+  recordStarted(entry: WorkflowJournalEntry): void {
+    if (!this.closed) this.keep(entry);
+  }
+
+  private keep(entry: WorkflowJournalEntry): void {
     if (!this.journal.record(entry, (event) => this.journalLimit(event))) {
       this.stop.reason ??= 'journal-limit';
       throw new WorkflowInterrupt('journal-limit');
     }
-    this.scheduleFlush();
   }
 
   private journalLimit(event: JournalLimitEvent): void {
