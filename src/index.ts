@@ -72,6 +72,9 @@ export { WorkflowClientClosedError } from './errors/workflow-client-closed.error
 export { isWorkflowInputError } from './errors/workflow-input-error.js';
 export { WorkflowExceptionFilter, workflowErrorStatus } from './http/workflow-exception.filter.js';
 export { WorkflowPayloadError } from './errors/workflow-payload.error.js';
+export { WorkflowPatchError } from './errors/workflow-patch.error.js';
+export { WorkflowHistoryError } from './errors/workflow-history.error.js';
+export type { WorkflowHistory, WorkflowHistoryInstance, WorkflowHistorySignal } from './engine/workflow-history.js';
 
 export { InMemoryWorkflowStore } from './memory/in-memory-workflow.store.js';
 export { WorkflowStorage } from './storage/workflow-storage.js';

@@ -23,6 +23,8 @@ import { parsePurgeRequest, purgeInBatches } from './purge-request.js';
 import { parseSignalRequest, type WorkflowSignalOptions } from './signal-request.js';
 import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from './start-request.js';
 import type { WorkflowHandle } from './workflow-handle.js';
+import { exportHistory } from './history-export.js';
+import type { WorkflowHistory } from '../engine/workflow-history.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -151,6 +153,15 @@ export class WorkflowClient implements OnModuleDestroy {
     const details: WorkflowInstanceDetails = stripLease(instance);
     if (options.children) details.children = await this.allChildren(id);
     return details;
+  }
+
+  /**
+   * The instance's history as plain JSON (the instance, its journal, the signals it took, the
+   * library version), payloads decoded by the codec: keep it as a test fixture and replay it with
+   * `replayHistory()` from `@nestjs/workflows/testing`. Throws `WorkflowNotFoundError`.
+   */
+  exportHistory(id: string): Promise<WorkflowHistory> {
+    return exportHistory(this.storage, id, this.options.clock.now());
   }
 
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */

@@ -1,5 +1,6 @@
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import type { WorkflowInterrupt } from '../errors/workflow-interrupt.js';
+import type { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
 import type {
   WorkflowInstance,
   WorkflowJournalEntry,
@@ -86,6 +87,11 @@ export interface ExecutionJournalAccess {
   encodeAhead(entry: WorkflowJournalEntry): Promise<void> | null;
   /** An entry a committed transaction wrote: the execution knows it, and doesn't write it again. */
   recordCommitted(entry: WorkflowJournalEntry): void;
+  /**
+   * Whether the journal holds entries an earlier execution recorded that this one has not reached
+   * yet (compensations and patch markers aside): the instance went further than the code is now.
+   */
+  journalAhead(): boolean;
 }
 
 /** The life of the execution's operations, and its stop. */
@@ -111,6 +117,13 @@ export interface OperationControl {
   stopReason(): WorkflowInterrupt['reason'] | null;
   /** Whether it was stopped without waiting for what runs (terminate, a lost lease, a store failure). */
   stoppedAtOnce(): boolean;
+  /**
+   * The step whose function is being called right now (its synchronous part, up to its first
+   * `await`), or `null`: what `ctx.patched()` checks to refuse being called from a step.
+   */
+  callingStep: string | null;
+  /** The code no longer matches the journal: the execution fails with `error`, which is returned to throw. */
+  diverged(error: WorkflowNonDeterminismError): WorkflowNonDeterminismError;
 }
 
 /** `ctx.transaction()`'s way to the store. */

@@ -267,7 +267,7 @@ export function runAttempt<T>(
   timeout: number | null,
 ): T | Promise<T> {
   // The signal is made only when the step reads it: most never do, and making one costs.
-  if (timeout === null) return fn(withHostSignal({ attempt }, host));
+  if (timeout === null) return callStep(host, name, fn, withHostSignal({ attempt }, host));
   return attemptWithin(
     host.abortSignal,
     timeout,
@@ -275,6 +275,17 @@ export function runAttempt<T>(
       new WorkflowTimeoutError(
         `Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`,
       ),
-    (signal) => fn({ attempt, signal }),
+    (signal) => callStep(host, name, fn, { attempt, signal }),
   );
+}
+
+/** Calls a step's function with `callingStep` set for its synchronous part (see `ctx.patched()`). */
+function callStep<T>(host: OperationHost, name: string, fn: StepFn<T>, run: WorkflowStepRun): T | Promise<T> {
+  const outer = host.callingStep;
+  host.callingStep = name;
+  try {
+    return fn(run);
+  } finally {
+    host.callingStep = outer;
+  }
 }

@@ -122,6 +122,21 @@ export interface WorkflowContext {
   uuid(): string;
   /** A custom status readable with `getStatus()`; written with the instance's next write. */
   setStatus(value: unknown): void;
+  /**
+   * Whether this instance takes the patched branch of a change made under running instances
+   * (docs/deploying-changes.md): `true` where the instance reaches this point on code that has the
+   * patch, `false` on the replay of an instance that went past this point before the patch existed.
+   * The first answer is journaled (a `$patch:<id>` marker), so it never changes for an instance.
+   * Synchronous; refused inside a step's function (`WorkflowPatchError`).
+   */
+  patched(patchId: string): boolean;
+  /**
+   * The clean-up release of a patch: the code keeps only the patched branch. Records the marker for
+   * new instances (so rolling back to the release with `patched()` stays safe); an instance that went
+   * past this point without the patch fails with `WorkflowNonDeterminismError` instead of running
+   * the new branch against its old journal.
+   */
+  deprecatePatch(patchId: string): void;
 }
 
 /** A workflow: `@Workflow(...)` on a class that implements this. */

@@ -20,6 +20,7 @@ import { toJsonValue } from './json-value.js';
 import { assertOutsideCompensation, runAsCompensation } from './compensation-scope.js';
 import { assertOperationName, changedKindError, reusedNameError } from './operation-names.js';
 import { RecordedValues } from './recorded-values.js';
+import { PatchMarkers } from './patch-markers.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { compensate, type Compensation, type CompensationOutcome } from './saga.js';
 import { SignalWaits } from './signal-waits.js';
@@ -65,6 +66,7 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
   private readonly parked: Parked[] = [];
   /** The steps running now, by name (what a shutdown that times out reports). */
   readonly runningSteps = new Set<string>();
+  callingStep: string | null = null;
   /** Whether this execution recorded anything yet (see `isRerun()` in ExecutionJournalAccess). */
   private recorded = false;
   private readonly children: ChildSupport;
@@ -113,6 +115,7 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
       waits,
       children: this.children,
       values: new RecordedValues(this),
+      patches: new PatchMarkers(this),
       setStatus: (value) => {
         this.pendingStatus = { value: toJsonValue(value, 'ctx.setStatus() value', 'status') ?? null };
       },
@@ -307,6 +310,14 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
 
   recordCommitted(entry: WorkflowJournalEntry): void {
     this.journal.written(entry);
+  }
+
+  journalAhead(): boolean {
+    return this.journal.ahead(this.visited);
+  }
+
+  diverged(error: WorkflowNonDeterminismError): WorkflowNonDeterminismError {
+    return this.fail(error);
   }
 
   /**
