@@ -4,6 +4,13 @@ import { ClaimableInstances } from './in-memory-claimable.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
+import { InMemoryStreams } from './in-memory-streams.js';
+import type {
+  WorkflowStreamAppend,
+  WorkflowStreamAppendResult,
+  WorkflowStreamPage,
+  WorkflowStreamQuery,
+} from '../storage/workflow-store-streams.js';
 import { untakenSignals } from './in-memory-untaken-signals.js';
 import { storedEntryTexts, storedSignal, toStoredJson } from './stored-json.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
@@ -98,6 +105,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly schedules = new InMemorySchedules();
   /** The unfinished instances, which is all a claim looks at. */
   private readonly claimable = new ClaimableInstances();
+  /** `ctx.stream()`'s logs, dropped with their instance. */
+  private readonly streams = new InMemoryStreams();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     return this.createNow(init);
@@ -201,8 +210,16 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const stored = this.instances.get(id);
     if (!stored || !statuses.includes(stored.instance.status) || this.parentUnfinished(id)) return false;
     this.claimable.remove(stored.instance);
+    this.streams.drop(id);
     return this.instances.delete(id);
   }
+
+  // Streams (in-memory-streams.ts): an unknown instance has none.
+  appendStream = async (append: WorkflowStreamAppend): Promise<WorkflowStreamAppendResult | null> =>
+    this.instances.has(append.id) ? this.streams.append(append) : null;
+  readStream = async (query: WorkflowStreamQuery): Promise<WorkflowStreamPage> => this.streams.read(query);
+  listenForStreams = async (listener: (id?: string, stream?: string) => void): Promise<() => Promise<void>> =>
+    this.streams.listen(listener);
 
   async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     INPUT.signal(signal);
@@ -242,6 +259,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       .slice(0, limit);
     for (const instance of instances) {
       this.instances.delete(instance.id);
+      this.streams.drop(instance.id);
       this.claimable.remove(instance);
     }
 

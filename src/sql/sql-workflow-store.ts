@@ -4,6 +4,13 @@ import { checkKnownKeys } from '../options/known-keys.js';
 import { requireExecutor, type SqlExecutor } from './sql-executor.js';
 import { deleteInstance, purgeStore, type DeleteStatements } from './instance-deletes.js';
 import { reopenInstance, type ReopenStatements } from './reopen.js';
+import { appendStream, readStream, type StreamStatements } from './stream-appends.js';
+import type {
+  WorkflowStreamAppend,
+  WorkflowStreamAppendResult,
+  WorkflowStreamPage,
+  WorkflowStreamQuery,
+} from '../storage/workflow-store-streams.js';
 import type { CreateResult } from './create-batch.js';
 import type { StoreInput } from '../storage/store-input.js';
 import type {
@@ -163,6 +170,9 @@ export abstract class SqlWorkflowStoreBase {
   /** The store's schedule half. */
   protected abstract readonly scheduleStore: SqlScheduleStore;
 
+  /** The streams' statements (`appendStream()`, `readStream()`). */
+  protected abstract readonly streams: StreamStatements;
+
   /** A runner over the store's migrations and migration dialect. */
   protected abstract migrationRunner(): MigrationRunner;
 
@@ -174,6 +184,14 @@ export abstract class SqlWorkflowStoreBase {
     transaction: unknown,
     fn: (executor: SqlExecutor) => Promise<T>,
   ): Promise<T>;
+
+  appendStream(append: WorkflowStreamAppend): Promise<WorkflowStreamAppendResult | null> {
+    return appendStream(this.executor, this.streams, append);
+  }
+
+  readStream(query: WorkflowStreamQuery): Promise<WorkflowStreamPage> {
+    return readStream(this.executor, this.streams, query);
+  }
 
   async create(instance: NewWorkflowInstance): Promise<CreateResult> {
     this.input.newInstance(instance);

@@ -15,6 +15,8 @@ export function sqliteTables(schema: string) {
     rateWindows: t('rate_windows'),
     cancelRequests: t('cancel_requests'),
     schedules: t('schedules'),
+    streams: t('streams'),
+    streamItems: t('stream_items'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */
     signalsSequence: `${schema}_signals`,
   };

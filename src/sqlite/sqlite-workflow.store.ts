@@ -21,6 +21,7 @@ import * as schedules from './sqlite-schedules.js';
 import { lastSignalId, prepareSignal, readSignals, storeSignal } from './sqlite-signals.js';
 import { inApplicationTransaction, type AppStatements } from './sqlite-app-transaction.js';
 import { sqliteTables, type SqliteTables } from './sqlite-tables.js';
+import { appendStream, readStream } from './sqlite-streams.js';
 import { applyWrite, prepareWrite, renewLease } from './sqlite-writes.js';
 
 const STORE = 'SqliteWorkflowStore';
@@ -287,6 +288,14 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
         },
       }),
     );
+  }
+
+  async appendStream(append: Store.WorkflowStreamAppend): Promise<Store.WorkflowStreamAppendResult | null> {
+    return (await this.connection()).write((sql) => appendStream(sql, this.tables, append));
+  }
+
+  async readStream(query: Store.WorkflowStreamQuery): Promise<Store.WorkflowStreamPage> {
+    return (await this.connection()).read((sql) => readStream(sql, this.tables, query));
   }
 
   async rewritePayloads(id: string, rewrite: Store.WorkflowPayloadRewrite): Promise<number> {

@@ -25,6 +25,7 @@ import type {
   WorkflowUntakenSignalQuery,
 } from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
+import type { WorkflowStreamStore } from './workflow-store-streams.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -43,9 +44,10 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * `writeSchedule` and `createOccurrence` (fenced by the lease token), `signal` with `write` (ordered by the signal lock),
  * `saveSchedule` (conditional on a revision), and `reopen`, `requestCancel` and `purge` (which
  * re-check their conditions on the rows they change). Each method's comment names the race its
- * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts).
+ * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts),
+ * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts).
  */
-export interface WorkflowStore extends WorkflowScheduleStore {
+export interface WorkflowStore extends WorkflowScheduleStore, WorkflowStreamStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -398,3 +400,13 @@ export type {
   WorkflowScheduleStore,
 } from './workflow-store-schedules.js';
 export type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
+export type {
+  NewWorkflowStreamItem,
+  WorkflowStreamAppend,
+  WorkflowStreamAppendResult,
+  WorkflowStreamLimits,
+  WorkflowStreamPage,
+  WorkflowStreamQuery,
+  WorkflowStreamRecord,
+  WorkflowStreamStore,
+} from './workflow-store-streams.js';

@@ -28,6 +28,7 @@ import { requestCancelContract } from './contract/request-cancel.contract.js';
 import { scheduleOccurrenceContract } from './contract/schedule-occurrence.contract.js';
 import { schedulesContract } from './contract/schedules.contract.js';
 import { signalsContract } from './contract/signals.contract.js';
+import { streamsContract } from './contract/streams.contract.js';
 import { untakenSignalsContract } from './contract/untaken-signals.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
@@ -85,6 +86,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   purgeContract,
   schedulesContract,
   scheduleOccurrenceContract,
+  streamsContract,
 ];
 
 /**
