@@ -25,6 +25,15 @@ import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from '.
 import type { WorkflowHandle } from './workflow-handle.js';
 import { exportHistory } from './history-export.js';
 import type { WorkflowHistory } from '../engine/workflow-history.js';
+import { actOnMatching, type BulkReads } from './bulk-actions.js';
+import {
+  parseBulkFilter,
+  type BulkSelection,
+  type WorkflowBulkFilter,
+  type WorkflowBulkResult,
+} from './bulk-request.js';
+import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
+import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -132,6 +141,41 @@ export class WorkflowClient implements OnModuleDestroy {
   }
 
   /**
+   * Cancels every unfinished instance `filter` matches (see `WorkflowBulkFilter`; one matching
+   * everything needs `all: true`), as `cancel()` does each, in bounded batches: never one long
+   * transaction, each instance asked once. Resolves to how many matched and how many took the
+   * cancel (finished ones, and ones asked before, don't). Safe to run again after a crash.
+   */
+  cancelMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('cancelMany', filter, options.reason, false);
+  }
+
+  /** `terminate()` on every unfinished instance `filter` matches, as `cancelMany()` goes about it. */
+  terminateMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('terminateMany', filter, options.reason, true);
+  }
+
+  /**
+   * `retry()` on every failed, cancelled or compensation_failed instance `filter` matches, as
+   * `cancelMany()` goes about it; `changed` counts the retries that landed (of two concurrent ones
+   * of an instance, one does). Run again after a crash, it retries only what is still failed.
+   */
+  async retryMany(filter: WorkflowBulkFilter): Promise<WorkflowBulkResult> {
+    const selection = parseBulkFilter('retryMany', filter, this.options.clock.now());
+    return actOnMatching(this.bulkReads(), selection, async (instance) => {
+      if (!RETRYABLE.includes(instance.status)) return false;
+      try {
+        await this.retry(instance.id);
+        return true;
+      } catch (error) {
+        // Moved on since it was listed (retried, deleted): nothing to do for it.
+        if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    });
+  }
+
+  /**
    * Re-encryption after a key rotation: rewrites every stored payload (instances, their journals,
    * signals, schedules) that is not under the current codec, the first of the `codec` list, in
    * batches. Safe beside running workers (each payload is replaced only while it still holds what
@@ -192,6 +236,30 @@ export class WorkflowClient implements OnModuleDestroy {
     return purgeInBatches(this.storage, parsePurgeRequest(options, this.options.clock.now()));
   }
 
+  private async cancelMatching(
+    method: string,
+    filter: WorkflowBulkFilter,
+    reason: string | undefined,
+    terminate: boolean,
+  ): Promise<WorkflowBulkResult> {
+    const now = this.options.clock.now();
+    const selection: BulkSelection = parseBulkFilter(method, filter, now);
+    parseCancelRequest(reason, terminate, now);
+    return actOnMatching(this.bulkReads(), selection, (instance) =>
+      FINISHED_STATUSES.includes(instance.status)
+        ? Promise.resolve(false)
+        : this.runtime.requestCancel(instance.id, parseCancelRequest(reason, terminate, this.options.clock.now())),
+    );
+  }
+
+  private bulkReads(): BulkReads {
+    return {
+      list: (query) => this.storage.list(query),
+      get: (id) => this.storage.get(id, { readable: true }),
+      now: () => this.options.clock.now(),
+    };
+  }
+
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
     const request = parseCancelRequest(reason, terminate, this.options.clock.now());
     if (await this.runtime.requestCancel(id, request)) return;
@@ -224,6 +292,9 @@ export class WorkflowClient implements OnModuleDestroy {
     }
   }
 }
+
+/** The statuses `retry()` takes. */
+const RETRYABLE: readonly WorkflowStatus[] = ['failed', 'cancelled', 'compensation_failed'];
 
 /** Instances as the client shows them: the lease token is the workers' secret. */
 function stripLease<T extends WorkflowInstance>(instance: T): T {
