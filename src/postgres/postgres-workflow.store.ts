@@ -1,3 +1,4 @@
+import { PostgresPauses } from './postgres-pauses.js';
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
@@ -81,6 +82,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private readonly writes: PostgresWrites;
   protected readonly reopens: PostgresReopen;
   protected readonly deletes: PostgresDeletes;
+  protected readonly pauses: PostgresPauses;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
@@ -112,6 +114,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.writes = new PostgresWrites(this.executor, this.schema, this.channel);
     this.reopens = new PostgresReopen(this.schema, this.channel);
     this.deletes = new PostgresDeletes(this.schema);
+    this.pauses = new PostgresPauses(this.schema, this.channel);
   }
 
   /**

@@ -25,6 +25,7 @@ import type {
   WorkflowUntakenSignalQuery,
 } from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
+import type { WorkflowPauseStore } from './workflow-store-pauses.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -45,7 +46,7 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * re-check their conditions on the rows they change). Each method's comment names the race its
  * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts).
  */
-export interface WorkflowStore extends WorkflowScheduleStore {
+export interface WorkflowStore extends WorkflowScheduleStore, WorkflowPauseStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -398,3 +399,9 @@ export type {
   WorkflowScheduleStore,
 } from './workflow-store-schedules.js';
 export type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
+export type {
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
+  WorkflowPausedWorkflow,
+  WorkflowPauseStore,
+} from './workflow-store-pauses.js';

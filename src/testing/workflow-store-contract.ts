@@ -31,6 +31,7 @@ import { signalsContract } from './contract/signals.contract.js';
 import { untakenSignalsContract } from './contract/untaken-signals.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
+import { pauseContract } from './contract/pause.contract.js';
 
 export type { WorkflowContractTestApi, WorkflowStoreHarness } from './contract/contract-suite.js';
 
@@ -85,6 +86,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   purgeContract,
   schedulesContract,
   scheduleOccurrenceContract,
+  pauseContract,
 ];
 
 /**
