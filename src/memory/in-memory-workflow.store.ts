@@ -34,6 +34,7 @@ import {
   windowKey,
 } from './in-memory-list.js';
 import { newStoredInstance } from './in-memory-new-instance.js';
+import { InMemoryPauses } from './in-memory-pauses.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from '../storage/plain-copy.js';
 import type {
@@ -65,6 +66,9 @@ import type {
   WorkflowUndeclaredDue,
   WorkflowUndeclaredDueQuery,
   WorkflowWrite,
+  WorkflowPausedWorkflow,
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
 } from '../storage/workflow-store.js';
 
 interface StoredInstance {
@@ -107,6 +111,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly claimable = new ClaimableInstances();
   /** `ctx.stream()`'s logs, dropped with their instance. */
   private readonly streams = new InMemoryStreams();
+  /** Operators' pauses of instances and workflows (in-memory-pauses.ts). */
+  private readonly pauses = new InMemoryPauses();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     return this.createNow(init);
@@ -136,25 +142,67 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   async get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
     const stored = this.instances.get(id);
     if (!stored) return null;
-    const details: WorkflowInstanceDetails = { ...copyInstance(stored.instance), waits: copy(stored.waits) };
+    const details: WorkflowInstanceDetails = { ...this.shown(stored.instance), waits: copy(stored.waits) };
     if (options?.journal)
       details.journal = Array.from(stored.journal.values(), (text) => JSON.parse(text) as WorkflowJournalEntry);
     return details;
   }
 
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    return listPage(
-      [...this.instances.values()].map((stored) => stored.instance),
-      query,
-    ).map(copyInstance);
+    const { pauses } = this;
+    // A paused instance is filtered and returned as reads show it (status `paused`).
+    const instances = [...this.instances.values()].map((stored) =>
+      pauses.isPaused(stored.instance) ? pauses.shown(stored.instance, { ...stored.instance }) : stored.instance,
+    );
+    return listPage(instances, query).map((instance) =>
+      instance.pauseReason === undefined
+        ? copyInstance(instance)
+        : { ...copyInstance(instance), pauseReason: instance.pauseReason },
+    );
   }
 
   async countDue(now: number, cap: number): Promise<number> {
-    return countDue(this.claimable.instances(), now, cap);
+    return countDue(this.unpaused(this.claimable.instances()), now, cap);
   }
 
   async countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
-    return countUndeclaredDue(this.claimable.instances(), query);
+    return countUndeclaredDue(this.unpaused(this.claimable.instances()), query);
+  }
+
+  async pause(id: string, request: WorkflowPauseRequest): Promise<boolean> {
+    const instance = this.instances.get(id)?.instance;
+    return instance !== undefined && this.pauses.pause(instance, request);
+  }
+
+  async resume(id: string, now: number): Promise<boolean> {
+    const instance = this.instances.get(id)?.instance;
+    if (!instance || !this.pauses.isPaused(instance)) return false;
+    return this.pauses.resume(instance, now);
+  }
+
+  async pauseWorkflow(target: WorkflowPauseTarget, request: WorkflowPauseRequest): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return this.pauses.pauseWorkflow(target, request);
+  }
+
+  async resumeWorkflow(target: WorkflowPauseTarget): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return this.pauses.resumeWorkflow(target);
+  }
+
+  async pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
+    return this.pauses.pausedWorkflows();
+  }
+
+  /** A stored instance copied out as reads show it (`paused` while an operator paused it). */
+  private shown(instance: WorkflowInstance): WorkflowInstance {
+    return this.pauses.shown(instance, copyInstance(instance));
+  }
+
+  /** What a claim could take of `instances`: a paused one (or one of a paused workflow) counts as not due. */
+  private unpaused(instances: Iterable<WorkflowInstance>): Iterable<WorkflowInstance> {
+    if (this.pauses.none) return instances;
+    return [...instances].filter((instance) => this.pauses.claimable(instance));
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
@@ -168,6 +216,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     }
     instance.cancelRequested = true;
     instance.cancelReason = request.reason;
+    // A paused instance is cancelled as it stands: the pause ends, so a worker can run the cancel.
+    this.pauses.resume(instance);
     makeDue(instance, request.now);
     this.claimable.update(instance);
     return true;
@@ -297,7 +347,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     // Counted as holding no slot, a lapsed lease must not be renewed beside what this claim leases.
     this.claimable.endLapsedLeases(slotLimitedWorkflows(request), now);
     const accepts = (instance: WorkflowInstance) =>
-      !hasLiveLease(instance, now) && versions.get(instance.workflow)?.has(instance.version) === true;
+      !hasLiveLease(instance, now) &&
+      versions.get(instance.workflow)?.has(instance.version) === true &&
+      this.pauses.claimable(instance);
     const usage = {
       leased: (workflow: string, key: string | null) => countLeased(this.claimable.leaseHolders(), workflow, key, now),
       windowCount: (workflow: string, key: string | null) => {
@@ -338,7 +390,12 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const shorter = instance.leaseUntil !== null && leaseUntil < instance.leaseUntil;
     instance.leaseUntil = leaseUntil;
     if (shorter) this.claimable.update(instance);
-    return { cancelRequested: instance.cancelRequested, terminateRequested: instance.terminateRequested };
+    const flags: WorkflowLeaseFlags = {
+      cancelRequested: instance.cancelRequested,
+      terminateRequested: instance.terminateRequested,
+    };
+    if (this.pauses.isPaused(instance)) flags.paused = true;
+    return flags;
   }
 
   async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {

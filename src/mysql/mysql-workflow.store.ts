@@ -1,3 +1,4 @@
+import { MySqlPauses } from './mysql-pauses.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { checkMysqlAnswers, explainMysqlConnectionError } from './connection-error.js';
@@ -101,6 +102,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
   protected readonly deletes: MySqlDeletes;
   protected readonly streams: MySqlStreams;
+  protected readonly pauses: MySqlPauses;
   protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
@@ -130,6 +132,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.renewals = new MySqlLeaseRenewal(this.tables);
     this.deletes = new MySqlDeletes(this.tables, this.signalsOf, locks);
     this.streams = new MySqlStreams(this.schema);
+    this.pauses = new MySqlPauses(this.tables);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);

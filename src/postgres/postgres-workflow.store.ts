@@ -1,3 +1,4 @@
+import { PostgresPauses } from './postgres-pauses.js';
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
@@ -82,6 +83,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private readonly writes: PostgresWrites;
   protected readonly reopens: PostgresReopen;
   protected readonly deletes: PostgresDeletes;
+  protected readonly pauses: PostgresPauses;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
   protected readonly streams: PostgresStreams;
@@ -116,6 +118,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.reopens = new PostgresReopen(this.schema, this.channel);
     this.deletes = new PostgresDeletes(this.schema);
     this.streams = new PostgresStreams(this.schema, this.channel + STREAMS_CHANNEL_SUFFIX);
+    this.pauses = new PostgresPauses(this.schema, this.channel);
   }
 
   /**

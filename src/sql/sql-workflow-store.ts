@@ -12,6 +12,12 @@ import type {
   WorkflowStreamQuery,
 } from '../storage/workflow-store-streams.js';
 import type { CreateResult } from './create-batch.js';
+import type { SqlPauses } from './sql-pauses.js';
+import type {
+  WorkflowPausedWorkflow,
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
+} from '../storage/workflow-store-pauses.js';
 import type { StoreInput } from '../storage/store-input.js';
 import type {
   WorkflowPayloadChange,
@@ -163,6 +169,7 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly renewals: SqlLeaseRenewal;
   protected abstract readonly reopens: ReopenStatements<unknown>;
   protected abstract readonly deletes: DeleteStatements;
+  protected abstract readonly pauses: SqlPauses;
 
   /** The store's re-encryption half. */
   protected abstract readonly payloadRewrites: SqlPayloadRewrites;
@@ -242,6 +249,52 @@ export abstract class SqlWorkflowStoreBase {
 
   renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
     return this.renewals.renew(this.executor, id, token, leaseUntil);
+  }
+
+  pause(id: string, request: WorkflowPauseRequest): Promise<boolean> {
+    return this.pauses.pause(this.executor, id, request);
+  }
+
+  pauseInTransaction(transaction: unknown, id: string, request: WorkflowPauseRequest): Promise<boolean> {
+    return this.inApplicationTransaction(transaction, (executor) => this.pauses.pause(executor, id, request));
+  }
+
+  resume(id: string, now: number): Promise<boolean> {
+    return this.pauses.resume(this.executor, id, now);
+  }
+
+  resumeInTransaction(transaction: unknown, id: string, now: number): Promise<boolean> {
+    return this.inApplicationTransaction(transaction, (executor) => this.pauses.resume(executor, id, now));
+  }
+
+  async pauseWorkflow(target: WorkflowPauseTarget, request: WorkflowPauseRequest): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.pauses.pauseWorkflow(this.executor, target, request);
+  }
+
+  async pauseWorkflowInTransaction(
+    transaction: unknown,
+    target: WorkflowPauseTarget,
+    request: WorkflowPauseRequest,
+  ): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.inApplicationTransaction(transaction, (executor) =>
+      this.pauses.pauseWorkflow(executor, target, request),
+    );
+  }
+
+  async resumeWorkflow(target: WorkflowPauseTarget): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.pauses.resumeWorkflow(this.executor, target);
+  }
+
+  async resumeWorkflowInTransaction(transaction: unknown, target: WorkflowPauseTarget): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.inApplicationTransaction(transaction, (executor) => this.pauses.resumeWorkflow(executor, target));
+  }
+
+  pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
+    return this.pauses.pausedWorkflows(this.executor);
   }
 
   /** Applies the pending migrations under the migration lock; resolves to their names (`0001_init`...). */

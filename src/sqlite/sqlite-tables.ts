@@ -14,6 +14,7 @@ export function sqliteTables(schema: string) {
     signals: t('signals'),
     rateWindows: t('rate_windows'),
     cancelRequests: t('cancel_requests'),
+    pausedWorkflows: t('paused_workflows'),
     schedules: t('schedules'),
     streams: t('streams'),
     streamItems: t('stream_items'),

@@ -1,3 +1,4 @@
+import * as pauses from './sqlite-pauses.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -246,6 +247,62 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
 
   async purge(query: Store.WorkflowPurgeQuery): Promise<Store.WorkflowPurgeResult> {
     return (await this.connection()).write((sql) => purge(sql, this.tables, query));
+  }
+
+  async pause(id: string, request: Store.WorkflowPauseRequest): Promise<boolean> {
+    return (await this.connection()).write((sql) => pauses.pauseInstance(sql, this.tables, id, request));
+  }
+
+  /** `pause()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async pauseInTransaction(transaction: unknown, id: string, request: Store.WorkflowPauseRequest): Promise<boolean> {
+    return inApplicationTransaction(this.appStatements, transaction, 'pause()', (sql) =>
+      pauses.pauseInstance(sql, this.tables, id, request),
+    );
+  }
+
+  async resume(id: string, now: number): Promise<boolean> {
+    return (await this.connection()).write((sql) => pauses.resumeInstance(sql, this.tables, id, now));
+  }
+
+  /** `resume()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async resumeInTransaction(transaction: unknown, id: string, now: number): Promise<boolean> {
+    return inApplicationTransaction(this.appStatements, transaction, 'resume()', (sql) =>
+      pauses.resumeInstance(sql, this.tables, id, now),
+    );
+  }
+
+  async pauseWorkflow(target: Store.WorkflowPauseTarget, request: Store.WorkflowPauseRequest): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return (await this.connection()).write((sql) => pauses.pauseWorkflow(sql, this.tables, target, request));
+  }
+
+  /** `pauseWorkflow()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async pauseWorkflowInTransaction(
+    transaction: unknown,
+    target: Store.WorkflowPauseTarget,
+    request: Store.WorkflowPauseRequest,
+  ): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return inApplicationTransaction(this.appStatements, transaction, 'pauseWorkflow()', (sql) =>
+      pauses.pauseWorkflow(sql, this.tables, target, request),
+    );
+  }
+
+  async resumeWorkflow(target: Store.WorkflowPauseTarget): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return (await this.connection()).write((sql) => pauses.resumeWorkflow(sql, this.tables, target));
+  }
+
+  /** `resumeWorkflow()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async resumeWorkflowInTransaction(transaction: unknown, target: Store.WorkflowPauseTarget): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return inApplicationTransaction(this.appStatements, transaction, 'resumeWorkflow()', (sql) =>
+      pauses.resumeWorkflow(sql, this.tables, target),
+    );
+  }
+
+  async pausedWorkflows(): Promise<Store.WorkflowPausedWorkflow[]> {
+    return (await this.connection()).read((sql) => pauses.pausedWorkflows(sql, this.tables));
   }
 
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {

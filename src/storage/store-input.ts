@@ -36,6 +36,12 @@ export class StoreInput {
     this.integer('priority', init.priority ?? 0);
   }
 
+  /** `pauseWorkflow()`'s or `resumeWorkflow()`'s workflow name and version. */
+  pauseTarget(workflow: string, version: number | null): void {
+    checkKey(this.store, 'workflow name', workflow, this.limits.workflow);
+    if (version !== null) this.integer('version', version);
+  }
+
   signal(signal: NewWorkflowSignal): void {
     this.wait(signal.name, signal.key);
     checkKey(this.store, 'signal id (dedupe id)', signal.dedupeId, this.limits.dedupeId);

@@ -62,6 +62,8 @@ export interface WorkflowCancelRequest {
 export interface WorkflowLeaseFlags {
   cancelRequested: boolean;
   terminateRequested: boolean;
+  /** An operator paused it (`pause()`): the execution stops at its next step and hands it back. Absent: not paused. */
+  paused?: boolean;
 }
 
 export interface WorkflowListQuery {

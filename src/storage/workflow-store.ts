@@ -26,6 +26,7 @@ import type {
 } from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowStreamStore } from './workflow-store-streams.js';
+import type { WorkflowPauseStore } from './workflow-store-pauses.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -47,7 +48,7 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts),
  * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts).
  */
-export interface WorkflowStore extends WorkflowScheduleStore, WorkflowStreamStore {
+export interface WorkflowStore extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -410,3 +411,9 @@ export type {
   WorkflowStreamRecord,
   WorkflowStreamStore,
 } from './workflow-store-streams.js';
+export type {
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
+  WorkflowPausedWorkflow,
+  WorkflowPauseStore,
+} from './workflow-store-pauses.js';

@@ -32,6 +32,7 @@ import { streamsContract } from './contract/streams.contract.js';
 import { untakenSignalsContract } from './contract/untaken-signals.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
+import { pauseContract } from './contract/pause.contract.js';
 
 export type { WorkflowContractTestApi, WorkflowStoreHarness } from './contract/contract-suite.js';
 
@@ -87,6 +88,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   schedulesContract,
   scheduleOccurrenceContract,
   streamsContract,
+  pauseContract,
 ];
 
 /**
