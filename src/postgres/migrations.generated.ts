@@ -34,4 +34,9 @@ export const MIGRATIONS: readonly SqlMigration[] = [
     name: "run_timeout",
     sql: "-- @nestjs/workflows, PostgreSQL, migration 0006: the run timeout an instance was started with.\n--\n-- `deadline` is when an instance's run timeout passes, counted from its start: its creation, or\n-- the later `startAt` it was started with, which is not stored. `retry()` gives the retried\n-- instance a run timeout of the same length from the retry, so it needs that length:\n-- `run_timeout`, in milliseconds, NULL when the instance has none. Before, a retry took\n-- `deadline - created_at`, which for an instance started with `startAt` is longer by the wait\n-- before its start. Instances created before this migration have NULL there, and a retry of one\n-- still counts from `created_at`. Adding a nullable column without a default rewrites nothing.\n\nALTER TABLE {{schema}}.instances ADD COLUMN run_timeout bigint;\n",
   },
+  {
+    version: 8,
+    name: "forked_from",
+    sql: "-- @nestjs/workflows, PostgreSQL, migration 0008: where a forked instance came from.\n--\n-- `client.fork(id, { fromStep })` makes a new instance whose journal is a copy of the source's up\n-- to that step; `getStatus()` of the fork shows `forkedFrom: { id, step }`. `forked_from` is the\n-- source's id, `forked_from_step` the step it was forked from (NULL: from the top); both NULL for an\n-- instance that is no fork. No foreign key: the source may be deleted or purged before its fork.\n-- Nullable columns without a default rewrite nothing.\n\nALTER TABLE {{schema}}.instances ADD COLUMN forked_from text COLLATE \"C\";\nALTER TABLE {{schema}}.instances ADD COLUMN forked_from_step text COLLATE \"C\";\n",
+  },
 ];

@@ -7,6 +7,7 @@ import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { PostgresCancelRequests } from './postgres-cancel-requests.js';
 import { PostgresCreates } from './postgres-creates.js';
+import { PostgresForks } from './postgres-forks.js';
 import { PostgresDeletes } from './postgres-deletes.js';
 import { PostgresEndNotices } from './postgres-end-notices.js';
 import { PostgresWrites } from './postgres-writes.js';
@@ -81,6 +82,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private readonly writes: PostgresWrites;
   protected readonly reopens: PostgresReopen;
   protected readonly deletes: PostgresDeletes;
+  protected readonly forks: PostgresForks;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
 
@@ -112,6 +114,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.writes = new PostgresWrites(this.executor, this.schema, this.channel);
     this.reopens = new PostgresReopen(this.schema, this.channel);
     this.deletes = new PostgresDeletes(this.schema);
+    this.forks = new PostgresForks(this.schema);
   }
 
   /**

@@ -5,6 +5,7 @@ import { requireExecutor, type SqlExecutor } from './sql-executor.js';
 import { deleteInstance, purgeStore, type DeleteStatements } from './instance-deletes.js';
 import { reopenInstance, type ReopenStatements } from './reopen.js';
 import type { CreateResult } from './create-batch.js';
+import { forkWith, type ForkStatements } from './instance-fork.js';
 import type { StoreInput } from '../storage/store-input.js';
 import type {
   WorkflowPayloadChange,
@@ -15,6 +16,7 @@ import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-insta
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
+  WorkflowFork,
   WorkflowCancelRequest,
   WorkflowInstanceDetails,
   WorkflowLeaseFlags,
@@ -156,6 +158,7 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly renewals: SqlLeaseRenewal;
   protected abstract readonly reopens: ReopenStatements<unknown>;
   protected abstract readonly deletes: DeleteStatements;
+  protected abstract readonly forks: ForkStatements;
 
   /** The store's re-encryption half. */
   protected abstract readonly payloadRewrites: SqlPayloadRewrites;
@@ -178,6 +181,24 @@ export abstract class SqlWorkflowStoreBase {
   async create(instance: NewWorkflowInstance): Promise<CreateResult> {
     this.input.newInstance(instance);
     return this.creates.create(instance);
+  }
+
+  /** `client.fork()`: the create, the origin and the journal in one transaction of the store's own. */
+  async fork(fork: WorkflowFork): Promise<CreateResult> {
+    this.input.newInstance(fork.instance);
+    this.input.entries(fork.instance.id, fork.entries);
+    return this.executor.transaction((tx) =>
+      forkWith(tx, (on) => this.creates.createInTransaction(on, fork.instance), this.forks, fork),
+    );
+  }
+
+  /** `fork()` in the application's transaction (a handle as for `createInTransaction()`), in a savepoint of it. */
+  async forkInTransaction(transaction: unknown, fork: WorkflowFork): Promise<CreateResult> {
+    this.input.newInstance(fork.instance);
+    this.input.entries(fork.instance.id, fork.entries);
+    return this.inApplicationTransaction(transaction, (executor) =>
+      forkWith(executor, (on) => this.creates.createInTransaction(on, fork.instance), this.forks, fork),
+    );
   }
 
   get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {

@@ -57,7 +57,7 @@ export function toNullableString(value: unknown): string | null {
  * with the JSON columns as text.
  */
 export function toInstance(row: SqlRow): WorkflowInstance {
-  return {
+  const instance: WorkflowInstance = {
     id: String(row.id),
     workflow: String(row.workflow),
     version: toNumber(row.version),
@@ -90,6 +90,10 @@ export function toInstance(row: SqlRow): WorkflowInstance {
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
   };
+  // Only forks carry it (see `WorkflowInstance.forkedFrom`).
+  if (row.forked_from !== null && row.forked_from !== undefined)
+    instance.forkedFrom = { id: String(row.forked_from), step: toNullableString(row.forked_from_step) };
+  return instance;
 }
 
 /**
