@@ -34,6 +34,7 @@ import {
 } from './bulk-request.js';
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
+import { forkInstance, type WorkflowForkOptions } from './instance-fork.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -138,6 +139,34 @@ export class WorkflowClient implements OnModuleDestroy {
    */
   retry(id: string): Promise<void> {
     return this.runtime.retry(id, () => this.getStatus(id, { journal: true }));
+  }
+
+  /**
+   * A new instance of the same workflow whose journal is a copy of the source's entries recorded
+   * before `fromStep`: that step and everything after it run again (without `fromStep`, from the
+   * top). The source is never changed and may be in any status. The fork's `getStatus()` shows
+   * `forkedFrom: { id, step }`. What is copied (compensations and undone steps are not, nor children
+   * whose end the source had not taken: see `forkedJournal()` and docs/client.md) and which
+   * signals its waits can take (only those sent after the fork) is in docs/client.md. An unknown
+   * step is refused with a `TypeError` and nothing stored. Emits `workflow-forked`.
+   */
+  async fork<O = unknown>(id: string, options: WorkflowForkOptions = {}): Promise<WorkflowHandle<O>> {
+    const { instance, created } = await forkInstance(this.storage, id, options, {
+      now: () => this.options.clock.now(),
+      traceContext: (name, forkId) => this.observer.startContext(name, forkId),
+      create: (fork, transaction) => this.runtime.createFork(fork, transaction),
+    });
+    if (created) {
+      this.events.emit({
+        type: 'workflow-forked',
+        id: instance.id,
+        workflow: instance.workflow,
+        version: instance.version,
+        at: instance.createdAt,
+        from: instance.forkedFrom!,
+      });
+    }
+    return this.handle<O>(instance.id);
   }
 
   /**

@@ -38,6 +38,7 @@ import { InMemoryPauses } from './in-memory-pauses.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from '../storage/plain-copy.js';
 import type {
+  WorkflowFork,
   NewWorkflowInstance,
   NewWorkflowSignal,
   WorkflowCancelRequest,
@@ -128,13 +129,29 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     return this.createNow(init);
   }
 
-  private createNow(init: NewWorkflowInstance): { instance: WorkflowInstance; created: boolean } {
+  /** A fork: created with its origin and journal in the same turn, so nothing sees it without them. */
+  async fork(fork: WorkflowFork): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    const { instance: init, from, entries } = fork;
+    INPUT.entries(init.id, entries);
+    const texts = storedEntryTexts(STORE, init.id, entries);
+    return this.createNow(init, (stored) => {
+      stored.instance.forkedFrom = { id: from.id, step: from.step };
+      upsertEntries(stored, entries, texts);
+    });
+  }
+
+  private createNow(
+    init: NewWorkflowInstance,
+    fill?: (stored: StoredInstance) => void,
+  ): { instance: WorkflowInstance; created: boolean } {
     INPUT.newInstance(init);
     const input = toStoredJson(init.input, STORE, `the input of instance "${init.id}"`);
     const existing = this.instances.get(init.id);
     if (existing) return { instance: copyInstance(existing.instance), created: false };
     const instance = newStoredInstance(init, input ?? null, this.signalLog.last);
-    this.instances.set(instance.id, { instance, waits: [], journal: new Map() });
+    const stored: StoredInstance = { instance, waits: [], journal: new Map() };
+    fill?.(stored);
+    this.instances.set(instance.id, stored);
     this.claimable.update(instance);
     return { instance: copyInstance(instance), created: true };
   }

@@ -8,6 +8,7 @@ import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
 import { MySqlStreams } from './mysql-streams.js';
+import { MySqlForks } from './mysql-forks.js';
 import { MySqlDeletes } from './mysql-deletes.js';
 import { MySqlLeaseRenewal } from './mysql-lease-renewal.js';
 import { MySqlLocks } from './mysql-locks.js';
@@ -103,6 +104,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   protected readonly deletes: MySqlDeletes;
   protected readonly streams: MySqlStreams;
   protected readonly pauses: MySqlPauses;
+  protected readonly forks: MySqlForks;
   protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
@@ -133,6 +135,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.deletes = new MySqlDeletes(this.tables, this.signalsOf, locks);
     this.streams = new MySqlStreams(this.schema);
     this.pauses = new MySqlPauses(this.tables);
+    this.forks = new MySqlForks(this.tables);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);

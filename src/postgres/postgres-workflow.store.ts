@@ -8,6 +8,7 @@ import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { PostgresCancelRequests } from './postgres-cancel-requests.js';
 import { PostgresCreates } from './postgres-creates.js';
+import { PostgresForks } from './postgres-forks.js';
 import { PostgresDeletes } from './postgres-deletes.js';
 import { PostgresEndNotices } from './postgres-end-notices.js';
 import { PostgresWrites } from './postgres-writes.js';
@@ -84,6 +85,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   protected readonly reopens: PostgresReopen;
   protected readonly deletes: PostgresDeletes;
   protected readonly pauses: PostgresPauses;
+  protected readonly forks: PostgresForks;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
   protected readonly streams: PostgresStreams;
@@ -119,6 +121,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.deletes = new PostgresDeletes(this.schema);
     this.streams = new PostgresStreams(this.schema, this.channel + STREAMS_CHANNEL_SUFFIX);
     this.pauses = new PostgresPauses(this.schema, this.channel);
+    this.forks = new PostgresForks(this.schema);
   }
 
   /**

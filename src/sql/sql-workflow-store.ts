@@ -18,6 +18,7 @@ import type {
   WorkflowPauseRequest,
   WorkflowPauseTarget,
 } from '../storage/workflow-store-pauses.js';
+import { forkWith, type ForkStatements } from './instance-fork.js';
 import type { StoreInput } from '../storage/store-input.js';
 import type {
   WorkflowPayloadChange,
@@ -28,6 +29,7 @@ import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-insta
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
+  WorkflowFork,
   WorkflowCancelRequest,
   WorkflowInstanceDetails,
   WorkflowLeaseFlags,
@@ -170,6 +172,7 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly reopens: ReopenStatements<unknown>;
   protected abstract readonly deletes: DeleteStatements;
   protected abstract readonly pauses: SqlPauses;
+  protected abstract readonly forks: ForkStatements;
 
   /** The store's re-encryption half. */
   protected abstract readonly payloadRewrites: SqlPayloadRewrites;
@@ -203,6 +206,24 @@ export abstract class SqlWorkflowStoreBase {
   async create(instance: NewWorkflowInstance): Promise<CreateResult> {
     this.input.newInstance(instance);
     return this.creates.create(instance);
+  }
+
+  /** `client.fork()`: the create, the origin and the journal in one transaction of the store's own. */
+  async fork(fork: WorkflowFork): Promise<CreateResult> {
+    this.input.newInstance(fork.instance);
+    this.input.entries(fork.instance.id, fork.entries);
+    return this.executor.transaction((tx) =>
+      forkWith(tx, (on) => this.creates.createInTransaction(on, fork.instance), this.forks, fork),
+    );
+  }
+
+  /** `fork()` in the application's transaction (a handle as for `createInTransaction()`), in a savepoint of it. */
+  async forkInTransaction(transaction: unknown, fork: WorkflowFork): Promise<CreateResult> {
+    this.input.newInstance(fork.instance);
+    this.input.entries(fork.instance.id, fork.entries);
+    return this.inApplicationTransaction(transaction, (executor) =>
+      forkWith(executor, (on) => this.creates.createInTransaction(on, fork.instance), this.forks, fork),
+    );
   }
 
   get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {

@@ -97,6 +97,9 @@ export function toInstance(row: SqlRow): WorkflowInstance {
     instance.status = PAUSED_STATUS;
     instance.pauseReason = toNullableString(row.pause_reason);
   }
+  // Only forks carry it (see `WorkflowInstance.forkedFrom`).
+  if (row.forked_from !== null && row.forked_from !== undefined)
+    instance.forkedFrom = { id: String(row.forked_from), step: toNullableString(row.forked_from_step) };
   return instance;
 }
 

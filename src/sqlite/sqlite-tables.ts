@@ -30,7 +30,8 @@ export type SqliteTables = ReturnType<typeof sqliteTables>;
 export const INSTANCE_COLUMNS =
   'id, workflow, version, status, input, output, error, custom_status, parent_id, parent_close, concurrency_key, ' +
   'rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, runs, signal_cursor, lease_token, lease_owner, ' +
-  'lease_until, cancel_requested, terminate_requested, cancel_reason, trace_context, run_timeout, created_at, updated_at';
+  'lease_until, cancel_requested, terminate_requested, cancel_reason, trace_context, run_timeout, created_at, updated_at' +
+  ', forked_from, forked_from_step';
 
 /** The schedule columns `toSchedule()` reads. */
 export const SCHEDULE_COLUMNS =

@@ -12,6 +12,8 @@ import { SqliteChangeFeed, type ChangePollInterval } from './sqlite-change-feed.
 import { anythingDue, claimDue } from './sqlite-claim.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { insertInstance, prepareCreate, type CreateResult } from './sqlite-creates.js';
+import { insertFork } from './sqlite-forks.js';
+import { journalRows } from './sqlite-journal.js';
 import { isSqliteDatabase, openSqliteFile, type SqliteDatabaseLike } from './sqlite-driver.js';
 import { sqliteMigrationRunner, sqliteMigrationSql } from './sqlite-migrations.js';
 import { deleteInstance, prepareReopen, reopenInstance, requestCancel } from './sqlite-operator-changes.js';
@@ -175,6 +177,26 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     const create = prepareCreate(init);
     return inApplicationTransaction(this.appStatements, transaction, 'start()', (sql) =>
       insertInstance(sql, this.tables, create),
+    );
+  }
+
+  /** `client.fork()`: the create, the origin and the journal in one write transaction. */
+  async fork(fork: Store.WorkflowFork): Promise<CreateResult> {
+    INPUT.newInstance(fork.instance);
+    INPUT.entries(fork.instance.id, fork.entries);
+    const create = prepareCreate(fork.instance);
+    const rows = journalRows(fork.entries);
+    return (await this.connection()).write((sql) => insertFork(sql, this.tables, create, fork.from, rows));
+  }
+
+  /** `fork()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async forkInTransaction(transaction: unknown, fork: Store.WorkflowFork): Promise<CreateResult> {
+    INPUT.newInstance(fork.instance);
+    INPUT.entries(fork.instance.id, fork.entries);
+    const create = prepareCreate(fork.instance);
+    const rows = journalRows(fork.entries);
+    return inApplicationTransaction(this.appStatements, transaction, 'fork()', (sql) =>
+      insertFork(sql, this.tables, create, fork.from, rows),
     );
   }
 

@@ -81,8 +81,19 @@ export interface WorkflowInstance {
   traceContext: Record<string, string> | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Set on an instance made by `client.fork()`: the instance it was forked from and the step (`null`:
+   * from the top). Stores leave it out of every other instance.
+   */
+  forkedFrom?: WorkflowForkOrigin | null;
   /** Only on reads (`getStatus()`, `list()`): payloads no configured codec could decode, and why. */
   unreadable?: WorkflowUnreadablePayloads;
+}
+
+/** Where a fork came from: the source instance's id, and the step it was forked from (`null`: from the top). */
+export interface WorkflowForkOrigin {
+  id: string;
+  step: string | null;
 }
 
 /** What a journal entry records. Names starting with `$` are the engine's own entries. */

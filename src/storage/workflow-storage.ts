@@ -12,6 +12,7 @@ import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
   WorkflowCancelRequest,
+  WorkflowFork,
   WorkflowClaim,
   WorkflowClaimRequest,
   WorkflowInstanceDetails,
@@ -102,6 +103,30 @@ export class WorkflowStorage {
       instance,
       await this.store.createInTransaction(transaction, await encoding.newInstance(instance)),
     );
+  }
+
+  /**
+   * In: the fork's `input` and its journal. Out: the stored instance. A `TypeError` when the store
+   * can't fork (a store of your own without `fork()`), or, with `transaction`, can't in a transaction.
+   */
+  async fork(fork: WorkflowFork, transaction?: unknown): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    const { store, encoding } = this;
+    const method = transaction === undefined ? store.fork : store.forkInTransaction;
+    if (!method) {
+      if (transaction !== undefined) throw this.noTransactions('fork()');
+      throw new TypeError(
+        `The configured store (${store.constructor?.name ?? 'a custom store'}) has no fork(): fork() needs a store that implements it, as every store shipped here does.`,
+      );
+    }
+    const call = (f: WorkflowFork) =>
+      transaction === undefined ? store.fork!(f) : store.forkInTransaction!(transaction, f);
+    if (!encoding) return call(fork);
+    const encoded = {
+      ...fork,
+      instance: await encoding.newInstance(fork.instance),
+      entries: await encoding.entries(fork.entries),
+    };
+    return encoding.created(fork.instance, await call(encoded));
   }
 
   /**

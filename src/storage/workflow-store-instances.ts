@@ -8,6 +8,7 @@ import type {
   WorkflowWait,
 } from './workflow-instance.js';
 import type { WorkflowLease } from './workflow-lease.js';
+import type { WorkflowForkOrigin } from './workflow-instance.js';
 import type { NewWorkflowSignal } from './workflow-store-signals.js';
 
 /** `get()`'s result, and `WorkflowClient.getStatus()`'s. */
@@ -161,4 +162,13 @@ export interface WorkflowPurgeResult {
   instances: number;
   signals: number;
   rateLimits: number;
+}
+
+/** `WorkflowStore.fork()`'s request: a new instance, where it came from, and the journal it starts with. */
+export interface WorkflowFork {
+  /** Created as `create()` creates (never with a `lease`). */
+  instance: NewWorkflowInstance;
+  from: WorkflowForkOrigin;
+  /** Its journal, in the order to keep (each name once). */
+  entries: WorkflowJournalEntry[];
 }

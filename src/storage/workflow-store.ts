@@ -9,6 +9,7 @@ import type {
   WorkflowWrite,
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
+  WorkflowFork,
 } from './workflow-store-instances.js';
 import type {
   WorkflowClaimRequest,
@@ -65,6 +66,21 @@ export interface WorkflowStore extends WorkflowScheduleStore, WorkflowStreamStor
   createInTransaction?(
     transaction: unknown,
     instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean }>;
+
+  /**
+   * Optional (`client.fork()`; every store we ship has it): creates `fork.instance` as `create()`
+   * does (`pending`, due at its `wakeAt`, its `signalCursor` the last signal id), with `forkedFrom`
+   * set to `fork.from` and `fork.entries` as its journal in that order, all in one transaction: no
+   * reader (a claim, above all) ever sees the fork without its journal, which would run it from
+   * the top. An existing id is returned untouched (`created: false`), as by `create()`.
+   */
+  fork?(fork: WorkflowFork): Promise<{ instance: WorkflowInstance; created: boolean }>;
+
+  /** Optional: `fork()` inside the application's transaction (`fork(id, { transaction })`), under the rules of `createInTransaction()`. */
+  forkInTransaction?(
+    transaction: unknown,
+    fork: WorkflowFork,
   ): Promise<{ instance: WorkflowInstance; created: boolean }>;
 
   /**
@@ -374,6 +390,7 @@ export type {
   WorkflowRelease,
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
+  WorkflowFork,
 } from './workflow-store-instances.js';
 export type {
   WorkflowRateWindow,

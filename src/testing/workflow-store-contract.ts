@@ -1,5 +1,6 @@
 import { cancelAtStartContract } from './contract/cancel-at-start.contract.js';
 import { encryptionContract } from './contract/encryption.contract.js';
+import { forkContract } from './contract/fork.contract.js';
 import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
 import { retryChildRaceContract } from './contract/retry-child-race.contract.js';
 import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
@@ -57,6 +58,11 @@ export interface WorkflowStoreContractOptions {
    * start a trace of their own.
    */
   traceContext?: boolean;
+  /**
+   * Check `fork()` (`client.fork()`) and the bulk actions racing status changes. Default true;
+   * `false` for a store of your own without `fork()` (the bulk actions are then left unchecked too).
+   */
+  fork?: boolean;
   /**
    * An empty store of its own (a new database or schema, with `dump` to read all it holds) for each
    * scenario that needs the whole store to itself: payload encryption (no plaintext anywhere) and
@@ -166,5 +172,6 @@ export function workflowStoreContract(
       reencryptionContract(suite);
     }
     if (options.traceContext !== false) traceContextContract(suite);
+    if (options.fork !== false) forkContract(suite);
   });
 }
