@@ -4,7 +4,7 @@
 // the old branch and new ones on the new. Exported histories replay against changed code.
 // On PostgreSQL, MariaDB and SQLite (the in-memory store can't be shared by two applications).
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
@@ -19,6 +19,7 @@ import {
   type WorkflowContext,
   type WorkflowHistory,
 } from '../../src/index.js';
+import { main } from '../../src/cli/index.js';
 import { SqliteWorkflowStore } from '../../src/sqlite/index.js';
 import type { WorkflowStore } from '../../src/storage/workflow-store.js';
 import { ManualWorkflowClock, replayHistory, replayStored } from '../../src/testing/index.js';
@@ -58,13 +59,20 @@ interface Store {
   open(): WorkflowStore;
   /** Every row of the store's tables, as text. */
   dump(): Promise<string>;
+  /** The CLI's options naming the store. */
+  cli: string[];
   close(): Promise<void>;
 }
 
 async function sqlStore(kind: (typeof SQL_KINDS)[number]): Promise<Store> {
   const target: SqlTarget = openSqlTarget(kind, freshSchema(kind, 'upgrade'));
   await target.store.init();
-  return { open: () => target.storeWith({}), dump: () => target.dump(), close: () => target.close({ drop: true }) };
+  return {
+    open: () => target.storeWith({}),
+    dump: () => target.dump(),
+    cli: [`--${kind}`, target.url, '--schema', target.schema],
+    close: () => target.close({ drop: true }),
+  };
 }
 
 function sqliteStore(): Store {
@@ -72,6 +80,7 @@ function sqliteStore(): Store {
   const path = join(dir, 'workflows.db');
   return {
     open: () => new SqliteWorkflowStore({ path }),
+    cli: ['--sqlite', path],
     async dump() {
       const db = new Database(path, { readonly: true });
       try {
@@ -194,6 +203,43 @@ for (const kind of kinds) {
       }
       expect(app.release.ran).toEqual([]);
       await app.module.close();
+    });
+
+    it('exports the same history with nest-workflows export-history, one instance or a filter', async () => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = { out: (line: string) => out.push(line), err: (line: string) => err.push(line) };
+      const app = await application('old');
+      const fresh = await app.client.exportHistory('past-2');
+      await app.module.close();
+      expect(await main(['export-history', 'past-2', ...store.cli], io), err.join('\n')).toBe(0);
+      const printed = JSON.parse(out.join('\n')) as WorkflowHistory;
+      expect({ ...printed, exportedAt: null }).toEqual({ ...fresh, exportedAt: null });
+
+      const dir = mkdtempSync(join(tmpdir(), 'nest-workflows-histories-'));
+      try {
+        out.length = 0;
+        const args = [
+          'export-history',
+          ...store.cli,
+          '--out',
+          dir,
+          '--workflow',
+          'upgrade.order',
+          '--status',
+          'completed',
+        ];
+        expect(await main(args, io), err.join('\n')).toBe(0);
+        expect(out).toEqual([`Exported 4 histories to ${dir}.`]);
+        expect(readdirSync(dir).sort()).toEqual(['before.json', 'new.json', 'past-1.json', 'past-2.json']);
+        const written = JSON.parse(readFileSync(join(dir, 'past-2.json'), 'utf8')) as WorkflowHistory;
+        expect(written.journal).toEqual(fresh.journal);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      expect(await main(['export-history', 'nope', ...store.cli], io)).toBe(1);
+      expect(err.at(-1)).toMatch(/No workflow instance has the id "nope"/);
+      expect(await main(['export-history', 'past-2', '--status', 'completed', ...store.cli], io)).toBe(2);
     });
   });
 }
