@@ -23,6 +23,12 @@ import { parsePurgeRequest, purgeInBatches } from './purge-request.js';
 import { parseSignalRequest, type WorkflowSignalOptions } from './signal-request.js';
 import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from './start-request.js';
 import type { WorkflowHandle } from './workflow-handle.js';
+import {
+  parseReadStreamOptions,
+  WorkflowStreamReader,
+  type WorkflowReadStreamOptions,
+  type WorkflowStreamItem,
+} from './stream-reader.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -151,6 +157,22 @@ export class WorkflowClient implements OnModuleDestroy {
     const details: WorkflowInstanceDetails = stripLease(instance);
     if (options.children) details.children = await this.allChildren(id);
     return details;
+  }
+
+  /**
+   * Follows the stream `name` of instance `id` live, from any process: yields each item after
+   * `options.after` in `seq` order, then waits for more, and ends once the stream is closed and read
+   * to its end, or the instance has ended (a reader of a finished instance gets everything, then
+   * ends). Values a step wrote in a failed attempt are followed by a `discarded` item naming it.
+   * Throws `WorkflowNotFoundError` (on the first `next()`) for an unknown id.
+   */
+  readStream<T = unknown>(
+    id: string,
+    name: string,
+    options: WorkflowReadStreamOptions = {},
+  ): AsyncIterableIterator<WorkflowStreamItem<T>> {
+    const { after, poll } = parseReadStreamOptions(id, name, options);
+    return new WorkflowStreamReader<T>(this.storage, id, name, { after, poll, signal: options.signal });
   }
 
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */

@@ -9,6 +9,7 @@ import { withHostSignal } from './host-signal.js';
 import type { RecordedValues } from './recorded-values.js';
 import type { Compensation } from './saga.js';
 import type { SignalWaits } from './signal-waits.js';
+import type { ExecutionStreams } from './execution-streams.js';
 import { sleepTarget, sleepUntil } from './sleep-operation.js';
 import { runStep } from './step-operation.js';
 import { runTransaction } from './transaction-operation.js';
@@ -26,6 +27,8 @@ export interface ContextParts {
   waits: SignalWaits;
   children: ChildSupport;
   values: RecordedValues;
+  /** `ctx.stream()`'s writes. */
+  streams: ExecutionStreams;
   /** `ctx.setStatus()`: written with the execution's next write. */
   setStatus(value: unknown): void;
 }
@@ -66,5 +69,6 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     random: () => values.value('random', () => Math.random()) as number,
     uuid: () => values.value('uuid', () => randomUUID()) as string,
     setStatus: (value: unknown) => parts.setStatus(value),
+    stream: (name) => parts.streams.body(name),
   } satisfies Omit<WorkflowContext, 'id' | 'workflow' | 'version' | 'signal'>);
 }
