@@ -26,6 +26,7 @@ import type {
 } from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowStreamStore } from './workflow-store-streams.js';
+import type { WorkflowCallbackStore } from './workflow-store-callbacks.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -45,9 +46,10 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * `saveSchedule` (conditional on a revision), and `reopen`, `requestCancel` and `purge` (which
  * re-check their conditions on the rows they change). Each method's comment names the race its
  * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts),
- * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts).
+ * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts), the callbacks' in
+ * `WorkflowCallbackStore` (workflow-store-callbacks.ts).
  */
-export interface WorkflowStore extends WorkflowScheduleStore, WorkflowStreamStore {
+export interface WorkflowStore extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowCallbackStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -410,3 +412,11 @@ export type {
   WorkflowStreamRecord,
   WorkflowStreamStore,
 } from './workflow-store-streams.js';
+export type {
+  NewWorkflowCallback,
+  WorkflowCallbackRecord,
+  WorkflowCallbackSettle,
+  WorkflowCallbackSettleResult,
+  WorkflowCallbackState,
+  WorkflowCallbackStore,
+} from './workflow-store-callbacks.js';
