@@ -35,6 +35,12 @@ import {
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
 import { forkInstance, type WorkflowForkOptions } from './instance-fork.js';
+import {
+  parseReadStreamOptions,
+  WorkflowStreamReader,
+  type WorkflowReadStreamOptions,
+  type WorkflowStreamItem,
+} from './stream-reader.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -235,6 +241,22 @@ export class WorkflowClient implements OnModuleDestroy {
    */
   exportHistory(id: string): Promise<WorkflowHistory> {
     return exportHistory(this.storage, id, this.options.clock.now());
+  }
+
+  /**
+   * Follows the stream `name` of instance `id` live, from any process: yields each item after
+   * `options.after` in `seq` order, then waits for more, and ends once the stream is closed and read
+   * to its end, or the instance has ended (a reader of a finished instance gets everything, then
+   * ends). Values a step wrote in a failed attempt are followed by a `discarded` item naming it.
+   * Throws `WorkflowNotFoundError` (on the first `next()`) for an unknown id.
+   */
+  readStream<T = unknown>(
+    id: string,
+    name: string,
+    options: WorkflowReadStreamOptions = {},
+  ): AsyncIterableIterator<WorkflowStreamItem<T>> {
+    const { after, poll } = parseReadStreamOptions(id, name, options);
+    return new WorkflowStreamReader<T>(this.storage, id, name, { after, poll, signal: options.signal });
   }
 
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */

@@ -8,6 +8,7 @@ import { parsePositiveDuration } from '../time/duration.js';
 import { attemptWithin } from './attempt-timeout.js';
 import type { OperationHost } from './execution-host.js';
 import { withHostSignal } from './host-signal.js';
+import { withStepStream } from './step-run-stream.js';
 import { toJsonValue } from './json-value.js';
 import { resolveRetry, type RetryPolicy } from './retry-policy.js';
 import { failedAttempt, type Compensation } from './saga.js';
@@ -196,6 +197,8 @@ export async function runStepWith<T>(
       completed = done instanceof Promise ? await done : done;
     }
   } catch (error) {
+    // Before the failure is recorded and the execution may suspend: readers learn the attempt is void.
+    await host.streams.attemptEnded(name, attempt, true);
     if (isWorkflowInterrupt(error)) throw error;
     const reason = host.stopReason();
     if (reason !== null) throw new WorkflowInterrupt(reason);
@@ -204,6 +207,7 @@ export async function runStepWith<T>(
     host.runningSteps.delete(name);
     host.operationSettled();
   }
+  void host.streams.attemptEnded(name, attempt, false);
   if (outcome.written) host.recordCommitted(outcome.written);
   // Terminate and a lost lease end the execution without waiting for the step: its final write
   // may already be gone, so a result that comes after is neither recorded nor reported.
@@ -267,7 +271,8 @@ export function runAttempt<T>(
   timeout: number | null,
 ): T | Promise<T> {
   // The signal is made only when the step reads it: most never do, and making one costs.
-  if (timeout === null) return callStep(host, name, fn, withHostSignal({ attempt }, host));
+  if (timeout === null)
+    return callStep(host, name, fn, withStepStream(withHostSignal({ attempt }, host), host.streams, name, attempt));
   return attemptWithin(
     host.abortSignal,
     timeout,
@@ -275,7 +280,7 @@ export function runAttempt<T>(
       new WorkflowTimeoutError(
         `Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`,
       ),
-    (signal) => callStep(host, name, fn, { attempt, signal }),
+    (signal) => callStep(host, name, fn, withStepStream({ attempt, signal }, host.streams, name, attempt)),
   );
 }
 

@@ -5,6 +5,13 @@ import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
 import { InMemoryStreams } from './in-memory-streams.js';
+import { InMemoryCallbacks } from './in-memory-callbacks.js';
+import type {
+  NewWorkflowCallback,
+  WorkflowCallbackRecord,
+  WorkflowCallbackSettle,
+  WorkflowCallbackSettleResult,
+} from '../storage/workflow-store-callbacks.js';
 import type {
   WorkflowStreamAppend,
   WorkflowStreamAppendResult,
@@ -114,6 +121,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly streams = new InMemoryStreams();
   /** Operators' pauses of instances and workflows (in-memory-pauses.ts). */
   private readonly pauses = new InMemoryPauses();
+  /** `ctx.createCallback()`'s callbacks, dropped with their instance. */
+  private readonly callbacks = new InMemoryCallbacks();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     return this.createNow(init);
@@ -278,8 +287,22 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     if (!stored || !statuses.includes(stored.instance.status) || this.parentUnfinished(id)) return false;
     this.claimable.remove(stored.instance);
     this.streams.drop(id);
+    this.callbacks.drop(id);
     return this.instances.delete(id);
   }
+
+  // Callbacks (in-memory-callbacks.ts).
+  createCallback = async (callback: NewWorkflowCallback): Promise<boolean> => {
+    if (!this.instances.has(callback.id)) return false;
+    this.callbacks.create(callback);
+    return true;
+  };
+  getCallback = async (id: string, name: string): Promise<WorkflowCallbackRecord | null> =>
+    this.callbacks.get(id, name);
+  settleCallback = async (settle: WorkflowCallbackSettle): Promise<WorkflowCallbackSettleResult> =>
+    this.callbacks.settle(settle);
+  expireCallback = async (id: string, name: string, now: number): Promise<boolean> =>
+    this.callbacks.expire(id, name, now);
 
   // Streams (in-memory-streams.ts): an unknown instance has none.
   appendStream = async (append: WorkflowStreamAppend): Promise<WorkflowStreamAppendResult | null> =>
@@ -327,6 +350,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     for (const instance of instances) {
       this.instances.delete(instance.id);
       this.streams.drop(instance.id);
+      this.callbacks.drop(instance.id);
       this.claimable.remove(instance);
     }
 

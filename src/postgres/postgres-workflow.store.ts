@@ -14,6 +14,7 @@ import { PostgresEndNotices } from './postgres-end-notices.js';
 import { PostgresWrites } from './postgres-writes.js';
 import { PostgresLeaseRenewal } from './postgres-lease-renewal.js';
 import { PostgresListener } from './postgres-listener.js';
+import { PostgresCallbacks } from './postgres-callbacks.js';
 import { PostgresStreams, STREAMS_CHANNEL_SUFFIX } from './postgres-streams.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
 import { PostgresPayloadRewrite } from './postgres-payload-rewrite.js';
@@ -88,6 +89,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   protected readonly forks: PostgresForks;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
+  protected readonly callbacks: PostgresCallbacks;
   protected readonly streams: PostgresStreams;
   private streamNotices: PostgresListener | null = null;
 
@@ -119,6 +121,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.writes = new PostgresWrites(this.executor, this.schema, this.channel);
     this.reopens = new PostgresReopen(this.schema, this.channel);
     this.deletes = new PostgresDeletes(this.schema);
+    this.callbacks = new PostgresCallbacks(this.executor, this.schema);
     this.streams = new PostgresStreams(this.schema, this.channel + STREAMS_CHANNEL_SUFFIX);
     this.pauses = new PostgresPauses(this.schema, this.channel);
     this.forks = new PostgresForks(this.schema);

@@ -5,6 +5,13 @@ import { requireExecutor, type SqlExecutor } from './sql-executor.js';
 import { deleteInstance, purgeStore, type DeleteStatements } from './instance-deletes.js';
 import { reopenInstance, type ReopenStatements } from './reopen.js';
 import { appendStream, readStream, type StreamStatements } from './stream-appends.js';
+import type { SqlCallbacks } from './callback-rows.js';
+import type {
+  NewWorkflowCallback,
+  WorkflowCallbackRecord,
+  WorkflowCallbackSettle,
+  WorkflowCallbackSettleResult,
+} from '../storage/workflow-store-callbacks.js';
 import type {
   WorkflowStreamAppend,
   WorkflowStreamAppendResult,
@@ -183,6 +190,9 @@ export abstract class SqlWorkflowStoreBase {
   /** The streams' statements (`appendStream()`, `readStream()`). */
   protected abstract readonly streams: StreamStatements;
 
+  /** The callbacks' statements (`createCallback()`...). */
+  protected abstract readonly callbacks: SqlCallbacks;
+
   /** A runner over the store's migrations and migration dialect. */
   protected abstract migrationRunner(): MigrationRunner;
 
@@ -201,6 +211,22 @@ export abstract class SqlWorkflowStoreBase {
 
   readStream(query: WorkflowStreamQuery): Promise<WorkflowStreamPage> {
     return readStream(this.executor, this.streams, query);
+  }
+
+  createCallback(callback: NewWorkflowCallback): Promise<boolean> {
+    return this.callbacks.create(callback);
+  }
+
+  getCallback(id: string, name: string): Promise<WorkflowCallbackRecord | null> {
+    return this.callbacks.get(id, name);
+  }
+
+  settleCallback(settle: WorkflowCallbackSettle): Promise<WorkflowCallbackSettleResult> {
+    return this.callbacks.settle(settle);
+  }
+
+  expireCallback(id: string, name: string, now: number): Promise<boolean> {
+    return this.callbacks.expire(id, name, now);
   }
 
   async create(instance: NewWorkflowInstance): Promise<CreateResult> {

@@ -85,8 +85,9 @@ export function readStream(sql: SqliteStatements, t: SqliteTables, query: Workfl
   };
 }
 
-/** Deletes the streams of an instance being deleted, in the transaction that deletes it. */
+/** Deletes the streams (and callbacks) of an instance being deleted, in the transaction that deletes it. */
 export function deleteStreams(sql: SqliteStatements, t: SqliteTables, id: string): void {
   sql.run(`DELETE FROM ${t.streamItems} WHERE instance_id = ?`, [id]);
   sql.run(`DELETE FROM ${t.streams} WHERE instance_id = ?`, [id]);
+  sql.run(`DELETE FROM ${t.callbacks} WHERE instance_id = ?`, [id]);
 }

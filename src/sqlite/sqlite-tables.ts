@@ -18,6 +18,7 @@ export function sqliteTables(schema: string) {
     schedules: t('schedules'),
     streams: t('streams'),
     streamItems: t('stream_items'),
+    callbacks: t('callbacks'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */
     signalsSequence: `${schema}_signals`,
   };

@@ -25,6 +25,7 @@ import { lastSignalId, prepareSignal, readSignals, storeSignal } from './sqlite-
 import { inApplicationTransaction, type AppStatements } from './sqlite-app-transaction.js';
 import { sqliteTables, type SqliteTables } from './sqlite-tables.js';
 import { appendStream, readStream } from './sqlite-streams.js';
+import { createCallback, expireCallback, getCallback, settleCallback } from './sqlite-callbacks.js';
 import { applyWrite, prepareWrite, renewLease } from './sqlite-writes.js';
 
 const STORE = 'SqliteWorkflowStore';
@@ -375,6 +376,22 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
 
   async readStream(query: Store.WorkflowStreamQuery): Promise<Store.WorkflowStreamPage> {
     return (await this.connection()).read((sql) => readStream(sql, this.tables, query));
+  }
+
+  async createCallback(callback: Store.NewWorkflowCallback): Promise<boolean> {
+    return (await this.connection()).write((sql) => createCallback(sql, this.tables, callback));
+  }
+
+  async getCallback(id: string, name: string): Promise<Store.WorkflowCallbackRecord | null> {
+    return (await this.connection()).read((sql) => getCallback(sql, this.tables, id, name));
+  }
+
+  async settleCallback(settle: Store.WorkflowCallbackSettle): Promise<Store.WorkflowCallbackSettleResult> {
+    return (await this.connection()).write((sql) => settleCallback(sql, this.tables, settle));
+  }
+
+  async expireCallback(id: string, name: string, now: number): Promise<boolean> {
+    return (await this.connection()).write((sql) => expireCallback(sql, this.tables, id, name, now));
   }
 
   async rewritePayloads(id: string, rewrite: Store.WorkflowPayloadRewrite): Promise<number> {

@@ -36,6 +36,7 @@ import type {
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowPausedWorkflow, WorkflowPauseRequest, WorkflowPauseTarget } from './workflow-store-pauses.js';
 import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
+import { WorkflowStreamStorage } from './workflow-stream-storage.js';
 import { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
 
 export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
@@ -56,6 +57,8 @@ export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-
 export class WorkflowStorage {
   /** The schedules' operations (save, read, claim, occurrences), through the same codecs. */
   readonly schedules: WorkflowScheduleStorage;
+  /** The streams' operations (`ctx.stream()`, `client.readStream()`), through the same codecs. */
+  readonly streams: WorkflowStreamStorage;
   private readonly encoding: PayloadEncoding | null;
 
   constructor(
@@ -64,6 +67,7 @@ export class WorkflowStorage {
   ) {
     this.encoding = options.codecs ? new PayloadEncoding(options.codecs) : null;
     this.schedules = new WorkflowScheduleStorage(store, options, this.encoding);
+    this.streams = new WorkflowStreamStorage(store, this.encoding, options.streamLimits);
   }
 
   /** The configured codecs, or `null`. */

@@ -28,6 +28,7 @@ import type {
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowStreamStore } from './workflow-store-streams.js';
 import type { WorkflowPauseStore } from './workflow-store-pauses.js';
+import type { WorkflowCallbackStore } from './workflow-store-callbacks.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -47,9 +48,11 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * `saveSchedule` (conditional on a revision), and `reopen`, `requestCancel` and `purge` (which
  * re-check their conditions on the rows they change). Each method's comment names the race its
  * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts),
- * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts).
+ * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts), the callbacks' in
+ * `WorkflowCallbackStore` (workflow-store-callbacks.ts).
  */
-export interface WorkflowStore extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore {
+export interface WorkflowStore
+  extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore, WorkflowCallbackStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -434,3 +437,11 @@ export type {
   WorkflowPausedWorkflow,
   WorkflowPauseStore,
 } from './workflow-store-pauses.js';
+export type {
+  NewWorkflowCallback,
+  WorkflowCallbackRecord,
+  WorkflowCallbackSettle,
+  WorkflowCallbackSettleResult,
+  WorkflowCallbackState,
+  WorkflowCallbackStore,
+} from './workflow-store-callbacks.js';

@@ -30,6 +30,7 @@ import { scheduleOccurrenceContract } from './contract/schedule-occurrence.contr
 import { schedulesContract } from './contract/schedules.contract.js';
 import { signalsContract } from './contract/signals.contract.js';
 import { streamsContract } from './contract/streams.contract.js';
+import { callbacksContract } from './contract/callbacks.contract.js';
 import { untakenSignalsContract } from './contract/untaken-signals.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
@@ -95,6 +96,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   scheduleOccurrenceContract,
   streamsContract,
   pauseContract,
+  callbacksContract,
 ];
 
 /**
