@@ -12,6 +12,7 @@ export function mysqlTables(schema: string) {
     rateWindows: t('rate_windows'),
     schedules: t('schedules'),
     cancelNotices: t('cancel_notices'),
+    debounceKeys: t('debounce_keys'),
   };
 }
 

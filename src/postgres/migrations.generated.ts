@@ -34,4 +34,9 @@ export const MIGRATIONS: readonly SqlMigration[] = [
     name: "run_timeout",
     sql: "-- @nestjs/workflows, PostgreSQL, migration 0006: the run timeout an instance was started with.\n--\n-- `deadline` is when an instance's run timeout passes, counted from its start: its creation, or\n-- the later `startAt` it was started with, which is not stored. `retry()` gives the retried\n-- instance a run timeout of the same length from the retry, so it needs that length:\n-- `run_timeout`, in milliseconds, NULL when the instance has none. Before, a retry took\n-- `deadline - created_at`, which for an instance started with `startAt` is longer by the wait\n-- before its start. Instances created before this migration have NULL there, and a retry of one\n-- still counts from `created_at`. Adding a nullable column without a default rewrites nothing.\n\nALTER TABLE {{schema}}.instances ADD COLUMN run_timeout bigint;\n",
   },
+  {
+    version: 10,
+    name: "debounce",
+    sql: "-- @nestjs/workflows, PostgreSQL, migration 0010: debounced starts (`start(..., { debounce })`).\n--\n-- One row per workflow name and debounce key: the instance the last debounced start of that key\n-- created, and when its burst began (`first_at`, which `maxWait` counts from). A debounced start\n-- upserts the row first (INSERT ... ON CONFLICT DO UPDATE), which locks it until commit, so two\n-- starts of one key, from any processes, take turns: the second sees the instance the first made\n-- and updates it while it has not started, instead of making another. A row outlives its\n-- instance (a purge leaves it): the next start of the key finds the instance gone and makes a new one.\n\nCREATE TABLE {{schema}}.debounce_keys (\n  workflow    text COLLATE \"C\" NOT NULL,\n  key         text COLLATE \"C\" NOT NULL,\n  instance_id text COLLATE \"C\" NOT NULL,\n  first_at    bigint NOT NULL,\n  CONSTRAINT debounce_keys_pkey PRIMARY KEY (workflow, key)\n);\n",
+  },
 ];

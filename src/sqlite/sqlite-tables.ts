@@ -15,6 +15,7 @@ export function sqliteTables(schema: string) {
     rateWindows: t('rate_windows'),
     cancelRequests: t('cancel_requests'),
     schedules: t('schedules'),
+    debounceKeys: t('debounce_keys'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */
     signalsSequence: `${schema}_signals`,
   };

@@ -11,6 +11,7 @@ import { SqliteChangeFeed, type ChangePollInterval } from './sqlite-change-feed.
 import { anythingDue, claimDue } from './sqlite-claim.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { insertInstance, prepareCreate, type CreateResult } from './sqlite-creates.js';
+import { debouncedInsert } from './sqlite-debounces.js';
 import { isSqliteDatabase, openSqliteFile, type SqliteDatabaseLike } from './sqlite-driver.js';
 import { sqliteMigrationRunner, sqliteMigrationSql } from './sqlite-migrations.js';
 import { deleteInstance, prepareReopen, reopenInstance, requestCancel } from './sqlite-operator-changes.js';
@@ -160,7 +161,9 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
   async create(init: Store.NewWorkflowInstance): Promise<CreateResult> {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
-    return (await this.connection()).write((sql) => insertInstance(sql, this.tables, create));
+    return (await this.connection()).write((sql) =>
+      init.debounce ? debouncedInsert(sql, this.tables, init, create) : insertInstance(sql, this.tables, create),
+    );
   }
 
   /**
@@ -172,7 +175,7 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
     return inApplicationTransaction(this.appStatements, transaction, 'start()', (sql) =>
-      insertInstance(sql, this.tables, create),
+      init.debounce ? debouncedInsert(sql, this.tables, init, create) : insertInstance(sql, this.tables, create),
     );
   }
 
