@@ -49,6 +49,7 @@ export type { WorkflowScheduleDefinition, WorkflowScheduleListOptions } from './
 export type { WorkflowListOptions } from './client/list-request.js';
 export type { WorkflowSignalOptions } from './client/signal-request.js';
 export type { WorkflowStartOptions } from './client/start-request.js';
+export type { WorkflowDebounceOptions } from './client/debounce-option.js';
 export type { WorkflowHandle } from './client/workflow-handle.js';
 export { WorkflowWorker } from './worker/workflow-worker.service.js';
 export { WorkflowEvents } from './events/workflow-events.js';
@@ -76,6 +77,7 @@ export { WorkflowStreamLimitError } from './errors/workflow-stream-limit.error.j
 export { WorkflowStreamClosedError } from './errors/workflow-stream-closed.error.js';
 export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.js';
 export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
+export { WorkflowDebounceError } from './errors/workflow-debounce.error.js';
 export { WorkflowSchemaError } from './errors/workflow-schema.error.js';
 export { WorkflowStoreStartupError, type WorkflowStoreStartupProblem } from './errors/workflow-store-startup.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';

@@ -70,7 +70,8 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Starts an instance. Idempotent by `id`: starting an id that exists returns that instance
    * (whatever its status) when the workflow and input match, and throws
-   * `WorkflowAlreadyStartedError` when they don't.
+   * `WorkflowAlreadyStartedError` when they don't. With `debounce`, starts with one key join the
+   * instance that has not started yet (see `WorkflowStartOptions.debounce`).
    */
   async start<I, O>(
     workflow: WorkflowClass<I, O> | string,
@@ -83,6 +84,8 @@ export class WorkflowClient implements OnModuleDestroy {
       traceContext: (name, id) => this.observer.startContext(name, id),
     });
     const result = await this.runtime.createInstance(instance, options.transaction);
+    // A debounced start that joined a burst gets that burst's instance, whatever its id.
+    if (instance.debounce) return this.handle<O>(result.instance.id);
     if (!result.created) assertSameStart(result.instance, instance);
     return this.handle<O>(instance.id);
   }

@@ -1,6 +1,7 @@
 import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
 import { selectClaims, slotLimitedWorkflows } from '../storage/claim-selection.js';
 import { ClaimableInstances } from './in-memory-claimable.js';
+import { InMemoryDebounces } from './in-memory-debounces.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
@@ -123,6 +124,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly pauses = new InMemoryPauses();
   /** `ctx.createCallback()`'s callbacks, dropped with their instance. */
   private readonly callbacks = new InMemoryCallbacks();
+  private readonly debounces = new InMemoryDebounces();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     return this.createNow(init);
@@ -155,6 +157,13 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   ): { instance: WorkflowInstance; created: boolean } {
     INPUT.newInstance(init);
     const input = toStoredJson(init.input, STORE, `the input of instance "${init.id}"`);
+    if (init.debounce) {
+      const replaced = this.debounces.replace(init, input ?? null, (id) => this.instances.get(id)?.instance);
+      if (replaced) {
+        this.claimable.update(replaced);
+        return { instance: copyInstance(replaced), created: false };
+      }
+    }
     const existing = this.instances.get(init.id);
     if (existing) return { instance: copyInstance(existing.instance), created: false };
     const instance = newStoredInstance(init, input ?? null, this.signalLog.last);
@@ -162,6 +171,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     fill?.(stored);
     this.instances.set(instance.id, stored);
     this.claimable.update(instance);
+    if (init.debounce) this.debounces.made(init, instance.id);
     return { instance: copyInstance(instance), created: true };
   }
 

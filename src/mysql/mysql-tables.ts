@@ -13,6 +13,7 @@ export function mysqlTables(schema: string) {
     schedules: t('schedules'),
     cancelNotices: t('cancel_notices'),
     pausedWorkflows: t('paused_workflows'),
+    debounceKeys: t('debounce_keys'),
   };
 }
 

@@ -1,5 +1,6 @@
 import { instanceColumns, notify, notifyDue } from './postgres-sql-fragments.js';
 import { POSTGRES_INPUT } from './key-limits.js';
+import { PostgresDebounces } from './postgres-debounces.js';
 import type { PostgresReads } from './postgres-reads.js';
 import { answerCreates, type CreateResult } from '../sql/create-batch.js';
 import {
@@ -103,6 +104,7 @@ export class PostgresCreates {
     single: ({ init, row }) => this.createWith(this.executor, init, newInstanceRowParams(row)),
   });
   private readonly sql: ReturnType<typeof createStatements>;
+  private readonly debounces: PostgresDebounces;
 
   constructor(
     private readonly executor: SqlExecutor,
@@ -113,9 +115,12 @@ export class PostgresCreates {
     private readonly reads: PostgresReads,
   ) {
     this.sql = createStatements(quoteIdentifier(schema));
+    this.debounces = new PostgresDebounces(schema, (executor, init) => this.createWith(executor, init));
   }
 
   create(init: NewWorkflowInstance): Promise<CreateResult> {
+    // A debounced create is a transaction of its own, never part of a batch.
+    if (init.debounce) return this.debounces.create(this.executor, init);
     // Made here, so an input no store keeps (a NUL, a lone surrogate) fails this call alone.
     return this.batcher.add({ init, row: newInstanceRow(init) });
   }
@@ -138,6 +143,7 @@ export class PostgresCreates {
 
   /** One create in the application's transaction, on its executor. */
   createInTransaction(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
+    if (init.debounce) return this.debounces.create(executor, init);
     return this.createWith(executor, init);
   }
 

@@ -19,6 +19,7 @@ export function sqliteTables(schema: string) {
     streams: t('streams'),
     streamItems: t('stream_items'),
     callbacks: t('callbacks'),
+    debounceKeys: t('debounce_keys'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */
     signalsSequence: `${schema}_signals`,
   };

@@ -14,6 +14,7 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { insertInstance, prepareCreate, type CreateResult } from './sqlite-creates.js';
 import { insertFork } from './sqlite-forks.js';
 import { journalRows } from './sqlite-journal.js';
+import { debouncedInsert } from './sqlite-debounces.js';
 import { isSqliteDatabase, openSqliteFile, type SqliteDatabaseLike } from './sqlite-driver.js';
 import { sqliteMigrationRunner, sqliteMigrationSql } from './sqlite-migrations.js';
 import { deleteInstance, prepareReopen, reopenInstance, requestCancel } from './sqlite-operator-changes.js';
@@ -165,7 +166,9 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
   async create(init: Store.NewWorkflowInstance): Promise<CreateResult> {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
-    return (await this.connection()).write((sql) => insertInstance(sql, this.tables, create));
+    return (await this.connection()).write((sql) =>
+      init.debounce ? debouncedInsert(sql, this.tables, init, create) : insertInstance(sql, this.tables, create),
+    );
   }
 
   /**
@@ -177,7 +180,7 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
     return inApplicationTransaction(this.appStatements, transaction, 'start()', (sql) =>
-      insertInstance(sql, this.tables, create),
+      init.debounce ? debouncedInsert(sql, this.tables, init, create) : insertInstance(sql, this.tables, create),
     );
   }
 

@@ -57,6 +57,16 @@ export interface WorkflowStore
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
    * Atomic per id: of two concurrent creates of one id, exactly one creates; the other sees it.
+   *
+   * With `debounce`, atomic per workflow name and debounce key instead: when the instance that the
+   * last create with that name and key made has not started (status `pending`, `runs` 0, no lease,
+   * no cancel or terminate requested), that instance takes `input`, is due at `wakeAt` or at its
+   * burst's first create plus `maxWait`, whichever is sooner, its `deadline` moves with it (its own
+   * `timeout` from then), `updatedAt` is `now`, and it is returned (`created: false`); otherwise the
+   * instance is created as without `debounce` and becomes the key's, its `now` the burst's first
+   * create. So of two concurrent debounced creates of one key, one creates and the other updates
+   * what it created (never two instances: the race two processes' starts run), and a create that
+   * lands after a claim took the instance makes a new one instead of changing what already runs.
    */
   create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }>;
 
@@ -384,6 +394,7 @@ export interface WorkflowStore
 export type {
   WorkflowInstanceDetails,
   NewWorkflowInstance,
+  NewInstanceDebounce,
   WorkflowCancelRequest,
   WorkflowLeaseFlags,
   WorkflowListQuery,

@@ -13,6 +13,7 @@ import {
   type WorkflowStoreHarness,
 } from './contract/contract-suite.js';
 import { createContract } from './contract/create.contract.js';
+import { debounceContract } from './contract/debounce.contract.js';
 import { deleteContract } from './contract/delete.contract.js';
 import { getAndListContract } from './contract/get-and-list.contract.js';
 import { listKeysetContract } from './contract/list-keyset.contract.js';
@@ -76,6 +77,7 @@ export interface WorkflowStoreContractOptions {
 /** The areas of the contract, one file each under `contract/`, registered in this order. */
 const AREAS: Array<(suite: ContractSuite) => void> = [
   createContract,
+  debounceContract,
   getAndListContract,
   listKeysetContract,
   countDueContract,
