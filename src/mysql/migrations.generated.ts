@@ -41,12 +41,12 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   },
   {
     version: 8,
-    name: "callbacks",
-    sql: "-- @nestjs/workflows, MySQL / MariaDB, migration 0008: callbacks (`ctx.createCallback()`,\n-- `client.completeCallback()`).\n--\n-- One row per instance and callback name, found by the SHA-256 of its token (no usable token is\n-- stored). `state` moves only from 'open', by one conditional UPDATE each for a completion, a\n-- failure and the timeout, so of any two exactly one lands. Goes with its instance (ON DELETE CASCADE).\n\nCREATE TABLE IF NOT EXISTS `{{schema}}_callbacks` (\n  instance_id VARCHAR(255) NOT NULL,\n  name        VARCHAR(255) NOT NULL,\n  token_hash  CHAR(64) NOT NULL,\n  state       VARCHAR(16) NOT NULL DEFAULT 'open',\n  payload     LONGTEXT NULL,\n  expires_at  BIGINT NULL,\n  created_at  BIGINT NOT NULL,\n  settled_at  BIGINT NULL,\n  PRIMARY KEY (instance_id, name),\n  UNIQUE KEY callbacks_token (token_hash),\n  CONSTRAINT `{{schema}}_callbacks_instance` FOREIGN KEY (instance_id) REFERENCES `{{schema}}_instances` (id) ON DELETE CASCADE\n) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;\n",
-  },
-  {
-    version: 8,
     name: "debounce",
     sql: "-- @nestjs/workflows, MySQL / MariaDB, migration 0008: debounced starts (`start(..., { debounce })`).\n--\n-- One row per workflow name and debounce key: the instance the last debounced start of that key\n-- created, and when its burst began (`first_at`, which `maxWait` counts from). A debounced start\n-- upserts the row first (INSERT ... ON DUPLICATE KEY UPDATE), which takes its exclusive lock until\n-- commit, so two starts of one key, from any processes, take turns: the second sees the instance\n-- the first made and updates it while it has not started, instead of making another. A row\n-- outlives its instance (a purge leaves it): the next start of the key then makes a new one.\n\nCREATE TABLE IF NOT EXISTS `{{schema}}_debounce_keys` (\n  workflow     VARCHAR(255) NOT NULL,\n  debounce_key VARCHAR(255) NOT NULL,\n  instance_id  VARCHAR(255) NOT NULL,\n  first_at     BIGINT NOT NULL,\n  PRIMARY KEY (workflow, debounce_key)\n) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;\n",
+  },
+  {
+    version: 12,
+    name: "callbacks",
+    sql: "-- @nestjs/workflows, MySQL / MariaDB, migration 0012: callbacks (`ctx.createCallback()`,\n-- `client.completeCallback()`).\n--\n-- One row per instance and callback name, found by the SHA-256 of its token (no usable token is\n-- stored). `state` moves only from 'open', by one conditional UPDATE each for a completion, a\n-- failure and the timeout, so of any two exactly one lands. Goes with its instance (ON DELETE CASCADE).\n\nCREATE TABLE IF NOT EXISTS `{{schema}}_callbacks` (\n  instance_id VARCHAR(255) NOT NULL,\n  name        VARCHAR(255) NOT NULL,\n  token_hash  CHAR(64) NOT NULL,\n  state       VARCHAR(16) NOT NULL DEFAULT 'open',\n  payload     LONGTEXT NULL,\n  expires_at  BIGINT NULL,\n  created_at  BIGINT NOT NULL,\n  settled_at  BIGINT NULL,\n  PRIMARY KEY (instance_id, name),\n  UNIQUE KEY callbacks_token (token_hash),\n  CONSTRAINT `{{schema}}_callbacks_instance` FOREIGN KEY (instance_id) REFERENCES `{{schema}}_instances` (id) ON DELETE CASCADE\n) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;\n",
   },
 ];

@@ -51,12 +51,12 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   },
   {
     version: 10,
-    name: "callbacks",
-    sql: "-- @nestjs/workflows, PostgreSQL, migration 0010: callbacks (`ctx.createCallback()`,\n-- `client.completeCallback()`).\n--\n-- One row per instance and callback name, found by the SHA-256 of its token (no usable token is\n-- stored). `state` moves only from 'open', by one conditional UPDATE each for a completion, a\n-- failure and the timeout, so of any two exactly one lands. Goes with its instance (ON DELETE CASCADE).\nCREATE TABLE {{schema}}.callbacks (\n  instance_id text COLLATE \"C\" NOT NULL,\n  name        text COLLATE \"C\" NOT NULL,\n  token_hash  text COLLATE \"C\" NOT NULL,\n  state       text NOT NULL DEFAULT 'open',\n  payload     json,\n  expires_at  bigint,\n  created_at  bigint NOT NULL,\n  settled_at  bigint,\n  CONSTRAINT callbacks_pkey PRIMARY KEY (instance_id, name),\n  CONSTRAINT callbacks_token_key UNIQUE (token_hash),\n  CONSTRAINT callbacks_state_check CHECK (state IN ('open', 'completed', 'failed', 'expired')),\n  CONSTRAINT callbacks_instance_fkey FOREIGN KEY (instance_id) REFERENCES {{schema}}.instances (id) ON DELETE CASCADE\n);\n",
-  },
-  {
-    version: 10,
     name: "debounce",
     sql: "-- @nestjs/workflows, PostgreSQL, migration 0010: debounced starts (`start(..., { debounce })`).\n--\n-- One row per workflow name and debounce key: the instance the last debounced start of that key\n-- created, and when its burst began (`first_at`, which `maxWait` counts from). A debounced start\n-- upserts the row first (INSERT ... ON CONFLICT DO UPDATE), which locks it until commit, so two\n-- starts of one key, from any processes, take turns: the second sees the instance the first made\n-- and updates it while it has not started, instead of making another. A row outlives its\n-- instance (a purge leaves it): the next start of the key finds the instance gone and makes a new one.\n\nCREATE TABLE {{schema}}.debounce_keys (\n  workflow    text COLLATE \"C\" NOT NULL,\n  key         text COLLATE \"C\" NOT NULL,\n  instance_id text COLLATE \"C\" NOT NULL,\n  first_at    bigint NOT NULL,\n  CONSTRAINT debounce_keys_pkey PRIMARY KEY (workflow, key)\n);\n",
+  },
+  {
+    version: 14,
+    name: "callbacks",
+    sql: "-- @nestjs/workflows, PostgreSQL, migration 0014: callbacks (`ctx.createCallback()`,\n-- `client.completeCallback()`).\n--\n-- One row per instance and callback name, found by the SHA-256 of its token (no usable token is\n-- stored). `state` moves only from 'open', by one conditional UPDATE each for a completion, a\n-- failure and the timeout, so of any two exactly one lands. Goes with its instance (ON DELETE CASCADE).\nCREATE TABLE {{schema}}.callbacks (\n  instance_id text COLLATE \"C\" NOT NULL,\n  name        text COLLATE \"C\" NOT NULL,\n  token_hash  text COLLATE \"C\" NOT NULL,\n  state       text NOT NULL DEFAULT 'open',\n  payload     json,\n  expires_at  bigint,\n  created_at  bigint NOT NULL,\n  settled_at  bigint,\n  CONSTRAINT callbacks_pkey PRIMARY KEY (instance_id, name),\n  CONSTRAINT callbacks_token_key UNIQUE (token_hash),\n  CONSTRAINT callbacks_state_check CHECK (state IN ('open', 'completed', 'failed', 'expired')),\n  CONSTRAINT callbacks_instance_fkey FOREIGN KEY (instance_id) REFERENCES {{schema}}.instances (id) ON DELETE CASCADE\n);\n",
   },
 ];

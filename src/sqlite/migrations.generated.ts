@@ -26,12 +26,12 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   },
   {
     version: 5,
-    name: "callbacks",
-    sql: "-- @nestjs/workflows, SQLite, migration 0005: callbacks (`ctx.createCallback()`,\n-- `client.completeCallback()`).\n--\n-- One row per instance and callback name, found by the SHA-256 of its token (no usable token is\n-- stored). `state` moves only from 'open', by one conditional UPDATE each for a completion, a\n-- failure and the timeout, so of any two exactly one lands. A delete or purge of the instance\n-- deletes its callbacks (sqlite-journal.ts).\nCREATE TABLE \"{{schema}}_callbacks\" (\n  instance_id TEXT NOT NULL,\n  name        TEXT NOT NULL,\n  token_hash  TEXT NOT NULL UNIQUE,\n  state       TEXT NOT NULL DEFAULT 'open',\n  payload     TEXT,\n  expires_at  INTEGER,\n  created_at  INTEGER NOT NULL,\n  settled_at  INTEGER,\n  PRIMARY KEY (instance_id, name)\n) WITHOUT ROWID;\n",
-  },
-  {
-    version: 5,
     name: "debounce",
     sql: "-- @nestjs/workflows, SQLite, migration 0005: debounced starts (`start(..., { debounce })`).\n--\n-- One row per workflow name and debounce key: the instance the last debounced start of that key\n-- created, and when its burst began (`first_at`, which `maxWait` counts from). A debounced start\n-- reads and writes it in its BEGIN IMMEDIATE transaction, under the file's one write lock, so two\n-- starts of one key never both create. A row outlives its instance (a purge leaves it): the next\n-- start of the key then makes a new one.\n\nCREATE TABLE \"{{schema}}_debounce_keys\" (\n  workflow    TEXT NOT NULL,\n  key         TEXT NOT NULL,\n  instance_id TEXT NOT NULL,\n  first_at    INTEGER NOT NULL,\n  PRIMARY KEY (workflow, key)\n) WITHOUT ROWID;\n",
+  },
+  {
+    version: 9,
+    name: "callbacks",
+    sql: "-- @nestjs/workflows, SQLite, migration 0009: callbacks (`ctx.createCallback()`,\n-- `client.completeCallback()`).\n--\n-- One row per instance and callback name, found by the SHA-256 of its token (no usable token is\n-- stored). `state` moves only from 'open', by one conditional UPDATE each for a completion, a\n-- failure and the timeout, so of any two exactly one lands. A delete or purge of the instance\n-- deletes its callbacks (sqlite-journal.ts).\nCREATE TABLE \"{{schema}}_callbacks\" (\n  instance_id TEXT NOT NULL,\n  name        TEXT NOT NULL,\n  token_hash  TEXT NOT NULL UNIQUE,\n  state       TEXT NOT NULL DEFAULT 'open',\n  payload     TEXT,\n  expires_at  INTEGER,\n  created_at  INTEGER NOT NULL,\n  settled_at  INTEGER,\n  PRIMARY KEY (instance_id, name)\n) WITHOUT ROWID;\n",
   },
 ];
