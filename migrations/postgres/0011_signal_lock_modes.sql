@@ -1,4 +1,5 @@
--- @nestjs/workflows, PostgreSQL, migration 0011: signals never wait for each other.
+-- @nestjs/workflows, PostgreSQL, migration 0011: signals never wait for each other, and a new
+-- instance's signal cursor is the last id drawn.
 --
 -- 0003 took a topic's lock exclusively for each signal, until its transaction ended. Two
 -- transactions that each sent signals of topics A and B, in opposite orders, deadlocked; so did one
@@ -107,3 +108,12 @@ BEGIN
   RETURN v_pending OR EXISTS (SELECT 1 FROM {{schema}}.signals g WHERE g.topic = ANY(p_topics) AND g.id > p_cursor);
 END
 $fn$;
+
+-- A new instance's signal cursor: the last signal id drawn, whether its signal committed yet or
+-- not. Ids are drawn when a signal is sent (its statement, or its call inside the application's
+-- transaction), so an instance never takes a signal sent before it was created and takes every one
+-- sent after, in whatever order they commit. (The highest committed id, used before, let a signal
+-- drawn earlier but committed later be taken or not depending on other topics' signals.)
+CREATE FUNCTION {{schema}}.last_signal_drawn() RETURNS bigint
+  LANGUAGE sql VOLATILE
+  AS $fn$ SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM {{schema}}.signal_ids $fn$;
