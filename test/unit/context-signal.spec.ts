@@ -52,6 +52,7 @@ describe('the signal on ctx and on a step run', () => {
       'setStatus',
       'patched',
       'deprecatePatch',
+      'stream',
     ]);
     expect(seen.ctxSignal).toMatchObject({ enumerable: true, configurable: true, set: undefined });
     expect(typeof (seen.ctxSignal as PropertyDescriptor).get).toBe('function');
