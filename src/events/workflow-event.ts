@@ -14,7 +14,13 @@ interface EventBase {
 export type WorkflowInstanceEvent = EventBase &
   (
     | { type: 'workflow-started' }
-    | { type: 'workflow-resumed'; run: number }
+    /**
+     * An execution picked the instance up again (`run`: its run count), or, with `unpaused: true`,
+     * `WorkflowClient.resume()` lifted an operator's pause (`run`: the runs so far).
+     */
+    | { type: 'workflow-resumed'; run: number; unpaused?: true }
+    /** `WorkflowClient.pause()` paused it (emitted by the process that paused it). */
+    | { type: 'workflow-paused'; reason: string | null }
     | { type: 'workflow-suspended'; wakeAt: number | null; waits: WorkflowWait[] }
     | { type: 'workflow-completed'; output: unknown }
     | { type: 'workflow-failed'; error: SerializedWorkflowError }
