@@ -49,9 +49,11 @@ const STORE_RULES: StoreAccessRules = {
     /\.store\.ts$/.test(path) ||
     /^memory\//.test(path) ||
     /^storage\/claim-selection/.test(path) ||
-    // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration and re-encryption helpers, nothing else of it.
+    // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration, re-encryption and operator (-operate) helpers, nothing else of it.
     (/^(postgres|mysql|sqlite)\//.test(path) &&
-      !/^(postgres|mysql|sqlite)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt))\.ts$/.test(path)),
+      !/^(postgres|mysql|sqlite)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt|operate))\.ts$/.test(
+        path,
+      )),
   // The module's options take the store the application configures; the root entry re-exports its type.
   mayNameInterface: (path) => path === 'workflows-module-options.ts' || path === 'index.ts',
 };
