@@ -25,6 +25,13 @@ export interface WorkflowWorkerOptions {
   heartbeatInterval?: Duration;
   /** How long shutdown waits for running executions to hand back. Default `'10s'`. */
   shutdownTimeout?: Duration;
+  /**
+   * At startup, replay a sample of the unfinished instances of each workflow version this process
+   * runs against its code (reading only) and log a warning for each that would diverge (see
+   * docs/deploying-changes.md). `true` samples 100 per version; `{ sample }` sets how many.
+   * Default `false`.
+   */
+  replayCheck?: boolean | { sample?: number };
 }
 
 /** What `forRoot()` takes and `forRootAsync()`'s factory returns. Every option has a default. */
@@ -117,6 +124,7 @@ const WORKER_OPTIONS = [
   'leaseDuration',
   'heartbeatInterval',
   'shutdownTimeout',
+  'replayCheck',
 ];
 const KNOWN_OPTIONS = [
   'store',
@@ -213,6 +221,7 @@ export function resolveWorkflowsOptions(options: WorkflowsModuleOptions | undefi
       leaseDuration,
       heartbeatInterval,
       shutdownTimeout: durationOr(worker.shutdownTimeout, 10_000, 'WorkflowsModule option "worker.shutdownTimeout"'),
+      replayCheck: replayCheckSample(worker.replayCheck),
     },
     clock,
     retry: resolveRetry(given.retry, 'WorkflowsModule option "retry"', DEFAULT_RETRY),
@@ -260,4 +269,18 @@ function validateCodec(codec: unknown): Array<WorkflowPayloadCodec | Type<Workfl
     }
   });
   return list as Array<WorkflowPayloadCodec | Type<WorkflowPayloadCodec>>;
+}
+
+/** `worker.replayCheck` as the number of instances sampled per version (`null`: off). */
+function replayCheckSample(option: WorkflowWorkerOptions['replayCheck']): number | null {
+  if (option === undefined || option === false) return null;
+  if (option === true) return 100;
+  const sample = typeof option === 'object' && option !== null ? (option.sample ?? 100) : undefined;
+  if (typeof option !== 'object' || option === null || !Number.isInteger(sample) || sample! < 1) {
+    throw new TypeError(
+      `Invalid WorkflowsModule option "worker.replayCheck": ${shownValue(option)}. Use true, false or { sample: n } with a whole n of 1 or more.`,
+    );
+  }
+  checkKnownKeys(option, ['sample'], 'WorkflowsModule option "worker.replayCheck"');
+  return sample!;
 }

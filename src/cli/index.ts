@@ -4,6 +4,7 @@
 //   nest-workflows migrate --postgres <url> | --mysql <url> | --sqlite <file> [--schema <name>]
 //   nest-workflows sql --postgres | --mysql | --sqlite [--schema <name>]
 //   nest-workflows reencrypt --postgres <url> | --mysql <url> | --sqlite <file> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
+//   nest-workflows export-history <id> | --out <dir> [filter] --postgres <url> | --mysql <url> | --sqlite <file> (export-history-command.ts)
 //   nest-workflows list | show | cancel | terminate | retry | fork <database> ... (operator-commands.ts)
 import { explainConnectionError } from '../postgres/connection-error.js';
 import { fromPg } from '../postgres/from-pg.js';
@@ -20,6 +21,7 @@ import { migrateMysql, mysqlMigrationScript } from '../mysql/mysql-migrate.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
 import { migrateSqlite, sqliteMigrationScript } from '../sqlite/sqlite-migrate.js';
 import { reencryptSqlite } from '../sqlite/sqlite-reencrypt.js';
+import { EXPORT_HISTORY_USAGE, exportHistoryCommand } from './export-history-command.js';
 
 const USAGE = `Usage:
   nest-workflows migrate --postgres <url> [--schema <name>]
@@ -40,6 +42,7 @@ const USAGE = `Usage:
       of the list <file> exports) with it, in batches, safely beside running workers. Prints
       progress; exits 0 once nothing is left under an older codec (remove those from your codec
       list then), 1 if some payload could not be read or kept changing (run it again).
+${EXPORT_HISTORY_USAGE}
 
   nest-workflows list | show | cancel | terminate | retry | fork --postgres <url> | --mysql <url> | --sqlite <file> ...
       Lists and shows instances; cancels, terminates or retries one or every instance a filter
@@ -248,6 +251,8 @@ export async function main(
   },
 ): Promise<number> {
   if (argv[0] !== undefined && OPERATOR_COMMANDS.has(argv[0])) return runOperatorCommand(argv, io);
+  if (argv[0] === 'export-history' && !argv.includes('--help') && !argv.includes('-h'))
+    return exportHistoryCommand(argv.slice(1), io);
   let command: Command;
   try {
     command = parse(argv);

@@ -23,6 +23,8 @@ import { parsePurgeRequest, purgeInBatches } from './purge-request.js';
 import { parseSignalRequest, type WorkflowSignalOptions } from './signal-request.js';
 import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from './start-request.js';
 import type { WorkflowHandle } from './workflow-handle.js';
+import { exportHistory } from './history-export.js';
+import type { WorkflowHistory } from '../engine/workflow-history.js';
 import { actOnMatching, type BulkReads } from './bulk-actions.js';
 import {
   parseBulkFilter,
@@ -33,6 +35,12 @@ import {
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
 import { forkInstance, type WorkflowForkOptions } from './instance-fork.js';
+import {
+  parseReadStreamOptions,
+  WorkflowStreamReader,
+  type WorkflowReadStreamOptions,
+  type WorkflowStreamItem,
+} from './stream-reader.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -62,7 +70,8 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Starts an instance. Idempotent by `id`: starting an id that exists returns that instance
    * (whatever its status) when the workflow and input match, and throws
-   * `WorkflowAlreadyStartedError` when they don't.
+   * `WorkflowAlreadyStartedError` when they don't. With `debounce`, starts with one key join the
+   * instance that has not started yet (see `WorkflowStartOptions.debounce`).
    */
   async start<I, O>(
     workflow: WorkflowClass<I, O> | string,
@@ -75,6 +84,8 @@ export class WorkflowClient implements OnModuleDestroy {
       traceContext: (name, id) => this.observer.startContext(name, id),
     });
     const result = await this.runtime.createInstance(instance, options.transaction);
+    // A debounced start that joined a burst gets that burst's instance, whatever its id.
+    if (instance.debounce) return this.handle<O>(result.instance.id);
     if (!result.created) assertSameStart(result.instance, instance);
     return this.handle<O>(instance.id);
   }
@@ -224,6 +235,31 @@ export class WorkflowClient implements OnModuleDestroy {
     const details: WorkflowInstanceDetails = stripLease(instance);
     if (options.children) details.children = await this.allChildren(id);
     return details;
+  }
+
+  /**
+   * The instance's history as plain JSON (the instance, its journal, the signals it took, the
+   * library version), payloads decoded by the codec: keep it as a test fixture and replay it with
+   * `replayHistory()` from `@nestjs/workflows/testing`. Throws `WorkflowNotFoundError`.
+   */
+  exportHistory(id: string): Promise<WorkflowHistory> {
+    return exportHistory(this.storage, id, this.options.clock.now());
+  }
+
+  /**
+   * Follows the stream `name` of instance `id` live, from any process: yields each item after
+   * `options.after` in `seq` order, then waits for more, and ends once the stream is closed and read
+   * to its end, or the instance has ended (a reader of a finished instance gets everything, then
+   * ends). Values a step wrote in a failed attempt are followed by a `discarded` item naming it.
+   * Throws `WorkflowNotFoundError` (on the first `next()`) for an unknown id.
+   */
+  readStream<T = unknown>(
+    id: string,
+    name: string,
+    options: WorkflowReadStreamOptions = {},
+  ): AsyncIterableIterator<WorkflowStreamItem<T>> {
+    const { after, poll } = parseReadStreamOptions(id, name, options);
+    return new WorkflowStreamReader<T>(this.storage, id, name, { after, poll, signal: options.signal });
   }
 
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */

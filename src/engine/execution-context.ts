@@ -7,8 +7,10 @@ import type { ChildSupport } from './child-support.js';
 import type { ExecutionHost } from './execution-host.js';
 import { withHostSignal } from './host-signal.js';
 import type { RecordedValues } from './recorded-values.js';
+import type { PatchMarkers } from './patch-markers.js';
 import type { Compensation } from './saga.js';
 import type { SignalWaits } from './signal-waits.js';
+import type { ExecutionStreams } from './execution-streams.js';
 import { sleepTarget, sleepUntil } from './sleep-operation.js';
 import { runStep } from './step-operation.js';
 import { runTransaction } from './transaction-operation.js';
@@ -26,6 +28,9 @@ export interface ContextParts {
   waits: SignalWaits;
   children: ChildSupport;
   values: RecordedValues;
+  patches: PatchMarkers;
+  /** `ctx.stream()`'s writes. */
+  streams: ExecutionStreams;
   /** `ctx.setStatus()`: written with the execution's next write. */
   setStatus(value: unknown): void;
 }
@@ -36,7 +41,7 @@ const WAIT_OPTIONS = ['key', 'timeout'];
 /** The `ctx` a workflow's `run()` gets: each call is one operation of the execution behind `host`. */
 export function createWorkflowContext(host: ExecutionHost, parts: ContextParts): WorkflowContext {
   const { instance } = host;
-  const { compensations, waits, children, values } = parts;
+  const { compensations, waits, children, values, patches } = parts;
   // `signal` after the id, workflow and version, where an object literal's getter had it.
   const ctx = withHostSignal({ id: instance.id, workflow: instance.workflow, version: instance.version }, host);
   return Object.assign(ctx, {
@@ -66,5 +71,8 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     random: () => values.value('random', () => Math.random()) as number,
     uuid: () => values.value('uuid', () => randomUUID()) as string,
     setStatus: (value: unknown) => parts.setStatus(value),
+    patched: (patchId: string) => patches.patched(patchId),
+    deprecatePatch: (patchId: string) => patches.deprecatePatch(patchId),
+    stream: (name) => parts.streams.body(name),
   } satisfies Omit<WorkflowContext, 'id' | 'workflow' | 'version' | 'signal'>);
 }

@@ -1,5 +1,6 @@
 import type { WorkflowEventBody } from '../events/workflow-event.js';
 import type { WorkflowInterrupt } from '../errors/workflow-interrupt.js';
+import type { WorkflowNonDeterminismError } from '../errors/workflow-non-determinism.error.js';
 import type {
   WorkflowInstance,
   WorkflowJournalEntry,
@@ -8,6 +9,7 @@ import type {
 } from '../storage/workflow-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { ExecutionObserver } from './workflow-observer.js';
+import type { ExecutionStreams } from './execution-streams.js';
 
 /** An operation that must wait: the execution suspends once nothing else can move. */
 export interface Parked {
@@ -51,6 +53,8 @@ export interface ExecutionState {
   readonly defaultRetry: RetryPolicy;
   /** Telemetry for this execution (spans around attempts and child starts, signal latency). */
   readonly observe: ExecutionObserver;
+  /** Its streams: what steps write with `run.stream()`, and the marks of failed attempts. */
+  readonly streams: ExecutionStreams;
   /** The engine clock's time. */
   now(): number;
   emit(body: WorkflowEventBody): void;
@@ -64,6 +68,11 @@ export interface ExecutionJournalAccess {
   ensureJournalRoom(name: string): void;
   /** Records an entry, written with the next write. */
   record(entry: WorkflowJournalEntry): void;
+  /**
+   * Records a step's attempt as started, for the flush before its code runs. Unlike `record()`, it
+   * leaves `isRerun()` as it was: steps started beside it were running in a cut-short execution too.
+   */
+  recordStarted(entry: WorkflowJournalEntry): void;
   /** Writes what was recorded before a new side effect, so a crash never loses a result it depends on. */
   flush(): Promise<void>;
   /**
@@ -81,6 +90,11 @@ export interface ExecutionJournalAccess {
   encodeAhead(entry: WorkflowJournalEntry): Promise<void> | null;
   /** An entry a committed transaction wrote: the execution knows it, and doesn't write it again. */
   recordCommitted(entry: WorkflowJournalEntry): void;
+  /**
+   * Whether the journal holds entries an earlier execution recorded that this one has not reached
+   * yet (compensations and patch markers aside): the instance went further than the code is now.
+   */
+  journalAhead(): boolean;
 }
 
 /** The life of the execution's operations, and its stop. */
@@ -106,6 +120,13 @@ export interface OperationControl {
   stopReason(): WorkflowInterrupt['reason'] | null;
   /** Whether it was stopped without waiting for what runs (terminate, a lost lease, a store failure). */
   stoppedAtOnce(): boolean;
+  /**
+   * The step whose function is being called right now (its synchronous part, up to its first
+   * `await`), or `null`: what `ctx.patched()` checks to refuse being called from a step.
+   */
+  callingStep: string | null;
+  /** The code no longer matches the journal: the execution fails with `error`, which is returned to throw. */
+  diverged(error: WorkflowNonDeterminismError): WorkflowNonDeterminismError;
 }
 
 /** `ctx.transaction()`'s way to the store. */

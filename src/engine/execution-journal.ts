@@ -1,6 +1,7 @@
 import { journalEntryJson } from '../storage/journal-entry-json.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { JournalLimitEvent, JournalLimits } from './journal-limits.js';
+import { isPatchMarker } from './patch-markers.js';
 
 const NOTHING_LOADED: ReadonlySet<string> = new Set();
 
@@ -33,9 +34,20 @@ export class ExecutionJournal {
     return this.entries.values();
   }
 
-  /** The entries an earlier execution recorded that are not in `visited` (compensations aside). */
+  /** The entries an earlier execution recorded that are not in `visited` (compensations and patch markers aside). */
   unvisited(visited: ReadonlySet<string>): string[] {
-    return [...this.loaded].filter((name) => !visited.has(name) && this.entries.get(name)!.kind !== 'compensation');
+    return [...this.loaded].filter((name) => !visited.has(name) && this.expected(name));
+  }
+
+  /** Whether an entry an earlier execution recorded is not in `visited` (as `unvisited()` counts them). */
+  ahead(visited: ReadonlySet<string>): boolean {
+    for (const name of this.loaded) if (!visited.has(name) && this.expected(name)) return true;
+    return false;
+  }
+
+  /** Whether the code must reach a loaded entry again: compensations are the saga's, markers outlive their patch. */
+  private expected(name: string): boolean {
+    return this.entries.get(name)!.kind !== 'compensation' && !isPatchMarker(name);
   }
 
   /** Whether a completed step that has a compensation in `compensations` was not compensated yet. */

@@ -20,9 +20,11 @@ import { toJsonValue } from './json-value.js';
 import { assertOutsideCompensation, runAsCompensation } from './compensation-scope.js';
 import { assertOperationName, changedKindError, reusedNameError } from './operation-names.js';
 import { RecordedValues } from './recorded-values.js';
+import { PatchMarkers } from './patch-markers.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { compensate, type Compensation, type CompensationOutcome } from './saga.js';
 import { SignalWaits } from './signal-waits.js';
+import { ExecutionStreams } from './execution-streams.js';
 import { cancelDeferredFlush, deferFlush, type DeferredFlush } from './deferred-flushes.js';
 import type { WorkflowContext } from './workflow-context.js';
 
@@ -65,9 +67,11 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
   private readonly parked: Parked[] = [];
   /** The steps running now, by name (what a shutdown that times out reports). */
   readonly runningSteps = new Set<string>();
+  callingStep: string | null = null;
   /** Whether this execution recorded anything yet (see `isRerun()` in ExecutionJournalAccess). */
   private recorded = false;
   private readonly children: ChildSupport;
+  readonly streams: ExecutionStreams;
   private active = 0;
   private pendingStatus: { value: unknown } | null = null;
   private readonly writes: FencedWrites;
@@ -108,11 +112,14 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
     this.children = new ChildSupport(this, { resolveChild: deps.resolveChild, createChild }, (name, childId) =>
       waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true),
     );
+    this.streams = new ExecutionStreams(this, deps.storage.streams, failed);
     this.context = createWorkflowContext(this, {
       compensations: this.compensations,
       waits,
       children: this.children,
       values: new RecordedValues(this),
+      patches: new PatchMarkers(this),
+      streams: this.streams,
       setStatus: (value) => {
         this.pendingStatus = { value: toJsonValue(value, 'ctx.setStatus() value', 'status') ?? null };
       },
@@ -309,6 +316,14 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
     this.journal.written(entry);
   }
 
+  journalAhead(): boolean {
+    return this.journal.ahead(this.visited);
+  }
+
+  diverged(error: WorkflowNonDeterminismError): WorkflowNonDeterminismError {
+    return this.fail(error);
+  }
+
   /**
    * Before a new side effect: writes what was recorded, if anything, so a crash never loses a result
    * it depends on; then checks the lease is still live by the local clock, so a worker that was
@@ -369,11 +384,19 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
   record(entry: WorkflowJournalEntry): void {
     if (this.closed) return;
     this.recorded = true;
+    this.keep(entry);
+    this.scheduleFlush();
+  }
+
+  recordStarted(entry: WorkflowJournalEntry): void {
+    if (!this.closed) this.keep(entry);
+  }
+
+  private keep(entry: WorkflowJournalEntry): void {
     if (!this.journal.record(entry, (event) => this.journalLimit(event))) {
       this.stop.reason ??= 'journal-limit';
       throw new WorkflowInterrupt('journal-limit');
     }
-    this.scheduleFlush();
   }
 
   private journalLimit(event: JournalLimitEvent): void {

@@ -12,6 +12,8 @@ export function mysqlTables(schema: string) {
     rateWindows: t('rate_windows'),
     schedules: t('schedules'),
     cancelNotices: t('cancel_notices'),
+    pausedWorkflows: t('paused_workflows'),
+    debounceKeys: t('debounce_keys'),
   };
 }
 

@@ -17,6 +17,7 @@ import { isObservableClock, type WorkflowClock } from '../time/workflow-clock.js
 import { LeasedWorker, type LeasedWorkerTimings } from '../leased-loop/leased-worker.js';
 import { StoreOutage } from './store-outage.js';
 import { UndeclaredVersions } from './undeclared-versions.js';
+import { checkReplaysAtStartup, type CheckedDefinitions } from './startup-replay-check.js';
 import type { WorkflowWakeUps } from './workflow-wake-ups.js';
 
 /** The background worker's settings, resolved (milliseconds). */
@@ -24,6 +25,8 @@ export interface RuntimeWorkerSettings extends LeasedWorkerTimings {
   /** Run the background loop; without it only `drain()` runs work. */
   enabled: boolean;
   id: string | undefined;
+  /** `worker.replayCheck`: how many unfinished instances per version to replay at startup; absent or `null`: none. */
+  replayCheck?: number | null;
 }
 
 /** `WorkflowWorker.loopStatus()`: whether the background loop runs and when it last claimed. */
@@ -161,6 +164,17 @@ export class WorkflowRuntime {
       logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);
     }
     this.loop.start();
+  }
+
+  /**
+   * `worker.replayCheck` at startup (see `checkReplaysAtStartup()`): resolves to how many sampled
+   * instances would diverge on `definitions`, 0 when the option is off.
+   */
+  checkReplays(definitions: CheckedDefinitions): Promise<number> {
+    const sample = this.options.worker.replayCheck;
+    if (!sample) return Promise.resolve(0);
+    const { storage, logger, clock } = this.options;
+    return checkReplaysAtStartup(storage, definitions, sample, logger, () => clock.now());
   }
 
   /**

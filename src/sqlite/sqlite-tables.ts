@@ -14,7 +14,12 @@ export function sqliteTables(schema: string) {
     signals: t('signals'),
     rateWindows: t('rate_windows'),
     cancelRequests: t('cancel_requests'),
+    pausedWorkflows: t('paused_workflows'),
     schedules: t('schedules'),
+    streams: t('streams'),
+    streamItems: t('stream_items'),
+    callbacks: t('callbacks'),
+    debounceKeys: t('debounce_keys'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */
     signalsSequence: `${schema}_signals`,
   };

@@ -7,3 +7,8 @@ export type {
   WorkflowStoreContractOptions,
   WorkflowStoreHarness,
 } from './workflow-store-contract.js';
+export { replayHistory, replayStored } from './replay-history.js';
+export type { WorkflowReplayApp, WorkflowReplayParts, WorkflowReplayTarget } from './replay-history.js';
+export type { WorkflowReplayDivergence, WorkflowReplayReport } from '../engine/history-replay.js';
+export type { WorkflowReplayFilter } from '../engine/stored-replays.js';
+export type { WorkflowHistory, WorkflowHistorySignal } from '../engine/workflow-history.js';

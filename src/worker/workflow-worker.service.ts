@@ -37,6 +37,8 @@ export class WorkflowWorker implements OnApplicationBootstrap, BeforeApplication
 
   async onApplicationBootstrap(): Promise<void> {
     await this.runtime.start();
+    // After the loop started: the check reads only, and a slow store must not hold the start back.
+    void this.runtime.checkReplays(this.registry);
   }
 
   /**

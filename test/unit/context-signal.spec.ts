@@ -50,6 +50,8 @@ describe('the signal on ctx and on a step run', () => {
       'random',
       'uuid',
       'setStatus',
+      'patched',
+      'deprecatePatch',
     ]);
     expect(seen.ctxSignal).toMatchObject({ enumerable: true, configurable: true, set: undefined });
     expect(typeof (seen.ctxSignal as PropertyDescriptor).get).toBe('function');

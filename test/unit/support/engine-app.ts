@@ -76,6 +76,8 @@ export interface EngineApp<
   schedules: WorkflowSchedules;
   store: S;
   clock: C;
+  /** The app's workflows and its storage layer: what `replayHistory()` and `replayStored()` take as parts. */
+  replayParts: { registry: WorkflowRegistry; storage: WorkflowStorage };
   /** Every event emitted since the app was built, in order. */
   events: WorkflowEvent[];
   /** Every message logged since the app was built, in order. */
@@ -218,6 +220,7 @@ export async function createEngineApp<
     schedules,
     store,
     clock,
+    replayParts: { registry, storage },
     events: emitted,
     logs,
     logged: (level) => logs.filter((entry) => entry.level === level).map((entry) => entry.message),
