@@ -280,6 +280,34 @@ export class WorkflowClient implements OnModuleDestroy {
   }
 
   /**
+   * Pauses every unfinished instance `filter` matches that is not paused already, as
+   * `cancelMany()` goes about it (each one stops at its next step wherever it runs, and is not
+   * claimed until resumed); `changed` counts those it paused.
+   */
+  async pauseMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
+    const selection = parseBulkFilter('pauseMany', filter, this.options.clock.now());
+    const reason = parseCancelRequest(options.reason, false, 0).reason;
+    return actOnMatching(this.bulkReads(), selection, (instance) =>
+      FINISHED_STATUSES.includes(instance.status) || instance.status === 'paused'
+        ? Promise.resolve(false)
+        : this.storage.pause(instance.id, { reason, now: this.options.clock.now() }),
+    );
+  }
+
+  /**
+   * Resumes every paused instance `filter` matches, as `cancelMany()` goes about it: what fell due
+   * during the pause is due at once. `changed` counts those it resumed.
+   */
+  async resumeMany(filter: WorkflowBulkFilter): Promise<WorkflowBulkResult> {
+    const selection = parseBulkFilter('resumeMany', filter, this.options.clock.now());
+    return actOnMatching(this.bulkReads(), selection, (instance) =>
+      instance.status === 'paused'
+        ? this.storage.resume(instance.id, this.options.clock.now())
+        : Promise.resolve(false),
+    );
+  }
+
+  /**
    * Re-encryption after a key rotation: rewrites every stored payload (instances, their journals,
    * signals, schedules) that is not under the current codec, the first of the `codec` list, in
    * batches. Safe beside running workers (each payload is replaced only while it still holds what
