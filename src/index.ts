@@ -29,6 +29,7 @@ export type {
   WorkflowTransactionOptions,
   WorkflowStepRun,
   WorkflowStream,
+  WorkflowCallbackOptions,
   WorkflowCompensationRun,
   WorkflowWaitOptions,
 } from './engine/workflow-context.js';
@@ -74,6 +75,9 @@ export { WorkflowSignalTimeoutError } from './errors/workflow-signal-timeout.err
 export { WorkflowJournalLimitError } from './errors/workflow-journal-limit.error.js';
 export { WorkflowStreamLimitError } from './errors/workflow-stream-limit.error.js';
 export { WorkflowStreamClosedError } from './errors/workflow-stream-closed.error.js';
+export { WorkflowCallbackTokenError } from './errors/workflow-callback-token.error.js';
+export { WorkflowCallbackTimeoutError } from './errors/workflow-callback-timeout.error.js';
+export type { WorkflowCallbackCompletion } from './client/callback-completion.js';
 export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.js';
 export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
 export { WorkflowSchemaError } from './errors/workflow-schema.error.js';

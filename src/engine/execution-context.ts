@@ -10,6 +10,7 @@ import type { RecordedValues } from './recorded-values.js';
 import type { Compensation } from './saga.js';
 import type { SignalWaits } from './signal-waits.js';
 import type { ExecutionStreams } from './execution-streams.js';
+import type { CallbackOperations } from './callback-operations.js';
 import { sleepTarget, sleepUntil } from './sleep-operation.js';
 import { runStep } from './step-operation.js';
 import { runTransaction } from './transaction-operation.js';
@@ -29,6 +30,8 @@ export interface ContextParts {
   values: RecordedValues;
   /** `ctx.stream()`'s writes. */
   streams: ExecutionStreams;
+  /** `ctx.createCallback()` and `ctx.waitForCallback()`. */
+  callbacks: CallbackOperations;
   /** `ctx.setStatus()`: written with the execution's next write. */
   setStatus(value: unknown): void;
 }
@@ -70,5 +73,7 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     uuid: () => values.value('uuid', () => randomUUID()) as string,
     setStatus: (value: unknown) => parts.setStatus(value),
     stream: (name) => parts.streams.body(name),
+    createCallback: (name, options) => parts.callbacks.create(name, options),
+    waitForCallback: (name) => parts.callbacks.wait(name),
   } satisfies Omit<WorkflowContext, 'id' | 'workflow' | 'version' | 'signal'>);
 }

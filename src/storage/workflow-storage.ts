@@ -35,6 +35,7 @@ import type {
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
 import { WorkflowStreamStorage } from './workflow-stream-storage.js';
+import { WorkflowCallbackStorage } from './workflow-callback-storage.js';
 import { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
 
 export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
@@ -57,6 +58,8 @@ export class WorkflowStorage {
   readonly schedules: WorkflowScheduleStorage;
   /** The streams' operations (`ctx.stream()`, `client.readStream()`), through the same codecs. */
   readonly streams: WorkflowStreamStorage;
+  /** The callbacks' operations (`ctx.createCallback()`, `client.completeCallback()`), through the same codecs. */
+  readonly callbacks: WorkflowCallbackStorage;
   private readonly encoding: PayloadEncoding | null;
 
   constructor(
@@ -66,6 +69,7 @@ export class WorkflowStorage {
     this.encoding = options.codecs ? new PayloadEncoding(options.codecs) : null;
     this.schedules = new WorkflowScheduleStorage(store, options, this.encoding);
     this.streams = new WorkflowStreamStorage(store, this.encoding, options.streamLimits);
+    this.callbacks = new WorkflowCallbackStorage(store, this.encoding);
   }
 
   /** The configured codecs, or `null`. */
