@@ -43,6 +43,7 @@ export type {
   WorkflowStreamItem,
   WorkflowStreamValue,
 } from './client/stream-reader.js';
+export { WorkflowCallbacksModule, type WorkflowCallbacksOptions } from './http/workflow-callbacks.module.js';
 export { toServerSentEvents, afterLastEventId, type WorkflowServerSentEvent } from './client/server-sent-events.js';
 export { DEFAULT_STREAM_LIMITS, type WorkflowStreamLimitOptions } from './storage/stream-limits.js';
 export { WorkflowSchedules } from './client/workflow-schedules.js';
