@@ -10,7 +10,12 @@ import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
 import type { WorkflowSignal } from '../signals/workflow-signal.js';
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowUntakenSignal } from '../storage/workflow-store.js';
+import type {
+  NewWorkflowSignal,
+  WorkflowInstanceDetails,
+  WorkflowPurgeResult,
+  WorkflowUntakenSignal,
+} from '../storage/workflow-store.js';
 import { parseDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { WorkflowObserver } from '../engine/workflow-observer.js';
@@ -35,6 +40,7 @@ import {
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
 import { forkInstance, type WorkflowForkOptions } from './instance-fork.js';
+import { settleCallback, type WorkflowCallbackCompletion } from './callback-completion.js';
 import {
   parseReadStreamOptions,
   WorkflowStreamReader,
@@ -354,6 +360,25 @@ export class WorkflowClient implements OnModuleDestroy {
   ): AsyncIterableIterator<WorkflowStreamItem<T>> {
     const { after, poll } = parseReadStreamOptions(id, name, options);
     return new WorkflowStreamReader<T>(this.storage, id, name, { after, poll, signal: options.signal });
+  }
+
+  /**
+   * Completes the callback whose token `ctx.createCallback()` made: its `ctx.waitForCallback()`
+   * resolves with `payload` (passed through the payload codec like any payload). Usable once: a
+   * used, unknown or expired token throws `WorkflowCallbackTokenError` (its `reason` says which) and
+   * stores nothing. Resolves to the instance's id and the callback's name.
+   */
+  completeCallback(token: string, payload?: unknown): Promise<WorkflowCallbackCompletion> {
+    return settleCallback(this.storage, this.callbackDeps(), token, { state: 'completed', payload });
+  }
+
+  /** As `completeCallback()`, but `ctx.waitForCallback()` throws `error` (as `{ name, message }` it crosses the store). */
+  failCallback(token: string, error: unknown): Promise<WorkflowCallbackCompletion> {
+    return settleCallback(this.storage, this.callbackDeps(), token, { state: 'failed', error });
+  }
+
+  private callbackDeps() {
+    return { now: () => this.options.clock.now(), signal: (signal: NewWorkflowSignal) => this.runtime.signal(signal) };
   }
 
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */
