@@ -59,7 +59,10 @@ const LAST_ROUND = 2_147_483_647;
  *
  * The keys are found by a loose index scan (one descent per key, `keyed`): the next key of the
  * same priority, else the first key of a later one. `IS NOT NULL` ends each descent at the
- * priority's keyless rows (NULLs sort last), so they are never walked. Each group then reads at
+ * priority's keyless rows (NULLs sort last), so they are never walked. Each descent lands on the
+ * key's first entry, its oldest instance: with a share of one (as many groups as the claim's limit,
+ * or more) and no exclusions, that entry, due and of the claim's workflows, is the key's pick, read
+ * from the index alone. Otherwise each group reads at
  * most `ceil(limit / groups)` rows from `instances_due_key` (`priority = p AND concurrency_key = k
  * AND wake_at <= now`): a claim reads about one index entry per key plus what it takes, however
  * large any key's backlog. What rounds can't fill goes in plain claim order (`pickDue()`'s filler).
@@ -68,15 +71,27 @@ function fairPicks(s: string, limit: string, extra: string): string {
   const { free } = dueConditions('c');
   const head = `c.id, c.priority, c.wake_at, c.created_at, row_number() OVER (ORDER BY c.wake_at, c.created_at, c.id) AS round`;
   const keyOrder = 'ORDER BY c.priority, c.concurrency_key LIMIT 1';
+  // Each key's first entry, read from the index alone: its oldest instance when that is due.
+  const walked = 'c.priority, c.concurrency_key AS k, c.id, c.wake_at, c.created_at, c.workflow, c.version';
+  // Without exclusions a share of one is each key's first entry, which the walk has read already.
+  const gate = extra === '' ? '\n    WHERE (SELECT n FROM share) > 1' : '';
+  const headsOfWalk =
+    extra === ''
+      ? `
+    UNION ALL
+    SELECT g.id, g.priority, g.wake_at, g.created_at, 1 AS round FROM keys g
+    WHERE (SELECT n FROM share) = 1 AND g.wake_at <= $1
+      AND (g.workflow || '@' || g.version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`
+      : '';
   return `keyed AS (
-  (SELECT c.priority, c.concurrency_key AS k FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.concurrency_key IS NOT NULL ${keyOrder})
+  (SELECT ${walked} FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.concurrency_key IS NOT NULL ${keyOrder})
   UNION ALL
-  SELECT n.priority, n.k FROM keyed g CROSS JOIN LATERAL (
+  SELECT n.* FROM keyed g CROSS JOIN LATERAL (
     SELECT * FROM (
-      (SELECT c.priority, c.concurrency_key AS k FROM ${s}.instances c
+      (SELECT ${walked} FROM ${s}.instances c
        WHERE ${inDueIndex('c')} AND c.priority = g.priority AND c.concurrency_key > g.k AND c.concurrency_key IS NOT NULL ${keyOrder})
       UNION ALL
-      (SELECT c.priority, c.concurrency_key AS k FROM ${s}.instances c
+      (SELECT ${walked} FROM ${s}.instances c
        WHERE ${inDueIndex('c')} AND c.priority > g.priority AND c.concurrency_key IS NOT NULL ${keyOrder})
     ) AS next LIMIT 1
   ) AS n
@@ -89,7 +104,7 @@ function fairPicks(s: string, limit: string, extra: string): string {
       SELECT ${head} FROM ${s}.instances c
       WHERE c.priority = g.priority AND c.concurrency_key = g.k AND ${free}${extra}
       ORDER BY c.wake_at, c.created_at, c.id LIMIT (SELECT n FROM share)
-    ) AS h
+    ) AS h${gate}${headsOfWalk}
     UNION ALL
     SELECT h.* FROM priorities p CROSS JOIN LATERAL (
       SELECT ${head} FROM ${s}.instances c
