@@ -9,6 +9,8 @@
 // same load. Prints each statement's EXPLAIN (ANALYZE, BUFFERS) after the rounds on stderr, and
 // one JSON object last: per size and statement the median claim time (client side, ms) and the
 // ratio to the first statement given.
+// CLAIM_KEYS (default 0) spreads the due instances over that many concurrency keys (`k0`, `k1`...,
+// created round robin), for the fair claim: `CLAIM_SLEEPING=0 CLAIM_DUE=100000 CLAIM_KEYS=100`.
 // Run: `npm run bench:claim [-- <checkout>]` (PostgreSQL at PGHOST/PGPORT, user postgres, db test).
 import { resolve } from 'node:path';
 import pg from 'pg';
@@ -20,6 +22,7 @@ const SIZES = (process.env.CLAIM_SLEEPING ?? '20000,100000').split(',').map(Numb
 const DUE = Number(process.env.CLAIM_DUE ?? 5);
 const ROUNDS = Number(process.env.CLAIM_ROUNDS ?? 8);
 const REPS = Number(process.env.CLAIM_REPS ?? 50);
+const KEYS = Number(process.env.CLAIM_KEYS ?? 0);
 const LIMIT = 10;
 const compare = process.argv[2];
 
@@ -55,12 +58,13 @@ SELECT 'sleeps-' || g, 'bench.flow', 1, 'suspended', 0, 0, $1::bigint + 3600000 
       [now, size],
     );
     await client.query(
-      `INSERT INTO ${s} (id, workflow, version, status, signal_cursor, priority, wake_at, created_at, updated_at)
-SELECT 'due-' || g, 'bench.flow', 1, 'pending', 0, 0, $1::bigint - 100 + g, $1::bigint + g, $1::bigint FROM generate_series(1, $2::integer) g`,
-      [now, DUE],
+      `INSERT INTO ${s} (id, workflow, version, status, signal_cursor, priority, wake_at, created_at, updated_at, concurrency_key)
+SELECT 'due-' || g, 'bench.flow', 1, 'pending', 0, 0, $1::bigint - $2::integer - 100 + g, $1::bigint - $2::integer + g, $1::bigint,
+  CASE WHEN $3::integer > 0 THEN 'k' || (g % $3::integer) END FROM generate_series(1, $2::integer) g`,
+      [now, DUE, KEYS],
     );
     await client.query(`VACUUM ANALYZE ${s}`);
-    say(`${size} sleeping, ${DUE} due: ${ROUNDS} rounds of ${REPS} claims per statement`);
+    say(`${size} sleeping, ${DUE} due over ${KEYS} keys: ${ROUNDS} rounds of ${REPS} claims per statement`);
     const params = [now + 1000, ['bench.flow'], [1], LIMIT, 'bench-token', 'bench', now + 31_000];
     const statements = builds.map((build, i) => ({ name: `bench_claim_${i}`, text: build.statements(schema).claim }));
     const times: number[][] = builds.map(() => []);
@@ -70,8 +74,8 @@ SELECT 'due-' || g, 'bench.flow', 1, 'pending', 0, 0, $1::bigint - 100 + g, $1::
       const { rows } = await client.query({ ...statements[i]!, values: params });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       await client.query('ROLLBACK');
-      if (rows.filter((row) => row.id !== null).length !== DUE)
-        throw new Error(`statement ${i} claimed ${rows.length} rows, expected ${DUE}`);
+      if (rows.filter((row) => row.id !== null).length !== Math.min(DUE, LIMIT))
+        throw new Error(`statement ${i} claimed ${rows.length} rows, expected ${Math.min(DUE, LIMIT)}`);
       return ms;
     };
     for (let i = 0; i < builds.length; i++) for (let k = 0; k < 10; k++) await claimOnce(i); // warm-up, past the plan cache's 5 custom plans
@@ -93,6 +97,7 @@ SELECT 'due-' || g, 'bench.flow', 1, 'pending', 0, 0, $1::bigint - 100 + g, $1::
     return {
       sleeping: size,
       due: DUE,
+      keys: KEYS,
       statements: builds.map((build, i) => ({
         name: build.name,
         median_ms: +medians[i]!.toFixed(3),

@@ -13,15 +13,18 @@ interface Entry {
   readonly priority: number;
   readonly createdAt: number;
   readonly id: string;
+  /** Its concurrency key: the claim takes due instances across keys in turn. */
+  readonly key: string | null;
   /** When the entry may be due: its `wakeAt`, or when the lease it was parked behind ends. */
   at: number;
 }
 
 /**
  * The due queue of `InMemoryWorkflowStore`: what a claim could take, so a claim costs what it takes
- * (times a logarithm), not the backlog's size. Two heaps: `waiting` by the time an entry may be due
- * (its `wakeAt`, or the end of a lease it is parked behind), and `ready`, in claim order (priority,
- * `wakeAt`, `createdAt`, id), which a claim fills from `waiting` up to its `now` and takes from.
+ * (times a logarithm, plus one look per concurrency key), not the backlog's size. A heap `waiting`
+ * by the time an entry may be due (its `wakeAt`, or the end of a lease it is parked behind), and
+ * `ready`: one heap per priority and concurrency key, each in claim order (`wakeAt`, `createdAt`,
+ * id), which a claim fills from `waiting` up to its `now` and takes from across the keys in turn.
  *
  * Each instance has at most one current entry; the store calls `update()` whenever it changes an
  * instance's status or `wakeAt`, which replaces the entry when its place changed. A replaced entry
@@ -36,7 +39,7 @@ export class ClaimableInstances {
   /** Instances that went `suspended` (some left it since: `suspended()` drops those), for signals. */
   private readonly suspendedSet = new Set<WorkflowInstance>();
   private readonly waiting = new Heap<Entry>((a, b) => a.at < b.at);
-  private readonly ready = new Heap<Entry>((a, b) => claimOrder(a, b) < 0);
+  private readonly ready = new ReadyGroups();
   /** Entries `due()` took out of `ready` for the claim under way, until `leased()` ends it. */
   private readonly found = new Set<Entry>();
 
@@ -96,8 +99,8 @@ export class ClaimableInstances {
     const entry = this.current.get(instance);
     // Still in place (a parked entry is not: its lease may have been released without a new wakeAt).
     if (entry && entry.wakeAt === wakeAt && entry.at === wakeAt) return;
-    const { priority, createdAt, id } = instance;
-    this.place({ instance, wakeAt, priority, createdAt, id, at: wakeAt });
+    const { priority, createdAt, id, concurrencyKey: key } = instance;
+    this.place({ instance, wakeAt, priority, createdAt, id, key, at: wakeAt });
   }
 
   remove(instance: WorkflowInstance): void {
@@ -127,33 +130,60 @@ export class ClaimableInstances {
   }
 
   /**
-   * The unfinished instances due at `now` that `accepts` takes, in claim order (priority, then
-   * `wakeAt`, `createdAt`, id). With `top`, only the first `top` of that order, for the cost of
-   * those (plus the entries passed over on the way), whatever else is due or waiting.
+   * The unfinished instances due at `now` that `accepts` takes, in fair claim order: priority
+   * first; within a priority, across concurrency keys in turn (the instances without a key are one
+   * more key), each key's oldest first, then each key's second, and so on, each round in claim
+   * order (`wakeAt`, `createdAt`, id). With `top`, only the first `top` of that order, for the cost
+   * of those (plus one look per key and the entries passed over on the way), whatever else is due.
    */
   due(now: number, accepts: (instance: WorkflowInstance) => boolean, top = Infinity): WorkflowInstance[] {
     this.restore();
     this.promote(now);
     const found: WorkflowInstance[] = [];
     const passed: Entry[] = [];
-    while (found.length < top && this.ready.size > 0) {
-      const entry = this.ready.pop()!;
-      if (this.current.get(entry.instance) !== entry) continue;
-      const { instance } = entry;
-      // Every change of status or wakeAt goes through update(); should one not, place it again now.
-      if (instance.wakeAt !== entry.wakeAt || !UNFINISHED.has(instance.status)) {
-        this.update(instance);
-        continue;
+    /** The next entry of `group` a claim at `now` may take, or `undefined` when it has none. */
+    const next = (group: Heap<Entry>): Entry | undefined => {
+      while (group.size > 0) {
+        const entry = group.pop()!;
+        if (this.current.get(entry.instance) !== entry) continue;
+        const { instance } = entry;
+        // Every change of status or wakeAt goes through update(); should one not, place it again now.
+        if (instance.wakeAt !== entry.wakeAt || !UNFINISHED.has(instance.status)) {
+          this.update(instance);
+          continue;
+        }
+        // Not due at this claim's `now` (an earlier `now` than a past claim's), or not this claim's.
+        if (entry.wakeAt > now || !accepts(instance)) {
+          passed.push(entry);
+          continue;
+        }
+        return entry;
       }
-      // Not due at this claim's `now` (an earlier `now` than a past claim's), or not this claim's.
-      if (entry.wakeAt > now || !accepts(instance)) {
-        passed.push(entry);
-        continue;
+      return undefined;
+    };
+    for (const groups of this.ready.byPriority()) {
+      let active = groups;
+      while (found.length < top && active.length > 0) {
+        const round: Array<{ entry: Entry; group: Heap<Entry> }> = [];
+        for (const group of active) {
+          const entry = next(group);
+          if (entry) round.push({ entry, group });
+        }
+        round.sort((a, b) => claimOrder(a.entry, b.entry));
+        for (const { entry, group } of round) {
+          if (found.length < top) {
+            this.found.add(entry);
+            found.push(entry.instance);
+          } else {
+            group.push(entry);
+          }
+        }
+        active = round.map(({ group }) => group);
       }
-      this.found.add(entry);
-      found.push(instance);
+      if (found.length >= top) break;
     }
     for (const entry of passed) this.ready.push(entry);
+    this.ready.dropEmpty();
     return found;
   }
 
@@ -198,6 +228,51 @@ function claimOrder(a: Entry, b: Entry): number {
     a.createdAt - b.createdAt ||
     (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   );
+}
+
+/** The ready entries, one heap per priority and concurrency key, each in claim order. */
+class ReadyGroups {
+  private readonly groups = new Map<number, Map<string | null, Heap<Entry>>>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(entry: Entry): void {
+    let keys = this.groups.get(entry.priority);
+    if (!keys) this.groups.set(entry.priority, (keys = new Map()));
+    let group = keys.get(entry.key);
+    if (!group) keys.set(entry.key, (group = new Heap<Entry>((a, b) => claimOrder(a, b) < 0)));
+    group.push(entry);
+    this.count++;
+  }
+
+  /**
+   * Each priority's groups, lowest priority first. What a caller pops from a group it pushes back
+   * or keeps (a claim's find): `dropEmpty()` then recounts and forgets the empty groups.
+   */
+  byPriority(): Array<Array<Heap<Entry>>> {
+    return [...this.groups.keys()].sort((a, b) => a - b).map((priority) => [...this.groups.get(priority)!.values()]);
+  }
+
+  dropEmpty(): void {
+    let count = 0;
+    for (const [priority, keys] of this.groups) {
+      for (const [key, group] of keys) {
+        if (group.size === 0) keys.delete(key);
+        count += group.size;
+      }
+      if (keys.size === 0) this.groups.delete(priority);
+    }
+    this.count = count;
+  }
+
+  /** Keeps only the entries `keep` accepts. */
+  keep(keep: (entry: Entry) => boolean): void {
+    for (const keys of this.groups.values()) for (const group of keys.values()) group.keep(keep);
+    this.dropEmpty();
+  }
 }
 
 /** A binary min-heap under `before`. */

@@ -1,9 +1,9 @@
 import { lockHash, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
+import { CLAIM_ORDER, dueWhere, repeated, type Statement } from './mysql-claim-conditions.js';
+import { fairDue, fairGroups, type FairGroup } from './mysql-fair-claim.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, type MySqlTables } from './mysql-tables.js';
-import { UNFINISHED } from '../sql/status-lists.js';
-import { mysqlUnpaused } from './mysql-pauses.js';
 import {
   claimRules,
   claimUnderLimits,
@@ -16,19 +16,6 @@ import { toInstance, toNumber, type SqlRow } from '../sql/workflow-rows.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowClaim, WorkflowClaimRequest } from '../storage/workflow-store.js';
 
-const CLAIM_ORDER = 'claim_priority, wake_at, created_at, id';
-
-/** A statement and its parameters. */
-interface Statement {
-  sql: string;
-  params: unknown[];
-}
-
-/** `n` copies of `text`, comma-separated. */
-function repeated(text: string, n: number): string {
-  return Array.from({ length: n }, () => text).join(', ');
-}
-
 /** The claim's statements for the store's tables. */
 function claimStatements(tables: MySqlTables) {
   const { instances, rateWindows, signals } = tables;
@@ -38,38 +25,19 @@ function claimStatements(tables: MySqlTables) {
     count: number,
     exclusions: ClaimExclusions | null,
     columns: string,
+    notIds: readonly string[] = [],
   ): Statement => {
-    const params: unknown[] = [request.now, request.now];
-    const pairs = request.workflows.map(({ name, version }) => {
-      params.push(name, version);
-      return '(?, ?)';
-    });
-    let extra = '';
-    if (exclusions) {
-      const excluded: string[] = [];
-      const notIn = (column: string, values: readonly string[]) => {
-        if (values.length === 0) return;
-        excluded.push(`${column} NOT IN (${placeholders(values.length)})`);
-        params.push(...values);
-      };
-      const pairsNotIn = (column: string, values: ReadonlyArray<[string, string]>) => {
-        if (values.length === 0) return;
-        // A NULL key is in no pair: without the IS NULL, NOT IN would be unknown and drop the row.
-        excluded.push(`(${column} IS NULL OR (workflow, ${column}) NOT IN (${repeated('(?, ?)', values.length)}))`);
-        params.push(...values.flat());
-      };
-      notIn('workflow', exclusions.fullWorkflows);
-      pairsNotIn('concurrency_key', exclusions.fullKeys);
-      notIn('workflow', exclusions.fullOwnWindows);
-      pairsNotIn('rate_limit_key', exclusions.fullKeyWindows);
-      // An instance to terminate needs no room (see `ClaimCandidate`): no exclusion passes it over.
-      if (excluded.length > 0) extra = `\n  AND (terminate_requested = 1 OR (${excluded.join('\n    AND ')}))`;
+    const where = dueWhere(tables, request, exclusions);
+    const params = [...where.params];
+    let skip = '';
+    if (notIds.length > 0) {
+      skip = `\n  AND id NOT IN (${placeholders(notIds.length)})`;
+      params.push(...notIds);
     }
     params.push(count);
     return {
       sql: `SELECT ${columns} FROM ${instances} FORCE INDEX (instances_due)
-WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
-  AND (workflow, version) IN (${pairs.join(', ')}) AND ${mysqlUnpaused(tables)}${extra}
+WHERE ${where.sql}${skip}
 ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
       params,
     };
@@ -162,7 +130,7 @@ export class MySqlClaims {
   private readonly sql: ReturnType<typeof claimStatements>;
 
   constructor(
-    tables: MySqlTables,
+    private readonly tables: MySqlTables,
     private readonly locks: MySqlLocks,
   ) {
     this.sql = claimStatements(tables);
@@ -181,22 +149,26 @@ export class MySqlClaims {
     lastSignalId: () => Promise<number>,
   ): Promise<WorkflowClaim> {
     const { limits, rates } = claimRules(request);
-    if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0) {
+    // One group (no concurrency keys in use): no turns to take, so the one-statement claim serves.
+    const groups = await fairGroups(executor, this.tables);
+    if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0 && groups.length <= 1) {
       const claimed = await retryOnLockContention(() => this.claimInOneStatement(executor, request));
       // Nothing claimed, so no row carried the last signal id: read on its own.
       return claimed.instances.length > 0 ? claimed : { instances: [], lastSignalId: await lastSignalId() };
     }
     const [claimed, last] = await Promise.all([
-      retryOnLockContention(() => executor.transaction((tx) => this.claim(tx, request), { held: true })),
+      retryOnLockContention(() => executor.transaction((tx) => this.claim(tx, request, groups), { held: true })),
       lastSignalId(),
     ]);
     return { instances: claimed.instances, lastSignalId: last };
   }
 
-  claim(tx: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
+  /** `claim()` in `tx`; `groups` as `fairGroups()` read them (read here when not given). */
+  async claim(tx: SqlExecutor, request: WorkflowClaimRequest, given?: FairGroup[]): Promise<WorkflowClaim> {
     const { limits, rates } = claimRules(request);
+    const groups = given ?? (await fairGroups(tx, this.tables));
     if (limits.length === 0 && rates.length === 0) {
-      return this.due(tx, request, request.limit, null).then((rows) => this.lease(tx, request, rows));
+      return this.due(tx, request, request.limit, null, groups).then((rows) => this.lease(tx, request, rows));
     }
     const picked = new Map<string, SqlRow>();
     const steps: LimitedClaimSteps<WorkflowClaim> = {
@@ -224,7 +196,7 @@ export class MySqlClaims {
         await tx.query(this.sql.revokeLapsed(workflows.length), [...workflows, request.now]);
       },
       candidates: async (count, exclusions) => {
-        const rows = await this.due(tx, request, count, exclusions);
+        const rows = await this.due(tx, request, count, exclusions, groups);
         for (const row of rows) picked.set(String(row.id), row);
         return rows.map(toCandidate);
       },
@@ -268,15 +240,18 @@ export class MySqlClaims {
     return { instances: rows.map(toInstance), lastSignalId: rows.length > 0 ? toNumber(rows[0]!.last_signal_id) : 0 };
   }
 
-  /** Up to `count` due rows in claim order, locked, skipping locked ones and those `exclusions` names. */
-  private async due(
+  /** Up to `count` due rows in the fair order (`fairDue()`), locked, skipping locked ones and those `exclusions` names. */
+  private due(
     tx: SqlExecutor,
     request: WorkflowClaimRequest,
     count: number,
     exclusions: ClaimExclusions | null,
+    groups: readonly FairGroup[],
   ): Promise<SqlRow[]> {
-    const { sql, params } = this.sql.due(request, count, exclusions, CLAIM_COLUMNS);
-    return (await tx.query(sql, params)).rows;
+    return fairDue(tx, this.tables, request, count, exclusions, CLAIM_COLUMNS, groups, async (room, notIds) => {
+      const { sql, params } = this.sql.due(request, room, exclusions, CLAIM_COLUMNS, notIds);
+      return (await tx.query(sql, params)).rows;
+    });
   }
 
   /**

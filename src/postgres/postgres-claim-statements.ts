@@ -41,19 +41,102 @@ function dueConditions(s: string, alias: string): { free: string; lapsed: string
   };
 }
 
-const CLAIM_ORDER = 'priority, wake_at, created_at, id';
+/** The fair order: priority, then the round (a key's n-th due instance is in round n), then claim order. */
+const FAIR_ORDER = 'priority, round, wake_at, created_at, id';
+
+/** The most concurrency keys one claim takes turns between (see `fairPicks()`). */
+export const FAIR_KEYS = 1000;
+
+/** A round after every key's: what the claim takes in plain claim order. */
+const LAST_ROUND = 2_147_483_647;
 
 /**
- * CTEs `priorities`, `free` and `lapsed` (each of the last two locked with SKIP LOCKED, up to
- * `limit` rows, `columns` plus the claim order's), and `picked`: the first `limit` of both in claim
- * order. The statement must start `WITH RECURSIVE`.
+ * CTEs `groups` (each priority's concurrency keys with instances in `instances_due_key`, up to
+ * `FAIR_KEYS`, plus each priority's instances without a key as one more group) and `fair`: up to
+ * `limit` due instances taken across the groups in turn, unlocked, each with its `round` (a
+ * group's oldest due instance is in round 1, its second in round 2...). Priority still comes
+ * first: once a group gave its whole share (it may have more), no later priority is picked, and
+ * the filler goes on from there in claim order.
+ *
+ * The keys are found by a loose index scan (one descent per key, `keyed`): the next key of the
+ * same priority, else the first key of a later one. `IS NOT NULL` ends each descent at the
+ * priority's keyless rows (NULLs sort last), so they are never walked. Each descent lands on the
+ * key's first entry, its oldest instance: with a share of one (as many groups as the claim's limit,
+ * or more) and no exclusions, that entry, due and of the claim's workflows, is the key's pick, read
+ * from the index alone. Otherwise each group reads at
+ * most `ceil(limit / groups)` rows from `instances_due_key` (`priority = p AND concurrency_key = k
+ * AND wake_at <= now`): a claim reads about one index entry per key plus what it takes, however
+ * large any key's backlog. What rounds can't fill goes in plain claim order (`pickDue()`'s filler).
+ */
+function fairPicks(s: string, limit: string, extra: string): string {
+  const { free } = dueConditions(s, 'c');
+  const head = `c.id, c.priority, c.wake_at, c.created_at, row_number() OVER (ORDER BY c.wake_at, c.created_at, c.id) AS round`;
+  const keyOrder = 'ORDER BY c.priority, c.concurrency_key LIMIT 1';
+  // Each key's first entry, read from the index alone: its oldest instance when that is due.
+  const walked = 'c.priority, c.concurrency_key AS k, c.id, c.wake_at, c.created_at, c.workflow, c.version';
+  // Without exclusions a share of one is each key's first entry, which the walk has read already.
+  const gate = extra === '' ? '\n    WHERE (SELECT n FROM share) > 1' : '';
+  const headsOfWalk =
+    extra === ''
+      ? `
+    UNION ALL
+    SELECT g.id, g.priority, g.wake_at, g.created_at, 1 AS round FROM keys g
+    WHERE (SELECT n FROM share) = 1 AND g.wake_at <= $1
+      AND (g.workflow || '@' || g.version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`
+      : '';
+  return `keyed AS (
+  (SELECT ${walked} FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.concurrency_key IS NOT NULL ${keyOrder})
+  UNION ALL
+  SELECT n.* FROM keyed g CROSS JOIN LATERAL (
+    SELECT * FROM (
+      (SELECT ${walked} FROM ${s}.instances c
+       WHERE ${inDueIndex('c')} AND c.priority = g.priority AND c.concurrency_key > g.k AND c.concurrency_key IS NOT NULL ${keyOrder})
+      UNION ALL
+      (SELECT ${walked} FROM ${s}.instances c
+       WHERE ${inDueIndex('c')} AND c.priority > g.priority AND c.concurrency_key IS NOT NULL ${keyOrder})
+    ) AS next LIMIT 1
+  ) AS n
+), keys AS (
+  SELECT * FROM keyed LIMIT ${FAIR_KEYS}
+), share AS (
+  SELECT ceil(${limit}::numeric / greatest(1, (SELECT count(*) FROM keys) + (SELECT count(*) FROM priorities WHERE priority IS NOT NULL)))::integer AS n
+), rounds AS (
+    SELECT h.* FROM keys g CROSS JOIN LATERAL (
+      SELECT ${head} FROM ${s}.instances c
+      WHERE c.priority = g.priority AND c.concurrency_key = g.k AND ${free}${extra}
+      ORDER BY c.wake_at, c.created_at, c.id LIMIT (SELECT n FROM share)
+    ) AS h${gate}${headsOfWalk}
+    UNION ALL
+    SELECT h.* FROM priorities p CROSS JOIN LATERAL (
+      SELECT ${head} FROM ${s}.instances c
+      WHERE c.priority = p.priority AND c.concurrency_key IS NULL AND ${free}${extra}
+      ORDER BY c.wake_at, c.created_at, c.id LIMIT (SELECT n FROM share)
+    ) AS h
+    WHERE p.priority IS NOT NULL
+), fair AS (
+  -- A group that gave its whole share may have more: no pick of a later priority goes before those.
+  SELECT * FROM rounds
+  WHERE priority <= coalesce((SELECT min(priority) FROM rounds WHERE round = (SELECT n FROM share)), ${LAST_ROUND})
+  ORDER BY ${FAIR_ORDER} LIMIT ${limit}
+)`;
+}
+
+/**
+ * CTEs `priorities`, the fair picks' (`fairPicks()`), `taken` (those picks, locked with SKIP
+ * LOCKED), `free` and `lapsed` (each locked with SKIP LOCKED, `columns` plus the fair order's),
+ * and `picked`: the first `limit` of all three in the fair order. The statement must start
+ * `WITH RECURSIVE`.
+ *
+ * The picks are read unlocked and then locked by id, so a claim locks only what it may take; a
+ * pick another claim holds is passed over, and `free` fills the claim's remaining room in claim
+ * order, as before fair claims (two claims at once then both take something).
  *
  * `instances_due` leads with `priority`, so `wake_at <= now` bounds a walk of it only within one
  * priority: walked across priorities, it would read every sleeping instance (suspended with a
  * later `wake_at`) of a priority before reaching the next. So `priorities` lists the distinct
  * priorities in it, lowest first, one index descent each (a loose index scan), and `free` takes
  * each priority's due instances in claim order from a scan bounded by `priority = p AND wake_at <=
- * now`, stopping (its outer `LIMIT`) once it has `limit`: a claim reads what it takes plus one
+ * now`, stopping (its outer `LIMIT`) once it has its room: a claim reads what it takes plus one
  * probe per priority, however many instances sleep. `free`'s outer `LIMIT` has no `ORDER BY` on
  * purpose: the nested loop runs the priorities in the order `priorities` made them (ascending, one
  * per recursion step), and a sort there would run every priority's scan, locking up to `limit`
@@ -62,27 +145,32 @@ const CLAIM_ORDER = 'priority, wake_at, created_at, id';
 function pickDue(s: string, columns: string, limit: string, extra = ''): string {
   const { free, lapsed } = dueConditions(s, 'c');
   const cols = `c.id, c.priority, c.wake_at, c.created_at${columns ? `, ${columns}` : ''}`;
+  const room = `(SELECT greatest(0, ${limit} - count(*)) FROM taken)`;
   return `priorities AS (
   (SELECT c.priority FROM ${s}.instances c WHERE ${inDueIndex('c')} ORDER BY c.priority LIMIT 1)
   UNION ALL
   SELECT (SELECT c.priority FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.priority > p.priority ORDER BY c.priority LIMIT 1)
   FROM priorities p WHERE p.priority IS NOT NULL
+), ${fairPicks(s, limit, extra)}, taken AS (
+  SELECT ${cols}, f.round FROM fair f JOIN ${s}.instances c ON c.id = f.id
+  WHERE ${free}${extra}
+  FOR UPDATE OF c SKIP LOCKED
 ), free AS (
-  SELECT f.* FROM priorities p CROSS JOIN LATERAL (
+  SELECT f.*, ${LAST_ROUND} AS round FROM priorities p CROSS JOIN LATERAL (
     SELECT ${cols} FROM ${s}.instances c
-    WHERE c.priority = p.priority AND ${free}${extra}
-    ORDER BY c.wake_at, c.created_at, c.id LIMIT ${limit}
+    WHERE c.priority = p.priority AND ${free}${extra} AND c.id NOT IN (SELECT id FROM taken)
+    ORDER BY c.wake_at, c.created_at, c.id LIMIT ${room}
     FOR UPDATE OF c SKIP LOCKED
   ) AS f
   WHERE p.priority IS NOT NULL
-  LIMIT ${limit}
+  LIMIT ${room}
 ), lapsed AS (
-  SELECT ${cols} FROM ${s}.instances c
+  SELECT ${cols}, ${LAST_ROUND} AS round FROM ${s}.instances c
   WHERE ${lapsed}${extra}
   ORDER BY c.priority, c.wake_at, c.created_at, c.id LIMIT ${limit}
   FOR UPDATE OF c SKIP LOCKED
 ), picked AS (
-  SELECT * FROM (SELECT * FROM free UNION ALL SELECT * FROM lapsed) AS due ORDER BY ${CLAIM_ORDER} LIMIT ${limit}
+  SELECT * FROM (SELECT * FROM taken UNION ALL SELECT * FROM free UNION ALL SELECT * FROM lapsed) AS due ORDER BY ${FAIR_ORDER} LIMIT ${limit}
 )`;
 }
 
@@ -182,7 +270,7 @@ WHERE lease_token IS NOT NULL AND lease_until < $2 AND workflow = ANY($1::text[]
       AND NOT (c.workflow = ANY($8::text[]))
       AND NOT EXISTS (SELECT 1 FROM unnest($9::text[], $10::text[]) AS f(w, k) WHERE f.w = c.workflow AND f.k = c.rate_limit_key)))`,
     )}
-SELECT id, workflow, concurrency_key, rate_limit_key, terminate_requested FROM picked ORDER BY ${CLAIM_ORDER}`,
+SELECT id, workflow, concurrency_key, rate_limit_key, terminate_requested FROM picked ORDER BY ${FAIR_ORDER}`,
 
     /**
      * Locks the rate windows $1/$2/$3 (workflow, has_key, key) in array order, inserting missing

@@ -1,3 +1,5 @@
+import { FAIR_KEYS_PER_PRIORITY, fairOrder, fairShare, type FairCandidate } from '../sql/fair-claim.js';
+import { UNFINISHED } from '../sql/status-lists.js';
 import { toBoolean, toInstance, toNumber } from '../sql/workflow-rows.js';
 import {
   selectClaims,
@@ -12,9 +14,10 @@ import { placeholders, type SqliteStatements } from './sqlite-statements.js';
 import { DUE, INSTANCE_COLUMNS, type SqliteTables } from './sqlite-tables.js';
 import { sqliteUnpaused } from './sqlite-pauses.js';
 
-interface Candidate extends ClaimCandidate {
-  id: string;
-}
+interface Candidate extends ClaimCandidate, FairCandidate {}
+
+/** In the claim's partial indexes (`instances_due`, `instances_due_key`): what a claim may take someday. */
+const IN_DUE_INDEX = `status IN ${UNFINISHED} AND wake_at IS NOT NULL`;
 
 /** `(workflow, version) IN (VALUES ...)` for the claim's workflow versions, with its parameters. */
 function versionsFilter(request: Pick<WorkflowClaimRequest, 'workflows'>): { sql: string; params: unknown[] } {
@@ -102,7 +105,13 @@ export function claimDue(sql: SqliteStatements, t: SqliteTables, request: Workfl
   return { instances: readInOrder(sql, t, ids), lastSignalId: lastSignalId(sql, t) };
 }
 
-/** Up to `count` due instances of the claim's workflow versions, in claim order. */
+/**
+ * Up to `count` due instances of the claim's workflow versions, in the fair order (`fairOrder()`):
+ * within a priority, across concurrency keys in turn. The groups are found by loose index scans
+ * (one descent per priority and per key: `instances_due` for the priorities, `instances_due_key`
+ * for each priority's keys, its keyless instances being one more group); each group then gives
+ * its share from `instances_due_key`, beside the first `count` in plain claim order.
+ */
 function dueCandidates(
   sql: SqliteStatements,
   t: SqliteTables,
@@ -110,25 +119,74 @@ function dueCandidates(
   count: number,
 ): Candidate[] {
   const versions = versionsFilter(request);
-  return sql
-    .all<{
-      id: string;
-      workflow: string;
-      concurrency_key: string | null;
-      rate_limit_key: string | null;
-      terminate_requested: number;
-    }>(
-      `SELECT id, workflow, concurrency_key, rate_limit_key, terminate_requested FROM ${t.instances}
-  WHERE ${DUE} AND ${versions.sql} AND ${sqliteUnpaused(t)} ORDER BY priority, wake_at, created_at, id LIMIT ?`,
-      [request.now, request.now, ...versions.params, count],
+  const columns = 'id, workflow, concurrency_key, rate_limit_key, terminate_requested, priority, wake_at, created_at';
+  const due = `${DUE} AND ${versions.sql} AND ${sqliteUnpaused(t)}`;
+  const dueParams = [request.now, request.now, ...versions.params];
+  const plain = sql
+    .all<CandidateRow>(
+      `SELECT ${columns} FROM ${t.instances} WHERE ${due} ORDER BY priority, wake_at, created_at, id LIMIT ?`,
+      [...dueParams, count],
     )
-    .map((row) => ({
-      id: row.id,
-      workflow: row.workflow,
-      concurrencyKey: row.concurrency_key,
-      rateLimitKey: row.rate_limit_key,
-      terminateRequested: toBoolean(row.terminate_requested),
-    }));
+    .map(toCandidateRow);
+  if (plain.length === 0) return [];
+  const groups: Array<{ priority: number; key: string | null }> = [];
+  for (let priority: number | undefined = plain[0]!.priority; priority !== undefined;) {
+    groups.push({ priority, key: null });
+    let key = sql.get<{ k: string }>(
+      `SELECT concurrency_key AS k FROM ${t.instances} INDEXED BY ${t.dueKeyIndex}
+  WHERE ${IN_DUE_INDEX} AND priority = ? AND concurrency_key IS NOT NULL ORDER BY concurrency_key LIMIT 1`,
+      [priority],
+    )?.k;
+    for (let found = 0; key !== undefined && found < FAIR_KEYS_PER_PRIORITY; found++) {
+      groups.push({ priority, key });
+      key = sql.get<{ k: string }>(
+        `SELECT concurrency_key AS k FROM ${t.instances} INDEXED BY ${t.dueKeyIndex}
+  WHERE ${IN_DUE_INDEX} AND priority = ? AND concurrency_key > ? ORDER BY concurrency_key LIMIT 1`,
+        [priority, key],
+      )?.k;
+    }
+    priority = sql.get<{ p: number }>(
+      `SELECT priority AS p FROM ${t.instances} WHERE ${IN_DUE_INDEX} AND priority > ? ORDER BY priority LIMIT 1`,
+      [priority],
+    )?.p;
+    // Past the last priority the plain order reached, a group could give nothing the claim takes.
+    if (priority !== undefined && priority > plain[plain.length - 1]!.priority) break;
+  }
+  const share = fairShare(count, groups.length);
+  const rounds = groups.flatMap(({ priority, key }) =>
+    sql
+      .all<CandidateRow>(
+        `SELECT ${columns} FROM ${t.instances} INDEXED BY ${t.dueKeyIndex}
+  WHERE priority = ? AND concurrency_key ${key === null ? 'IS NULL' : '= ?'} AND ${due} ORDER BY wake_at, created_at, id LIMIT ?`,
+        [priority, ...(key === null ? [] : [key]), ...dueParams, share],
+      )
+      .map((row, index) => ({ ...toCandidateRow(row), round: index + 1 })),
+  );
+  return fairOrder(rounds, plain, count);
+}
+
+interface CandidateRow {
+  id: string;
+  workflow: string;
+  concurrency_key: string | null;
+  rate_limit_key: string | null;
+  terminate_requested: number;
+  priority: number;
+  wake_at: number;
+  created_at: number;
+}
+
+function toCandidateRow(row: CandidateRow): Candidate {
+  return {
+    id: row.id,
+    workflow: row.workflow,
+    concurrencyKey: row.concurrency_key,
+    rateLimitKey: row.rate_limit_key,
+    terminateRequested: toBoolean(row.terminate_requested),
+    priority: toNumber(row.priority),
+    wakeAt: toNumber(row.wake_at),
+    createdAt: toNumber(row.created_at),
+  };
 }
 
 /** The instances `ids` as stored now, in the order of `ids`. */

@@ -6,6 +6,7 @@ import { retryChildRaceContract } from './contract/retry-child-race.contract.js'
 import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
 import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
+import { fairClaimsContract } from './contract/fair-claims.contract.js';
 import {
   resolveTestApi,
   type ContractAppTransaction,
@@ -97,6 +98,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   requestCancelContract,
   claimContract,
   claimLimitsContract,
+  fairClaimsContract,
   renewContract,
   writeContract,
   writeAtomicityContract,

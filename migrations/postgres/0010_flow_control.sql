@@ -1,4 +1,4 @@
--- @nestjs/workflows, PostgreSQL, migration 0010: debounced starts (`start(..., { debounce })`).
+-- @nestjs/workflows, PostgreSQL, migration 0010: debounced starts (`start(..., { debounce })`) and fair claims.
 --
 -- One row per workflow name and debounce key: the instance the last debounced start of that key
 -- created, and when its burst began (`first_at`, which `maxWait` counts from). A debounced start
@@ -14,3 +14,9 @@ CREATE TABLE {{schema}}.debounce_keys (
   first_at    bigint NOT NULL,
   CONSTRAINT debounce_keys_pkey PRIMARY KEY (workflow, key)
 );
+
+-- Fair claims: the due instances without a lease per priority and concurrency key, in claim order,
+-- so a claim finds each key's oldest due instances with one descent per key (instances_due keeps
+-- the plain claim order). The keyless ones are there too (NULLs last), as one more group.
+CREATE INDEX instances_due_key ON {{schema}}.instances (priority, concurrency_key, wake_at, created_at, id, workflow, version)
+  WHERE status IN ('pending', 'running', 'suspended', 'compensating') AND wake_at IS NOT NULL AND lease_token IS NULL;

@@ -1,4 +1,5 @@
--- @nestjs/workflows, MySQL / MariaDB, migration 0008: debounced starts (`start(..., { debounce })`).
+-- @nestjs/workflows, MySQL / MariaDB, migration 0008: debounced starts (`start(..., { debounce })`) and
+-- fair claims.
 --
 -- One row per workflow name and debounce key: the instance the last debounced start of that key
 -- created, and when its burst began (`first_at`, which `maxWait` counts from). A debounced start
@@ -14,3 +15,9 @@ CREATE TABLE IF NOT EXISTS `{{schema}}_debounce_keys` (
   first_at     BIGINT NOT NULL,
   PRIMARY KEY (workflow, debounce_key)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- Fair claims: what a claim may take someday per priority and concurrency key, in claim order, so
+-- a claim finds the keys with one loose index scan (GROUP BY on the index's first two columns) and
+-- each key's oldest due instances with one descent per key (instances_due keeps the plain claim
+-- order). The keyless ones are there too, as one more group. Built online, as 0002's indexes.
+CREATE INDEX instances_due_key ON `{{schema}}_instances` (claim_priority, concurrency_key, wake_at, created_at, id);
