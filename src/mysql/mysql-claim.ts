@@ -28,14 +28,32 @@ function repeated(text: string, n: number): string {
   return Array.from({ length: n }, () => text).join(', ');
 }
 
+/**
+ * The claim's walk of `instances_due`, bounded to the priorities that have instances in it. Under
+ * `claim_priority IS NOT NULL` (a range on the index's first column) `wake_at <= now` bounds
+ * nothing: with fewer due than the claim's limit, the walk read every sleeping instance (and every
+ * leased one) after the due ones. With the first column fixed (one priority, or a list: one range
+ * each), `wake_at <= now` ends each range at the last due instance.
+ */
+function priorityBound(priorities: number[] | { priority: string }): string {
+  if (!Array.isArray(priorities)) return `claim_priority = ${priorities.priority}`;
+  return `claim_priority IN (${priorities.map((priority) => Math.trunc(priority)).join(', ')})`;
+}
+
 /** The claim's statements for the store's tables. */
 function claimStatements({ instances, rateWindows, signals }: MySqlTables) {
-  /** Up to `count` due rows in claim order reading `columns`, locked, skipping locked ones and those `exclusions` names. */
+  /**
+   * Up to `count` due rows in claim order reading `columns`, locked, skipping locked ones and those
+   * `exclusions` names. `priorities` bounds the walk (see `priorityBound()`): the listed ones, or
+   * one priority and a row count given as SQL (a compound statement's variables), in place of
+   * `count`.
+   */
   const due = (
     request: WorkflowClaimRequest,
     count: number,
     exclusions: ClaimExclusions | null,
     columns: string,
+    priorities: number[] | { priority: string; limit: string },
   ): Statement => {
     const params: unknown[] = [request.now, request.now];
     const pairs = request.workflows.map(({ name, version }) => {
@@ -63,12 +81,13 @@ function claimStatements({ instances, rateWindows, signals }: MySqlTables) {
       // An instance to terminate needs no room (see `ClaimCandidate`): no exclusion passes it over.
       if (excluded.length > 0) extra = `\n  AND (terminate_requested = 1 OR (${excluded.join('\n    AND ')}))`;
     }
-    params.push(count);
+    const one = !Array.isArray(priorities);
+    if (!one) params.push(count);
     return {
       sql: `SELECT ${columns} FROM ${instances} FORCE INDEX (instances_due)
-WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
+WHERE ${priorityBound(priorities)} AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
   AND (workflow, version) IN (${pairs.join(', ')})${extra}
-ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
+ORDER BY ${CLAIM_ORDER} LIMIT ${one ? priorities.limit : '?'} FOR UPDATE SKIP LOCKED`,
       params,
     };
   };
@@ -93,20 +112,29 @@ ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
      * its parameters, the due rows', the lease's and the token.
      */
     claimBlock: (request: WorkflowClaimRequest): Statement => {
-      const picked = due(request, request.limit, null, 'id');
+      const picked = due(request, request.limit, null, 'id', { priority: 'prio', limit: 'remaining' });
       const lease = leaseSet(request);
+      // One priority at a time, lowest first, as PostgreSQL's claim walks them (see `priorityBound()`).
       const sql = compoundTransaction(
-        `OPEN due;
-lease: LOOP
-  FETCH due INTO picked;
-  IF done THEN LEAVE lease; END IF;
-  UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
-END LOOP;
-CLOSE due;
+        `SET prio = (SELECT MIN(claim_priority) FROM ${instances});
+WHILE prio IS NOT NULL AND remaining > 0 DO
+  SET done = FALSE;
+  OPEN due;
+  lease: LOOP
+    FETCH due INTO picked;
+    IF done THEN LEAVE lease; END IF;
+    UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
+    SET remaining = remaining - 1;
+  END LOOP;
+  CLOSE due;
+  SET prio = (SELECT MIN(claim_priority) FROM ${instances} WHERE claim_priority > prio);
+END WHILE;
 `,
         {
           declarations: `DECLARE done BOOL DEFAULT FALSE;
 DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+DECLARE prio INT DEFAULT NULL;
+DECLARE remaining INT DEFAULT ${Math.trunc(request.limit)};
 DECLARE due CURSOR FOR ${picked.sql};
 DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
 `,
@@ -117,6 +145,9 @@ WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
       );
       return { sql, params: [...picked.params, ...lease.params, request.token] };
     },
+
+    /** The priorities of the instances a claim may take someday, ascending: one index entry each (a loose index scan). */
+    priorities: `SELECT DISTINCT claim_priority AS priority FROM ${instances} FORCE INDEX (instances_due) WHERE claim_priority IS NOT NULL ORDER BY claim_priority`,
 
     /** now, then the workflows: their leases per concurrency key, live (`lease`) or lapsed (`lapsed`). */
     leaseUsage: (workflows: number) =>
@@ -273,7 +304,9 @@ export class MySqlClaims {
     count: number,
     exclusions: ClaimExclusions | null,
   ): Promise<SqlRow[]> {
-    const { sql, params } = this.sql.due(request, count, exclusions, CLAIM_COLUMNS);
+    const priorities = (await tx.query(this.sql.priorities)).rows.map((row) => toNumber(row.priority));
+    if (priorities.length === 0) return [];
+    const { sql, params } = this.sql.due(request, count, exclusions, CLAIM_COLUMNS, priorities);
     return (await tx.query(sql, params)).rows;
   }
 

@@ -115,6 +115,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         '0004_trace_context',
         '0005_end_notice',
         '0006_run_timeout',
+        '0012_claim_index_collation',
       ]);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
@@ -144,6 +145,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
           '0004_trace_context',
           '0005_end_notice',
           '0006_run_timeout',
+          '0012_claim_index_collation',
         ],
       ]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
