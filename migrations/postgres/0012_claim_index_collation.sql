@@ -8,8 +8,9 @@
 -- waiting ones included, and sorted them: the claim's cost grew with the fleet instead of with what
 -- is due. The claim now compares names under "POSIX" (the same byte order as the column's "C"),
 -- which only this index's `workflow` column has: no other index can serve those bounds.
--- Rebuilding the index takes a lock that holds writes to `instances` while it runs (about 1 s per
--- 100,000 unfinished instances on a small machine: only instances a claim may take are in it).
+-- Rebuilding the index takes a lock that holds writes to `instances` while it runs (0.6 s with
+-- 100,000 unfinished instances, 5.5 s with 1,000,000, on a shared 2-core machine: bench/RESULTS.md
+-- table 14).
 
 DROP INDEX {{schema}}.instances_due;
 CREATE INDEX instances_due ON {{schema}}.instances (priority, wake_at, created_at, id, workflow COLLATE "POSIX", version)
