@@ -127,6 +127,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         { version: 4, name: 'trace_context' },
         { version: 5, name: 'end_notice' },
         { version: 6, name: 'run_timeout' },
+        { version: 12, name: 'claim_index_collation' },
       ]);
     });
 
@@ -149,7 +150,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         ],
       ]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
-      expect(rows[0].n).toBe(6);
+      expect(rows[0].n).toBe(7);
       // And the schema works.
       expect((await stores[3]!.create(instance('a'))).created).toBe(true);
     });
