@@ -6,7 +6,8 @@
 // CPU per workflow. Run: `npm run bench:all` (about 5 minutes). PGBENCH_SECONDS (default 10) sets
 // each pgbench run's length, W1_N (1000) W1's instances, DRAIN_N (10,000) the drain's, ENGINE_N
 // (2000) the engine bench's; SKIP_MYSQL=1 leaves MariaDB out, SKIP_SQLITE=1 SQLite; SKIP_SCALE=1 leaves W3 out (bench/scale.bench.ts,
-// about 5 minutes: SCALE_SIZES, SCALE_LONG_SECONDS, SCALE_REPS, SCALE_WORKERS size it). Other variables (W2_REPS, REPS...)
+// about 5 minutes: SCALE_SIZES, SCALE_LONG_SECONDS, SCALE_REPS, SCALE_WORKERS size it); SKIP_WAITING=1 leaves W5
+// out (bench/waiting.bench.ts on PostgreSQL, WAITING_N waiting and as many finished, 100,000: about 8 minutes). Other variables (W2_REPS, REPS...)
 // reach the benches as they are. The pgbench tables live in a database
 // of their own, `workflows_pgbench` (created when missing), never in the tests' database.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -49,8 +50,13 @@ function run(command, args, env = process.env) {
 
 /** Runs one bench/*.bench.ts and returns the JSON object on its last line of output. */
 function bench(file, env = {}) {
-  say(`${file}`);
-  const out = run(process.execPath, ['--import', './scripts/register-ts.mjs', `bench/${file}`], {
+  return benchArgs(file, [], env);
+}
+
+/** `bench()` with command-line arguments for the bench. */
+function benchArgs(file, args, env = {}) {
+  say(`${file} ${args.join(' ')}`);
+  const out = run(process.execPath, ['--import', './scripts/register-ts.mjs', `bench/${file}`, ...args], {
     ...process.env,
     ...env,
   });
@@ -111,6 +117,14 @@ const pg = bench('postgres.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
 const latency = bench('cross-process.bench.ts');
 const scale = process.env.SKIP_SCALE ? null : bench('scale.bench.ts', { N: String(W1_N) });
+loads.push(loadavg()[0]);
+/** W5 (bench/waiting.bench.ts) on PostgreSQL, WAITING_N waiting and as many finished instances (100,000). */
+const WAITING_N = String(process.env.WAITING_N ?? 100_000);
+const waiting = process.env.SKIP_WAITING
+  ? null
+  : benchArgs('waiting.bench.ts', ['--store', 'postgres', '--waiting', WAITING_N, '--finished', WAITING_N], {
+      N: String(W1_N),
+    });
 loads.push(loadavg()[0]);
 const mysql = process.env.SKIP_MYSQL ? null : bench('mysql.bench.ts', { N: String(W1_N) });
 loads.push(loadavg()[0]);
@@ -219,6 +233,41 @@ if (scale) {
       '',
     ]);
   }
+}
+if (waiting) {
+  const w5 = (label, value, limit, ok) =>
+    rows.push([
+      `W5 (${WAITING_N} waiting + ${WAITING_N} finished): ${label}`,
+      value,
+      'same, empty table',
+      '',
+      `${limit}: ${met(ok)}`,
+    ]);
+  w5('W1 steps/s, filled / empty', ratio(waiting.w1_ratio), '>= 0.90x', waiting.w1_ratio >= 0.9);
+  w5(
+    'claim p50 with nothing due, filled / empty',
+    ratio(waiting.claim_p50_ratio),
+    '<= 1.5x',
+    waiting.claim_p50_ratio <= 1.5,
+  );
+  w5(
+    'signal -> next step p50, filled / empty',
+    ratio(waiting.signal_p50_ratio),
+    '<= 1.5x',
+    waiting.signal_p50_ratio <= 1.5,
+  );
+  w5(
+    'one signal waking 10,000: steps/s / W1 steps/s',
+    ratio(waiting.fanout_vs_w1),
+    '>= 0.80x',
+    waiting.fanout_vs_w1 >= 0.8,
+  );
+  w5(
+    'rows the claim read with nothing due',
+    fixed(waiting.rows_read_per_claim, 0),
+    '<= 10 (its limit)',
+    waiting.rows_read_per_claim <= 10,
+  );
 }
 if (mysql) {
   rows.push(
@@ -362,6 +411,7 @@ console.log(
     postgres: pg,
     latency,
     scale,
+    waiting,
     mysql,
     sqlite,
     drain,

@@ -25,14 +25,18 @@ const MIN_BIGINT = `'-9223372036854775808'::bigint`;
  * whatever the statistics, so `instances_due`, which also gives the claim order, wins in custom and
  * generic plans alike. `lapsed` has the same lower bound on `lease_until`, for the same reason: a
  * plan made while the table was small and never vacuumed would otherwise scan the table for it,
- * and keep doing so (a prepared statement's generic plan) once it has grown.
+ * and keep doing so (a prepared statement's generic plan) once it has grown. The name bounds compare
+ * under "POSIX" (byte order, as the column's "C"), the collation of `instances_due`'s `workflow`
+ * alone (migration 0012): `instances_workflow_created` leads with `workflow`, and under "C" the
+ * planner could take the bounds as its index condition and read every instance of the workflows,
+ * sleeping and waiting ones too, whenever the statistics made that range look small.
  */
 function dueConditions(s: string, alias: string): { free: string; lapsed: string } {
   const a = `${alias}.`;
   const pairs = `(${a}workflow || '@' || ${a}version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`;
   const ranges =
-    `${a}workflow >= (SELECT min(n COLLATE "C") FROM unnest($2::text[]) AS n) ` +
-    `AND ${a}workflow <= (SELECT max(n COLLATE "C") FROM unnest($2::text[]) AS n)\n` +
+    `${a}workflow >= (SELECT min(n COLLATE "POSIX") FROM unnest($2::text[]) AS n) COLLATE "POSIX" ` +
+    `AND ${a}workflow <= (SELECT max(n COLLATE "POSIX") FROM unnest($2::text[]) AS n) COLLATE "POSIX"\n` +
     `    AND ${a}version >= (SELECT min(v) FROM unnest($3::integer[]) AS v) ` +
     `AND ${a}version <= (SELECT max(v) FROM unnest($3::integer[]) AS v)`;
   return {

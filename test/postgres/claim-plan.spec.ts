@@ -8,6 +8,9 @@
 // - with 8,000 instances of another workflow due ahead of them, it passes over those in
 //   `instances_due` on its index conditions, without reading their rows, rather than reading every
 //   instance of its own workflow through `instances_workflow_created`.
+// - with statistics taken while the table held three instances, then 10,000 of the workflow put in
+//   (finished and sleeping), it still takes the three through `instances_due`: the workflow-name
+//   bounds compare under "POSIX", which `instances_workflow_created` can't serve (migration 0012).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { postgresClaimStatements } from '../../src/postgres/postgres-claim-statements.js';
@@ -83,6 +86,8 @@ function plans(
   title: string,
   fill: (insert: (rows: string) => Promise<unknown>) => Promise<void>,
   check: (scans: PlanNode[]) => void,
+  /** `stale`: analyzed once with `seed` rows in, filled after (a young table, or one that grew since its last ANALYZE). */
+  statistics: { stale: (insert: (rows: string) => Promise<unknown>) => Promise<void> } | null = null,
 ): void {
   describe.skipIf(!available)(`PostgreSQL claim plans: ${title}`, () => {
     const fixture = usePostgresStore('claimplan', { beforeAll, afterAll });
@@ -91,10 +96,17 @@ function plans(
       const table = `"${fixture.schema}".instances`;
       const columns =
         'id, workflow, version, status, signal_cursor, priority, wake_at, wait_topics, lease_token, lease_owner, lease_until, created_at, updated_at';
-      await fill((rows) => fixture.pool.query(`INSERT INTO ${table} (${columns}) ${rows}`));
+      const insert = (rows: string) => fixture.pool.query(`INSERT INTO ${table} (${columns}) ${rows}`);
+      if (statistics) {
+        await statistics.stale(insert);
+        await fixture.pool.query(`VACUUM ANALYZE ${table}`);
+        // No autovacuum while the test runs: the statistics stay those of the seed.
+        await fixture.pool.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+      }
+      await fill(insert);
       await fixture.pool.query(`INSERT INTO ${table} (${columns})
 SELECT 'due-' || g, 'flow', 1, 'pending', 0, 2, ${T} - 10 + g, '{}', NULL, NULL, NULL, ${T} + g, ${T} FROM generate_series(1, 3) g`);
-      await fixture.pool.query(`VACUUM ANALYZE ${table}`);
+      if (!statistics) await fixture.pool.query(`VACUUM ANALYZE ${table}`);
     });
 
     for (const [label, { sql, types, args }] of Object.entries(CLAIMS)) {
@@ -157,5 +169,36 @@ plans(
   (scans) => {
     const free = scans.find((node) => node['Node Type'] === 'Index Scan' && node['Actual Rows'] === 3);
     expect(free?.['Index Name']).toBe('instances_due');
+  },
+);
+
+plans(
+  'with statistics from when the table was young, it still walks instances_due, not every instance of the workflow',
+  async (insert) => {
+    await insert(
+      `SELECT 'done-' || g, 'flow', 1, 'completed', 0, 0, NULL, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 5000) g`,
+    );
+    await insert(
+      `SELECT 'sleeps-' || g, 'flow', 1, 'suspended', 0, 0, ${T} + 3600000 + g, '{}', NULL, NULL, NULL, ${T} - g, ${T} FROM generate_series(1, 5000) g`,
+    );
+  },
+  (scans) => {
+    const search = scans.filter(
+      (node) =>
+        node['Node Type'] === 'Index Scan' && !['instances_leased', 'instances_pkey'].includes(node['Index Name']!),
+    );
+    expect(search.map((node) => node['Index Name'])).toEqual(['instances_due']);
+  },
+  {
+    // As a new store sees it: a few instances when autovacuum last analyzed the table.
+    stale: async (insert) => {
+      await insert(`SELECT 'seed-done', 'flow', 1, 'completed', 0, 0, NULL, '{}', NULL, NULL, NULL, ${T}, ${T}`);
+      await insert(
+        `SELECT 'seed-sleeps', 'flow', 1, 'suspended', 0, 0, ${T} + 3600000, '{}', NULL, NULL, NULL, ${T}, ${T}`,
+      );
+      await insert(
+        `SELECT 'seed-waits', 'flow', 1, 'suspended', 0, 0, NULL, ARRAY['topic'], NULL, NULL, NULL, ${T}, ${T}`,
+      );
+    },
   },
 );

@@ -116,6 +116,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         '0005_end_notice',
         '0006_run_timeout',
         '0011_signal_lock_modes',
+        '0012_claim_index_collation',
       ]);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
@@ -128,6 +129,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         { version: 5, name: 'end_notice' },
         { version: 6, name: 'run_timeout' },
         { version: 11, name: 'signal_lock_modes' },
+        { version: 12, name: 'claim_index_collation' },
       ]);
     });
 
@@ -147,6 +149,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
           '0005_end_notice',
           '0006_run_timeout',
           '0011_signal_lock_modes',
+          '0012_claim_index_collation',
         ],
       ]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
