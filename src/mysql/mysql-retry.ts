@@ -26,3 +26,17 @@ export async function retryOnLockContention<T>(attempt: () => Promise<T>, tries 
     }
   }
 }
+
+/** MySQL 8.0's answer to a NOWAIT locking read that met a locked row (MariaDB answers 1205). */
+const LOCK_NOWAIT = 3572;
+
+/**
+ * Whether `error` is a locking read's NOWAIT meeting a row another transaction holds (MySQL's 3572,
+ * MariaDB's 1205): only that statement was rolled back.
+ */
+export function isLockNotGranted(error: unknown): boolean {
+  const { errno, code } = (error ?? {}) as { errno?: unknown; code?: unknown };
+  return (
+    errno === LOCK_NOWAIT || errno === LOCK_WAIT_TIMEOUT || code === 'ER_LOCK_NOWAIT' || code === 'ER_LOCK_WAIT_TIMEOUT'
+  );
+}

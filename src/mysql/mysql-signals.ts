@@ -1,5 +1,5 @@
 import { sessionIsolation } from './from-mysql2.js';
-import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
+import { topicHash } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import type { MySqlTables } from './mysql-tables.js';
 import { WorkflowError } from '../errors/workflow.error.js';
@@ -21,6 +21,11 @@ function signalStatements({ signals, instances, waits }: MySqlTables) {
      */
     insertSignal: `INSERT IGNORE INTO ${signals} (name, \`key\`, topic_hash, dedupe_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
     /**
+     * topic hash: a locking read of the topic's waits, which waits for a suspension still
+     * registering one (its rows are not committed yet) and then reads them as committed.
+     */
+    awaitWaits: `SELECT instance_id FROM ${waits} WHERE topic_hash = ? LOCK IN SHARE MODE`,
+    /**
      * now three times, topic hash: wakes the instances suspended on the topic. Driven by the topic's
      * waits (STRAIGHT_JOIN): it locks only the instances that wait on it.
      */
@@ -32,33 +37,40 @@ WHERE w.topic_hash = ? AND i.status = 'suspended'`,
      * application's REPEATABLE READ snapshot.
      */
     storedSignal: `SELECT id, \`key\` FROM ${signals} WHERE name = ? AND dedupe_id = ? LOCK IN SHARE MODE`,
-    /** topic hash, after id, up to id, name, key. */
+    /**
+     * topic hash, after id, up to id, name, key. A locking read (its own statement, so it lets go
+     * at once): it waits for a signal of the range still in flight, then reads it committed.
+     */
     readSignals: `SELECT id, name, \`key\`, payload, created_at FROM ${signals}
-WHERE topic_hash = ? AND id > ? AND id <= ? AND name = ? AND \`key\` <=> ? ORDER BY id`,
+WHERE topic_hash = ? AND id > ? AND id <= ? AND name = ? AND \`key\` <=> ? ORDER BY id LOCK IN SHARE MODE`,
     /** The highest signal id committed, or 0. */
     lastId: `SELECT COALESCE(MAX(id), 0) AS last FROM ${signals}`,
   };
 }
 
 /**
- * The signal half of `MySqlWorkflowStore`, and the reason a signal never slips past a suspension:
+ * The signal half of `MySqlWorkflowStore`, and the reason a signal never slips past a suspension,
+ * with no lock that one signal holds and another waits for (so a transaction may send several, in
+ * any order, beside others):
  *
- * - A signal takes its topic's lock exclusively before its id is allocated and holds it to commit;
- *   a suspension that waits on the topic takes it shared before it checks for signals and holds it
- *   until its waits are committed. So either the suspension sees the signal, or the signal's
- *   wake-up sees the wait. Signals and suspensions of other topics never wait for either.
+ * - A signal inserts its row first, then reads its topic's waits with a locking read, which waits
+ *   for a suspension that registered a wait on the topic and has not committed, then wakes the
+ *   suspended instances. A suspension registers its waits first, then looks for a signal of its
+ *   topics above its cursor with a locking read that does not wait (NOWAIT): one committed, or one
+ *   still in flight (its row locked), makes it due now. So either the suspension sees the signal,
+ *   or the signal's wake-up waits for the suspension's commit and sees the wait; the suspension
+ *   never waits for a signal.
  * - Ids are `AUTO_INCREMENT`, allocated in order but committed in any order, so a claim's last id
- *   N may be above a signal still in flight. `signals()` therefore first waits for the topic's
- *   in-flight signals (a shared lock it lets go at once): every signal of the topic with an id up
- *   to N was allocated before N was read, under the lock, and is committed when the lock is
- *   granted; any later one gets an id above N, which the suspension's check catches.
+ *   N may be above a signal still in flight. `signals()` therefore reads the range with a locking
+ *   read (let go at once), which waits for the rows in it still in flight: every signal of the
+ *   topic with an id up to N was inserted before N was read; any later one gets an id above N,
+ *   which the suspension's check catches.
  */
 export class MySqlSignals {
   private readonly sql: ReturnType<typeof signalStatements>;
 
   constructor(
     tables: MySqlTables,
-    private readonly locks: MySqlLocks,
     private readonly store: string,
   ) {
     this.sql = signalStatements(tables);
@@ -87,9 +99,8 @@ export class MySqlSignals {
     return this.insert(executor, signal);
   }
 
-  /** Stores `signal` and wakes its waiters, in `tx`; `locked` when the caller holds its topic lock already. */
-  async insert(tx: SqlExecutor, signal: NewWorkflowSignal, locked = false): Promise<WorkflowSignalResult> {
-    if (!locked) await this.locks.exclusive(tx, [topicLock(signal.name, signal.key)]);
+  /** Stores `signal` and wakes its waiters, in `tx`. */
+  async insert(tx: SqlExecutor, signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     const hash = topicHash(signal.name, signal.key);
     const inserted = await tx.query(this.sql.insertSignal, [
       signal.name,
@@ -100,6 +111,7 @@ export class MySqlSignals {
       signal.now,
     ]);
     if (inserted.rowCount === 1 && inserted.insertId) {
+      await tx.query(this.sql.awaitWaits, [hash]);
       const woken = await tx.query(this.sql.wakeWaiting, [signal.now, signal.now, signal.now, hash]);
       return { id: inserted.insertId, woken: woken.rowCount, created: true, key: signal.key };
     }
@@ -111,7 +123,6 @@ export class MySqlSignals {
 
   /** `signals()`. */
   async read(executor: SqlExecutor, query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    await this.locks.awaitExclusiveHolders(executor, topicLock(query.name, query.key));
     const { rows } = await executor.query(this.sql.readSignals, [
       topicHash(query.name, query.key),
       query.afterId,

@@ -130,7 +130,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.transactions = options.transactions ? transactionsFor(options.transactions, MYSQL_TRANSACTIONS) : null;
     this.tables = mysqlTables(this.schema);
     const locks = new MySqlLocks(this.tables.locks);
-    this.signalsOf = new MySqlSignals(this.tables, locks, STORE);
+    this.signalsOf = new MySqlSignals(this.tables, STORE);
     this.reads = new MySqlReads(this.executor, this.tables);
     this.cancels = new MySqlCancelRequests(this.tables);
     this.renewals = new MySqlLeaseRenewal(this.tables);
@@ -142,7 +142,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);
-    this.writes = new MySqlWrites(this.executor, this.tables, locks, this.signalsOf);
+    this.writes = new MySqlWrites(this.executor, this.tables, this.signalsOf);
     this.scheduleStore = new MySqlSchedules(this.executor, this.tables, this.creates);
     this.payloadRewrites = new MySqlPayloadRewrite(this.executor, this.tables);
     this.wakePoll = checkDelayRange(options.wakePoll, 'wakePoll', STORE);

@@ -7,9 +7,9 @@ import {
   type JournalRow,
 } from './mysql-journal.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
-import { topicHash, topicLock, type MySqlLocks } from './mysql-locks.js';
+import { topicHash } from './mysql-locks.js';
 import { outsideTransaction } from './mysql-session.js';
-import { retryOnLockContention } from './mysql-retry.js';
+import { isLockNotGranted, retryOnLockContention } from './mysql-retry.js';
 import type { MySqlSignals } from './mysql-signals.js';
 import { MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
 import { instanceUpdateStatement, type Change, type InstanceUpdate } from './mysql-instance-update.js';
@@ -66,15 +66,26 @@ function writeStatements({ instances, signals, waits }: MySqlTables) {
     /** id: the row locked, with its lease token and runs (and, `inTransaction`, whether the session is in a transaction). */
     lockRow: (inTransaction: boolean) =>
       `SELECT lease_token, runs${inTransaction ? ', @@in_transaction AS in_transaction' : ''} FROM ${instances} WHERE id = ? FOR UPDATE`,
-    /** The topic hashes, then the cursor: whether a signal above the cursor matches a wait. */
+    /**
+     * The topic hashes, then the cursor: whether a signal above the cursor matches a wait, locking
+     * without waiting (a row still being inserted fails it: a signal in flight).
+     */
     signalAbove: (topics: number) =>
-      `SELECT 1 AS found FROM ${signals} WHERE topic_hash IN (${placeholders(topics)}) AND id > ? LIMIT 1`,
+      `SELECT id FROM ${signals} WHERE topic_hash IN (${placeholders(topics)}) AND id > ? LIMIT 1 FOR UPDATE NOWAIT`,
+    /** id, then topic hashes: the instance's wait rows of those topics, as committed (no lock). */
+    waitsOf: (topics: number) =>
+      `SELECT topic_hash FROM ${waits} WHERE instance_id = ? AND topic_hash IN (${placeholders(topics)})`,
+    /** id, then topic hashes: those of them no transaction holds, locked. */
+    freeWaitsOf: (topics: number) =>
+      `SELECT topic_hash FROM ${waits} WHERE instance_id = ? AND topic_hash IN (${placeholders(topics)}) FOR UPDATE SKIP LOCKED`,
     /** (topic hash, id, runs) of each wait. */
     registerWaits: (topics: number) =>
       `INSERT INTO ${waits} (topic_hash, instance_id, runs) VALUES ${Array.from({ length: topics }, () => '(?, ?, ?)').join(', ')}
 ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
-    /** id, runs: the waits of earlier suspensions. */
-    dropEarlierWaits: `DELETE FROM ${waits} WHERE instance_id = ? AND runs < ?`,
+    /** id, runs: the waits of earlier suspensions that no transaction holds, locked. */
+    earlierWaits: `SELECT topic_hash FROM ${waits} WHERE instance_id = ? AND runs < ? FOR UPDATE SKIP LOCKED`,
+    /** id, then topic hashes: deletes those waits. */
+    dropWaits: (rows: number) => `DELETE FROM ${waits} WHERE instance_id = ? AND topic_hash IN (${placeholders(rows)})`,
   };
 }
 
@@ -98,9 +109,9 @@ ON DUPLICATE KEY UPDATE runs = VALUES(runs)`,
  * instances is one compound statement, which checks the rows the `UPDATE` matched and rolls back
  * (to run again as above) when a lease was lost. The same statements, locks and commits.
  *
- * A write with waits takes their topics' locks shared first, one with a signal its topic's lock
- * exclusively, and locks its instance row to read it, in a READ COMMITTED transaction of its own
- * (see `MySqlSignals`). One instance's writes run in call order (`InstanceWriteQueue`).
+ * A write with waits locks its instance row to read it, registers its waits and then looks for a
+ * signal above its cursor without waiting for one in flight, in a READ COMMITTED transaction of
+ * its own (see `MySqlSignals`). One instance's writes run in call order (`InstanceWriteQueue`).
  */
 export class MySqlWrites {
   private readonly queue = new InstanceWriteQueue();
@@ -119,7 +130,6 @@ export class MySqlWrites {
   constructor(
     private readonly executor: SqlExecutor,
     private readonly tables: MySqlTables,
-    private readonly locks: MySqlLocks,
     private readonly signals: MySqlSignals,
   ) {
     this.sql = writeStatements(tables);
@@ -300,33 +310,71 @@ export class MySqlWrites {
     const { id, token, write } = pending;
     const waits = write.release?.waits ?? [];
     const { signal } = write;
-    if (signal) await this.locks.exclusive(tx, [topicLock(signal.name, signal.key)]);
-    await this.locks.shared(
-      tx,
-      waits.map((wait) => topicLock(wait.name, wait.key)),
-    );
     const row = await this.lockRow(tx, id, checkSession);
     if (!row || row.lease_token !== token) return false;
     let signalAbove = false;
+    const runs = toNumber(row.runs);
     if (waits.length > 0) {
-      // Under the topics' shared locks: every signal of them is committed, or not yet allocated.
-      const hashes = waits.map((wait) => topicHash(wait.name, wait.key));
-      const { rows } = await tx.query(this.sql.signalAbove(hashes.length), [...hashes, write.release!.signalCursor]);
-      signalAbove = rows.length > 0;
+      // The waits first: a signal that comes after the check below waits for this commit to wake it.
+      const hashes = [
+        ...new Map(waits.map((wait) => topicHash(wait.name, wait.key)).map((h) => [h.toString('hex'), h])).values(),
+      ];
+      const held = await this.registerWaits(tx, id, runs, hashes);
+      signalAbove = held || (await this.signalAbove(tx, hashes, write.release!.signalCursor));
     }
     await this.updateInstances(tx, [{ id, token: null, changes: this.changes(pending, signalAbove) }]);
     await upsertJournal(tx, this.tables.journal, pending.journal);
-    if (waits.length > 0) {
-      const runs = toNumber(row.runs);
-      const hashes = waits.map((wait) => topicHash(wait.name, wait.key));
-      await tx.query(
-        this.sql.registerWaits(hashes.length),
-        hashes.flatMap((hash) => [hash, id, runs]),
-      );
-      await tx.query(this.sql.dropEarlierWaits, [id, runs]);
-    }
-    if (signal) await this.signals.insert(tx, signal, true);
+    if (waits.length > 0) await this.dropEarlierWaits(tx, id, runs);
+    if (signal) await this.signals.insert(tx, signal);
     return true;
+  }
+
+  /**
+   * Registers the waits on `hashes` for run `runs`, never waiting for a signal: an earlier wait's
+   * row of the same topic that a signal's wake-up holds (it reads the topic's waits shared until it
+   * commits) is left as it is, and the answer is `true`: that signal is in flight, so the instance
+   * is due now, and its next suspension registers the wait.
+   */
+  private async registerWaits(tx: SqlExecutor, id: string, runs: number, hashes: Buffer[]): Promise<boolean> {
+    const hex = (row: Record<string, unknown>) => Buffer.from(row.topic_hash as Uint8Array).toString('hex');
+    const { rows: existing } = await tx.query(this.sql.waitsOf(hashes.length), [id, ...hashes]);
+    const { rows: free } = await tx.query(this.sql.freeWaitsOf(hashes.length), [id, ...hashes]);
+    const freed = new Set(free.map(hex));
+    const held = new Set(existing.map(hex).filter((key) => !freed.has(key)));
+    const register = hashes.filter((hash) => !held.has(hash.toString('hex')));
+    if (register.length > 0) {
+      await tx.query(
+        this.sql.registerWaits(register.length),
+        register.flatMap((hash) => [hash, id, runs]),
+      );
+    }
+    return held.size > 0;
+  }
+
+  /**
+   * Whether a signal of the topics above `cursor` is committed or still in flight: a locking read
+   * that never waits (NOWAIT), so a suspension never waits for a signal (which may wait for it).
+   * A row it can't lock is a signal in flight; only that statement rolls back.
+   */
+  private async signalAbove(tx: SqlExecutor, hashes: Buffer[], cursor: number): Promise<boolean> {
+    try {
+      const { rows } = await tx.query(this.sql.signalAbove(hashes.length), [...hashes, cursor]);
+      return rows.length > 0;
+    } catch (error) {
+      if (isLockNotGranted(error)) return true;
+      throw error;
+    }
+  }
+
+  /**
+   * Deletes the waits of earlier suspensions that no transaction holds (a signal's wake-up reads
+   * them shared until it commits): never waiting for one. Those left never match (lower `runs`) and
+   * go with a later suspension or the instance.
+   */
+  private async dropEarlierWaits(tx: SqlExecutor, id: string, runs: number): Promise<void> {
+    const { rows } = await tx.query(this.sql.earlierWaits, [id, runs]);
+    if (rows.length === 0) return;
+    await tx.query(this.sql.dropWaits(rows.length), [id, ...rows.map((row) => row.topic_hash)]);
   }
 
   /**

@@ -20,6 +20,17 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A transaction of the application's own: a connection of its own to the file, after BEGIN. */
+async function appTransaction() {
+  const db = new Database(path, { timeout: 10_000 });
+  db.exec('BEGIN');
+  return {
+    handle: db,
+    commit: async () => void (db.exec('COMMIT'), db.close()),
+    rollback: async () => void (db.exec('ROLLBACK'), db.close()),
+  };
+}
+
 let emptyFiles = 0;
 /** A store on a file of its own, for the scenarios that read or rewrite everything a store holds. */
 async function emptyStore() {
@@ -93,7 +104,7 @@ workflowStoreContract(
     await store.init();
     return { store, close: () => store.close() };
   },
-  { test: vitest, emptyStore },
+  { test: vitest, emptyStore, appTransaction },
 );
 
 workflowStoreContract(
@@ -108,5 +119,5 @@ workflowStoreContract(
       },
     };
   },
-  { test: vitest, emptyStore },
+  { test: vitest, emptyStore, appTransaction },
 );

@@ -55,7 +55,7 @@ function appTransactions(kind: SqlKind): { begin(): Promise<AppTransaction>; end
   };
 }
 
-for (const kind of SQL_KINDS.filter((k) => k === 'postgres')) {
+for (const kind of SQL_KINDS) {
   const available = await requireServer(kind, 'signal order');
   describe.skipIf(!available)(`${SERVER[kind]}: several signals in one transaction`, () => {
     const fixture = useSqlTarget(kind, 'sigorder', { beforeAll, afterAll }, 6);
