@@ -45,19 +45,17 @@ export async function replayStoredInstances(
       offset: 0,
     });
     if (page.length === 0) break;
-    const results = new Array<Promise<WorkflowReplayReport> | null>(page.length).fill(null);
+    const results = new Array<WorkflowReplayReport | null>(page.length).fill(null);
     let next = 0;
-    // A lane reads the next instance while the last one replays: a replay waits for the event
-    // loop's next turn (where it suspends), which would otherwise hold a read back.
     const lane = async () => {
       for (let index = next++; index < page.length; index = next++) {
         const details = await storage.get(page[index]!.id, { journal: true });
         // Deleted since the page was read: nothing left to replay.
-        if (details) results[index] = replayWorkflowHistory(definitions, historyOf(details, version, now()));
+        if (details) results[index] = await replayWorkflowHistory(definitions, historyOf(details, version, now()));
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, page.length) }, lane));
-    for (const result of await Promise.all(results)) if (result) reports.push(result);
+    for (const result of results) if (result) reports.push(result);
     const last = page[page.length - 1]!;
     after = { createdAt: last.createdAt, id: last.id };
     if (page.length < PAGE) break;
