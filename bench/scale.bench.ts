@@ -15,8 +15,8 @@
 //   4. The same W1 with the workflows run by SCALE_WORKERS (1,2) worker processes
 //      (bench/fixtures/w1-worker.ts), this process only starting them: throughput, and how many
 //      instances each process ran (lease_owner of the finished rows, which names the process).
-// Run: `npm run bench:scale` (PostgreSQL at PGHOST/PGPORT, user postgres, database test), or
-// `BENCH_STORE=mysql npm run bench:scale` (MariaDB/MySQL, test/support/mysql.ts; its fill is one
+// Run: `npm run bench:scale:finished` (PostgreSQL at PGHOST/PGPORT, user postgres, database test), or
+// `BENCH_STORE=mysql npm run bench:scale:finished` (MariaDB/MySQL, test/support/mysql.ts; its fill is one
 // INSERT ... SELECT per table from a cross join of digits, and ANALYZE TABLE). Prints progress on
 // stderr and one JSON object last.
 import 'reflect-metadata';

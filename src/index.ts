@@ -28,6 +28,7 @@ export type {
   WorkflowStepOptions,
   WorkflowTransactionOptions,
   WorkflowStepRun,
+  WorkflowStream,
   WorkflowCompensationRun,
   WorkflowWaitOptions,
 } from './engine/workflow-context.js';
@@ -35,11 +36,20 @@ export type { WorkflowRetry, WorkflowRetryOptions } from './engine/retry-policy.
 export type { WorkflowJournalLimits } from './engine/journal-limits.js';
 
 export { WorkflowClient } from './client/workflow-client.js';
+export type {
+  WorkflowReadStreamOptions,
+  WorkflowStreamDiscard,
+  WorkflowStreamItem,
+  WorkflowStreamValue,
+} from './client/stream-reader.js';
+export { toServerSentEvents, afterLastEventId, type WorkflowServerSentEvent } from './client/server-sent-events.js';
+export { DEFAULT_STREAM_LIMITS, type WorkflowStreamLimitOptions } from './storage/stream-limits.js';
 export { WorkflowSchedules } from './client/workflow-schedules.js';
 export type { WorkflowScheduleDefinition, WorkflowScheduleListOptions } from './client/workflow-schedules.js';
 export type { WorkflowListOptions } from './client/list-request.js';
 export type { WorkflowSignalOptions } from './client/signal-request.js';
 export type { WorkflowStartOptions } from './client/start-request.js';
+export type { WorkflowDebounceOptions } from './client/debounce-option.js';
 export type { WorkflowHandle } from './client/workflow-handle.js';
 export { WorkflowWorker } from './worker/workflow-worker.service.js';
 export { WorkflowEvents } from './events/workflow-events.js';
@@ -63,8 +73,11 @@ export { WorkflowTerminatedError } from './errors/workflow-terminated.error.js';
 export { WorkflowTimeoutError } from './errors/workflow-timeout.error.js';
 export { WorkflowSignalTimeoutError } from './errors/workflow-signal-timeout.error.js';
 export { WorkflowJournalLimitError } from './errors/workflow-journal-limit.error.js';
+export { WorkflowStreamLimitError } from './errors/workflow-stream-limit.error.js';
+export { WorkflowStreamClosedError } from './errors/workflow-stream-closed.error.js';
 export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.js';
 export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
+export { WorkflowDebounceError } from './errors/workflow-debounce.error.js';
 export { WorkflowSchemaError } from './errors/workflow-schema.error.js';
 export { WorkflowStoreStartupError, type WorkflowStoreStartupProblem } from './errors/workflow-store-startup.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';

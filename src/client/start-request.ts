@@ -7,6 +7,7 @@ import { checkOptions } from '../options/known-keys.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
 import { parsePositiveDuration, type Duration } from '../time/duration.js';
+import { parseDebounceOption, type WorkflowDebounceOptions } from './debounce-option.js';
 import { toEpochOption } from './epoch-option.js';
 
 export interface WorkflowStartOptions {
@@ -24,6 +25,13 @@ export interface WorkflowStartOptions {
   startAt?: Date | number;
   /** The application's transaction (a `pg` client inside BEGIN...): the instance commits with it. */
   transaction?: unknown;
+  /**
+   * Debounce: while the instance a start with this key made has not started running, another start
+   * with the key gives it its input and moves its start to now + `period` (never past its first
+   * start + `maxWait`), and resolves to the same handle; once it runs, the next start makes a new
+   * instance. Not with `id` or `startAt`. See docs/flow-control.md.
+   */
+  debounce?: WorkflowDebounceOptions;
 }
 
 /** The workflow a start names, as the registry resolves it. */
@@ -53,6 +61,7 @@ const START_OPTIONS = [
   'timeout',
   'startAt',
   'transaction',
+  'debounce',
 ];
 
 /** `start()`'s input and options, checked, as the instance to create. Throws a `TypeError` naming the bad option. */
@@ -63,12 +72,20 @@ export function parseStartRequest(
 ): NewWorkflowInstance & { wakeAt: number } {
   checkOptions(options, START_OPTIONS, 'start() options');
   const definition = context.resolve(options.version);
+  const debounce =
+    options.debounce === undefined
+      ? undefined
+      : parseDebounceOption(options.debounce, options as Record<string, unknown>, definition.name);
   const id = options.id ?? randomUUID();
   if (typeof id !== 'string' || id.trim() === '')
     throw invalidInput(`Invalid instance id ${JSON.stringify(id)}: use a non-empty string.`);
   const json = toJsonValue(input, `The input of workflow "${definition.name}"`, 'input') ?? null;
   const now = context.now();
-  const startAt = options.startAt === undefined ? now : toEpochOption(options.startAt, 'start', 'startAt');
+  const startAt = debounce
+    ? now + debounce.period
+    : options.startAt === undefined
+      ? now
+      : toEpochOption(options.startAt, 'start', 'startAt');
   const wakeAt = Math.max(startAt, now);
   const timeout =
     options.timeout === undefined
@@ -96,6 +113,7 @@ export function parseStartRequest(
     now,
     // The caller's trace (through a start span) goes with the instance to every execution.
     traceContext: context.traceContext(definition.name, id),
+    ...(debounce ? { debounce: debounce.store } : {}),
   };
 }
 

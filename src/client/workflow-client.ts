@@ -25,6 +25,22 @@ import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from '.
 import type { WorkflowHandle } from './workflow-handle.js';
 import { exportHistory } from './history-export.js';
 import type { WorkflowHistory } from '../engine/workflow-history.js';
+import { actOnMatching, type BulkReads } from './bulk-actions.js';
+import {
+  parseBulkFilter,
+  type BulkSelection,
+  type WorkflowBulkFilter,
+  type WorkflowBulkResult,
+} from './bulk-request.js';
+import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
+import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
+import { forkInstance, type WorkflowForkOptions } from './instance-fork.js';
+import {
+  parseReadStreamOptions,
+  WorkflowStreamReader,
+  type WorkflowReadStreamOptions,
+  type WorkflowStreamItem,
+} from './stream-reader.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -54,7 +70,8 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Starts an instance. Idempotent by `id`: starting an id that exists returns that instance
    * (whatever its status) when the workflow and input match, and throws
-   * `WorkflowAlreadyStartedError` when they don't.
+   * `WorkflowAlreadyStartedError` when they don't. With `debounce`, starts with one key join the
+   * instance that has not started yet (see `WorkflowStartOptions.debounce`).
    */
   async start<I, O>(
     workflow: WorkflowClass<I, O> | string,
@@ -67,6 +84,8 @@ export class WorkflowClient implements OnModuleDestroy {
       traceContext: (name, id) => this.observer.startContext(name, id),
     });
     const result = await this.runtime.createInstance(instance, options.transaction);
+    // A debounced start that joined a burst gets that burst's instance, whatever its id.
+    if (instance.debounce) return this.handle<O>(result.instance.id);
     if (!result.created) assertSameStart(result.instance, instance);
     return this.handle<O>(instance.id);
   }
@@ -132,6 +151,69 @@ export class WorkflowClient implements OnModuleDestroy {
   }
 
   /**
+   * A new instance of the same workflow whose journal is a copy of the source's entries recorded
+   * before `fromStep`: that step and everything after it run again (without `fromStep`, from the
+   * top). The source is never changed and may be in any status. The fork's `getStatus()` shows
+   * `forkedFrom: { id, step }`. What is copied (compensations and undone steps are not, nor children
+   * whose end the source had not taken: see `forkedJournal()` and docs/client.md) and which
+   * signals its waits can take (only those sent after the fork) is in docs/client.md. An unknown
+   * step is refused with a `TypeError` and nothing stored. Emits `workflow-forked`.
+   */
+  async fork<O = unknown>(id: string, options: WorkflowForkOptions = {}): Promise<WorkflowHandle<O>> {
+    const { instance, created } = await forkInstance(this.storage, id, options, {
+      now: () => this.options.clock.now(),
+      traceContext: (name, forkId) => this.observer.startContext(name, forkId),
+      create: (fork, transaction) => this.runtime.createFork(fork, transaction),
+    });
+    if (created) {
+      this.events.emit({
+        type: 'workflow-forked',
+        id: instance.id,
+        workflow: instance.workflow,
+        version: instance.version,
+        at: instance.createdAt,
+        from: instance.forkedFrom!,
+      });
+    }
+    return this.handle<O>(instance.id);
+  }
+
+  /**
+   * Cancels every unfinished instance `filter` matches (see `WorkflowBulkFilter`; one matching
+   * everything needs `all: true`), as `cancel()` does each, in bounded batches: never one long
+   * transaction, each instance asked once. Resolves to how many matched and how many took the
+   * cancel (finished ones, and ones asked before, don't). Safe to run again after a crash.
+   */
+  cancelMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('cancelMany', filter, options.reason, false);
+  }
+
+  /** `terminate()` on every unfinished instance `filter` matches, as `cancelMany()` goes about it. */
+  terminateMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('terminateMany', filter, options.reason, true);
+  }
+
+  /**
+   * `retry()` on every failed, cancelled or compensation_failed instance `filter` matches, as
+   * `cancelMany()` goes about it; `changed` counts the retries that landed (of two concurrent ones
+   * of an instance, one does). Run again after a crash, it retries only what is still failed.
+   */
+  async retryMany(filter: WorkflowBulkFilter): Promise<WorkflowBulkResult> {
+    const selection = parseBulkFilter('retryMany', filter, this.options.clock.now());
+    return actOnMatching(this.bulkReads(), selection, async (instance) => {
+      if (!RETRYABLE.includes(instance.status)) return false;
+      try {
+        await this.retry(instance.id);
+        return true;
+      } catch (error) {
+        // Moved on since it was listed (retried, deleted): nothing to do for it.
+        if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    });
+  }
+
+  /**
    * Re-encryption after a key rotation: rewrites every stored payload (instances, their journals,
    * signals, schedules) that is not under the current codec, the first of the `codec` list, in
    * batches. Safe beside running workers (each payload is replaced only while it still holds what
@@ -164,6 +246,22 @@ export class WorkflowClient implements OnModuleDestroy {
     return exportHistory(this.storage, id, this.options.clock.now());
   }
 
+  /**
+   * Follows the stream `name` of instance `id` live, from any process: yields each item after
+   * `options.after` in `seq` order, then waits for more, and ends once the stream is closed and read
+   * to its end, or the instance has ended (a reader of a finished instance gets everything, then
+   * ends). Values a step wrote in a failed attempt are followed by a `discarded` item naming it.
+   * Throws `WorkflowNotFoundError` (on the first `next()`) for an unknown id.
+   */
+  readStream<T = unknown>(
+    id: string,
+    name: string,
+    options: WorkflowReadStreamOptions = {},
+  ): AsyncIterableIterator<WorkflowStreamItem<T>> {
+    const { after, poll } = parseReadStreamOptions(id, name, options);
+    return new WorkflowStreamReader<T>(this.storage, id, name, { after, poll, signal: options.signal });
+  }
+
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */
   async list(options: WorkflowListOptions = {}): Promise<WorkflowInstance[]> {
     const rows = await this.storage.list(parseListRequest(options));
@@ -190,6 +288,30 @@ export class WorkflowClient implements OnModuleDestroy {
     limit?: number;
   }): Promise<WorkflowPurgeResult> {
     return purgeInBatches(this.storage, parsePurgeRequest(options, this.options.clock.now()));
+  }
+
+  private async cancelMatching(
+    method: string,
+    filter: WorkflowBulkFilter,
+    reason: string | undefined,
+    terminate: boolean,
+  ): Promise<WorkflowBulkResult> {
+    const now = this.options.clock.now();
+    const selection: BulkSelection = parseBulkFilter(method, filter, now);
+    parseCancelRequest(reason, terminate, now);
+    return actOnMatching(this.bulkReads(), selection, (instance) =>
+      FINISHED_STATUSES.includes(instance.status)
+        ? Promise.resolve(false)
+        : this.runtime.requestCancel(instance.id, parseCancelRequest(reason, terminate, this.options.clock.now())),
+    );
+  }
+
+  private bulkReads(): BulkReads {
+    return {
+      list: (query) => this.storage.list(query),
+      get: (id) => this.storage.get(id, { readable: true }),
+      now: () => this.options.clock.now(),
+    };
   }
 
   private async requestCancel(id: string, reason: string | undefined, terminate: boolean): Promise<void> {
@@ -224,6 +346,9 @@ export class WorkflowClient implements OnModuleDestroy {
     }
   }
 }
+
+/** The statuses `retry()` takes. */
+const RETRYABLE: readonly WorkflowStatus[] = ['failed', 'cancelled', 'compensation_failed'];
 
 /** Instances as the client shows them: the lease token is the workers' secret. */
 function stripLease<T extends WorkflowInstance>(instance: T): T {

@@ -10,6 +10,7 @@ import type { RecordedValues } from './recorded-values.js';
 import type { PatchMarkers } from './patch-markers.js';
 import type { Compensation } from './saga.js';
 import type { SignalWaits } from './signal-waits.js';
+import type { ExecutionStreams } from './execution-streams.js';
 import { sleepTarget, sleepUntil } from './sleep-operation.js';
 import { runStep } from './step-operation.js';
 import { runTransaction } from './transaction-operation.js';
@@ -28,6 +29,8 @@ export interface ContextParts {
   children: ChildSupport;
   values: RecordedValues;
   patches: PatchMarkers;
+  /** `ctx.stream()`'s writes. */
+  streams: ExecutionStreams;
   /** `ctx.setStatus()`: written with the execution's next write. */
   setStatus(value: unknown): void;
 }
@@ -70,5 +73,6 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     setStatus: (value: unknown) => parts.setStatus(value),
     patched: (patchId: string) => patches.patched(patchId),
     deprecatePatch: (patchId: string) => patches.deprecatePatch(patchId),
+    stream: (name) => parts.streams.body(name),
   } satisfies Omit<WorkflowContext, 'id' | 'workflow' | 'version' | 'signal'>);
 }

@@ -9,6 +9,7 @@ import type {
 } from '../storage/workflow-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { ExecutionObserver } from './workflow-observer.js';
+import type { ExecutionStreams } from './execution-streams.js';
 
 /** An operation that must wait: the execution suspends once nothing else can move. */
 export interface Parked {
@@ -52,6 +53,8 @@ export interface ExecutionState {
   readonly defaultRetry: RetryPolicy;
   /** Telemetry for this execution (spans around attempts and child starts, signal latency). */
   readonly observe: ExecutionObserver;
+  /** Its streams: what steps write with `run.stream()`, and the marks of failed attempts. */
+  readonly streams: ExecutionStreams;
   /** The engine clock's time. */
   now(): number;
   emit(body: WorkflowEventBody): void;
@@ -65,6 +68,11 @@ export interface ExecutionJournalAccess {
   ensureJournalRoom(name: string): void;
   /** Records an entry, written with the next write. */
   record(entry: WorkflowJournalEntry): void;
+  /**
+   * Records a step's attempt as started, for the flush before its code runs. Unlike `record()`, it
+   * leaves `isRerun()` as it was: steps started beside it were running in a cut-short execution too.
+   */
+  recordStarted(entry: WorkflowJournalEntry): void;
   /** Writes what was recorded before a new side effect, so a crash never loses a result it depends on. */
   flush(): Promise<void>;
   /**

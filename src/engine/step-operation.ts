@@ -8,6 +8,7 @@ import { parsePositiveDuration } from '../time/duration.js';
 import { attemptWithin } from './attempt-timeout.js';
 import type { OperationHost } from './execution-host.js';
 import { withHostSignal } from './host-signal.js';
+import { withStepStream } from './step-run-stream.js';
 import { toJsonValue } from './json-value.js';
 import { resolveRetry, type RetryPolicy } from './retry-policy.js';
 import { failedAttempt, type Compensation } from './saga.js';
@@ -179,6 +180,9 @@ export async function runStepWith<T>(
   host.ensureJournalRoom(name);
   // A crash mid-step counts: reached first by a re-run (see `isRerun()`), a step with no entry was running.
   const attempt = entry ? (entry.attempts ?? 0) + 1 : host.isRerun() ? 2 : 1;
+  // Any attempt but a step's plain first is journaled as started before its code runs (the flush
+  // below): a process killed during it leaves the count in the store, so the next is a new number.
+  if (entry !== undefined || attempt > 1) host.recordStarted(startedEntry(name, entry, attempt, host.now()));
   host.operationStarted();
   let outcome: AttemptOutcome;
   let completed: WorkflowJournalEntry | null = null;
@@ -193,6 +197,8 @@ export async function runStepWith<T>(
       completed = done instanceof Promise ? await done : done;
     }
   } catch (error) {
+    // Before the failure is recorded and the execution may suspend: readers learn the attempt is void.
+    await host.streams.attemptEnded(name, attempt, true);
     if (isWorkflowInterrupt(error)) throw error;
     const reason = host.stopReason();
     if (reason !== null) throw new WorkflowInterrupt(reason);
@@ -201,6 +207,7 @@ export async function runStepWith<T>(
     host.runningSteps.delete(name);
     host.operationSettled();
   }
+  void host.streams.attemptEnded(name, attempt, false);
   if (outcome.written) host.recordCommitted(outcome.written);
   // Terminate and a lost lease end the execution without waiting for the step: its final write
   // may already be gone, so a result that comes after is neither recorded nor reported.
@@ -209,6 +216,29 @@ export async function runStepWith<T>(
   host.emit({ type: 'step-completed', step: name, attempt });
   host.throwIfStopped();
   return plainCopy(outcome.value) as T;
+}
+
+/**
+ * The entry that records attempt `attempt` of step `name` as started: still waiting (due now), its
+ * attempts counting this one, the last failure kept for whoever looks.
+ */
+function startedEntry(
+  name: string,
+  previous: WorkflowJournalEntry | undefined,
+  attempt: number,
+  now: number,
+): WorkflowJournalEntry {
+  const started: WorkflowJournalEntry = {
+    name,
+    kind: 'step',
+    state: 'waiting',
+    attempts: attempt,
+    wakeAt: null,
+    createdAt: previous?.createdAt ?? now,
+    updatedAt: now,
+  };
+  if (previous?.error) started.error = previous.error;
+  return started;
 }
 
 function stepFailed(
@@ -241,7 +271,8 @@ export function runAttempt<T>(
   timeout: number | null,
 ): T | Promise<T> {
   // The signal is made only when the step reads it: most never do, and making one costs.
-  if (timeout === null) return callStep(host, name, fn, withHostSignal({ attempt }, host));
+  if (timeout === null)
+    return callStep(host, name, fn, withStepStream(withHostSignal({ attempt }, host), host.streams, name, attempt));
   return attemptWithin(
     host.abortSignal,
     timeout,
@@ -249,7 +280,7 @@ export function runAttempt<T>(
       new WorkflowTimeoutError(
         `Step "${name}" of instance "${host.instance.id}" did not finish within ${timeout} ms (attempt ${attempt}).`,
       ),
-    (signal) => callStep(host, name, fn, { attempt, signal }),
+    (signal) => callStep(host, name, fn, withStepStream({ attempt, signal }, host.streams, name, attempt)),
   );
 }
 

@@ -100,7 +100,7 @@ function countCancel(item: ClaimedInstance): void {
  * as they stand now (the claim's may predate a request). A rerun reads its journal, and the flags
  * come with it at no cost (the PostgreSQL store reads both in one statement). A first claim has
  * nothing journaled (a retry or a hand-back always has `runs > 1`) and skips the read, unless a
- * cancel was noticed since the claim. A notice that comes while the read is out may be of a request
+ * cancel was noticed since the claim, or it is a fork (`forkedFrom`: created with a journal). A notice that comes while the read is out may be of a request
  * committed after the read looked: the flags are read again (rare: only then). `null`: the instance
  * was deleted since the claim.
  */
@@ -110,7 +110,7 @@ export async function readAtStart(
 ): Promise<{ instance: WorkflowInstance; journal: readonly WorkflowJournalEntry[] } | null> {
   let { instance } = claimed;
   let journal = NOTHING_JOURNALED;
-  let readJournal = instance.runs > 1;
+  let readJournal = instance.runs > 1 || (instance.forkedFrom !== undefined && instance.forkedFrom !== null);
   let covered = 0;
   while (readJournal || ((claimed.cancelsSinceClaim ?? 0) > covered && !instance.terminateRequested)) {
     covered = claimed.cancelsSinceClaim ?? 0;

@@ -9,6 +9,30 @@ export interface WorkflowStepRun {
   attempt: number;
   /** Aborted when the execution stops (cancel, terminate, shutdown, lost lease) or the step times out. */
   signal: AbortSignal;
+  /**
+   * A stream of the instance, written live from this attempt: readers see each value as it is
+   * written, tagged with the step and this attempt. At least once: if the attempt fails, a
+   * `discard` item naming it follows on each stream it wrote to (readers void its values); an
+   * attempt cut short by a crash leaves no such mark, and the step's next attempt writes again.
+   */
+  stream<T = unknown>(name: string): WorkflowStream<T>;
+}
+
+/**
+ * A stream of an instance (`ctx.stream(name)`, a step's `run.stream(name)`): values in order,
+ * readable live with `client.readStream()`. Await each call: it resolves once the value is stored.
+ */
+export interface WorkflowStream<T = unknown> {
+  readonly name: string;
+  /**
+   * Appends `value` (a JSON value, passed through the payload codec). From the workflow body, each
+   * write is stored exactly once however often the body is replayed (writes are matched by their
+   * order among the body's writes to this stream). Throws `WorkflowStreamClosedError` after
+   * `close()`, `WorkflowStreamLimitError` past a stream limit (nothing stored either way).
+   */
+  write(value: T): Promise<void>;
+  /** Closes the stream for good: readers end once they have read every value. Closing twice is a no-op. */
+  close(): Promise<void>;
 }
 
 /** What a step's compensation receives after the step's result. */
@@ -137,6 +161,12 @@ export interface WorkflowContext {
    * the new branch against its old journal.
    */
   deprecatePatch(patchId: string): void;
+  /**
+   * The instance's stream `name` (a non-empty string, at most 255 characters), for clients that
+   * follow it live (`client.readStream()`, `toServerSentEvents()`). Needs a store with streams
+   * (every store this package ships).
+   */
+  stream<T = unknown>(name: string): WorkflowStream<T>;
 }
 
 /** A workflow: `@Workflow(...)` on a class that implements this. */

@@ -24,6 +24,7 @@ import { PatchMarkers } from './patch-markers.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { compensate, type Compensation, type CompensationOutcome } from './saga.js';
 import { SignalWaits } from './signal-waits.js';
+import { ExecutionStreams } from './execution-streams.js';
 import { cancelDeferredFlush, deferFlush, type DeferredFlush } from './deferred-flushes.js';
 import type { WorkflowContext } from './workflow-context.js';
 
@@ -70,6 +71,7 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
   /** Whether this execution recorded anything yet (see `isRerun()` in ExecutionJournalAccess). */
   private recorded = false;
   private readonly children: ChildSupport;
+  readonly streams: ExecutionStreams;
   private active = 0;
   private pendingStatus: { value: unknown } | null = null;
   private readonly writes: FencedWrites;
@@ -110,12 +112,14 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
     this.children = new ChildSupport(this, { resolveChild: deps.resolveChild, createChild }, (name, childId) =>
       waits.wait<ChildEnded>(name, CHILD_ENDED_SIGNAL, childId, undefined, true),
     );
+    this.streams = new ExecutionStreams(this, deps.storage.streams, failed);
     this.context = createWorkflowContext(this, {
       compensations: this.compensations,
       waits,
       children: this.children,
       values: new RecordedValues(this),
       patches: new PatchMarkers(this),
+      streams: this.streams,
       setStatus: (value) => {
         this.pendingStatus = { value: toJsonValue(value, 'ctx.setStatus() value', 'status') ?? null };
       },
@@ -380,11 +384,19 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
   record(entry: WorkflowJournalEntry): void {
     if (this.closed) return;
     this.recorded = true;
+    this.keep(entry);
+    this.scheduleFlush();
+  }
+
+  recordStarted(entry: WorkflowJournalEntry): void {
+    if (!this.closed) this.keep(entry);
+  }
+
+  private keep(entry: WorkflowJournalEntry): void {
     if (!this.journal.record(entry, (event) => this.journalLimit(event))) {
       this.stop.reason ??= 'journal-limit';
       throw new WorkflowInterrupt('journal-limit');
     }
-    this.scheduleFlush();
   }
 
   private journalLimit(event: JournalLimitEvent): void {

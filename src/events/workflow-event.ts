@@ -14,6 +14,8 @@ interface EventBase {
 export type WorkflowInstanceEvent = EventBase &
   (
     | { type: 'workflow-started' }
+    /** `client.fork()` made this instance (`id`) from `from.id`, to run again from `from.step` (`null`: the top). */
+    | { type: 'workflow-forked'; from: { id: string; step: string | null } }
     | { type: 'workflow-resumed'; run: number }
     | { type: 'workflow-suspended'; wakeAt: number | null; waits: WorkflowWait[] }
     | { type: 'workflow-completed'; output: unknown }

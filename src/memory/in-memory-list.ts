@@ -147,5 +147,6 @@ export function copyInstance(instance: WorkflowInstance): WorkflowInstance {
     traceContext: instance.traceContext === null ? null : { ...instance.traceContext },
     createdAt: instance.createdAt,
     updatedAt: instance.updatedAt,
+    ...(instance.forkedFrom ? { forkedFrom: { ...instance.forkedFrom } } : undefined),
   };
 }

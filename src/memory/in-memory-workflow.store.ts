@@ -1,9 +1,24 @@
 import { IN_MEMORY_INPUT as INPUT } from './in-memory-key-limits.js';
 import { selectClaims, slotLimitedWorkflows } from '../storage/claim-selection.js';
 import { ClaimableInstances } from './in-memory-claimable.js';
+import { InMemoryDebounces } from './in-memory-debounces.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { rewriteIfUnchanged, rewriteInstancePayloads } from './in-memory-payload-rewrite.js';
 import { InMemorySignalLog } from './in-memory-signal-log.js';
+import { InMemoryStreams } from './in-memory-streams.js';
+import { InMemoryCallbacks } from './in-memory-callbacks.js';
+import type {
+  NewWorkflowCallback,
+  WorkflowCallbackRecord,
+  WorkflowCallbackSettle,
+  WorkflowCallbackSettleResult,
+} from '../storage/workflow-store-callbacks.js';
+import type {
+  WorkflowStreamAppend,
+  WorkflowStreamAppendResult,
+  WorkflowStreamPage,
+  WorkflowStreamQuery,
+} from '../storage/workflow-store-streams.js';
 import { untakenSignals } from './in-memory-untaken-signals.js';
 import { storedEntryTexts, storedSignal, toStoredJson } from './stored-json.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
@@ -27,9 +42,11 @@ import {
   windowKey,
 } from './in-memory-list.js';
 import { newStoredInstance } from './in-memory-new-instance.js';
+import { InMemoryPauses } from './in-memory-pauses.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from '../storage/plain-copy.js';
 import type {
+  WorkflowFork,
   NewWorkflowInstance,
   NewWorkflowSignal,
   WorkflowCancelRequest,
@@ -58,6 +75,9 @@ import type {
   WorkflowUndeclaredDue,
   WorkflowUndeclaredDueQuery,
   WorkflowWrite,
+  WorkflowPausedWorkflow,
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
 } from '../storage/workflow-store.js';
 
 interface StoredInstance {
@@ -98,6 +118,13 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   private readonly schedules = new InMemorySchedules();
   /** The unfinished instances, which is all a claim looks at. */
   private readonly claimable = new ClaimableInstances();
+  /** `ctx.stream()`'s logs, dropped with their instance. */
+  private readonly streams = new InMemoryStreams();
+  /** Operators' pauses of instances and workflows (in-memory-pauses.ts). */
+  private readonly pauses = new InMemoryPauses();
+  /** `ctx.createCallback()`'s callbacks, dropped with their instance. */
+  private readonly callbacks = new InMemoryCallbacks();
+  private readonly debounces = new InMemoryDebounces();
 
   async create(init: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }> {
     return this.createNow(init);
@@ -113,39 +140,105 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     return this.createNow(init);
   }
 
-  private createNow(init: NewWorkflowInstance): { instance: WorkflowInstance; created: boolean } {
+  /** A fork: created with its origin and journal in the same turn, so nothing sees it without them. */
+  async fork(fork: WorkflowFork): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    const { instance: init, from, entries } = fork;
+    INPUT.entries(init.id, entries);
+    const texts = storedEntryTexts(STORE, init.id, entries);
+    return this.createNow(init, (stored) => {
+      stored.instance.forkedFrom = { id: from.id, step: from.step };
+      upsertEntries(stored, entries, texts);
+    });
+  }
+
+  private createNow(
+    init: NewWorkflowInstance,
+    fill?: (stored: StoredInstance) => void,
+  ): { instance: WorkflowInstance; created: boolean } {
     INPUT.newInstance(init);
     const input = toStoredJson(init.input, STORE, `the input of instance "${init.id}"`);
+    if (init.debounce) {
+      const replaced = this.debounces.replace(init, input ?? null, (id) => this.instances.get(id)?.instance);
+      if (replaced) {
+        this.claimable.update(replaced);
+        return { instance: copyInstance(replaced), created: false };
+      }
+    }
     const existing = this.instances.get(init.id);
     if (existing) return { instance: copyInstance(existing.instance), created: false };
     const instance = newStoredInstance(init, input ?? null, this.signalLog.last);
-    this.instances.set(instance.id, { instance, waits: [], journal: new Map() });
+    const stored: StoredInstance = { instance, waits: [], journal: new Map() };
+    fill?.(stored);
+    this.instances.set(instance.id, stored);
     this.claimable.update(instance);
+    if (init.debounce) this.debounces.made(init, instance.id);
     return { instance: copyInstance(instance), created: true };
   }
 
   async get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
     const stored = this.instances.get(id);
     if (!stored) return null;
-    const details: WorkflowInstanceDetails = { ...copyInstance(stored.instance), waits: copy(stored.waits) };
+    const details: WorkflowInstanceDetails = { ...this.shown(stored.instance), waits: copy(stored.waits) };
     if (options?.journal)
       details.journal = Array.from(stored.journal.values(), (text) => JSON.parse(text) as WorkflowJournalEntry);
     return details;
   }
 
   async list(query: WorkflowListQuery): Promise<WorkflowInstance[]> {
-    return listPage(
-      [...this.instances.values()].map((stored) => stored.instance),
-      query,
-    ).map(copyInstance);
+    const { pauses } = this;
+    // A paused instance is filtered and returned as reads show it (status `paused`).
+    const instances = [...this.instances.values()].map((stored) =>
+      pauses.isPaused(stored.instance) ? pauses.shown(stored.instance, { ...stored.instance }) : stored.instance,
+    );
+    return listPage(instances, query).map((instance) =>
+      instance.pauseReason === undefined
+        ? copyInstance(instance)
+        : { ...copyInstance(instance), pauseReason: instance.pauseReason },
+    );
   }
 
   async countDue(now: number, cap: number): Promise<number> {
-    return countDue(this.claimable.instances(), now, cap);
+    return countDue(this.unpaused(this.claimable.instances()), now, cap);
   }
 
   async countUndeclaredDue(query: WorkflowUndeclaredDueQuery): Promise<WorkflowUndeclaredDue[]> {
-    return countUndeclaredDue(this.claimable.instances(), query);
+    return countUndeclaredDue(this.unpaused(this.claimable.instances()), query);
+  }
+
+  async pause(id: string, request: WorkflowPauseRequest): Promise<boolean> {
+    const instance = this.instances.get(id)?.instance;
+    return instance !== undefined && this.pauses.pause(instance, request);
+  }
+
+  async resume(id: string, now: number): Promise<boolean> {
+    const instance = this.instances.get(id)?.instance;
+    if (!instance || !this.pauses.isPaused(instance)) return false;
+    return this.pauses.resume(instance, now);
+  }
+
+  async pauseWorkflow(target: WorkflowPauseTarget, request: WorkflowPauseRequest): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return this.pauses.pauseWorkflow(target, request);
+  }
+
+  async resumeWorkflow(target: WorkflowPauseTarget): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return this.pauses.resumeWorkflow(target);
+  }
+
+  async pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
+    return this.pauses.pausedWorkflows();
+  }
+
+  /** A stored instance copied out as reads show it (`paused` while an operator paused it). */
+  private shown(instance: WorkflowInstance): WorkflowInstance {
+    return this.pauses.shown(instance, copyInstance(instance));
+  }
+
+  /** What a claim could take of `instances`: a paused one (or one of a paused workflow) counts as not due. */
+  private unpaused(instances: Iterable<WorkflowInstance>): Iterable<WorkflowInstance> {
+    if (this.pauses.none) return instances;
+    return [...instances].filter((instance) => this.pauses.claimable(instance));
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
@@ -159,6 +252,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     }
     instance.cancelRequested = true;
     instance.cancelReason = request.reason;
+    // A paused instance is cancelled as it stands: the pause ends, so a worker can run the cancel.
+    this.pauses.resume(instance);
     makeDue(instance, request.now);
     this.claimable.update(instance);
     return true;
@@ -201,8 +296,30 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const stored = this.instances.get(id);
     if (!stored || !statuses.includes(stored.instance.status) || this.parentUnfinished(id)) return false;
     this.claimable.remove(stored.instance);
+    this.streams.drop(id);
+    this.callbacks.drop(id);
     return this.instances.delete(id);
   }
+
+  // Callbacks (in-memory-callbacks.ts).
+  createCallback = async (callback: NewWorkflowCallback): Promise<boolean> => {
+    if (!this.instances.has(callback.id)) return false;
+    this.callbacks.create(callback);
+    return true;
+  };
+  getCallback = async (id: string, name: string): Promise<WorkflowCallbackRecord | null> =>
+    this.callbacks.get(id, name);
+  settleCallback = async (settle: WorkflowCallbackSettle): Promise<WorkflowCallbackSettleResult> =>
+    this.callbacks.settle(settle);
+  expireCallback = async (id: string, name: string, now: number): Promise<boolean> =>
+    this.callbacks.expire(id, name, now);
+
+  // Streams (in-memory-streams.ts): an unknown instance has none.
+  appendStream = async (append: WorkflowStreamAppend): Promise<WorkflowStreamAppendResult | null> =>
+    this.instances.has(append.id) ? this.streams.append(append) : null;
+  readStream = async (query: WorkflowStreamQuery): Promise<WorkflowStreamPage> => this.streams.read(query);
+  listenForStreams = async (listener: (id?: string, stream?: string) => void): Promise<() => Promise<void>> =>
+    this.streams.listen(listener);
 
   async signal(signal: NewWorkflowSignal): Promise<WorkflowSignalResult> {
     INPUT.signal(signal);
@@ -242,6 +359,8 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       .slice(0, limit);
     for (const instance of instances) {
       this.instances.delete(instance.id);
+      this.streams.drop(instance.id);
+      this.callbacks.drop(instance.id);
       this.claimable.remove(instance);
     }
 
@@ -279,7 +398,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     // Counted as holding no slot, a lapsed lease must not be renewed beside what this claim leases.
     this.claimable.endLapsedLeases(slotLimitedWorkflows(request), now);
     const accepts = (instance: WorkflowInstance) =>
-      !hasLiveLease(instance, now) && versions.get(instance.workflow)?.has(instance.version) === true;
+      !hasLiveLease(instance, now) &&
+      versions.get(instance.workflow)?.has(instance.version) === true &&
+      this.pauses.claimable(instance);
     const usage = {
       leased: (workflow: string, key: string | null) => countLeased(this.claimable.leaseHolders(), workflow, key, now),
       windowCount: (workflow: string, key: string | null) => {
@@ -320,7 +441,12 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     const shorter = instance.leaseUntil !== null && leaseUntil < instance.leaseUntil;
     instance.leaseUntil = leaseUntil;
     if (shorter) this.claimable.update(instance);
-    return { cancelRequested: instance.cancelRequested, terminateRequested: instance.terminateRequested };
+    const flags: WorkflowLeaseFlags = {
+      cancelRequested: instance.cancelRequested,
+      terminateRequested: instance.terminateRequested,
+    };
+    if (this.pauses.isPaused(instance)) flags.paused = true;
+    return flags;
   }
 
   async write(id: string, token: string, write: WorkflowWrite): Promise<boolean> {

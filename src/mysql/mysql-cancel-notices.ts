@@ -107,7 +107,7 @@ export class MySqlCancelNotices {
     try {
       ({ rows } = await this.executor.query(
         `SELECT id, lease_token, terminate_requested FROM ${this.instances}
-WHERE id IN (${placeholders(holders.size)}) AND (cancel_requested = 1 OR terminate_requested = 1)`,
+WHERE id IN (${placeholders(holders.size)}) AND (cancel_requested = 1 OR terminate_requested = 1 OR paused = 1)`,
         [...holders.keys()],
       ));
     } catch {

@@ -6,9 +6,10 @@ import type { WorkflowCancelRequest } from '../storage/workflow-store.js';
 
 /** `requestCancel()`'s statements for the store's tables. */
 function cancelRequestStatements({ instances, cancelNotices }: MySqlTables) {
+  // A paused instance is cancelled as it stands: the pause ends, so a worker can run the cancel.
   const cancel = (flags: string, condition: string) =>
     `UPDATE ${instances} i LEFT JOIN ${cancelNotices} n ON n.id = 1
-SET ${flags}, i.cancel_reason = ?, i.wake_at = CASE WHEN i.wake_at IS NOT NULL AND i.wake_at <= ? THEN i.wake_at ELSE ? END, i.updated_at = ?,
+SET ${flags}, i.cancel_reason = ?, i.paused = 0, i.pause_reason = NULL, i.wake_at = CASE WHEN i.wake_at IS NOT NULL AND i.wake_at <= ? THEN i.wake_at ELSE ? END, i.updated_at = ?,
   n.seq = n.seq + (i.lease_token IS NOT NULL)
 WHERE i.id = ? AND ${condition}`;
   return {

@@ -3,6 +3,7 @@ import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, type MySqlTables } from './mysql-tables.js';
 import { UNFINISHED } from '../sql/status-lists.js';
+import { mysqlUnpaused } from './mysql-pauses.js';
 import {
   claimRules,
   claimUnderLimits,
@@ -29,7 +30,8 @@ function repeated(text: string, n: number): string {
 }
 
 /** The claim's statements for the store's tables. */
-function claimStatements({ instances, rateWindows, signals }: MySqlTables) {
+function claimStatements(tables: MySqlTables) {
+  const { instances, rateWindows, signals } = tables;
   /** Up to `count` due rows in claim order reading `columns`, locked, skipping locked ones and those `exclusions` names. */
   const due = (
     request: WorkflowClaimRequest,
@@ -67,7 +69,7 @@ function claimStatements({ instances, rateWindows, signals }: MySqlTables) {
     return {
       sql: `SELECT ${columns} FROM ${instances} FORCE INDEX (instances_due)
 WHERE claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
-  AND (workflow, version) IN (${pairs.join(', ')})${extra}
+  AND (workflow, version) IN (${pairs.join(', ')}) AND ${mysqlUnpaused(tables)}${extra}
 ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
       params,
     };

@@ -1,3 +1,4 @@
+import { MySqlDebounces } from './mysql-debounces.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
 import { INSTANCE_COLUMNS, MAX_BATCH_TEXT, placeholders, type MySqlTables } from './mysql-tables.js';
@@ -82,6 +83,7 @@ export class MySqlCreates {
     bound: { weight: createText, max: MAX_BATCH_TEXT },
   });
   private readonly sql: ReturnType<typeof createStatements>;
+  private readonly debounces: MySqlDebounces;
   /** What the server offers beyond the common ground: set by the store's `init()`. */
   server: MySqlServerFeatures = COMMON_GROUND;
 
@@ -90,10 +92,14 @@ export class MySqlCreates {
     tables: MySqlTables,
   ) {
     this.sql = createStatements(tables);
+    this.debounces = new MySqlDebounces(tables, (executor, init, inApplication) =>
+      inApplication ? this.createInTransaction(executor, init) : this.createWith(executor, init),
+    );
   }
 
-  /** Batched with the creates made at the same time. */
+  /** Batched with the creates made at the same time (a debounced one is a transaction of its own). */
   create(init: NewWorkflowInstance): Promise<CreateResult> {
+    if (init.debounce) return this.debounces.create(this.executor, init);
     return this.batcher.add({ init, ...made(init) });
   }
 
@@ -154,6 +160,7 @@ export class MySqlCreates {
    * signal of every process would wait until the application's transaction ends.
    */
   async createInTransaction(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
+    if (init.debounce) return this.debounces.createInTransaction(executor, init);
     const { rows: last } = await executor.query(this.sql.lastSignal);
     const cursor = toNumber(last[0]?.last ?? 0);
     const { row, values } = made(init);

@@ -10,7 +10,7 @@ function renewalStatements({ instances }: MySqlTables) {
     /** lease until, id, token. */
     renew: `UPDATE ${instances} SET lease_until = ? WHERE id = ? AND lease_token = ?`,
     /** id, token: the cancel flags, while the lease is still the token's. */
-    flags: `SELECT cancel_requested, terminate_requested FROM ${instances} WHERE id = ? AND lease_token = ?`,
+    flags: `SELECT cancel_requested, terminate_requested, paused FROM ${instances} WHERE id = ? AND lease_token = ?`,
   };
 }
 

@@ -4,7 +4,8 @@ import { INSTANCE_COLUMNS, type MySqlTables } from './mysql-tables.js';
 import { listInstances } from '../sql/list-queries.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { UNFINISHED } from '../sql/status-lists.js';
-import { toInstance, toUndeclaredDue, toWaits } from '../sql/workflow-rows.js';
+import { mysqlUnpaused } from './mysql-pauses.js';
+import { pauseColumns, toInstance, toUndeclaredDue, toWaits } from '../sql/workflow-rows.js';
 import type { WorkflowInstance, WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type {
   WorkflowInstanceDetails,
@@ -14,19 +15,20 @@ import type {
 } from '../storage/workflow-store.js';
 
 /** The reads' statements for the store's tables. */
-function readStatements({ instances, journal }: MySqlTables) {
+function readStatements(tables: MySqlTables) {
+  const { instances, journal } = tables;
   /** A part of a due count: `due` without a lease (by instances_wake) or with a lapsed one (by instances_lapsed). */
   const countPart = (due: string) =>
-    `(SELECT COUNT(*) FROM (SELECT 1 FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? LIMIT ?) p)`;
+    `(SELECT COUNT(*) FROM (SELECT 1 FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? AND ${mysqlUnpaused(tables)} LIMIT ?) p)`;
   const undeclaredPart = (due: string, pairs: string) =>
-    `(SELECT workflow, version FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? ${pairs} LIMIT ?)`;
+    `(SELECT workflow, version FROM ${instances} WHERE ${due} AND status IN ${UNFINISHED} AND wake_at <= ? AND ${mysqlUnpaused(tables)} ${pairs} LIMIT ?)`;
   return {
     /** id. */
-    getInstance: `SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${instances} WHERE id = ?`,
+    getInstance: `SELECT ${INSTANCE_COLUMNS}, ${pauseColumns()}, wait_topics FROM ${instances} WHERE id = ?`,
     /** id: the journal's entries in first-write order. */
     getJournal: `SELECT entry FROM ${journal} WHERE instance_id = ? ORDER BY seq`,
     /** The start of `list()`; the store appends its filters, order and page. */
-    listPrefix: `SELECT ${INSTANCE_COLUMNS} FROM ${instances}`,
+    listPrefix: `SELECT ${INSTANCE_COLUMNS}, ${pauseColumns()} FROM ${instances}`,
     /** cap, now, cap, now, now, cap. */
     countDue: `SELECT LEAST(?, ${countPart('lease_token IS NULL AND wake_at IS NOT NULL')} + ${countPart('lease_until < ? AND lease_token IS NOT NULL')}) AS due`,
     /** For each part: dueBefore (twice for the lapsed part), the declared pairs, cap; then cap. */

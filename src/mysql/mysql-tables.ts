@@ -12,6 +12,8 @@ export function mysqlTables(schema: string) {
     rateWindows: t('rate_windows'),
     schedules: t('schedules'),
     cancelNotices: t('cancel_notices'),
+    pausedWorkflows: t('paused_workflows'),
+    debounceKeys: t('debounce_keys'),
   };
 }
 
@@ -22,7 +24,8 @@ export type MySqlTables = ReturnType<typeof mysqlTables>;
 export const INSTANCE_COLUMNS =
   'id, workflow, version, status, input, output, error, custom_status, parent_id, parent_close, concurrency_key, ' +
   'rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, runs, signal_cursor, lease_token, lease_owner, ' +
-  'lease_until, cancel_requested, terminate_requested, cancel_reason, trace_context, run_timeout, created_at, updated_at';
+  'lease_until, cancel_requested, terminate_requested, cancel_reason, trace_context, run_timeout, created_at, updated_at' +
+  ', forked_from, forked_from_step';
 
 /**
  * The instance columns a claim reads: `INSTANCE_COLUMNS` but those the lease sets whatever they

@@ -1,3 +1,4 @@
+import { MySqlPauses } from './mysql-pauses.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { checkMysqlAnswers, explainMysqlConnectionError } from './connection-error.js';
@@ -6,6 +7,9 @@ import { checkTransactions, inApplicationTransaction } from './mysql-app-transac
 import { MYSQL_INPUT } from './key-limits.js';
 import { MySqlClaims } from './mysql-claim.js';
 import { MySqlCreates } from './mysql-creates.js';
+import { MySqlCallbacks } from './mysql-callbacks.js';
+import { MySqlStreams } from './mysql-streams.js';
+import { MySqlForks } from './mysql-forks.js';
 import { MySqlDeletes } from './mysql-deletes.js';
 import { MySqlLeaseRenewal } from './mysql-lease-renewal.js';
 import { MySqlLocks } from './mysql-locks.js';
@@ -99,6 +103,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   private readonly statementTimeout: MySqlStatementTimeout;
   private readonly transactions: Pick<SqlExecutor, 'transaction'> | null;
   protected readonly deletes: MySqlDeletes;
+  protected readonly callbacks: MySqlCallbacks;
+  protected readonly streams: MySqlStreams;
+  protected readonly pauses: MySqlPauses;
+  protected readonly forks: MySqlForks;
   protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
@@ -127,6 +135,10 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.cancels = new MySqlCancelRequests(this.tables);
     this.renewals = new MySqlLeaseRenewal(this.tables);
     this.deletes = new MySqlDeletes(this.tables, this.signalsOf, locks);
+    this.callbacks = new MySqlCallbacks(this.executor, this.schema);
+    this.streams = new MySqlStreams(this.schema);
+    this.pauses = new MySqlPauses(this.tables);
+    this.forks = new MySqlForks(this.tables);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);

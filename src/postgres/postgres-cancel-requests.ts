@@ -6,7 +6,9 @@ import type { WorkflowCancelRequest } from '../storage/workflow-store.js';
 
 /** `requestCancel()`'s statements for a quoted schema. */
 function cancelRequestStatements(s: string) {
+  // A paused instance is cancelled as it stands: the pause ends, so a worker can run the cancel.
   const cancel = (condition: string, flags: string) => `UPDATE ${s}.instances SET ${flags}, cancel_reason = $2,
+  paused = false, pause_reason = NULL,
   wake_at = CASE WHEN wake_at IS NOT NULL AND wake_at <= $3 THEN wake_at ELSE $3 END, updated_at = $3
 WHERE id = $1 AND ${condition}
 RETURNING ${notifyCancel('$4', 'id')} AS notified`;

@@ -1,6 +1,7 @@
 import { instanceColumns } from './postgres-sql-fragments.js';
 import { UNFINISHED } from '../sql/status-lists.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
+import { postgresUnpaused } from './postgres-pauses.js';
 
 /** What puts an instance in `instances_due`: its predicate, literally, so the planner matches it. */
 const inDueIndex = (alias: string) =>
@@ -26,7 +27,7 @@ const MIN_BIGINT = `'-9223372036854775808'::bigint`;
  * plan made while the table was small and never vacuumed would otherwise scan the table for it,
  * and keep doing so (a prepared statement's generic plan) once it has grown.
  */
-function dueConditions(alias: string): { free: string; lapsed: string } {
+function dueConditions(s: string, alias: string): { free: string; lapsed: string } {
   const a = `${alias}.`;
   const pairs = `(${a}workflow || '@' || ${a}version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`;
   const ranges =
@@ -35,8 +36,8 @@ function dueConditions(alias: string): { free: string; lapsed: string } {
     `    AND ${a}version >= (SELECT min(v) FROM unnest($3::integer[]) AS v) ` +
     `AND ${a}version <= (SELECT max(v) FROM unnest($3::integer[]) AS v)`;
   return {
-    free: `${inDueIndex(alias)}\n    AND ${a}wake_at >= (SELECT ${MIN_BIGINT}) AND ${a}wake_at <= $1\n    AND ${ranges}\n    AND ${pairs}`,
-    lapsed: `${a}lease_token IS NOT NULL AND ${a}lease_until >= (SELECT ${MIN_BIGINT}) AND ${a}lease_until < $1 AND ${a}status IN ${UNFINISHED} AND ${a}wake_at <= $1\n    AND ${pairs}`,
+    free: `${inDueIndex(alias)}\n    AND ${a}wake_at >= (SELECT ${MIN_BIGINT}) AND ${a}wake_at <= $1\n    AND ${ranges}\n    AND ${pairs}\n    AND ${postgresUnpaused(s, alias)}`,
+    lapsed: `${a}lease_token IS NOT NULL AND ${a}lease_until >= (SELECT ${MIN_BIGINT}) AND ${a}lease_until < $1 AND ${a}status IN ${UNFINISHED} AND ${a}wake_at <= $1\n    AND ${pairs}\n    AND ${postgresUnpaused(s, alias)}`,
   };
 }
 
@@ -59,7 +60,7 @@ const CLAIM_ORDER = 'priority, wake_at, created_at, id';
  * rows each.
  */
 function pickDue(s: string, columns: string, limit: string, extra = ''): string {
-  const { free, lapsed } = dueConditions('c');
+  const { free, lapsed } = dueConditions(s, 'c');
   const cols = `c.id, c.priority, c.wake_at, c.created_at${columns ? `, ${columns}` : ''}`;
   return `priorities AS (
   (SELECT c.priority FROM ${s}.instances c WHERE ${inDueIndex('c')} ORDER BY c.priority LIMIT 1)
@@ -136,6 +137,7 @@ ORDER BY c.priority, c.wake_at, c.created_at, c.id`;
   SELECT c.id FROM unnest($4::text[]) AS named(id) JOIN ${s}.instances c ON c.id = named.id
   WHERE c.status IN ${UNFINISHED} AND c.wake_at IS NOT NULL AND c.lease_token IS NULL AND c.wake_at <= $1
     AND EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = c.workflow AND p.v = c.version)
+    AND ${postgresUnpaused(s, 'c')}
   FOR UPDATE OF c SKIP LOCKED
 ), ${leaseAndReturn('$1', '$5', '$6', '$7', false)}`,
 

@@ -1,5 +1,6 @@
 import { instanceColumns, notify, notifyDue } from './postgres-sql-fragments.js';
 import { POSTGRES_INPUT } from './key-limits.js';
+import { PostgresDebounces } from './postgres-debounces.js';
 import type { PostgresReads } from './postgres-reads.js';
 import { answerCreates, type CreateResult } from '../sql/create-batch.js';
 import {
@@ -39,7 +40,7 @@ function createStatements(s: string) {
     rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
     runs, lease_token, lease_owner, lease_until, trace_context, run_timeout)
   VALUES ($1, $2, $3, CASE WHEN $15::text IS NULL THEN 'pending' ELSE 'running' END, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-    (SELECT coalesce(max(id), 0) FROM ${s}.signals), $14, $14,
+    ${s}.last_signal_drawn(), $14, $14,
     CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END, $15, $16, $17, $18::json, $19)
   ON CONFLICT (id) DO NOTHING
   RETURNING ${instanceColumns()}
@@ -63,7 +64,7 @@ SELECT false, ${instanceColumns('e')}, NULL FROM ${s}.instances e WHERE e.id = $
     runs, lease_token, lease_owner, lease_until, trace_context, run_timeout)
   SELECT id, workflow, version, CASE WHEN lease_token IS NULL THEN 'pending' ELSE 'running' END, input::json, parent_id,
     parent_close, concurrency_key, rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at,
-    (SELECT coalesce(max(id), 0) FROM ${s}.signals), now, now,
+    ${s}.last_signal_drawn(), now, now,
     CASE WHEN lease_token IS NULL THEN 0 ELSE 1 END, lease_token, lease_owner, lease_until, trace_context::json, run_timeout
   -- In id order, as every batch of every process inserts: two batches with ids in common wait for
   -- each other at the first shared id instead of each holding one the other needs (a deadlock).
@@ -103,6 +104,7 @@ export class PostgresCreates {
     single: ({ init, row }) => this.createWith(this.executor, init, newInstanceRowParams(row)),
   });
   private readonly sql: ReturnType<typeof createStatements>;
+  private readonly debounces: PostgresDebounces;
 
   constructor(
     private readonly executor: SqlExecutor,
@@ -113,9 +115,12 @@ export class PostgresCreates {
     private readonly reads: PostgresReads,
   ) {
     this.sql = createStatements(quoteIdentifier(schema));
+    this.debounces = new PostgresDebounces(schema, (executor, init) => this.createWith(executor, init));
   }
 
   create(init: NewWorkflowInstance): Promise<CreateResult> {
+    // A debounced create is a transaction of its own, never part of a batch.
+    if (init.debounce) return this.debounces.create(this.executor, init);
     // Made here, so an input no store keeps (a NUL, a lone surrogate) fails this call alone.
     return this.batcher.add({ init, row: newInstanceRow(init) });
   }
@@ -138,6 +143,7 @@ export class PostgresCreates {
 
   /** One create in the application's transaction, on its executor. */
   createInTransaction(executor: SqlExecutor, init: NewWorkflowInstance): Promise<CreateResult> {
+    if (init.debounce) return this.debounces.create(executor, init);
     return this.createWith(executor, init);
   }
 

@@ -8,7 +8,7 @@ function renewalStatements(s: string) {
   return {
     /** $1 id, $2 token, $3 lease until. */
     renew: `UPDATE ${s}.instances SET lease_until = $3 WHERE id = $1 AND lease_token = $2
-RETURNING cancel_requested, terminate_requested`,
+RETURNING cancel_requested, terminate_requested, paused`,
   };
 }
 

@@ -1,10 +1,11 @@
 import { POSTGRES_DIALECT } from './postgres-dialect.js';
 import { instanceColumns } from './postgres-sql-fragments.js';
+import { postgresUnpaused } from './postgres-pauses.js';
 import { listInstances } from '../sql/list-queries.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { UNFINISHED } from '../sql/status-lists.js';
-import { fromJson, toInstance, toUndeclaredDue, toWaits } from '../sql/workflow-rows.js';
+import { fromJson, pauseColumns, toInstance, toUndeclaredDue, toWaits } from '../sql/workflow-rows.js';
 import type { WorkflowInstance, WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type {
   WorkflowInstanceDetails,
@@ -17,24 +18,24 @@ import type {
 function readStatements(s: string) {
   return {
     /** $1 id. */
-    getInstance: `SELECT ${instanceColumns()}, wait_topics FROM ${s}.instances WHERE id = $1`,
+    getInstance: `SELECT ${instanceColumns()}, ${pauseColumns()}, wait_topics FROM ${s}.instances WHERE id = $1`,
 
     /** $1 id: the instance, its waits and its journal (a JSON array in first-write order), in one snapshot. */
-    getInstanceWithJournal: `SELECT ${instanceColumns('i')}, i.wait_topics,
+    getInstanceWithJournal: `SELECT ${instanceColumns('i')}, ${pauseColumns('i')}, i.wait_topics,
   (SELECT json_agg(j.entry ORDER BY j.seq)::text FROM ${s}.journal j WHERE j.instance_id = i.id) AS journal
 FROM ${s}.instances i WHERE i.id = $1`,
 
     /** The start of `list()`; the store appends its filters, order and page. */
-    listPrefix: `SELECT ${instanceColumns()} FROM ${s}.instances`,
+    listPrefix: `SELECT ${instanceColumns()}, ${pauseColumns()} FROM ${s}.instances`,
 
     /**
      * $1 now, $2 cap: due instances without a lease (instances_due) and with a lapsed one
      * (instances_leased_until), each part stopping at the cap so a large backlog costs no more.
      */
-    countDue: `SELECT least($2::int, (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances
-    WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1 LIMIT $2) a)
-  + (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances
-    WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1 LIMIT $2) b))::int AS due`,
+    countDue: `SELECT least($2::int, (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances i
+    WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1 AND ${postgresUnpaused(s, 'i')} LIMIT $2) a)
+  + (SELECT count(*) FROM (SELECT 1 FROM ${s}.instances i
+    WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1 AND ${postgresUnpaused(s, 'i')} LIMIT $2) b))::int AS due`,
 
     /**
      * $1 dueBefore, $2 declared names, $3 their versions, $4 cap: countUndeclaredDue(). Due
@@ -43,11 +44,11 @@ FROM ${s}.instances i WHERE i.id = $1`,
      */
     countUndeclaredDue: `SELECT workflow, version, count(*)::int AS count FROM (SELECT * FROM (
   (SELECT workflow, version FROM ${s}.instances i
-    WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1
+    WHERE status IN ${UNFINISHED} AND wake_at IS NOT NULL AND lease_token IS NULL AND wake_at <= $1 AND ${postgresUnpaused(s, 'i')}
       AND NOT EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = i.workflow AND p.v = i.version) LIMIT $4)
   UNION ALL
   (SELECT workflow, version FROM ${s}.instances i
-    WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1
+    WHERE lease_token IS NOT NULL AND lease_until < $1 AND status IN ${UNFINISHED} AND wake_at <= $1 AND ${postgresUnpaused(s, 'i')}
       AND NOT EXISTS (SELECT 1 FROM unnest($2::text[], $3::integer[]) AS p(n, v) WHERE p.n = i.workflow AND p.v = i.version) LIMIT $4)
 ) due LIMIT $4) capped GROUP BY workflow, version ORDER BY workflow, version`,
   };

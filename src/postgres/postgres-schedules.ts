@@ -81,7 +81,7 @@ SELECT * FROM claimed ORDER BY wake_at, id`,
     rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
     runs, lease_token, lease_owner, lease_until, trace_context, run_timeout)
   SELECT $1, $2, $3, CASE WHEN $15::text IS NULL THEN 'pending' ELSE 'running' END, $4::json, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-    (SELECT coalesce(max(id), 0) FROM ${s}.signals), $14, $14,
+    ${s}.last_signal_drawn(), $14, $14,
     CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END, $15, $16, $17, $18::json, $19
   FROM fence
   ON CONFLICT (id) DO NOTHING

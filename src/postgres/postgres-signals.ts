@@ -13,14 +13,17 @@ import type {
 /** The signals' statements for a quoted schema. */
 function signalStatements(s: string) {
   return {
-    /** $1 topic: takes the topic's signal lock exclusively until the transaction ends (see migration 0003). */
-    lockTopic: `SELECT true AS locked FROM pg_advisory_xact_lock(${s}.topic_lock($1))`,
     /**
-     * $1 topic: whether this session still holds the topic's exclusive lock after the statement that
-     * took it, i.e. whether that statement ran inside a transaction block.
+     * $1 topic: takes the topic's signal lock shared until the transaction ends, once the suspensions
+     * on it in progress committed (migration 0011).
+     */
+    lockTopic: `SELECT ${s}.signal_begin($1) AS locked`,
+    /**
+     * $1 topic: whether this session still holds the topic's lock after the statement that took it,
+     * i.e. whether that statement ran inside a transaction block.
      */
     topicLockHeld: `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
-  AND mode = 'ExclusiveLock' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = ${s}.topic_lock($1)) AS held`,
+  AND mode = 'ShareLock' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = ${s}.topic_lock($1)) AS held`,
 
     /**
      * $1 name, $2 key, $3 topic, $4 dedupe id, $5 payload, $6 now, $7 channel. One row: the new
@@ -36,10 +39,12 @@ function signalStatements(s: string) {
 
 /**
  * The signal half of `PostgresWorkflowStore`. Signals and suspensions are ordered per topic (the
- * signal's name and exact key) by advisory locks that the functions of migration 0003 take inside
- * one statement: `send_signal()` exclusively, before the id is drawn; a suspension's check and
- * `read_signals()` shared. No lock here spans a round trip, except in the application's own
- * transaction (`sendInTransaction()`), and then only the signal's topic waits for it.
+ * signal's name and exact key) by advisory locks that the functions of migrations 0003 and 0011
+ * take inside one statement: `send_signal()` shared, before the id is drawn (signals never wait for
+ * each other, in whatever order a transaction sends them); `read_signals()` exclusively; a
+ * suspension's check never waits while it holds one. No lock here spans a round trip, except in
+ * the application's own transaction (`sendInTransaction()`), and then only readers of the signal's
+ * topic wait for it.
  */
 export class PostgresSignals {
   private readonly sql: ReturnType<typeof signalStatements>;
@@ -86,7 +91,7 @@ export class PostgresSignals {
     return this.insert(executor, signal);
   }
 
-  /** `signals()`: waits for the topic's signals still being sent (`read_signals()` takes its lock shared), then reads. */
+  /** `signals()`: waits for the topic's signals still being sent (`read_signals()` takes its lock exclusively), then reads. */
   async read(executor: SqlExecutor, query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
     const { rows } = await executor.query(this.sql.signals, [
       signalTopic(query.name, query.key),

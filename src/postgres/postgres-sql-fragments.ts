@@ -7,7 +7,8 @@ export function instanceColumns(alias?: string): string {
     `${a}concurrency_key, ${a}rate_limit_key, ${a}priority, ${a}schedule_id, ${a}scheduled_at, ${a}deadline, ` +
     `${a}wake_at, ${a}runs, ${a}signal_cursor, ${a}lease_token, ${a}lease_owner, ${a}lease_until, ` +
     `${a}cancel_requested, ${a}terminate_requested, ${a}cancel_reason, ${a}trace_context::text AS trace_context, ` +
-    `${a}run_timeout, ${a}created_at, ${a}updated_at`
+    `${a}run_timeout, ${a}created_at, ${a}updated_at` +
+    `, ${a}forked_from, ${a}forked_from_step`
   );
 }
 

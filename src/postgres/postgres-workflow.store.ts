@@ -1,3 +1,4 @@
+import { PostgresPauses } from './postgres-pauses.js';
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
@@ -7,11 +8,14 @@ import { claimInstances } from './postgres-claim.js';
 import { postgresClaimStatements, type PostgresClaimStatements } from './postgres-claim-statements.js';
 import { PostgresCancelRequests } from './postgres-cancel-requests.js';
 import { PostgresCreates } from './postgres-creates.js';
+import { PostgresForks } from './postgres-forks.js';
 import { PostgresDeletes } from './postgres-deletes.js';
 import { PostgresEndNotices } from './postgres-end-notices.js';
 import { PostgresWrites } from './postgres-writes.js';
 import { PostgresLeaseRenewal } from './postgres-lease-renewal.js';
 import { PostgresListener } from './postgres-listener.js';
+import { PostgresCallbacks } from './postgres-callbacks.js';
+import { PostgresStreams, STREAMS_CHANNEL_SUFFIX } from './postgres-streams.js';
 import { POSTGRES_MIGRATIONS, postgresMigrationDialect, postgresMigrationSql } from './postgres-migrations.js';
 import { PostgresPayloadRewrite } from './postgres-payload-rewrite.js';
 import { PostgresReads } from './postgres-reads.js';
@@ -81,8 +85,13 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   private readonly writes: PostgresWrites;
   protected readonly reopens: PostgresReopen;
   protected readonly deletes: PostgresDeletes;
+  protected readonly pauses: PostgresPauses;
+  protected readonly forks: PostgresForks;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
+  protected readonly callbacks: PostgresCallbacks;
+  protected readonly streams: PostgresStreams;
+  private streamNotices: PostgresListener | null = null;
 
   constructor(options: PostgresWorkflowStoreOptions) {
     super(
@@ -112,6 +121,10 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.writes = new PostgresWrites(this.executor, this.schema, this.channel);
     this.reopens = new PostgresReopen(this.schema, this.channel);
     this.deletes = new PostgresDeletes(this.schema);
+    this.callbacks = new PostgresCallbacks(this.executor, this.schema);
+    this.streams = new PostgresStreams(this.schema, this.channel + STREAMS_CHANNEL_SUFFIX);
+    this.pauses = new PostgresPauses(this.schema, this.channel);
+    this.forks = new PostgresForks(this.schema);
   }
 
   /**
@@ -255,11 +268,31 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     return this.endNotices.request(this.executor, id, now);
   }
 
-  /** Releases the LISTEN connection (its wake-up and ends' subscriptions). The application's pool stays open: it owns it. */
+  /**
+   * Calls `listener` with the instance id and stream name of each append, in any process, once
+   * committed (NOTIFY on the schema's streams channel, LISTENed to while some listener is there), and
+   * with no arguments after a reconnection or for a name too long to send.
+   */
+  async listenForStreams(listener: (id?: string, stream?: string) => void): Promise<() => Promise<void>> {
+    this.streamNotices ??= new PostgresListener(
+      this.executor,
+      this.channel + STREAMS_CHANNEL_SUFFIX,
+      undefined,
+      ENDS_LINGER,
+    );
+    return this.streamNotices.add((notice) => {
+      const at = notice ? notice.indexOf('\n') : -1;
+      if (notice === null || at < 0) listener();
+      else listener(notice.slice(0, at), notice.slice(at + 1));
+    });
+  }
+
+  /** Releases the LISTEN connection (its wake-up, ends' and streams' subscriptions). The application's pool stays open: it owns it. */
   async close(): Promise<void> {
-    const listeners = [this.wakeUps, this.ends];
+    const listeners = [this.wakeUps, this.ends, this.streamNotices];
     this.wakeUps = null;
     this.ends = null;
+    this.streamNotices = null;
     await Promise.all(listeners.map((listener) => listener?.close()));
   }
 }

@@ -79,10 +79,10 @@ export function statementsByShape<Shape, Param extends string>(
  * a suspended instance to notice it; else the release's `wakeAt`.
  *
  * Each is one statement, never a transaction spanning round trips: where a write needs topic locks
- * (migration 0003) the functions take them inside it. The check for a signal above the cursor takes
- * the waits' topics shared (`signals_pending()`); a write that sends a signal first takes its topic
- * exclusively (before the row's lock, the order every path uses), then `send_signal()` stores it once
- * the row is known to be this lease's.
+ * (migrations 0003, 0011) the functions take them inside it. The check for a signal above the cursor
+ * (`signals_pending()`) never waits while it holds a lock; a write that sends a signal first takes
+ * its topic as every signal does (`signal_begin()`, before the row's lock, the order every path
+ * uses), then `send_signal()` stores it once the row is known to be this lease's.
  */
 export function postgresWriteStatements(schemaName: string): (shape: WriteShape) => WriteStatement {
   const s = quoteIdentifier(schemaName);
@@ -121,7 +121,7 @@ export function postgresWriteStatements(schemaName: string): (shape: WriteShape)
     if (shape.signal) {
       const topic = p('signalTopic');
       // An uncorrelated subquery: evaluated once, while the row is being matched, before it is locked.
-      lock = ` AND (SELECT true FROM pg_advisory_xact_lock(${s}.topic_lock(${topic}::text)))`;
+      lock = ` AND (SELECT ${s}.signal_begin(${topic}::text))`;
       sent =
         `, (SELECT f.id FROM ${s}.send_signal(${p('signalName')}::text, ${p('signalKey')}::text, ${topic}::text, ` +
         `${p('signalDedupe')}::text, ${p('signalPayload')}::json, ${p('now')}::bigint, ${p('channel')}::text) f) AS signal_id`;

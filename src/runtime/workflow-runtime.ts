@@ -7,6 +7,7 @@ import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
   WorkflowCancelRequest,
+  WorkflowFork,
   WorkflowInstanceDetails,
   WorkflowSignalResult,
   WorkflowUndeclaredDue,
@@ -227,6 +228,13 @@ export class WorkflowRuntime {
       signalCursor: result.instance.signalCursor,
       leaseUntil: lease.leaseUntil,
     });
+    return result;
+  }
+
+  /** Creates a fork (in the application's `transaction`, if given); the loop wakes when it is new and outside a transaction. */
+  async createFork(fork: WorkflowFork, transaction?: unknown): Promise<CreatedInstance> {
+    const result = await this.options.storage.fork(fork, transaction);
+    if (result.created && transaction === undefined) this.options.wakeUps.kick();
     return result;
   }
 

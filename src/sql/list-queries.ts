@@ -1,6 +1,7 @@
 import { SqlParams, type SqlDialect } from './sql-dialect.js';
 import type { SqlExecutor } from './sql-executor.js';
 import { toInstance, toSchedule } from './workflow-rows.js';
+import { shownStatusCondition } from './status-lists.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowListQuery, WorkflowScheduleQuery, WorkflowScheduleRecord } from '../storage/workflow-store.js';
 
@@ -20,7 +21,7 @@ export interface SqlStatement {
 export function listInstancesStatement(dialect: SqlDialect, prefix: string, query: WorkflowListQuery): SqlStatement {
   const p = new SqlParams(dialect);
   const where: string[] = [];
-  if (query.status !== undefined) where.push(`status IN (${p.list(query.status)})`);
+  if (query.status !== undefined) where.push(shownStatusCondition(query.status, (statuses) => p.list(statuses)));
   if (query.workflow !== undefined) where.push(`workflow = ${p.add(query.workflow)}`);
   if (query.version !== undefined) where.push(`version = ${p.add(query.version)}`);
   if (query.parentId !== undefined) where.push(`parent_id = ${p.add(query.parentId)}`);

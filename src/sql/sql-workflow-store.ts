@@ -4,7 +4,28 @@ import { checkKnownKeys } from '../options/known-keys.js';
 import { requireExecutor, type SqlExecutor } from './sql-executor.js';
 import { deleteInstance, purgeStore, type DeleteStatements } from './instance-deletes.js';
 import { reopenInstance, type ReopenStatements } from './reopen.js';
+import { appendStream, readStream, type StreamStatements } from './stream-appends.js';
+import type { SqlCallbacks } from './callback-rows.js';
+import type {
+  NewWorkflowCallback,
+  WorkflowCallbackRecord,
+  WorkflowCallbackSettle,
+  WorkflowCallbackSettleResult,
+} from '../storage/workflow-store-callbacks.js';
+import type {
+  WorkflowStreamAppend,
+  WorkflowStreamAppendResult,
+  WorkflowStreamPage,
+  WorkflowStreamQuery,
+} from '../storage/workflow-store-streams.js';
 import type { CreateResult } from './create-batch.js';
+import type { SqlPauses } from './sql-pauses.js';
+import type {
+  WorkflowPausedWorkflow,
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
+} from '../storage/workflow-store-pauses.js';
+import { forkWith, type ForkStatements } from './instance-fork.js';
 import type { StoreInput } from '../storage/store-input.js';
 import type {
   WorkflowPayloadChange,
@@ -15,6 +36,7 @@ import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-insta
 import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
+  WorkflowFork,
   WorkflowCancelRequest,
   WorkflowInstanceDetails,
   WorkflowLeaseFlags,
@@ -156,12 +178,20 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly renewals: SqlLeaseRenewal;
   protected abstract readonly reopens: ReopenStatements<unknown>;
   protected abstract readonly deletes: DeleteStatements;
+  protected abstract readonly pauses: SqlPauses;
+  protected abstract readonly forks: ForkStatements;
 
   /** The store's re-encryption half. */
   protected abstract readonly payloadRewrites: SqlPayloadRewrites;
 
   /** The store's schedule half. */
   protected abstract readonly scheduleStore: SqlScheduleStore;
+
+  /** The streams' statements (`appendStream()`, `readStream()`). */
+  protected abstract readonly streams: StreamStatements;
+
+  /** The callbacks' statements (`createCallback()`...). */
+  protected abstract readonly callbacks: SqlCallbacks;
 
   /** A runner over the store's migrations and migration dialect. */
   protected abstract migrationRunner(): MigrationRunner;
@@ -175,9 +205,51 @@ export abstract class SqlWorkflowStoreBase {
     fn: (executor: SqlExecutor) => Promise<T>,
   ): Promise<T>;
 
+  appendStream(append: WorkflowStreamAppend): Promise<WorkflowStreamAppendResult | null> {
+    return appendStream(this.executor, this.streams, append);
+  }
+
+  readStream(query: WorkflowStreamQuery): Promise<WorkflowStreamPage> {
+    return readStream(this.executor, this.streams, query);
+  }
+
+  createCallback(callback: NewWorkflowCallback): Promise<boolean> {
+    return this.callbacks.create(callback);
+  }
+
+  getCallback(id: string, name: string): Promise<WorkflowCallbackRecord | null> {
+    return this.callbacks.get(id, name);
+  }
+
+  settleCallback(settle: WorkflowCallbackSettle): Promise<WorkflowCallbackSettleResult> {
+    return this.callbacks.settle(settle);
+  }
+
+  expireCallback(id: string, name: string, now: number): Promise<boolean> {
+    return this.callbacks.expire(id, name, now);
+  }
+
   async create(instance: NewWorkflowInstance): Promise<CreateResult> {
     this.input.newInstance(instance);
     return this.creates.create(instance);
+  }
+
+  /** `client.fork()`: the create, the origin and the journal in one transaction of the store's own. */
+  async fork(fork: WorkflowFork): Promise<CreateResult> {
+    this.input.newInstance(fork.instance);
+    this.input.entries(fork.instance.id, fork.entries);
+    return this.executor.transaction((tx) =>
+      forkWith(tx, (on) => this.creates.createInTransaction(on, fork.instance), this.forks, fork),
+    );
+  }
+
+  /** `fork()` in the application's transaction (a handle as for `createInTransaction()`), in a savepoint of it. */
+  async forkInTransaction(transaction: unknown, fork: WorkflowFork): Promise<CreateResult> {
+    this.input.newInstance(fork.instance);
+    this.input.entries(fork.instance.id, fork.entries);
+    return this.inApplicationTransaction(transaction, (executor) =>
+      forkWith(executor, (on) => this.creates.createInTransaction(on, fork.instance), this.forks, fork),
+    );
   }
 
   get(id: string, options?: { journal?: boolean }): Promise<WorkflowInstanceDetails | null> {
@@ -224,6 +296,52 @@ export abstract class SqlWorkflowStoreBase {
 
   renew(id: string, token: string, leaseUntil: number): Promise<WorkflowLeaseFlags | null> {
     return this.renewals.renew(this.executor, id, token, leaseUntil);
+  }
+
+  pause(id: string, request: WorkflowPauseRequest): Promise<boolean> {
+    return this.pauses.pause(this.executor, id, request);
+  }
+
+  pauseInTransaction(transaction: unknown, id: string, request: WorkflowPauseRequest): Promise<boolean> {
+    return this.inApplicationTransaction(transaction, (executor) => this.pauses.pause(executor, id, request));
+  }
+
+  resume(id: string, now: number): Promise<boolean> {
+    return this.pauses.resume(this.executor, id, now);
+  }
+
+  resumeInTransaction(transaction: unknown, id: string, now: number): Promise<boolean> {
+    return this.inApplicationTransaction(transaction, (executor) => this.pauses.resume(executor, id, now));
+  }
+
+  async pauseWorkflow(target: WorkflowPauseTarget, request: WorkflowPauseRequest): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.pauses.pauseWorkflow(this.executor, target, request);
+  }
+
+  async pauseWorkflowInTransaction(
+    transaction: unknown,
+    target: WorkflowPauseTarget,
+    request: WorkflowPauseRequest,
+  ): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.inApplicationTransaction(transaction, (executor) =>
+      this.pauses.pauseWorkflow(executor, target, request),
+    );
+  }
+
+  async resumeWorkflow(target: WorkflowPauseTarget): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.pauses.resumeWorkflow(this.executor, target);
+  }
+
+  async resumeWorkflowInTransaction(transaction: unknown, target: WorkflowPauseTarget): Promise<boolean> {
+    this.input.pauseTarget(target.workflow, target.version);
+    return this.inApplicationTransaction(transaction, (executor) => this.pauses.resumeWorkflow(executor, target));
+  }
+
+  pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
+    return this.pauses.pausedWorkflows(this.executor);
   }
 
   /** Applies the pending migrations under the migration lock; resolves to their names (`0001_init`...). */

@@ -1,4 +1,9 @@
-import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
+import {
+  FINISHED_STATUSES,
+  PAUSED_STATUS,
+  UNFINISHED_STATUSES,
+  type WorkflowStatus,
+} from '../storage/workflow-instance.js';
 
 /** `('a', 'b')`: statuses as a SQL list of literals, for `status IN ...` (they are the store's own constants). */
 function sqlList(statuses: readonly WorkflowStatus[]): string {
@@ -22,4 +27,23 @@ const FINISHED_SET = new Set<WorkflowStatus>(FINISHED_STATUSES);
 /** The finished statuses among `statuses`: unfinished instances are never purged, whatever a purge asks. */
 export function finishedOnly(statuses: readonly WorkflowStatus[]): WorkflowStatus[] {
   return statuses.filter((status) => FINISHED_SET.has(status));
+}
+
+/** An unfinished instance an operator paused: what reads show as `paused` (the flag beside its stored status). */
+export const SHOWN_PAUSED = `(paused AND status IN ${UNFINISHED})`;
+
+/**
+ * `list()`'s status filter as reads show statuses: `paused` is the paused flag on an unfinished
+ * instance, and every other status is the stored one on an instance that does not show `paused`.
+ * `list` writes the parameters of a status list (`?, ?` or `$3, $4`).
+ */
+export function shownStatusCondition(
+  statuses: readonly WorkflowStatus[],
+  list: (values: WorkflowStatus[]) => string,
+): string {
+  const stored = statuses.filter((status) => status !== PAUSED_STATUS);
+  const parts: string[] = [];
+  if (stored.length > 0) parts.push(`(status IN (${list(stored)}) AND NOT ${SHOWN_PAUSED})`);
+  if (stored.length < statuses.length) parts.push(SHOWN_PAUSED);
+  return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
 }

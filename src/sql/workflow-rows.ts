@@ -1,11 +1,13 @@
 import { wellFormedJson } from '../storage/well-formed-json.js';
 import { parseSignalTopic } from './signal-topic.js';
-import type {
-  SerializedWorkflowError,
-  WorkflowInstance,
-  WorkflowParentClose,
-  WorkflowStatus,
-  WorkflowWait,
+import {
+  FINISHED_STATUSES,
+  PAUSED_STATUS,
+  type SerializedWorkflowError,
+  type WorkflowInstance,
+  type WorkflowParentClose,
+  type WorkflowStatus,
+  type WorkflowWait,
 } from '../storage/workflow-instance.js';
 import type {
   WorkflowLeaseFlags,
@@ -57,7 +59,7 @@ export function toNullableString(value: unknown): string | null {
  * with the JSON columns as text.
  */
 export function toInstance(row: SqlRow): WorkflowInstance {
-  return {
+  const instance: WorkflowInstance = {
     id: String(row.id),
     workflow: String(row.workflow),
     version: toNumber(row.version),
@@ -90,6 +92,21 @@ export function toInstance(row: SqlRow): WorkflowInstance {
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
   };
+  // Only reads select `paused` (PAUSE_COLUMNS): an unfinished paused instance shows as `paused`.
+  if (row.paused !== undefined && toBoolean(row.paused) && !FINISHED_STATUSES.includes(instance.status)) {
+    instance.status = PAUSED_STATUS;
+    instance.pauseReason = toNullableString(row.pause_reason);
+  }
+  // Only forks carry it (see `WorkflowInstance.forkedFrom`).
+  if (row.forked_from !== null && row.forked_from !== undefined)
+    instance.forkedFrom = { id: String(row.forked_from), step: toNullableString(row.forked_from_step) };
+  return instance;
+}
+
+/** The columns reads add to an instance's for `toInstance()` to show a pause (migration 0007 / 0005 / 0002). */
+export function pauseColumns(alias?: string): string {
+  const a = alias ? `${alias}.` : '';
+  return `${a}paused, ${a}pause_reason`;
 }
 
 /**
@@ -133,9 +150,14 @@ export function toSignal(row: SqlRow): WorkflowSignalRecord {
 
 /** A renewal's row (`cancel_requested`, `terminate_requested`) as lease flags; no row, `null` (the lease is gone). */
 export function toLeaseFlags(row: SqlRow | undefined): WorkflowLeaseFlags | null {
-  return row
-    ? { cancelRequested: toBoolean(row.cancel_requested), terminateRequested: toBoolean(row.terminate_requested) }
-    : null;
+  if (!row) return null;
+  const flags: WorkflowLeaseFlags = {
+    cancelRequested: toBoolean(row.cancel_requested),
+    terminateRequested: toBoolean(row.terminate_requested),
+  };
+  // A renewal that reads `paused` tells the holder of a pause (absent: not paused).
+  if (row.paused !== undefined && toBoolean(row.paused)) flags.paused = true;
+  return flags;
 }
 
 /** A row of `countUndeclaredDue()` (`workflow`, `version`, `count`). */

@@ -10,6 +10,7 @@ import type { WorkflowClaim, WorkflowClaimRequest } from '../storage/workflow-st
 import { lastSignalId } from './sqlite-signals.js';
 import { placeholders, type SqliteStatements } from './sqlite-statements.js';
 import { DUE, INSTANCE_COLUMNS, type SqliteTables } from './sqlite-tables.js';
+import { sqliteUnpaused } from './sqlite-pauses.js';
 
 interface Candidate extends ClaimCandidate {
   id: string;
@@ -29,7 +30,7 @@ function versionsFilter(request: Pick<WorkflowClaimRequest, 'workflows'>): { sql
 export function anythingDue(sql: SqliteStatements, t: SqliteTables, request: WorkflowClaimRequest): boolean {
   const versions = versionsFilter(request);
   return (
-    sql.get(`SELECT 1 AS found FROM ${t.instances} WHERE ${DUE} AND ${versions.sql} LIMIT 1`, [
+    sql.get(`SELECT 1 AS found FROM ${t.instances} WHERE ${DUE} AND ${versions.sql} AND ${sqliteUnpaused(t)} LIMIT 1`, [
       request.now,
       request.now,
       ...versions.params,
@@ -118,7 +119,7 @@ function dueCandidates(
       terminate_requested: number;
     }>(
       `SELECT id, workflow, concurrency_key, rate_limit_key, terminate_requested FROM ${t.instances}
-  WHERE ${DUE} AND ${versions.sql} ORDER BY priority, wake_at, created_at, id LIMIT ?`,
+  WHERE ${DUE} AND ${versions.sql} AND ${sqliteUnpaused(t)} ORDER BY priority, wake_at, created_at, id LIMIT ?`,
       [request.now, request.now, ...versions.params, count],
     )
     .map((row) => ({

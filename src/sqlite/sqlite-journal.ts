@@ -2,6 +2,7 @@ import { distinctEntries } from '../sql/distinct-entries.js';
 import { journalEntryJson } from '../storage/journal-entry-json.js';
 import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import type { SqliteStatements } from './sqlite-statements.js';
+import { deleteStreams } from './sqlite-streams.js';
 import type { SqliteTables } from './sqlite-tables.js';
 
 /** An entry as the journal stores it: its name and its JSON text. */
@@ -33,12 +34,13 @@ export function readJournal(sql: SqliteStatements, t: SqliteTables, id: string):
     .map((row) => JSON.parse(row.entry) as WorkflowJournalEntry);
 }
 
-/** Deletes instances with their journals and waits. */
+/** Deletes instances with their journals, waits and streams. */
 export function deleteInstances(sql: SqliteStatements, t: SqliteTables, ids: readonly string[]): number {
   let deleted = 0;
   for (const id of ids) {
     sql.run(`DELETE FROM ${t.journal} WHERE instance_id = ?`, [id]);
     sql.run(`DELETE FROM ${t.waits} WHERE instance_id = ?`, [id]);
+    deleteStreams(sql, t, id);
     deleted += sql.run(`DELETE FROM ${t.instances} WHERE id = ?`, [id]);
   }
   return deleted;

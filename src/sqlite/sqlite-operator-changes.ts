@@ -14,6 +14,9 @@ import { UNFINISHED, type SqliteTables } from './sqlite-tables.js';
 /** How many cancel requests `requestCancel()` keeps for other processes' `listen()` to read. */
 const KEPT_CANCEL_REQUESTS = 1_000;
 
+/** A paused instance is cancelled as it stands: the pause ends, so a worker can run the cancel. */
+const UNPAUSE = 'paused = 0, pause_reason = NULL';
+
 const MAKE_DUE = 'wake_at = CASE WHEN wake_at IS NULL OR wake_at > ? THEN ? ELSE wake_at END, updated_at = ?';
 
 /** `requestCancel()`: one conditional update, then a row other processes' `listen()` reads. */
@@ -26,12 +29,12 @@ export function requestCancel(
   const { now, reason } = request;
   const changed = request.terminate
     ? sql.run(
-        `UPDATE ${t.instances} SET cancel_requested = 1, terminate_requested = 1, cancel_reason = ?, ${MAKE_DUE}
+        `UPDATE ${t.instances} SET cancel_requested = 1, terminate_requested = 1, cancel_reason = ?, ${UNPAUSE}, ${MAKE_DUE}
   WHERE id = ? AND status IN ${UNFINISHED} AND terminate_requested = 0`,
         [reason, now, now, now, id],
       )
     : sql.run(
-        `UPDATE ${t.instances} SET cancel_requested = 1, cancel_reason = ?, ${MAKE_DUE}
+        `UPDATE ${t.instances} SET cancel_requested = 1, cancel_reason = ?, ${UNPAUSE}, ${MAKE_DUE}
   WHERE id = ? AND status IN ('pending', 'running', 'suspended') AND cancel_requested = 0`,
         [reason, now, now, now, id],
       );

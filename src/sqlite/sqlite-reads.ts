@@ -1,4 +1,6 @@
-import { toInstance, toNumber, toWaits } from '../sql/workflow-rows.js';
+import { pauseColumns, toInstance, toNumber, toWaits } from '../sql/workflow-rows.js';
+import { sqliteUnpaused } from './sqlite-pauses.js';
+import { shownStatusCondition } from '../sql/status-lists.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
 import type {
   WorkflowInstanceDetails,
@@ -19,7 +21,9 @@ export function getInstance(
   id: string,
   journal: boolean,
 ): WorkflowInstanceDetails | null {
-  const row = sql.get(`SELECT ${INSTANCE_COLUMNS}, wait_topics FROM ${t.instances} WHERE id = ?`, [id]);
+  const row = sql.get(`SELECT ${INSTANCE_COLUMNS}, ${pauseColumns()}, wait_topics FROM ${t.instances} WHERE id = ?`, [
+    id,
+  ]);
   if (!row) return null;
   const details: WorkflowInstanceDetails = { ...toInstance(row), waits: toWaits(row.wait_topics) };
   if (journal) details.journal = readJournal(sql, t, id);
@@ -37,7 +41,14 @@ export function listInstances(sql: SqliteStatements, t: SqliteTables, query: Wor
     where.push(condition);
     params.push(...values);
   };
-  if (query.status !== undefined) add(`status IN (${placeholders(query.status.length)})`, ...query.status);
+  if (query.status !== undefined) {
+    const statuses: unknown[] = [];
+    const condition = shownStatusCondition(query.status, (list) => {
+      statuses.push(...list);
+      return placeholders(list.length);
+    });
+    add(condition, ...statuses);
+  }
   if (query.workflow !== undefined) add('workflow = ?', query.workflow);
   if (query.version !== undefined) add('version = ?', query.version);
   if (query.parentId !== undefined) add('parent_id = ?', query.parentId);
@@ -57,21 +68,19 @@ export function listInstances(sql: SqliteStatements, t: SqliteTables, query: Wor
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const order = desc ? 'created_at DESC, id DESC' : 'created_at, id';
   return sql
-    .all(`SELECT ${INSTANCE_COLUMNS} FROM ${t.instances}${filter} ORDER BY ${order} LIMIT ? OFFSET ?`, [
-      ...params,
-      query.limit,
-      query.offset,
-    ])
+    .all(
+      `SELECT ${INSTANCE_COLUMNS}, ${pauseColumns()} FROM ${t.instances}${filter} ORDER BY ${order} LIMIT ? OFFSET ?`,
+      [...params, query.limit, query.offset],
+    )
     .map(toInstance);
 }
 
 /** `countDue()`: by the claim's index, stopping at `cap`. */
 export function countDue(sql: SqliteStatements, t: SqliteTables, now: number, cap: number): number {
-  const row = sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t.instances} WHERE ${DUE} LIMIT ?)`, [
-    now,
-    now,
-    cap,
-  ]);
+  const row = sql.get<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${t.instances} WHERE ${DUE} AND ${sqliteUnpaused(t)} LIMIT ?)`,
+    [now, now, cap],
+  );
   return toNumber(row?.n ?? 0);
 }
 
@@ -88,7 +97,7 @@ export function countUndeclaredDue(
   return sql
     .all<{ workflow: string; version: number; count: number }>(
       `SELECT workflow, version, COUNT(*) AS count FROM (
-  SELECT workflow, version FROM ${t.instances} WHERE ${DUE}${declared} LIMIT ?
+  SELECT workflow, version FROM ${t.instances} WHERE ${DUE} AND ${sqliteUnpaused(t)}${declared} LIMIT ?
 ) GROUP BY workflow, version ORDER BY workflow, version`,
       [query.dueBefore, query.dueBefore, ...query.workflows.flatMap(({ name, version }) => [name, version]), query.cap],
     )

@@ -14,7 +14,12 @@ export function sqliteTables(schema: string) {
     signals: t('signals'),
     rateWindows: t('rate_windows'),
     cancelRequests: t('cancel_requests'),
+    pausedWorkflows: t('paused_workflows'),
     schedules: t('schedules'),
+    streams: t('streams'),
+    streamItems: t('stream_items'),
+    callbacks: t('callbacks'),
+    debounceKeys: t('debounce_keys'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */
     signalsSequence: `${schema}_signals`,
   };
@@ -27,7 +32,8 @@ export type SqliteTables = ReturnType<typeof sqliteTables>;
 export const INSTANCE_COLUMNS =
   'id, workflow, version, status, input, output, error, custom_status, parent_id, parent_close, concurrency_key, ' +
   'rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, runs, signal_cursor, lease_token, lease_owner, ' +
-  'lease_until, cancel_requested, terminate_requested, cancel_reason, trace_context, run_timeout, created_at, updated_at';
+  'lease_until, cancel_requested, terminate_requested, cancel_reason, trace_context, run_timeout, created_at, updated_at' +
+  ', forked_from, forked_from_step';
 
 /** The schedule columns `toSchedule()` reads. */
 export const SCHEDULE_COLUMNS =

@@ -1,3 +1,4 @@
+import * as pauses from './sqlite-pauses.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -11,6 +12,9 @@ import { SqliteChangeFeed, type ChangePollInterval } from './sqlite-change-feed.
 import { anythingDue, claimDue } from './sqlite-claim.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { insertInstance, prepareCreate, type CreateResult } from './sqlite-creates.js';
+import { insertFork } from './sqlite-forks.js';
+import { journalRows } from './sqlite-journal.js';
+import { debouncedInsert } from './sqlite-debounces.js';
 import { isSqliteDatabase, openSqliteFile, type SqliteDatabaseLike } from './sqlite-driver.js';
 import { sqliteMigrationRunner, sqliteMigrationSql } from './sqlite-migrations.js';
 import { deleteInstance, prepareReopen, reopenInstance, requestCancel } from './sqlite-operator-changes.js';
@@ -21,6 +25,8 @@ import * as schedules from './sqlite-schedules.js';
 import { lastSignalId, prepareSignal, readSignals, storeSignal } from './sqlite-signals.js';
 import { inApplicationTransaction, type AppStatements } from './sqlite-app-transaction.js';
 import { sqliteTables, type SqliteTables } from './sqlite-tables.js';
+import { appendStream, readStream } from './sqlite-streams.js';
+import { createCallback, expireCallback, getCallback, settleCallback } from './sqlite-callbacks.js';
 import { applyWrite, prepareWrite, renewLease } from './sqlite-writes.js';
 
 const STORE = 'SqliteWorkflowStore';
@@ -160,7 +166,9 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
   async create(init: Store.NewWorkflowInstance): Promise<CreateResult> {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
-    return (await this.connection()).write((sql) => insertInstance(sql, this.tables, create));
+    return (await this.connection()).write((sql) =>
+      init.debounce ? debouncedInsert(sql, this.tables, init, create) : insertInstance(sql, this.tables, create),
+    );
   }
 
   /**
@@ -172,7 +180,27 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
     return inApplicationTransaction(this.appStatements, transaction, 'start()', (sql) =>
-      insertInstance(sql, this.tables, create),
+      init.debounce ? debouncedInsert(sql, this.tables, init, create) : insertInstance(sql, this.tables, create),
+    );
+  }
+
+  /** `client.fork()`: the create, the origin and the journal in one write transaction. */
+  async fork(fork: Store.WorkflowFork): Promise<CreateResult> {
+    INPUT.newInstance(fork.instance);
+    INPUT.entries(fork.instance.id, fork.entries);
+    const create = prepareCreate(fork.instance);
+    const rows = journalRows(fork.entries);
+    return (await this.connection()).write((sql) => insertFork(sql, this.tables, create, fork.from, rows));
+  }
+
+  /** `fork()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async forkInTransaction(transaction: unknown, fork: Store.WorkflowFork): Promise<CreateResult> {
+    INPUT.newInstance(fork.instance);
+    INPUT.entries(fork.instance.id, fork.entries);
+    const create = prepareCreate(fork.instance);
+    const rows = journalRows(fork.entries);
+    return inApplicationTransaction(this.appStatements, transaction, 'fork()', (sql) =>
+      insertFork(sql, this.tables, create, fork.from, rows),
     );
   }
 
@@ -247,6 +275,62 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     return (await this.connection()).write((sql) => purge(sql, this.tables, query));
   }
 
+  async pause(id: string, request: Store.WorkflowPauseRequest): Promise<boolean> {
+    return (await this.connection()).write((sql) => pauses.pauseInstance(sql, this.tables, id, request));
+  }
+
+  /** `pause()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async pauseInTransaction(transaction: unknown, id: string, request: Store.WorkflowPauseRequest): Promise<boolean> {
+    return inApplicationTransaction(this.appStatements, transaction, 'pause()', (sql) =>
+      pauses.pauseInstance(sql, this.tables, id, request),
+    );
+  }
+
+  async resume(id: string, now: number): Promise<boolean> {
+    return (await this.connection()).write((sql) => pauses.resumeInstance(sql, this.tables, id, now));
+  }
+
+  /** `resume()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async resumeInTransaction(transaction: unknown, id: string, now: number): Promise<boolean> {
+    return inApplicationTransaction(this.appStatements, transaction, 'resume()', (sql) =>
+      pauses.resumeInstance(sql, this.tables, id, now),
+    );
+  }
+
+  async pauseWorkflow(target: Store.WorkflowPauseTarget, request: Store.WorkflowPauseRequest): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return (await this.connection()).write((sql) => pauses.pauseWorkflow(sql, this.tables, target, request));
+  }
+
+  /** `pauseWorkflow()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async pauseWorkflowInTransaction(
+    transaction: unknown,
+    target: Store.WorkflowPauseTarget,
+    request: Store.WorkflowPauseRequest,
+  ): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return inApplicationTransaction(this.appStatements, transaction, 'pauseWorkflow()', (sql) =>
+      pauses.pauseWorkflow(sql, this.tables, target, request),
+    );
+  }
+
+  async resumeWorkflow(target: Store.WorkflowPauseTarget): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return (await this.connection()).write((sql) => pauses.resumeWorkflow(sql, this.tables, target));
+  }
+
+  /** `resumeWorkflow()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async resumeWorkflowInTransaction(transaction: unknown, target: Store.WorkflowPauseTarget): Promise<boolean> {
+    INPUT.pauseTarget(target.workflow, target.version);
+    return inApplicationTransaction(this.appStatements, transaction, 'resumeWorkflow()', (sql) =>
+      pauses.resumeWorkflow(sql, this.tables, target),
+    );
+  }
+
+  async pausedWorkflows(): Promise<Store.WorkflowPausedWorkflow[]> {
+    return (await this.connection()).read((sql) => pauses.pausedWorkflows(sql, this.tables));
+  }
+
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {
     INPUT.token(request.token, request.owner);
     const connection = await this.connection();
@@ -287,6 +371,30 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
         },
       }),
     );
+  }
+
+  async appendStream(append: Store.WorkflowStreamAppend): Promise<Store.WorkflowStreamAppendResult | null> {
+    return (await this.connection()).write((sql) => appendStream(sql, this.tables, append));
+  }
+
+  async readStream(query: Store.WorkflowStreamQuery): Promise<Store.WorkflowStreamPage> {
+    return (await this.connection()).read((sql) => readStream(sql, this.tables, query));
+  }
+
+  async createCallback(callback: Store.NewWorkflowCallback): Promise<boolean> {
+    return (await this.connection()).write((sql) => createCallback(sql, this.tables, callback));
+  }
+
+  async getCallback(id: string, name: string): Promise<Store.WorkflowCallbackRecord | null> {
+    return (await this.connection()).read((sql) => getCallback(sql, this.tables, id, name));
+  }
+
+  async settleCallback(settle: Store.WorkflowCallbackSettle): Promise<Store.WorkflowCallbackSettleResult> {
+    return (await this.connection()).write((sql) => settleCallback(sql, this.tables, settle));
+  }
+
+  async expireCallback(id: string, name: string, now: number): Promise<boolean> {
+    return (await this.connection()).write((sql) => expireCallback(sql, this.tables, id, name, now));
   }
 
   async rewritePayloads(id: string, rewrite: Store.WorkflowPayloadRewrite): Promise<number> {

@@ -99,12 +99,14 @@ export function renewLease(
     sql.run(`UPDATE ${t.instances} SET lease_until = ? WHERE id = ? AND lease_token = ?`, [leaseUntil, id, token]) === 0
   )
     return null;
-  const row = sql.get<{ cancel_requested: number; terminate_requested: number }>(
-    `SELECT cancel_requested, terminate_requested FROM ${t.instances} WHERE id = ?`,
+  const row = sql.get<{ cancel_requested: number; terminate_requested: number; paused: number }>(
+    `SELECT cancel_requested, terminate_requested, paused FROM ${t.instances} WHERE id = ?`,
     [id],
   )!;
-  return {
+  const flags: WorkflowLeaseFlags = {
     cancelRequested: toBoolean(row.cancel_requested),
     terminateRequested: toBoolean(row.terminate_requested),
   };
+  if (toBoolean(row.paused)) flags.paused = true;
+  return flags;
 }

@@ -17,6 +17,8 @@ export interface StoreKeyLimits {
   readonly concurrencyKey: number;
   /** An instance's rate-limit key. */
   readonly rateLimitKey: number;
+  /** A debounce key (`start(..., { debounce: { key } })`), kept with the workflow's name. */
+  readonly debounceKey: number;
   /** A signal's name, and a wait's. */
   readonly signal: number;
   /** A signal's key, and a wait's. */
@@ -41,6 +43,7 @@ export const STORE_KEY_LIMITS = {
   workflow: 255,
   concurrencyKey: 255,
   rateLimitKey: 255,
+  debounceKey: 255,
   signal: 255,
   signalKey: 255,
   dedupeId: 255,

@@ -77,6 +77,16 @@ export class PayloadEncoding {
     return this.chain.encodeText(reason);
   }
 
+  /** A stored reason (a workflow's pause) decoded for readers: `null` when no configured codec can read it. */
+  async readableReason(stored: string | null): Promise<string | null> {
+    if (stored === null) return null;
+    try {
+      return ((await this.chain.decode(stored)) as string | null) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
   async scheduleSave(schedule: WorkflowScheduleSave): Promise<WorkflowScheduleSave> {
     return { ...schedule, input: await this.chain.encode(schedule.input) };
   }
@@ -182,6 +192,9 @@ export class PayloadEncoding {
         instance.cancelReason === null
           ? null
           : (((await decode(instance.cancelReason, 'cancelReason')) as string | undefined) ?? null),
+      ...(instance.pauseReason === undefined || instance.pauseReason === null
+        ? {}
+        : { pauseReason: ((await decode(instance.pauseReason, 'pauseReason')) as string | undefined) ?? null }),
     };
   }
 

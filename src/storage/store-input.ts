@@ -31,9 +31,16 @@ export class StoreInput {
     checkKey(store, 'concurrency key', init.concurrencyKey, limits.concurrencyKey);
     checkKey(store, 'rate-limit key', init.rateLimitKey, limits.rateLimitKey);
     checkKey(store, 'schedule id', init.scheduleId, limits.scheduleId);
+    checkKey(store, 'debounce key', init.debounce?.key, limits.debounceKey);
     if (init.lease) this.token(init.lease.token, init.lease.owner);
     this.integer('version', init.version);
     this.integer('priority', init.priority ?? 0);
+  }
+
+  /** `pauseWorkflow()`'s or `resumeWorkflow()`'s workflow name and version. */
+  pauseTarget(workflow: string, version: number | null): void {
+    checkKey(this.store, 'workflow name', workflow, this.limits.workflow);
+    if (version !== null) this.integer('version', version);
   }
 
   signal(signal: NewWorkflowSignal): void {

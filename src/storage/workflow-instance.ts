@@ -3,12 +3,27 @@ import type { WorkflowWait } from '../signals/workflow-wait.js';
 
 export type { SerializedWorkflowError, WorkflowWait };
 
-/** Where an instance is in its life. The first four are unfinished; the last four are final. */
+/**
+ * Where an instance is in its life. The first four and `paused` are unfinished; the last four are
+ * final. `paused` is what reads show for an unfinished instance an operator paused
+ * (`WorkflowClient.pause()`); stores keep the status it had beside the pause.
+ */
 export type WorkflowStatus =
-  'pending' | 'running' | 'suspended' | 'compensating' | 'completed' | 'failed' | 'cancelled' | 'compensation_failed';
+  | 'pending'
+  | 'running'
+  | 'suspended'
+  | 'paused'
+  | 'compensating'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'compensation_failed';
 
-/** Statuses a worker may still claim: the instance has not finished. */
+/** Statuses a worker may still claim: the instance has not finished (a paused one shows `paused`, and is not claimed). */
 export const UNFINISHED_STATUSES: readonly WorkflowStatus[] = ['pending', 'running', 'suspended', 'compensating'];
+
+/** What reads show for a paused unfinished instance: never stored as a status. */
+export const PAUSED_STATUS = 'paused' satisfies WorkflowStatus;
 
 /** Statuses an instance ends in. */
 export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'compensation_failed'];
@@ -56,6 +71,8 @@ export interface WorkflowInstance {
   cancelRequested: boolean;
   terminateRequested: boolean;
   cancelReason: string | null;
+  /** While it shows `paused`: the reason `pause()` was given (`null`: none). Absent otherwise. */
+  pauseReason?: string | null;
   /**
    * The trace context its creator passed on (W3C `traceparent` / `tracestate` headers, as the
    * telemetry layer wrote them at `start()` or at a child's start), or `null`. Every execution's
@@ -64,8 +81,19 @@ export interface WorkflowInstance {
   traceContext: Record<string, string> | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Set on an instance made by `client.fork()`: the instance it was forked from and the step (`null`:
+   * from the top). Stores leave it out of every other instance.
+   */
+  forkedFrom?: WorkflowForkOrigin | null;
   /** Only on reads (`getStatus()`, `list()`): payloads no configured codec could decode, and why. */
   unreadable?: WorkflowUnreadablePayloads;
+}
+
+/** Where a fork came from: the source instance's id, and the step it was forked from (`null`: from the top). */
+export interface WorkflowForkOrigin {
+  id: string;
+  step: string | null;
 }
 
 /** What a journal entry records. Names starting with `$` are the engine's own entries. */

@@ -1,6 +1,7 @@
 import type { PayloadCodecChain } from '../codec/payload-codec-chain.js';
 import type { WorkflowPayloadError } from '../errors/workflow-payload.error.js';
 import type { StoreStartup } from './store-startup.js';
+import type { WorkflowStreamLimitOptions } from './stream-limits.js';
 
 /** How long an instance or a schedule whose payloads no configured codec can read waits before it is tried again. */
 export const UNREADABLE_RETRY_DELAY = 60_000;
@@ -16,4 +17,6 @@ export interface WorkflowStorageOptions {
   onUnreadable?(subject: string, error: WorkflowPayloadError): void;
   /** How startup retries the store's `init()` (see `initStore()`). Default: once, no retry. */
   startup?: StoreStartup;
+  /** The streams' limits, each defaulting to `DEFAULT_STREAM_LIMITS`'. */
+  streamLimits?: Partial<WorkflowStreamLimitOptions>;
 }

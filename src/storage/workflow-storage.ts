@@ -12,6 +12,7 @@ import type {
   NewWorkflowInstance,
   NewWorkflowSignal,
   WorkflowCancelRequest,
+  WorkflowFork,
   WorkflowClaim,
   WorkflowClaimRequest,
   WorkflowInstanceDetails,
@@ -33,7 +34,9 @@ import type {
   WorkflowWrite,
 } from './workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
+import type { WorkflowPausedWorkflow, WorkflowPauseRequest, WorkflowPauseTarget } from './workflow-store-pauses.js';
 import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
+import { WorkflowStreamStorage } from './workflow-stream-storage.js';
 import { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
 
 export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
@@ -54,6 +57,8 @@ export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-
 export class WorkflowStorage {
   /** The schedules' operations (save, read, claim, occurrences), through the same codecs. */
   readonly schedules: WorkflowScheduleStorage;
+  /** The streams' operations (`ctx.stream()`, `client.readStream()`), through the same codecs. */
+  readonly streams: WorkflowStreamStorage;
   private readonly encoding: PayloadEncoding | null;
 
   constructor(
@@ -62,6 +67,7 @@ export class WorkflowStorage {
   ) {
     this.encoding = options.codecs ? new PayloadEncoding(options.codecs) : null;
     this.schedules = new WorkflowScheduleStorage(store, options, this.encoding);
+    this.streams = new WorkflowStreamStorage(store, this.encoding, options.streamLimits);
   }
 
   /** The configured codecs, or `null`. */
@@ -101,6 +107,30 @@ export class WorkflowStorage {
       instance,
       await this.store.createInTransaction(transaction, await encoding.newInstance(instance)),
     );
+  }
+
+  /**
+   * In: the fork's `input` and its journal. Out: the stored instance. A `TypeError` when the store
+   * can't fork (a store of your own without `fork()`), or, with `transaction`, can't in a transaction.
+   */
+  async fork(fork: WorkflowFork, transaction?: unknown): Promise<{ instance: WorkflowInstance; created: boolean }> {
+    const { store, encoding } = this;
+    const method = transaction === undefined ? store.fork : store.forkInTransaction;
+    if (!method) {
+      if (transaction !== undefined) throw this.noTransactions('fork()');
+      throw new TypeError(
+        `The configured store (${store.constructor?.name ?? 'a custom store'}) has no fork(): fork() needs a store that implements it, as every store shipped here does.`,
+      );
+    }
+    const call = (f: WorkflowFork) =>
+      transaction === undefined ? store.fork!(f) : store.forkInTransaction!(transaction, f);
+    if (!encoding) return call(fork);
+    const encoded = {
+      ...fork,
+      instance: await encoding.newInstance(fork.instance),
+      entries: await encoding.entries(fork.entries),
+    };
+    return encoding.created(fork.instance, await call(encoded));
   }
 
   /**
@@ -154,6 +184,55 @@ export class WorkflowStorage {
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
     if (!this.encoding || request.reason === null) return this.store.requestCancel(id, request);
     return this.store.requestCancel(id, { ...request, reason: await this.encoding.reason(request.reason) });
+  }
+
+  /** In: the reason. With `transaction`, inside the application's transaction (a `TypeError` when the store can't). */
+  async pause(id: string, request: WorkflowPauseRequest, transaction?: unknown): Promise<boolean> {
+    const encoded = await this.pauseReason(request);
+    if (transaction === undefined) return this.store.pause(id, encoded);
+    if (!this.store.pauseInTransaction) throw this.noTransactions('pause()');
+    return this.store.pauseInTransaction(transaction, id, encoded);
+  }
+
+  /** With `transaction`, inside the application's transaction (a `TypeError` when the store can't). */
+  resume(id: string, now: number, transaction?: unknown): Promise<boolean> {
+    if (transaction === undefined) return this.store.resume(id, now);
+    if (!this.store.resumeInTransaction) throw this.noTransactions('resume()');
+    return this.store.resumeInTransaction(transaction, id, now);
+  }
+
+  /** In: the reason. With `transaction`, inside the application's transaction (a `TypeError` when the store can't). */
+  async pauseWorkflow(
+    target: WorkflowPauseTarget,
+    request: WorkflowPauseRequest,
+    transaction?: unknown,
+  ): Promise<boolean> {
+    const encoded = await this.pauseReason(request);
+    if (transaction === undefined) return this.store.pauseWorkflow(target, encoded);
+    if (!this.store.pauseWorkflowInTransaction) throw this.noTransactions('pauseWorkflow()');
+    return this.store.pauseWorkflowInTransaction(transaction, target, encoded);
+  }
+
+  /** With `transaction`, inside the application's transaction (a `TypeError` when the store can't). */
+  resumeWorkflow(target: WorkflowPauseTarget, transaction?: unknown): Promise<boolean> {
+    if (transaction === undefined) return this.store.resumeWorkflow(target);
+    if (!this.store.resumeWorkflowInTransaction) throw this.noTransactions('resumeWorkflow()');
+    return this.store.resumeWorkflowInTransaction(transaction, target);
+  }
+
+  /** Out: the stored pauses of workflows, their reasons decoded (an unreadable one reads as `null`). */
+  async pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
+    const pauses = await this.store.pausedWorkflows();
+    const { encoding } = this;
+    if (!encoding) return pauses;
+    return Promise.all(
+      pauses.map(async (pause) => ({ ...pause, reason: await encoding.readableReason(pause.reason) })),
+    );
+  }
+
+  private async pauseReason(request: WorkflowPauseRequest): Promise<WorkflowPauseRequest> {
+    if (!this.encoding || request.reason === null) return request;
+    return { ...request, reason: await this.encoding.reason(request.reason) };
   }
 
   /** In: the reopened entries and the error kept while compensations are retried. */

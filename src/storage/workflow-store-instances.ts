@@ -8,6 +8,7 @@ import type {
   WorkflowWait,
 } from './workflow-instance.js';
 import type { WorkflowLease } from './workflow-lease.js';
+import type { WorkflowForkOrigin } from './workflow-instance.js';
 import type { NewWorkflowSignal } from './workflow-store-signals.js';
 
 /** `get()`'s result, and `WorkflowClient.getStatus()`'s. */
@@ -50,6 +51,21 @@ export interface NewWorkflowInstance {
    * creates the instance (an existing one is returned unchanged). Not passed to `createInTransaction()`.
    */
   lease?: WorkflowLease;
+  /**
+   * A debounced start (`start(..., { debounce })`): see `WorkflowStore.create()`. Its `wakeAt` is
+   * the start's now + period; its `id` a new one, used only when the call creates an instance.
+   */
+  debounce?: NewInstanceDebounce;
+}
+
+/**
+ * What makes a create debounced: the key that, with the workflow's name, names the burst, and the
+ * longest the burst's first start may be put off (`null`: no bound).
+ */
+export interface NewInstanceDebounce {
+  key: string;
+  /** In ms, at least the period (`wakeAt - now`), or `null`. */
+  maxWait: number | null;
 }
 
 export interface WorkflowCancelRequest {
@@ -62,6 +78,8 @@ export interface WorkflowCancelRequest {
 export interface WorkflowLeaseFlags {
   cancelRequested: boolean;
   terminateRequested: boolean;
+  /** An operator paused it (`pause()`): the execution stops at its next step and hands it back. Absent: not paused. */
+  paused?: boolean;
 }
 
 export interface WorkflowListQuery {
@@ -159,4 +177,13 @@ export interface WorkflowPurgeResult {
   instances: number;
   signals: number;
   rateLimits: number;
+}
+
+/** `WorkflowStore.fork()`'s request: a new instance, where it came from, and the journal it starts with. */
+export interface WorkflowFork {
+  /** Created as `create()` creates (never with a `lease`). */
+  instance: NewWorkflowInstance;
+  from: WorkflowForkOrigin;
+  /** Its journal, in the order to keep (each name once). */
+  entries: WorkflowJournalEntry[];
 }

@@ -9,6 +9,7 @@ import type {
   WorkflowWrite,
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
+  WorkflowFork,
 } from './workflow-store-instances.js';
 import type {
   WorkflowClaimRequest,
@@ -25,6 +26,9 @@ import type {
   WorkflowUntakenSignalQuery,
 } from './workflow-store-signals.js';
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
+import type { WorkflowStreamStore } from './workflow-store-streams.js';
+import type { WorkflowPauseStore } from './workflow-store-pauses.js';
+import type { WorkflowCallbackStore } from './workflow-store-callbacks.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -43,13 +47,26 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * `writeSchedule` and `createOccurrence` (fenced by the lease token), `signal` with `write` (ordered by the signal lock),
  * `saveSchedule` (conditional on a revision), and `reopen`, `requestCancel` and `purge` (which
  * re-check their conditions on the rows they change). Each method's comment names the race its
- * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts).
+ * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts),
+ * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts), the callbacks' in
+ * `WorkflowCallbackStore` (workflow-store-callbacks.ts).
  */
-export interface WorkflowStore extends WorkflowScheduleStore {
+export interface WorkflowStore
+  extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore, WorkflowCallbackStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
    * Atomic per id: of two concurrent creates of one id, exactly one creates; the other sees it.
+   *
+   * With `debounce`, atomic per workflow name and debounce key instead: when the instance that the
+   * last create with that name and key made has not started (status `pending`, `runs` 0, no lease,
+   * no cancel or terminate requested), that instance takes `input`, is due at `wakeAt` or at its
+   * burst's first create plus `maxWait`, whichever is sooner, its `deadline` moves with it (its own
+   * `timeout` from then), `updatedAt` is `now`, and it is returned (`created: false`); otherwise the
+   * instance is created as without `debounce` and becomes the key's, its `now` the burst's first
+   * create. So of two concurrent debounced creates of one key, one creates and the other updates
+   * what it created (never two instances: the race two processes' starts run), and a create that
+   * lands after a claim took the instance makes a new one instead of changing what already runs.
    */
   create(instance: NewWorkflowInstance): Promise<{ instance: WorkflowInstance; created: boolean }>;
 
@@ -62,6 +79,21 @@ export interface WorkflowStore extends WorkflowScheduleStore {
   createInTransaction?(
     transaction: unknown,
     instance: NewWorkflowInstance,
+  ): Promise<{ instance: WorkflowInstance; created: boolean }>;
+
+  /**
+   * Optional (`client.fork()`; every store we ship has it): creates `fork.instance` as `create()`
+   * does (`pending`, due at its `wakeAt`, its `signalCursor` the last signal id), with `forkedFrom`
+   * set to `fork.from` and `fork.entries` as its journal in that order, all in one transaction: no
+   * reader (a claim, above all) ever sees the fork without its journal, which would run it from
+   * the top. An existing id is returned untouched (`created: false`), as by `create()`.
+   */
+  fork?(fork: WorkflowFork): Promise<{ instance: WorkflowInstance; created: boolean }>;
+
+  /** Optional: `fork()` inside the application's transaction (`fork(id, { transaction })`), under the rules of `createInTransaction()`. */
+  forkInTransaction?(
+    transaction: unknown,
+    fork: WorkflowFork,
   ): Promise<{ instance: WorkflowInstance; created: boolean }>;
 
   /**
@@ -362,6 +394,7 @@ export interface WorkflowStore extends WorkflowScheduleStore {
 export type {
   WorkflowInstanceDetails,
   NewWorkflowInstance,
+  NewInstanceDebounce,
   WorkflowCancelRequest,
   WorkflowLeaseFlags,
   WorkflowListQuery,
@@ -371,6 +404,7 @@ export type {
   WorkflowRelease,
   WorkflowPurgeQuery,
   WorkflowPurgeResult,
+  WorkflowFork,
 } from './workflow-store-instances.js';
 export type {
   WorkflowRateWindow,
@@ -398,3 +432,27 @@ export type {
   WorkflowScheduleStore,
 } from './workflow-store-schedules.js';
 export type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
+export type {
+  NewWorkflowStreamItem,
+  WorkflowStreamAppend,
+  WorkflowStreamAppendResult,
+  WorkflowStreamLimits,
+  WorkflowStreamPage,
+  WorkflowStreamQuery,
+  WorkflowStreamRecord,
+  WorkflowStreamStore,
+} from './workflow-store-streams.js';
+export type {
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
+  WorkflowPausedWorkflow,
+  WorkflowPauseStore,
+} from './workflow-store-pauses.js';
+export type {
+  NewWorkflowCallback,
+  WorkflowCallbackRecord,
+  WorkflowCallbackSettle,
+  WorkflowCallbackSettleResult,
+  WorkflowCallbackState,
+  WorkflowCallbackStore,
+} from './workflow-store-callbacks.js';

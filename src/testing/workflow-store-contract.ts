@@ -1,5 +1,6 @@
 import { cancelAtStartContract } from './contract/cancel-at-start.contract.js';
 import { encryptionContract } from './contract/encryption.contract.js';
+import { forkContract } from './contract/fork.contract.js';
 import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
 import { retryChildRaceContract } from './contract/retry-child-race.contract.js';
 import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
@@ -7,11 +8,13 @@ import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
 import {
   resolveTestApi,
+  type ContractAppTransaction,
   type ContractSuite,
   type WorkflowContractTestApi,
   type WorkflowStoreHarness,
 } from './contract/contract-suite.js';
 import { createContract } from './contract/create.contract.js';
+import { debounceContract } from './contract/debounce.contract.js';
 import { deleteContract } from './contract/delete.contract.js';
 import { getAndListContract } from './contract/get-and-list.contract.js';
 import { listKeysetContract } from './contract/list-keyset.contract.js';
@@ -28,11 +31,19 @@ import { requestCancelContract } from './contract/request-cancel.contract.js';
 import { scheduleOccurrenceContract } from './contract/schedule-occurrence.contract.js';
 import { schedulesContract } from './contract/schedules.contract.js';
 import { signalsContract } from './contract/signals.contract.js';
+import { streamsContract } from './contract/streams.contract.js';
+import { callbacksContract } from './contract/callbacks.contract.js';
 import { untakenSignalsContract } from './contract/untaken-signals.contract.js';
+import { signalCursorContract } from './contract/signal-cursor.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
+import { pauseContract } from './contract/pause.contract.js';
 
-export type { WorkflowContractTestApi, WorkflowStoreHarness } from './contract/contract-suite.js';
+export type {
+  ContractAppTransaction,
+  WorkflowContractTestApi,
+  WorkflowStoreHarness,
+} from './contract/contract-suite.js';
 
 export interface WorkflowStoreContractOptions {
   /** A reason to register the suite as skipped (a database that isn't reachable); `false` runs it. */
@@ -56,17 +67,30 @@ export interface WorkflowStoreContractOptions {
    */
   traceContext?: boolean;
   /**
+   * Check `fork()` (`client.fork()`) and the bulk actions racing status changes. Default true;
+   * `false` for a store of your own without `fork()` (the bulk actions are then left unchecked too).
+   */
+  fork?: boolean;
+  /**
    * An empty store of its own (a new database or schema, with `dump` to read all it holds) for each
    * scenario that needs the whole store to itself: payload encryption (no plaintext anywhere) and
    * re-encryption (every payload rewritten, beside a working engine). Called once per such test;
    * its `close` runs after it. Without it those scenarios are registered as skipped.
    */
   emptyStore?: () => Promise<WorkflowStoreHarness> | WorkflowStoreHarness;
+  /**
+   * Opens a transaction of the application's own on the store's database, for the scenarios where
+   * a signal sent in it commits after other work (the signal cursor of an instance created
+   * meanwhile). The suite commits or rolls back each one it opens. Without it those scenarios are
+   * registered as skipped.
+   */
+  appTransaction?: () => Promise<ContractAppTransaction>;
 }
 
 /** The areas of the contract, one file each under `contract/`, registered in this order. */
 const AREAS: Array<(suite: ContractSuite) => void> = [
   createContract,
+  debounceContract,
   getAndListContract,
   listKeysetContract,
   countDueContract,
@@ -78,6 +102,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   writeAtomicityContract,
   signalsContract,
   untakenSignalsContract,
+  signalCursorContract,
   reopenContract,
   endNoticeContract,
   listenContract,
@@ -85,6 +110,9 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   purgeContract,
   schedulesContract,
   scheduleOccurrenceContract,
+  streamsContract,
+  pauseContract,
+  callbacksContract,
 ];
 
 /**
@@ -154,6 +182,7 @@ export function workflowStoreContract(
             return empty;
           }
         : undefined,
+      appTransaction: options.appTransaction,
     };
     for (const area of AREAS) area(suite);
     for (const scenario of ENGINE_SCENARIOS) scenario(suite);
@@ -162,5 +191,6 @@ export function workflowStoreContract(
       reencryptionContract(suite);
     }
     if (options.traceContext !== false) traceContextContract(suite);
+    if (options.fork !== false) forkContract(suite);
   });
 }

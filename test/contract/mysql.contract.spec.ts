@@ -47,6 +47,17 @@ for (const [name, executor] of [
     {
       skip: available ? false : `needs ${MYSQL_REQUIREMENT}`,
       test: vitest,
+      // The application's own transactions: a connection of the pool at READ COMMITTED, begun.
+      appTransaction: async () => {
+        const connection = await pool!.getConnection();
+        await connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await connection.beginTransaction();
+        return {
+          handle: connection,
+          commit: async () => void (await connection.commit(), connection.release()),
+          rollback: async () => void (await connection.rollback(), connection.release()),
+        };
+      },
       // A table prefix of its own, migrated, for each scenario that needs the whole store.
       emptyStore: async () => {
         const empty = freshPrefix('contractempty');

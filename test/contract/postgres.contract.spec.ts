@@ -33,6 +33,16 @@ workflowStoreContract(
   {
     skip: available ? false : `needs ${PG_REQUIREMENT}`,
     test: vitest,
+    // The application's own transactions: a client of the pool after BEGIN.
+    appTransaction: async () => {
+      const client = await pool!.connect();
+      await client.query('BEGIN');
+      return {
+        handle: client,
+        commit: async () => void (await client.query('COMMIT'), client.release()),
+        rollback: async () => void (await client.query('ROLLBACK'), client.release()),
+      };
+    },
     // A schema of its own, migrated, for each scenario that needs the whole store.
     emptyStore: async () => {
       const empty = freshSchemaName('contractempty');

@@ -22,6 +22,20 @@ export interface WorkflowStoreHarness {
 }
 
 /**
+ * A transaction of the application's own on the store's database (a pooled client after `BEGIN`,
+ * a connection after `beginTransaction()`, at READ COMMITTED), for `signalInTransaction()`: what
+ * the races with a signal committed later than it was sent need.
+ */
+export interface ContractAppTransaction {
+  /** What the store's `signalInTransaction()` takes. */
+  handle: unknown;
+  /** Commits, and gives the connection back. */
+  commit(): Promise<void>;
+  /** Rolls back, and gives the connection back. */
+  rollback(): Promise<void>;
+}
+
+/**
  * What each area of the contract registers its tests with: the runner's functions, and the store
  * of the test that is running (a new one per test, so read `store` inside a test, never before).
  */
@@ -33,6 +47,8 @@ export interface ContractSuite {
    * rewrite the whole store; closed after the test. Absent without the option.
    */
   readonly emptyStore?: () => Promise<WorkflowStoreHarness>;
+  /** Opens a transaction of the application's own (the suite's `appTransaction` option); absent without it. */
+  readonly appTransaction?: () => Promise<ContractAppTransaction>;
 }
 
 /**
