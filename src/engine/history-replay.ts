@@ -71,6 +71,8 @@ const NO_STORAGE = {
   prepareEntry: () => null,
   runsTransactions: true,
   storeName: 'a history replay',
+  // The body's stream writes were stored when the instance made them; a replay's go nowhere.
+  streams: { unsupported: () => null, append: () => Promise.resolve(null) },
 } as unknown as WorkflowStorage;
 
 /** What a replay that keeps going (code awaiting something no journal entry settles) is given, in ms. */

@@ -210,6 +210,24 @@ describe('replayHistory()', () => {
     expect(await replayHistory(app.replayParts, history)).toMatchObject({ result: 'ok' });
   });
 
+  it('replays a workflow that writes to a stream, writing nothing more to it', async () => {
+    @Workflow('replay.streaming')
+    class Streaming {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('one', () => 1);
+        await ctx.stream<number>('progress').write(1);
+        await ctx.sleep('pause', '1m');
+        return 'done';
+      }
+    }
+    app = await createEngineApp({ workflows: [Streaming] });
+    const handle = await app.client.start(Streaming, null);
+    await app.worker.drain();
+    const history = await app.client.exportHistory(handle.id);
+    expect(await replayHistory(app.replayParts, history)).toMatchObject({ result: 'ok', end: 'suspended' });
+    expect(await app.client.exportHistory(handle.id)).toMatchObject({ journal: history.journal });
+  });
+
   it('reports an instance of a version the app does not have', async () => {
     const history = await suspendedHistory();
     history.instance.version = 9;
