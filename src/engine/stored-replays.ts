@@ -1,4 +1,4 @@
-import { UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
+import { PAUSED_STATUS, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowListPosition } from '../storage/workflow-store.js';
 import { replayWorkflowHistory, type ReplayDefinitions, type WorkflowReplayReport } from './history-replay.js';
@@ -6,7 +6,7 @@ import { historyOf, libraryVersion } from './workflow-history.js';
 
 /** Which stored instances `replayStored()` replays. */
 export interface WorkflowReplayFilter {
-  /** Default: every unfinished status. */
+  /** Default: every unfinished status, `paused` included (a resume meets the code too). */
   status?: WorkflowStatus | WorkflowStatus[];
   workflow?: string;
   version?: number;
@@ -29,7 +29,8 @@ export async function replayStoredInstances(
   filter: WorkflowReplayFilter,
   now: () => number,
 ): Promise<WorkflowReplayReport[]> {
-  const status = filter.status === undefined ? [...UNFINISHED_STATUSES] : [filter.status].flat();
+  const status: WorkflowStatus[] =
+    filter.status === undefined ? [...UNFINISHED_STATUSES, PAUSED_STATUS] : [filter.status].flat();
   const limit = filter.limit ?? Infinity;
   const concurrency = Math.max(1, filter.concurrency ?? 8);
   const version = libraryVersion();

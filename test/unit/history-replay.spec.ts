@@ -256,6 +256,8 @@ describe('replayStored()', () => {
     await app.worker.drain(); // all three sleep in "cool-off"
     shape.code = 'patched';
     await app.client.start(Shop, {}, { id: 'order-4' }); // pending: nothing journaled yet
+    // Paused (as an operator's pause leaves it): a resume meets the new code too.
+    expect(await app.replayParts.storage.pause('order-3', { reason: null, now: app.clock.now() })).toBe(true);
     shape.code = 'removed';
     const reports = await replayStored(app.replayParts);
     expect(reports.map((report) => [report.id, report.result])).toEqual([
@@ -265,6 +267,9 @@ describe('replayStored()', () => {
       ['order-4', 'ok'],
     ]);
     expect(await replayStored(app.replayParts, { status: 'pending' })).toHaveLength(1);
+    expect(await replayStored(app.replayParts, { status: 'paused' })).toMatchObject([
+      { id: 'order-3', result: 'diverged' },
+    ]);
     expect(await replayStored(app.replayParts, { workflow: 'other' })).toEqual([]);
     expect(await replayStored(app.replayParts, { limit: 2 })).toHaveLength(2);
   });
