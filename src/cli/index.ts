@@ -1,19 +1,22 @@
 #!/usr/bin/env node
-// `nest-workflows`: applies or prints the SQL stores' migrations.
+// `nest-workflows`: applies or prints the SQL stores' migrations, re-encrypts, and acts on instances.
 //
 //   nest-workflows migrate --postgres <url> | --mysql <url> | --sqlite <file> [--schema <name>]
 //   nest-workflows sql --postgres | --mysql | --sqlite [--schema <name>]
 //   nest-workflows reencrypt --postgres <url> | --mysql <url> | --sqlite <file> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
 //   nest-workflows export-history <id> | --out <dir> [filter] --postgres <url> | --mysql <url> | --sqlite <file> (export-history-command.ts)
+//   nest-workflows list | show | cancel | terminate | retry | fork <database> ... (operator-commands.ts)
 import { explainConnectionError } from '../postgres/connection-error.js';
-import { fromPg, type PgPoolLike } from '../postgres/from-pg.js';
+import { fromPg } from '../postgres/from-pg.js';
+import { checkUrl, loadMysql2, loadPg, redact, splitFlag, UsageError } from './cli-support.js';
+import { OPERATOR_COMMANDS, runOperatorCommand } from './operator-commands.js';
 import { migratePostgres, postgresMigrationSql } from '../postgres/postgres-migrate.js';
 import { reencryptPostgres } from '../postgres/postgres-reencrypt.js';
 import type { WorkflowReencryptCursor, WorkflowReencryptProgress } from '../storage/payload-reencryption.js';
 import { describeProgress, loadCodecs, parseCursor, reportResult } from './reencrypt-command.js';
 import { reencryptMysql } from '../mysql/mysql-reencrypt.js';
 import { explainMysqlConnectionError } from '../mysql/connection-error.js';
-import { fromMysql2, type Mysql2PoolLike } from '../mysql/from-mysql2.js';
+import { fromMysql2 } from '../mysql/from-mysql2.js';
 import { migrateMysql, mysqlMigrationScript } from '../mysql/mysql-migrate.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
 import { migrateSqlite, sqliteMigrationScript } from '../sqlite/sqlite-migrate.js';
@@ -41,6 +44,11 @@ const USAGE = `Usage:
       list then), 1 if some payload could not be read or kept changing (run it again).
 ${EXPORT_HISTORY_USAGE}
 
+  nest-workflows list | show | cancel | terminate | retry | fork --postgres <url> | --mysql <url> | --sqlite <file> ...
+      Lists and shows instances; cancels, terminates or retries one or every instance a filter
+      matches; forks an instance from a step. No application code needed; --json for scripts.
+      "nest-workflows <command> --help" says more.
+
 Options:
   --codecs <file>   A module exporting the codec list, current first (default export, or "codecs"):
                     export default [new AesGcmPayloadCodec({ key: process.env.KEY_NEW, id: '2026-12' }), ...].
@@ -54,9 +62,6 @@ Options:
 
 /** Replaced by the build (tsup's and vitest's `define`) with package.json's version. */
 declare const __PACKAGE_VERSION__: string;
-
-/** A mistake in the command line: printed with the usage, exit code 2. */
-class UsageError extends Error {}
 
 interface Command {
   name: 'migrate' | 'sql' | 'reencrypt' | 'help' | 'version';
@@ -135,76 +140,6 @@ function parse(argv: readonly string[]): Command {
   }
   if (command.url !== undefined && command.database !== 'sqlite') checkUrl(command.database, command.url);
   return command;
-}
-
-const URL_SCHEMES = {
-  postgres: { protocols: ['postgres:', 'postgresql:'], sample: 'postgres://user:password@host:5432/database' },
-  mysql: { protocols: ['mysql:', 'mariadb:'], sample: 'mysql://user:password@host:3306/database' },
-};
-
-/** A URL that doesn't parse is refused as such, before a driver reads it as something else (a host named "base"). */
-function checkUrl(database: 'postgres' | 'mysql', url: string): void {
-  const { protocols, sample } = URL_SCHEMES[database];
-  let protocol: string;
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    // Not echoed: a malformed URL may still hold a password.
-    throw new UsageError(`--${database} needs a URL such as ${sample}; what was given does not parse as a URL.`);
-  }
-  if (!protocols.includes(protocol))
-    throw new UsageError(`--${database} needs a URL such as ${sample}; the given one starts with ${protocol}//.`);
-}
-
-function splitFlag(arg: string): [string, string | undefined] {
-  const equals = arg.indexOf('=');
-  return arg.startsWith('--') && equals > 0 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined];
-}
-
-/** `pg`, loaded only when a command connects (it is an optional peer dependency). */
-async function loadPg(): Promise<{
-  Pool: new (
-    config: object,
-  ) => PgPoolLike & { end(): Promise<void>; on(event: 'error', listener: (error: Error) => void): unknown };
-}> {
-  try {
-    const module = (await import('pg')) as unknown as { default?: unknown; Pool?: unknown };
-    return (module.default ?? module) as Awaited<ReturnType<typeof loadPg>>;
-  } catch (error) {
-    throw new Error(
-      `nest-workflows migrate --postgres needs the 'pg' package: npm install pg (${(error as Error).message})`,
-      {
-        cause: error,
-      },
-    );
-  }
-}
-
-/** `mysql2/promise`, loaded only when a command connects (it is an optional peer dependency). */
-async function loadMysql2(): Promise<{ createPool(config: object): Mysql2PoolLike & { end(): Promise<void> } }> {
-  try {
-    const module = (await import('mysql2/promise')) as unknown as { default?: unknown };
-    return (module.default ?? module) as Awaited<ReturnType<typeof loadMysql2>>;
-  } catch (error) {
-    throw new Error(
-      `nest-workflows migrate --mysql needs the 'mysql2' package: npm install mysql2 (${(error as Error).message})`,
-      {
-        cause: error,
-      },
-    );
-  }
-}
-
-/** The URL without its password, for messages. */
-function redact(url: string | undefined): string {
-  if (url === undefined) return 'the database from the PG* environment variables';
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the given URL';
-  }
 }
 
 async function migrate(command: Command, out: (line: string) => void): Promise<void> {
@@ -315,6 +250,7 @@ export async function main(
     err: (line) => process.stderr.write(`${line}\n`),
   },
 ): Promise<number> {
+  if (argv[0] !== undefined && OPERATOR_COMMANDS.has(argv[0])) return runOperatorCommand(argv, io);
   if (argv[0] === 'export-history' && !argv.includes('--help') && !argv.includes('-h'))
     return exportHistoryCommand(argv.slice(1), io);
   let command: Command;

@@ -36,7 +36,13 @@ const MAX_IDS = 100_000;
  * `method`'s filter, checked as `list()` checks its own, at `now`. Throws a marked `TypeError` naming
  * the bad option, or saying that a filter matching everything needs `all: true`.
  */
-export function parseBulkFilter(method: string, filter: WorkflowBulkFilter | undefined, now: number): BulkSelection {
+export function parseBulkFilter(
+  method: string,
+  filter: WorkflowBulkFilter | undefined,
+  now: number,
+  /** How the caller says `all: true` (the CLI: `--all`), for the message. */
+  allOption = '{ all: true }',
+): BulkSelection {
   if (filter === null || typeof filter !== 'object' || Array.isArray(filter))
     throw invalidInput(
       `Invalid ${method}() filter: ${shownValue(filter)}. Pass an object such as { status: 'failed' }.`,
@@ -63,7 +69,7 @@ export function parseBulkFilter(method: string, filter: WorkflowBulkFilter | und
   if (all !== true && !narrows(selection, now)) {
     throw invalidInput(
       `${method}() was given a filter that matches every instance. ` +
-        'Narrow it (status, workflow, ids, createdBefore...), or pass { all: true } to act on every instance.',
+        `Narrow it (status, workflow, ids, createdBefore...), or pass ${allOption} to act on every instance.`,
     );
   }
   return selection;

@@ -49,10 +49,10 @@ const STORE_RULES: StoreAccessRules = {
     /\.store\.ts$/.test(path) ||
     /^memory\//.test(path) ||
     /^storage\/claim-selection/.test(path) ||
-    // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration, re-encryption
-    // and reading-session helpers, nothing else of it.
+    // Tools (the CLI) may use a SQL store's driver adapter, error explainer, migration, re-encryption,
+    // reading-session and operator (-operate) helpers, nothing else of it.
     (/^(postgres|mysql|sqlite)\//.test(path) &&
-      !/^(postgres|mysql|sqlite)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt|reading-session))\.ts$/.test(
+      !/^(postgres|mysql|sqlite)\/(from-[a-z0-9-]+|connection-error|[a-z]+-(migrate|reencrypt|reading-session|operate))\.ts$/.test(
         path,
       )),
   // The module's options take the store the application configures; the root entry re-exports its type.

@@ -132,4 +132,33 @@ describe('bulk actions', () => {
     expect(await app.client.retryMany({ workflow: 'bulk.waiter' })).toEqual({ matched: 6, changed: 2 });
     expect((await app.client.getStatus('w-0')).status).toBe('suspended');
   });
+
+  it('pause the unfinished instances the filter matches, once each, and resume them', async () => {
+    app = await createEngineApp({ workflows: [new Waiter(), new Other()] });
+    await startMany(3);
+    await app.client.start(Other, null, { id: 'other' });
+    await app.worker.drain();
+    failing.add('late-0');
+    await app.client.start(Waiter, { n: 9 }, { id: 'late-0' });
+    await app.worker.drain();
+
+    expect(await app.client.pauseMany({ idPrefix: 'w-' }, { reason: 'incident' })).toEqual({ matched: 3, changed: 3 });
+    expect(await app.client.pauseMany({ workflow: 'bulk.waiter' })).toEqual({ matched: 4, changed: 0 });
+    expect((await app.client.getStatus('w-1')).status).toBe('paused');
+    // Paused, a signal's wake-up waits: nothing runs until the resume.
+    await app.client.signal(go, null);
+    await app.worker.drain();
+    expect((await app.client.list({ idPrefix: 'w-' })).map((i) => i.status)).toEqual(['paused', 'paused', 'paused']);
+    expect((await app.client.getStatus('other')).status).toBe('completed');
+
+    expect(await app.client.resumeMany({ workflow: 'bulk.waiter' })).toEqual({ matched: 4, changed: 3 });
+    expect(await app.client.resumeMany({ workflow: 'bulk.waiter' })).toEqual({ matched: 4, changed: 0 });
+    await app.worker.drain();
+    expect((await app.client.list({ idPrefix: 'w-' })).map((i) => i.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+    ]);
+    await expect(app.client.resumeMany({})).rejects.toThrow(/all: true/);
+  });
 });
