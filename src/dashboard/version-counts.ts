@@ -1,5 +1,5 @@
 import type { WorkflowClient } from '../client/workflow-client.js';
-import { UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
+import { PAUSED_STATUS, UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
 import type { VersionRow } from './versions-page.js';
 
 const PAGE = 1000;
@@ -16,7 +16,7 @@ export async function countUnfinishedByVersion(
   const counts = new Map<string, { workflow: string; version: number; unfinished: number }>();
   let seen = 0;
   for (let offset = 0; seen < cap; offset += PAGE) {
-    const page = await client.list({ status: [...UNFINISHED_STATUSES], limit: PAGE, offset });
+    const page = await client.list({ status: [...UNFINISHED_STATUSES, PAUSED_STATUS], limit: PAGE, offset });
     for (const instance of page) {
       const key = `${instance.workflow}@${instance.version}`;
       const row = counts.get(key) ?? { workflow: instance.workflow, version: instance.version, unfinished: 0 };

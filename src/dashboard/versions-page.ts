@@ -1,12 +1,12 @@
 import { html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import { listPath } from './list-query.js';
-import { UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
+import { PAUSED_STATUS, UNFINISHED_STATUSES } from '../storage/workflow-instance.js';
 
 /** The list page filtered to a version's unfinished instances. */
 function unfinishedList(base: string, row: VersionRow): string {
   const query = new URLSearchParams({ workflow: row.workflow, version: String(row.version) });
-  for (const status of UNFINISHED_STATUSES) query.append('status', status);
+  for (const status of [...UNFINISHED_STATUSES, PAUSED_STATUS]) query.append('status', status);
   return `${listPath(base)}?${query.toString()}`;
 }
 

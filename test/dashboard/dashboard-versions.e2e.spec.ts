@@ -32,6 +32,8 @@ describe('the Versions page', () => {
       now: clock.now(),
     });
 
+    await client.pause('o-3'); // a paused one still counts: it is unfinished
+
     const response = await fetch(`${started.url}/workflows/versions`);
     expect(response.status).toBe(200);
     const text = (await response.text()).replace(/\s+/g, ' ');

@@ -228,6 +228,23 @@ describe('replayHistory()', () => {
     expect(await app.client.exportHistory(handle.id)).toMatchObject({ journal: history.journal });
   });
 
+  it('replays a workflow waiting for a callback', async () => {
+    @Workflow('replay.callback')
+    class Approval {
+      async run(ctx: WorkflowContext) {
+        const { token } = await ctx.createCallback('approval');
+        await ctx.step('send-link', () => token.length);
+        return ctx.waitForCallback('approval');
+      }
+    }
+    app = await createEngineApp({ workflows: [Approval] });
+    const handle = await app.client.start(Approval, null);
+    await app.worker.drain();
+    expect((await handle.status()).status).toBe('suspended');
+    const history = await app.client.exportHistory(handle.id);
+    expect(await replayHistory(app.replayParts, history)).toMatchObject({ result: 'ok', end: 'suspended' });
+  });
+
   it('reports an instance of a version the app does not have', async () => {
     const history = await suspendedHistory();
     history.instance.version = 9;
