@@ -10,7 +10,12 @@ import { fromPg, type PgPoolLike } from '../postgres/from-pg.js';
 import { withPostgresReading } from '../postgres/postgres-reading-session.js';
 import { DEFAULT_SCHEMA } from '../sql/schema-name.js';
 import { withSqliteReading } from '../sqlite/sqlite-reading-session.js';
-import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
+import {
+  FINISHED_STATUSES,
+  PAUSED_STATUS,
+  UNFINISHED_STATUSES,
+  type WorkflowStatus,
+} from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import { loadCodecs } from './reencrypt-command.js';
 
@@ -21,7 +26,7 @@ export const EXPORT_HISTORY_USAGE = `  nest-workflows export-history <id> --post
   nest-workflows export-history --postgres <url> | ... --out <dir> [--workflow <name>] [--version <n>] [--status <s>,...] [--limit <n>]
       Writes the history of every matching instance as <dir>/<id>.json (ids URL-encoded), oldest first.`;
 
-const STATUSES: readonly string[] = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
+const STATUSES: readonly string[] = [...UNFINISHED_STATUSES, PAUSED_STATUS, ...FINISHED_STATUSES];
 
 interface ExportCommand {
   id?: string;

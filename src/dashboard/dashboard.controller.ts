@@ -129,6 +129,12 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       return send(response, await this.service.signals(basePath(request, '/signals')));
     }
 
+    @Get('versions')
+    @PageHeaders()
+    async versions(@Req() request: HttpRequest, @Res({ passthrough: true }) response: HttpResponse): Promise<string> {
+      return send(response, await this.service.versions(basePath(request, '/versions')));
+    }
+
     @Post('actions/:action')
     @HttpCode(200)
     @PageHeaders()

@@ -15,6 +15,8 @@ import { instanceUrl, listPath, parseListQuery } from './list-query.js';
 import { runScheduleAction, SCHEDULE_ACTIONS } from './schedule-actions.js';
 import { renderSchedulesPage } from './schedules-page.js';
 import { renderSignalsPage } from './signals-page.js';
+import { renderVersionsPage } from './versions-page.js';
+import { countUnfinishedByVersion, versionRows } from './version-counts.js';
 import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { ResolvedWorkflowsOptions } from '../workflows-module-options.js';
 
@@ -48,6 +50,8 @@ const DONE: Record<string, string> = {
 
 const SCHEDULES_SHOWN = 500;
 const SIGNALS_SHOWN = 100;
+/** The versions page counts at most this many unfinished instances (ten list pages). */
+const VERSIONS_COUNT_CAP = 10_000;
 
 /** The confirmation for the query's `done` code; only own keys, so `?done=constructor` finds nothing. */
 function doneMessage(messages: Record<string, string>, query: Record<string, unknown> | undefined): string | undefined {
@@ -131,6 +135,20 @@ export class DashboardService {
       schedules: schedules.slice(0, SCHEDULES_SHOWN),
       more: schedules.length > SCHEDULES_SHOWN,
       message: done,
+    });
+    return { status: 200, body };
+  }
+
+  /** Unfinished instances per workflow version beside this process's declared versions (`versions-page.ts`). */
+  async versions(base: string): Promise<DashboardResponse> {
+    const counted = await countUnfinishedByVersion(this.client, VERSIONS_COUNT_CAP);
+    const rows = versionRows(counted.counts, this.registry.versions());
+    const body = renderVersionsPage({
+      base,
+      readOnly: this.options.readOnly,
+      rows,
+      cap: VERSIONS_COUNT_CAP,
+      capped: counted.capped,
     });
     return { status: 200, body };
   }

@@ -7,7 +7,7 @@ export interface PageShell {
   title: string;
   readOnly: boolean;
   /** Which nav entry is the current page. */
-  current: 'instances' | 'instance' | 'schedules' | 'signals';
+  current: 'instances' | 'instance' | 'schedules' | 'signals' | 'versions';
 }
 
 /** A whole page: the landmarks, the nav, and the dashboard's own stylesheet and script. */
@@ -30,6 +30,7 @@ export function page(shell: PageShell, body: HtmlValue): SafeHtml {
 <li><a href="${listPath(shell.base)}"${shell.current === 'instances' ? html` aria-current="page"` : ''}>Instances</a></li>
 <li><a href="${shell.base}/schedules"${shell.current === 'schedules' ? html` aria-current="page"` : ''}>Schedules</a></li>
 <li><a href="${shell.base}/signals"${shell.current === 'signals' ? html` aria-current="page"` : ''}>Signals</a></li>
+<li><a href="${shell.base}/versions"${shell.current === 'versions' ? html` aria-current="page"` : ''}>Versions</a></li>
 </ul></nav>
 <span class="mode">${shell.readOnly ? 'Read-only' : ''}</span>
 </header>

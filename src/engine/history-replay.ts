@@ -71,6 +71,15 @@ const NO_STORAGE = {
   prepareEntry: () => null,
   runsTransactions: true,
   storeName: 'a history replay',
+  // The body's stream writes were stored when the instance made them; a replay's go nowhere.
+  streams: { unsupported: () => null, append: () => Promise.resolve(null) },
+  // A callback the journal lacks is never created (its wait parks first); one it holds needs no store.
+  callbacks: {
+    unsupported: () => null,
+    create: () => Promise.resolve(undefined),
+    get: () => Promise.resolve(null),
+    expire: () => Promise.resolve(false),
+  },
 } as unknown as WorkflowStorage;
 
 /** What a replay that keeps going (code awaiting something no journal entry settles) is given, in ms. */

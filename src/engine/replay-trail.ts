@@ -10,6 +10,7 @@ const FOLLOWED: ReadonlyArray<[keyof WorkflowContext, WorkflowJournalKind]> = [
   ['waitForSignal', 'signal'],
   ['startChild', 'child'],
   ['executeChild', 'child'],
+  ['waitForCallback', 'signal'],
 ];
 
 /** One operation the code reached during a replay. */

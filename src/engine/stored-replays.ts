@@ -1,4 +1,4 @@
-import { UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
+import { PAUSED_STATUS, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowListPosition } from '../storage/workflow-store.js';
 import { replayWorkflowHistory, type ReplayDefinitions, type WorkflowReplayReport } from './history-replay.js';
@@ -6,7 +6,7 @@ import { historyOf, libraryVersion } from './workflow-history.js';
 
 /** Which stored instances `replayStored()` replays. */
 export interface WorkflowReplayFilter {
-  /** Default: every unfinished status. */
+  /** Default: every unfinished status, `paused` included (a resume meets the code too). */
   status?: WorkflowStatus | WorkflowStatus[];
   workflow?: string;
   version?: number;
@@ -29,7 +29,8 @@ export async function replayStoredInstances(
   filter: WorkflowReplayFilter,
   now: () => number,
 ): Promise<WorkflowReplayReport[]> {
-  const status = filter.status === undefined ? [...UNFINISHED_STATUSES] : [filter.status].flat();
+  const status: WorkflowStatus[] =
+    filter.status === undefined ? [...UNFINISHED_STATUSES, PAUSED_STATUS] : [filter.status].flat();
   const limit = filter.limit ?? Infinity;
   const concurrency = Math.max(1, filter.concurrency ?? 8);
   const version = libraryVersion();
@@ -45,19 +46,17 @@ export async function replayStoredInstances(
       offset: 0,
     });
     if (page.length === 0) break;
-    const results = new Array<Promise<WorkflowReplayReport> | null>(page.length).fill(null);
+    const results = new Array<WorkflowReplayReport | null>(page.length).fill(null);
     let next = 0;
-    // A lane reads the next instance while the last one replays: a replay waits for the event
-    // loop's next turn (where it suspends), which would otherwise hold a read back.
     const lane = async () => {
       for (let index = next++; index < page.length; index = next++) {
         const details = await storage.get(page[index]!.id, { journal: true });
         // Deleted since the page was read: nothing left to replay.
-        if (details) results[index] = replayWorkflowHistory(definitions, historyOf(details, version, now()));
+        if (details) results[index] = await replayWorkflowHistory(definitions, historyOf(details, version, now()));
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, page.length) }, lane));
-    for (const result of await Promise.all(results)) if (result) reports.push(result);
+    for (const result of results) if (result) reports.push(result);
     const last = page[page.length - 1]!;
     after = { createdAt: last.createdAt, id: last.id };
     if (page.length < PAGE) break;

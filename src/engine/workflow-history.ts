@@ -2,6 +2,7 @@ import { markInputError } from '../errors/workflow-input-error.js';
 import { WorkflowHistoryError } from '../errors/workflow-history.error.js';
 import {
   FINISHED_STATUSES,
+  PAUSED_STATUS,
   UNFINISHED_STATUSES,
   type WorkflowInstance,
   type WorkflowJournalEntry,
@@ -85,8 +86,7 @@ export function historyOf(details: WorkflowInstanceDetails, libraryVersion: stri
   };
 }
 
-// `paused` too: a history may come from a store of a release with operator pauses.
-const STATUSES: readonly string[] = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES, 'paused'];
+const STATUSES: readonly string[] = [...UNFINISHED_STATUSES, PAUSED_STATUS, ...FINISHED_STATUSES];
 const KINDS = ['step', 'sleep', 'signal', 'child', 'value', 'compensation'];
 
 /**

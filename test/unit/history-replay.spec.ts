@@ -210,6 +210,41 @@ describe('replayHistory()', () => {
     expect(await replayHistory(app.replayParts, history)).toMatchObject({ result: 'ok' });
   });
 
+  it('replays a workflow that writes to a stream, writing nothing more to it', async () => {
+    @Workflow('replay.streaming')
+    class Streaming {
+      async run(ctx: WorkflowContext) {
+        await ctx.step('one', () => 1);
+        await ctx.stream<number>('progress').write(1);
+        await ctx.sleep('pause', '1m');
+        return 'done';
+      }
+    }
+    app = await createEngineApp({ workflows: [Streaming] });
+    const handle = await app.client.start(Streaming, null);
+    await app.worker.drain();
+    const history = await app.client.exportHistory(handle.id);
+    expect(await replayHistory(app.replayParts, history)).toMatchObject({ result: 'ok', end: 'suspended' });
+    expect(await app.client.exportHistory(handle.id)).toMatchObject({ journal: history.journal });
+  });
+
+  it('replays a workflow waiting for a callback', async () => {
+    @Workflow('replay.callback')
+    class Approval {
+      async run(ctx: WorkflowContext) {
+        const { token } = await ctx.createCallback('approval');
+        await ctx.step('send-link', () => token.length);
+        return ctx.waitForCallback('approval');
+      }
+    }
+    app = await createEngineApp({ workflows: [Approval] });
+    const handle = await app.client.start(Approval, null);
+    await app.worker.drain();
+    expect((await handle.status()).status).toBe('suspended');
+    const history = await app.client.exportHistory(handle.id);
+    expect(await replayHistory(app.replayParts, history)).toMatchObject({ result: 'ok', end: 'suspended' });
+  });
+
   it('reports an instance of a version the app does not have', async () => {
     const history = await suspendedHistory();
     history.instance.version = 9;
@@ -238,6 +273,8 @@ describe('replayStored()', () => {
     await app.worker.drain(); // all three sleep in "cool-off"
     shape.code = 'patched';
     await app.client.start(Shop, {}, { id: 'order-4' }); // pending: nothing journaled yet
+    // Paused (as an operator's pause leaves it): a resume meets the new code too.
+    expect(await app.replayParts.storage.pause('order-3', { reason: null, now: app.clock.now() })).toBe(true);
     shape.code = 'removed';
     const reports = await replayStored(app.replayParts);
     expect(reports.map((report) => [report.id, report.result])).toEqual([
@@ -247,6 +284,9 @@ describe('replayStored()', () => {
       ['order-4', 'ok'],
     ]);
     expect(await replayStored(app.replayParts, { status: 'pending' })).toHaveLength(1);
+    expect(await replayStored(app.replayParts, { status: 'paused' })).toMatchObject([
+      { id: 'order-3', result: 'diverged' },
+    ]);
     expect(await replayStored(app.replayParts, { workflow: 'other' })).toEqual([]);
     expect(await replayStored(app.replayParts, { limit: 2 })).toHaveLength(2);
   });
