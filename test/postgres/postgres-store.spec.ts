@@ -115,6 +115,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         '0004_trace_context',
         '0005_end_notice',
         '0006_run_timeout',
+        '0007_pauses',
       ]);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
@@ -126,6 +127,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         { version: 4, name: 'trace_context' },
         { version: 5, name: 'end_notice' },
         { version: 6, name: 'run_timeout' },
+        { version: 7, name: 'pauses' },
       ]);
     });
 
@@ -144,10 +146,11 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
           '0004_trace_context',
           '0005_end_notice',
           '0006_run_timeout',
+          '0007_pauses',
         ],
       ]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
-      expect(rows[0].n).toBe(6);
+      expect(rows[0].n).toBe(7);
       // And the schema works.
       expect((await stores[3]!.create(instance('a'))).created).toBe(true);
     });

@@ -25,7 +25,7 @@ describe('nest-workflows --sqlite', () => {
     const file = join(dir, 'migrate.db');
     const first = await cli('migrate', '--sqlite', file, '--schema', 'cli_app');
     expect(first).toMatchObject({ code: 0, err: '' });
-    expect(first.out).toBe(`Tables "cli_app_*" in ${file}: applied 0001_init.`);
+    expect(first.out).toBe(`Tables "cli_app_*" in ${file}: applied 0001_init, 0002_pauses.`);
     const second = await cli('migrate', `--sqlite=${file}`, '--schema', 'cli_app');
     expect(second.out).toBe(`Tables "cli_app_*" in ${file} are up to date.`);
     const store = new SqliteWorkflowStore({ path: file, schema: 'cli_app', migrate: false });
