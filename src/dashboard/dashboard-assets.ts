@@ -41,6 +41,7 @@ td.id { font-family: ui-monospace, Menlo, Consolas, monospace; word-break: break
 .status-pending, .status-waiting { background: #eef0f4; color: #3b4352; border-color: #cfd4dd; }
 .status-running { background: #e3edfc; color: #174ea6; border-color: #a8c4f0; }
 .status-suspended { background: #f3ecfb; color: #5b2a9a; border-color: #d4c0ef; }
+.status-paused { background: #fdf0e6; color: #8a3b00; border-color: #f0c29c; }
 .status-compensating { background: #fff4dc; color: #7a4d00; border-color: #f0d08a; }
 .status-completed { background: #e4f4e8; color: #1e6b34; border-color: #a9d9b6; }
 .status-failed, .status-compensation_failed { background: #fde7e5; color: #9a1c14; border-color: #f2b3ad; }

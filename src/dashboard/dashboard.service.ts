@@ -13,6 +13,7 @@ import { notice, page } from './layout.js';
 import { renderListPage } from './list-page.js';
 import { instanceUrl, listPath, parseListQuery } from './list-query.js';
 import { runScheduleAction, SCHEDULE_ACTIONS } from './schedule-actions.js';
+import { PAUSE_ACTIONS, runWorkflowPauseAction, WORKFLOW_PAUSE_ACTIONS, workflowPauseForm } from './pause-actions.js';
 import { renderSchedulesPage } from './schedules-page.js';
 import { renderSignalsPage } from './signals-page.js';
 import { renderVersionsPage } from './versions-page.js';
@@ -33,6 +34,10 @@ export const DASHBOARD_ACTIONS = [
   'pause-schedule',
   'resume-schedule',
   'trigger-schedule',
+  'pause',
+  'resume',
+  'pause-workflow',
+  'resume-workflow',
 ] as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 
@@ -46,6 +51,7 @@ const DONE: Record<string, string> = {
   retry: 'Retry requested: the instance runs again from where it stopped.',
   delete: 'Instance deleted.',
   ...SCHEDULE_ACTIONS,
+  ...PAUSE_ACTIONS,
 };
 
 const SCHEDULES_SHOWN = 500;
@@ -75,7 +81,11 @@ export class DashboardService {
   ) {}
 
   /** The instances page for a query string. */
-  async list(base: string, query: Record<string, unknown> | undefined): Promise<DashboardResponse> {
+  async list(
+    base: string,
+    query: Record<string, unknown> | undefined,
+    message: { kind: 'ok' | 'error'; text: string } | null = null,
+  ): Promise<DashboardResponse> {
     const request = parseListQuery(query);
     const workflows = [...new Set(this.registry.all().map((w) => w.name))].sort();
     const size = this.options.pageSize;
@@ -107,6 +117,12 @@ export class DashboardService {
       }
     }
     const done = doneMessage(DONE, query);
+    const { workflow, version } = request.filters;
+    // Filtered by one workflow, the page offers to pause it (or resume it) for every process.
+    const workflowPause =
+      this.options.readOnly || workflow === ''
+        ? null
+        : workflowPauseForm(base, workflow, version, await this.client.pausedWorkflows());
     const body = renderListPage({
       base,
       readOnly: this.options.readOnly,
@@ -115,7 +131,8 @@ export class DashboardService {
       hasOlder,
       hasNewer,
       workflows,
-      message: done ? { kind: 'ok', text: done } : null,
+      workflowPause,
+      message: message ?? (done ? { kind: 'ok', text: done } : null),
     });
     return { status: request.errors.length > 0 ? 400 : 200, body };
   }
@@ -210,6 +227,7 @@ export class DashboardService {
     }
     const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
     if (action in SCHEDULE_ACTIONS) return this.actOnSchedule(base, action, field('schedule'));
+    if (WORKFLOW_PAUSE_ACTIONS.has(action)) return this.actOnWorkflow(base, action, field);
     const id = field('id');
     if (id === '') return this.problem(base, 400, 'The form has no instance id (field "id").');
     try {
@@ -245,6 +263,12 @@ export class DashboardService {
           break;
         case 'retry':
           await this.client.retry(id);
+          break;
+        case 'pause':
+          await this.client.pause(id, field('reason').trim() || undefined);
+          break;
+        case 'resume':
+          await this.client.resume(id);
           break;
         case 'delete':
           await this.client.delete(id);
@@ -282,6 +306,28 @@ export class DashboardService {
         { kind: 'error', text: `Could not ${action.replace('-', ' ')}: ${error.message}` },
       );
       return 'body' in shown ? { status: 409, body: shown.body } : shown;
+    }
+  }
+
+  /** `pause-workflow` / `resume-workflow`: back to the list filtered by the workflow, or the list with the reason. */
+  private async actOnWorkflow(
+    base: string,
+    action: string,
+    field: (name: string) => string,
+  ): Promise<DashboardResponse> {
+    try {
+      return { redirect: await runWorkflowPauseAction(this.client, base, action, field) };
+    } catch (error) {
+      if (!(error instanceof WorkflowError || error instanceof TypeError)) throw error;
+      const shown = await this.list(
+        base,
+        { workflow: field('workflow') },
+        {
+          kind: 'error',
+          text: `Could not ${action.replace('-', ' ')}: ${error.message}`,
+        },
+      );
+      return 'body' in shown ? { status: error instanceof TypeError ? 400 : 409, body: shown.body } : shown;
     }
   }
 

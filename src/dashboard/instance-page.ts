@@ -5,6 +5,7 @@ import { html, type SafeHtml } from './html.js';
 import { notice, page, statusBadge } from './layout.js';
 import { instanceUrl, listPath, listUrl, noFilters } from './list-query.js';
 import { renderTimeline } from './timeline.js';
+import { instancePauseForm } from './pause-actions.js';
 
 export interface InstancePageData {
   base: string;
@@ -126,6 +127,8 @@ ${hiddenId(i.id)}<label for="terminate-reason">Reason</label><input id="terminat
 <button type="submit" class="danger">Terminate instance</button>
 </form>`);
   }
+  const pause = instancePauseForm(i, act);
+  if (pause) forms.push(pause);
   if (RETRYABLE.has(i.status)) {
     forms.push(html`<form method="post" action="${act('retry')}" aria-label="Retry">
 <h3>Retry</h3><p class="muted">Runs it again from where it stopped; completed steps keep their results.</p>

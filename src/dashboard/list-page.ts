@@ -15,6 +15,8 @@ export interface ListPageData {
   /** Registered workflow names, offered as suggestions. */
   workflows: string[];
   message?: { kind: 'ok' | 'error'; text: string } | null;
+  /** Filtered by one workflow: the form that pauses (or resumes) it. */
+  workflowPause?: SafeHtml | null;
 }
 
 /** The instances page: the filters, one page of instances newest first, and keyset links. */
@@ -48,6 +50,7 @@ ${data.message ? notice(data.message.kind, data.message.text) : ''}
   <div class="actions-row"><button type="submit">Filter</button>${filtered ? html`<a href="${listPath(base)}">Clear</a>` : ''}</div>
 </form>
 ${request.errors.map((e) => notice('error', e))}
+${data.workflowPause ?? ''}
 <p id="live-status" class="live-status" aria-live="polite">${live ? '' : 'Showing an older page: live updates are on for the newest page.'}</p>
 <div ${live ? html`data-live="${live}" data-state="list"` : ''} id="instances">
 ${renderTable(base, data.instances)}

@@ -1,4 +1,8 @@
-import type { WorkflowPauseRequest, WorkflowPauseTarget } from '../storage/workflow-store-pauses.js';
+import type {
+  WorkflowPausedWorkflow,
+  WorkflowPauseRequest,
+  WorkflowPauseTarget,
+} from '../storage/workflow-store-pauses.js';
 import type { ClaimedInstance } from '../engine/claimed-instance.js';
 import { retryInstance } from '../engine/retry-reopen.js';
 import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js';
@@ -224,6 +228,10 @@ export class WorkflowRuntime {
       this.loop.unreserve();
       return result;
     }
+    if (await this.handedBackWhilePaused(result.instance, lease.token)) {
+      this.loop.unreserve();
+      return result;
+    }
     this.loop.adopt({
       instance: { ...result.instance, leaseToken: lease.token },
       signalCursor: result.instance.signalCursor,
@@ -237,6 +245,33 @@ export class WorkflowRuntime {
     const result = await this.options.storage.fork(fork, transaction);
     if (result.created && transaction === undefined) this.options.wakeUps.kick();
     return result;
+  }
+
+  /**
+   * A local start leases its instance without a claim, so it must honour a stored pause of its
+   * workflow as a claim does. Read after the create: a pause stored before it is seen here, and the
+   * instance is handed back unrun (it waits, as the starts of a paused workflow do); one stored
+   * after it came after this lease, like a pause of a workflow whose instances already run.
+   */
+  private async handedBackWhilePaused(instance: WorkflowInstance, token: string): Promise<boolean> {
+    const { storage, clock } = this.options;
+    let pauses: WorkflowPausedWorkflow[];
+    try {
+      pauses = await storage.pausedWorkflows();
+    } catch {
+      return false; // the store is away: the instance runs as created, its writes fenced as ever
+    }
+    const paused = pauses.some(
+      (p) => p.workflow === instance.workflow && (p.version === null || p.version === instance.version),
+    );
+    if (!paused) return false;
+    await storage.write(instance.id, token, {
+      now: clock.now(),
+      entries: [],
+      status: 'pending',
+      release: { wakeAt: instance.wakeAt, waits: [], signalCursor: instance.signalCursor },
+    });
+    return true;
   }
 
   /** Stores a signal (in the application's `transaction`, if given); the loop wakes when it woke a wait (at once: not in a transaction). */

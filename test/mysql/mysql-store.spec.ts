@@ -946,9 +946,10 @@ describe.skipIf(!available)('MySQL migrations', () => {
       '0002_trace_context_list_indexes',
       '0003_run_timeout',
       '0004_cancel_notices',
+      '0005_pauses',
     ]);
     expect(await stores[0]!.migrate()).toEqual([]);
-    expect(await tables(schema)).toHaveLength(9);
+    expect(await tables(schema)).toHaveLength(10);
   });
 
   it('resumes a run stopped halfway after the last recorded statement', async () => {
@@ -963,13 +964,14 @@ describe.skipIf(!available)('MySQL migrations', () => {
     await pool.query(`INSERT INTO \`${schema}_migrations\` (version, step, name) VALUES (1, 1, 'init')`);
     const store = new MySqlWorkflowStore({ executor: fromMysql2(pool), schema, migrate: false });
     await expect(store.init()).rejects.toThrow(
-      /0001_init, 0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied.*migrate --mysql/,
+      /0001_init, 0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices, 0005_pauses not applied.*migrate --mysql/,
     );
     expect(await store.migrate()).toEqual([
       '0001_init',
       '0002_trace_context_list_indexes',
       '0003_run_timeout',
       '0004_cancel_notices',
+      '0005_pauses',
     ]);
     await store.init();
     const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 1 ORDER BY step`);
@@ -1007,12 +1009,13 @@ describe.skipIf(!available)('MySQL migrations', () => {
       expect(ran).toBe(migrationStatements(MIGRATIONS[1]!.sql.replaceAll('{{schema}}', schema))[step - 1]);
       const store = new MySqlWorkflowStore({ executor, schema, migrate: false });
       await expect(store.init()).rejects.toThrow(
-        /0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices not applied/,
+        /0002_trace_context_list_indexes, 0003_run_timeout, 0004_cancel_notices, 0005_pauses not applied/,
       );
       expect(await store.migrate()).toEqual([
         '0002_trace_context_list_indexes',
         '0003_run_timeout',
         '0004_cancel_notices',
+        '0005_pauses',
       ]);
       await store.init();
       const [steps] = await pool.query(`SELECT step FROM \`${schema}_migrations\` WHERE version = 2 ORDER BY step`);

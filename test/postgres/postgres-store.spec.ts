@@ -117,6 +117,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         '0006_run_timeout',
         '0011_signal_lock_modes',
         '0012_claim_index_collation',
+        '0007_pauses',
       ]);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
@@ -130,6 +131,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         { version: 6, name: 'run_timeout' },
         { version: 11, name: 'signal_lock_modes' },
         { version: 12, name: 'claim_index_collation' },
+        { version: 7, name: 'pauses' },
       ]);
     });
 
@@ -150,6 +152,7 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
           '0006_run_timeout',
           '0011_signal_lock_modes',
           '0012_claim_index_collation',
+          '0007_pauses',
         ],
       ]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);

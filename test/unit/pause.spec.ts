@@ -194,3 +194,22 @@ describe('pauseWorkflow', () => {
     expect(await app.client.pausedWorkflows()).toEqual([]);
   });
 });
+
+describe('a local start of a paused workflow', () => {
+  @Workflow('pause.local')
+  class Local {
+    async run(ctx: WorkflowContext) {
+      return ctx.step('only', () => 'ran');
+    }
+  }
+
+  it('is handed back unrun (a start with a free slot is leased without a claim), and runs once the workflow is resumed', async () => {
+    app = await createEngineApp({ workflows: [Local], worker: { enabled: true, concurrency: 2 } });
+    await app.client.pauseWorkflow(Local);
+    const handle = await app.client.start(Local, null);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await handle.status({ journal: true })).toMatchObject({ status: 'pending', leaseToken: null, journal: [] });
+    await app.client.resumeWorkflow(Local);
+    expect(await handle.result({ timeout: '5s' })).toBe('ran');
+  });
+});
