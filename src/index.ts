@@ -29,6 +29,7 @@ export type {
   WorkflowTransactionOptions,
   WorkflowStepRun,
   WorkflowStream,
+  WorkflowCallbackOptions,
   WorkflowCompensationRun,
   WorkflowWaitOptions,
 } from './engine/workflow-context.js';
@@ -42,6 +43,7 @@ export type {
   WorkflowStreamItem,
   WorkflowStreamValue,
 } from './client/stream-reader.js';
+export { WorkflowCallbacksModule, type WorkflowCallbacksOptions } from './http/workflow-callbacks.module.js';
 export { toServerSentEvents, afterLastEventId, type WorkflowServerSentEvent } from './client/server-sent-events.js';
 export { DEFAULT_STREAM_LIMITS, type WorkflowStreamLimitOptions } from './storage/stream-limits.js';
 export { WorkflowSchedules } from './client/workflow-schedules.js';
@@ -75,6 +77,9 @@ export { WorkflowSignalTimeoutError } from './errors/workflow-signal-timeout.err
 export { WorkflowJournalLimitError } from './errors/workflow-journal-limit.error.js';
 export { WorkflowStreamLimitError } from './errors/workflow-stream-limit.error.js';
 export { WorkflowStreamClosedError } from './errors/workflow-stream-closed.error.js';
+export { WorkflowCallbackTokenError } from './errors/workflow-callback-token.error.js';
+export { WorkflowCallbackTimeoutError } from './errors/workflow-callback-timeout.error.js';
+export type { WorkflowCallbackCompletion } from './client/callback-completion.js';
 export { WorkflowChildFailedError } from './errors/workflow-child-failed.error.js';
 export { WorkflowInvalidStateError } from './errors/workflow-invalid-state.error.js';
 export { WorkflowDebounceError } from './errors/workflow-debounce.error.js';

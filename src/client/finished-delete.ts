@@ -1,5 +1,5 @@
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
-import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
+import { FINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 
 /**
@@ -17,13 +17,13 @@ export async function deleteFinished(
     if (await storage.delete(id, FINISHED_STATUSES)) return;
     // The store refused in one statement; read why. A parent that ended since makes the child deletable.
     const current = await read();
-    if (UNFINISHED_STATUSES.includes(current.status)) {
+    if (!FINISHED_STATUSES.includes(current.status)) {
       throw new WorkflowInvalidStateError(
         `Instance "${id}" is ${current.status}: only finished instances can be deleted. Cancel or terminate it first.`,
       );
     }
     const parent = current.parentId === null ? null : await storage.get(current.parentId, { readable: true });
-    if (parent !== null && UNFINISHED_STATUSES.includes(parent.status)) {
+    if (parent !== null && !FINISHED_STATUSES.includes(parent.status)) {
       throw new WorkflowInvalidStateError(
         `Instance "${id}" is a child of instance "${parent.id}", which is ${parent.status}: the parent may still wait for this child's end, ` +
           'which would be lost with the child. Let the parent end first (or cancel or terminate it), then delete the child.',

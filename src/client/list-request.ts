@@ -1,6 +1,11 @@
 import { shownValue } from '../errors/shown-value.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
-import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
+import {
+  FINISHED_STATUSES,
+  PAUSED_STATUS,
+  UNFINISHED_STATUSES,
+  type WorkflowStatus,
+} from '../storage/workflow-instance.js';
 import type { WorkflowListQuery } from '../storage/workflow-store.js';
 import { toEpochOption } from './epoch-option.js';
 
@@ -30,7 +35,7 @@ export interface WorkflowListOptions {
 }
 
 /** Every status an instance may have. */
-export const KNOWN_STATUSES = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
+export const KNOWN_STATUSES: readonly WorkflowStatus[] = [...UNFINISHED_STATUSES, PAUSED_STATUS, ...FINISHED_STATUSES];
 
 /** `list()`'s options, checked, as the store's query. Throws a `TypeError` naming the bad option. */
 export function parseListRequest(options: WorkflowListOptions): WorkflowListQuery {

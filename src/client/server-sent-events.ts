@@ -12,8 +12,8 @@ export interface WorkflowServerSentEvent {
    * value; for `'discard'`, `{ step, attempt }`; `null` for `'end'`.
    */
   data: string;
-  /** The seq (absent on `'end'`). */
-  id?: string;
+  /** The seq (on `'end'`, the last seq sent, or `''` when none was: Nest would number it otherwise). */
+  id: string;
   /** `'value'`, `'discard'` (a failed step attempt's values are void) or `'end'` (the stream is over). */
   type: 'value' | 'discard' | 'end';
 }
@@ -37,6 +37,7 @@ export function toServerSentEvents<T>(
   return new Observable<WorkflowServerSentEvent>((subscriber) => {
     const iterator = items[Symbol.asyncIterator]();
     let stopped = false;
+    let last = '';
     void (async () => {
       try {
         for (;;) {
@@ -44,13 +45,14 @@ export function toServerSentEvents<T>(
           if (stopped) return;
           if (next.done) break;
           const item = next.value;
+          last = String(item.seq);
           subscriber.next(
             item.discarded
               ? { id: String(item.seq), type: 'discard', data: JSON.stringify(item.discarded) }
               : { id: String(item.seq), type: 'value', data: JSON.stringify(item.value ?? null) },
           );
         }
-        subscriber.next({ type: 'end', data: 'null' });
+        subscriber.next({ id: last, type: 'end', data: 'null' });
         subscriber.complete();
       } catch (error) {
         if (!stopped) subscriber.error(error);

@@ -10,7 +10,12 @@ import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
 import type { WorkflowSignal } from '../signals/workflow-signal.js';
 import type { WorkflowInstance, WorkflowStatus } from '../storage/workflow-instance.js';
 import { WorkflowStorage } from '../storage/workflow-storage.js';
-import type { WorkflowInstanceDetails, WorkflowPurgeResult, WorkflowUntakenSignal } from '../storage/workflow-store.js';
+import type {
+  NewWorkflowSignal,
+  WorkflowInstanceDetails,
+  WorkflowPurgeResult,
+  WorkflowUntakenSignal,
+} from '../storage/workflow-store.js';
 import { parseDuration, type Duration } from '../time/duration.js';
 import { WORKFLOWS_OBSERVER, WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
 import type { WorkflowObserver } from '../engine/workflow-observer.js';
@@ -35,12 +40,16 @@ import {
 import { WorkflowInvalidStateError } from '../errors/workflow-invalid-state.error.js';
 import { FINISHED_STATUSES } from '../storage/workflow-instance.js';
 import { forkInstance, type WorkflowForkOptions } from './instance-fork.js';
+import { settleCallback, type WorkflowCallbackCompletion } from './callback-completion.js';
 import {
   parseReadStreamOptions,
   WorkflowStreamReader,
   type WorkflowReadStreamOptions,
   type WorkflowStreamItem,
 } from './stream-reader.js';
+import { InstancePauses } from './instance-pauses.js';
+import type { WorkflowPauseOptions, WorkflowPauseWorkflowOptions } from './pause-request.js';
+import type { WorkflowPausedWorkflow } from '../storage/workflow-store-pauses.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -49,6 +58,8 @@ type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition
 export class WorkflowClient implements OnModuleDestroy {
   /** Aborted when the module closes: waits still going (`handle.result()`) reject instead of polling on. */
   private readonly closing = new AbortController();
+  /** pause(), resume(), pauseWorkflow(), resumeWorkflow() (instance-pauses.ts). */
+  private readonly pauses: InstancePauses;
 
   constructor(
     private readonly storage: WorkflowStorage,
@@ -60,6 +71,15 @@ export class WorkflowClient implements OnModuleDestroy {
   ) {
     // Each waiting result() listens for the close: any number may wait at once without a leak warning.
     setMaxListeners(0, this.closing.signal);
+    this.pauses = new InstancePauses({
+      storage,
+      runtime,
+      events,
+      observer,
+      now: () => this.options.clock.now(),
+      workflowName: (workflow) =>
+        typeof workflow === 'function' ? this.registry.resolve(workflow as WorkflowReference).name : workflow,
+    });
   }
 
   /** The module is closing: every `handle.result()` still waiting rejects with `WorkflowClientClosedError`. */
@@ -134,6 +154,58 @@ export class WorkflowClient implements OnModuleDestroy {
   /** Terminates: the instance ends `cancelled` at once, without compensations (also while compensating). */
   terminate(id: string, reason?: string): Promise<void> {
     return this.requestCancel(id, reason, true);
+  }
+
+  /**
+   * Pauses an unfinished instance: it shows status `paused` and no worker claims it until
+   * `resume()`. An execution running in any process stops at its next step (a step already running
+   * finishes and its result is recorded) and hands it back, within a heartbeat or at once where the
+   * store notifies. Signals sent meanwhile are kept; sleeps, retry backoffs and wait timeouts that
+   * fall due meanwhile take effect at resume; the run timeout keeps counting. `cancel()` and
+   * `terminate()` still work (and end the pause). Pausing a paused instance changes nothing; a
+   * finished one throws `WorkflowInvalidStateError`, an unknown id `WorkflowNotFoundError`.
+   */
+  pause(id: string, reason?: string, options?: WorkflowPauseOptions): Promise<void> {
+    return this.pauses.pause(id, reason, options);
+  }
+
+  /**
+   * Lifts `pause()`: the instance carries on where it stopped (what fell due meanwhile is due at
+   * once). Resuming an instance that isn't paused changes nothing; a finished one throws
+   * `WorkflowInvalidStateError`, an unknown id `WorkflowNotFoundError`.
+   */
+  resume(id: string, options?: WorkflowPauseOptions): Promise<void> {
+    return this.pauses.resume(id, options);
+  }
+
+  /**
+   * Pauses a workflow (a `@Workflow` class or its name), every version or `options.version`: once
+   * this resolves, no process claims an instance of it until `resumeWorkflow()`, across restarts
+   * (the pause is stored). Starts are still accepted and wait; executions running already run on
+   * (pause them one by one with `pause()`). Pausing it again changes nothing.
+   */
+  pauseWorkflow(
+    workflow: WorkflowClass<never, unknown> | string,
+    options?: WorkflowPauseWorkflowOptions & { reason?: string },
+  ): Promise<void> {
+    return this.pauses.pauseWorkflow(workflow, options);
+  }
+
+  /**
+   * Lifts `pauseWorkflow()` of exactly that target: without `version` the pause of every version
+   * (a pause of one version stays until it is resumed with that version). Changes nothing when
+   * there is no such pause.
+   */
+  resumeWorkflow(
+    workflow: WorkflowClass<never, unknown> | string,
+    options?: WorkflowPauseWorkflowOptions,
+  ): Promise<void> {
+    return this.pauses.resumeWorkflow(workflow, options);
+  }
+
+  /** The stored pauses of workflows (`pauseWorkflow()`), by workflow, then version (`null`: every version) first. */
+  pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
+    return this.pauses.pausedWorkflows();
   }
 
   /**
@@ -224,7 +296,7 @@ export class WorkflowClient implements OnModuleDestroy {
     return actOnMatching(this.bulkReads(), selection, (instance) =>
       FINISHED_STATUSES.includes(instance.status) || instance.status === 'paused'
         ? Promise.resolve(false)
-        : this.storage.pause(instance.id, { reason, now: this.options.clock.now() }),
+        : this.runtime.pause(instance.id, { reason, now: this.options.clock.now() }),
     );
   }
 
@@ -236,7 +308,7 @@ export class WorkflowClient implements OnModuleDestroy {
     const selection = parseBulkFilter('resumeMany', filter, this.options.clock.now());
     return actOnMatching(this.bulkReads(), selection, (instance) =>
       instance.status === 'paused'
-        ? this.storage.resume(instance.id, this.options.clock.now())
+        ? this.runtime.resume(instance.id, this.options.clock.now())
         : Promise.resolve(false),
     );
   }
@@ -288,6 +360,25 @@ export class WorkflowClient implements OnModuleDestroy {
   ): AsyncIterableIterator<WorkflowStreamItem<T>> {
     const { after, poll } = parseReadStreamOptions(id, name, options);
     return new WorkflowStreamReader<T>(this.storage, id, name, { after, poll, signal: options.signal });
+  }
+
+  /**
+   * Completes the callback whose token `ctx.createCallback()` made: its `ctx.waitForCallback()`
+   * resolves with `payload` (passed through the payload codec like any payload). Usable once: a
+   * used, unknown or expired token throws `WorkflowCallbackTokenError` (its `reason` says which) and
+   * stores nothing. Resolves to the instance's id and the callback's name.
+   */
+  completeCallback(token: string, payload?: unknown): Promise<WorkflowCallbackCompletion> {
+    return settleCallback(this.storage, this.callbackDeps(), token, { state: 'completed', payload });
+  }
+
+  /** As `completeCallback()`, but `ctx.waitForCallback()` throws `error` (as `{ name, message }` it crosses the store). */
+  failCallback(token: string, error: unknown): Promise<WorkflowCallbackCompletion> {
+    return settleCallback(this.storage, this.callbackDeps(), token, { state: 'failed', error });
+  }
+
+  private callbackDeps() {
+    return { now: () => this.options.clock.now(), signal: (signal: NewWorkflowSignal) => this.runtime.signal(signal) };
   }
 
   /** Instances matching the filters, ordered by `createdAt`, then `id`. */

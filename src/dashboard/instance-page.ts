@@ -16,7 +16,7 @@ export interface InstancePageData {
   message?: { kind: 'ok' | 'error'; text: string } | null;
 }
 
-const CANCELLABLE = new Set(['pending', 'running', 'suspended']);
+const CANCELLABLE = new Set(['pending', 'running', 'suspended', 'paused']);
 const RETRYABLE = new Set(['failed', 'cancelled', 'compensation_failed']);
 
 /** An instance: its facts, payloads, timeline and children (the live region), then the actions. */

@@ -1,8 +1,13 @@
 import type { WorkflowListOptions } from '../client/list-request.js';
-import { FINISHED_STATUSES, UNFINISHED_STATUSES, type WorkflowStatus } from '../storage/workflow-instance.js';
+import {
+  FINISHED_STATUSES,
+  PAUSED_STATUS,
+  UNFINISHED_STATUSES,
+  type WorkflowStatus,
+} from '../storage/workflow-instance.js';
 
 /** Every status, in the order the filter shows them. */
-export const ALL_STATUSES: readonly WorkflowStatus[] = [...UNFINISHED_STATUSES, ...FINISHED_STATUSES];
+export const ALL_STATUSES: readonly WorkflowStatus[] = [...UNFINISHED_STATUSES, PAUSED_STATUS, ...FINISHED_STATUSES];
 
 /** The list page's filters, as the query string carries them (`status` may repeat). */
 export interface ListFilters {

@@ -1,7 +1,7 @@
 import { WorkflowAlreadyStartedError } from '../errors/workflow-already-started.error.js';
 import { WorkflowChildFailedError } from '../errors/workflow-child-failed.error.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
-import { UNFINISHED_STATUSES, type WorkflowParentClose, type WorkflowStatus } from '../storage/workflow-instance.js';
+import { FINISHED_STATUSES, type WorkflowParentClose, type WorkflowStatus } from '../storage/workflow-instance.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import type { NewWorkflowInstance } from '../storage/workflow-store.js';
@@ -179,7 +179,8 @@ export async function closeChildren(
   for (let offset = 0; ; offset += CHILDREN_PAGE) {
     const children = await storage.list({ parentId, limit: CHILDREN_PAGE, offset });
     for (const child of children) {
-      if (!UNFINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon')
+      // A paused child (read as `paused`) is unfinished too: its parent's close reaches it.
+      if (FINISHED_STATUSES.includes(child.status) || child.parentClose === null || child.parentClose === 'abandon')
         continue;
       const terminate = child.parentClose === 'terminate';
       const text = `${terminate ? 'Terminated' : 'Cancelled'}: ${reason}.`;

@@ -49,6 +49,13 @@ export class ExecutionConclusion {
       this.storeFailed(outcome.storeError, `executing "${instance.id}"`);
       return;
     }
+    if (reason === 'pause' && run.kind !== 'completed' && run.kind !== 'suspended') {
+      // Paused by an operator: handed back due now, and claimed again once resumed. A run that
+      // completed or suspended meanwhile ends or suspends as it would have.
+      exec.observe.outcome('handed-back');
+      await exec.write({ release: { wakeAt: this.options.clock.now(), waits: [], signalCursor: exec.signalCursor } });
+      return;
+    }
     if (reason === 'shutdown' && run.kind !== 'completed') {
       // Handed back due now, for another worker (or this one after a restart) to carry on.
       exec.observe.outcome('handed-back');

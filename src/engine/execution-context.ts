@@ -11,6 +11,7 @@ import type { PatchMarkers } from './patch-markers.js';
 import type { Compensation } from './saga.js';
 import type { SignalWaits } from './signal-waits.js';
 import type { ExecutionStreams } from './execution-streams.js';
+import type { CallbackOperations } from './callback-operations.js';
 import { sleepTarget, sleepUntil } from './sleep-operation.js';
 import { runStep } from './step-operation.js';
 import { runTransaction } from './transaction-operation.js';
@@ -31,6 +32,8 @@ export interface ContextParts {
   patches: PatchMarkers;
   /** `ctx.stream()`'s writes. */
   streams: ExecutionStreams;
+  /** `ctx.createCallback()` and `ctx.waitForCallback()`. */
+  callbacks: CallbackOperations;
   /** `ctx.setStatus()`: written with the execution's next write. */
   setStatus(value: unknown): void;
 }
@@ -74,5 +77,7 @@ export function createWorkflowContext(host: ExecutionHost, parts: ContextParts):
     patched: (patchId: string) => patches.patched(patchId),
     deprecatePatch: (patchId: string) => patches.deprecatePatch(patchId),
     stream: (name) => parts.streams.body(name),
+    createCallback: (name, options) => parts.callbacks.create(name, options),
+    waitForCallback: (name) => parts.callbacks.wait(name),
   } satisfies Omit<WorkflowContext, 'id' | 'workflow' | 'version' | 'signal'>);
 }

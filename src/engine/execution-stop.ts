@@ -70,7 +70,8 @@ export class ExecutionStop {
       this.nowReason = new WorkflowInterrupt(reason);
       this.now?.abort(this.nowReason);
     }
-    this.aborted(reason);
+    // A pause lets what runs finish and be recorded: `ctx.signal` aborts at the next ctx call (check()).
+    if (reason !== 'pause') this.aborted(reason);
     this.compensationAborted();
     return atOnce;
   }

@@ -87,6 +87,8 @@ export class InstanceClaims {
     if (flags === null) exec.interrupt('lease-lost');
     else if (flags.terminateRequested) exec.interrupt('terminate');
     else if (flags.cancelRequested && !exec.replayOnly) exec.interrupt('cancel');
+    // Compensations (replay-only) run on to their end: a pause stops workflow code at its next step.
+    else if (flags.paused && !exec.replayOnly) exec.interrupt('pause');
     else if (
       !exec.replayOnly &&
       claimed.instance.deadline !== null &&
@@ -116,6 +118,13 @@ export class InstanceClaims {
     if (exec && (terminate || !exec.replayOnly)) exec.interrupt(terminate ? 'terminate' : 'cancel');
     this.unstarted.cancelAccepted(id);
     this.options.kick();
+  }
+
+  /** A pause of `id` accepted in this process: an execution running here stops at its next step and hands it back. */
+  pauseAccepted(id: string): void {
+    const exec = this.running.get(id);
+    if (exec && !exec.replayOnly) exec.interrupt('pause');
+    this.unstarted.cancelAccepted(id);
   }
 
   /** The store said a cancel or terminate of `id` was stored: a claim still out reads the flags again at its start (`UnstartedClaims.cancelStored()`). */

@@ -80,7 +80,8 @@ export class UnstartedClaims {
     if (flags === null) this.started(item);
     else if (
       (flags.terminateRequested && !instance.terminateRequested) ||
-      (flags.cancelRequested && !instance.cancelRequested)
+      (flags.cancelRequested && !instance.cancelRequested) ||
+      flags.paused === true
     )
       countCancel(item);
   }
@@ -107,9 +108,10 @@ function countCancel(item: ClaimedInstance): void {
 export async function readAtStart(
   storage: WorkflowStorage,
   claimed: ClaimedInstance,
-): Promise<{ instance: WorkflowInstance; journal: readonly WorkflowJournalEntry[] } | null> {
+): Promise<{ instance: WorkflowInstance; journal: readonly WorkflowJournalEntry[]; paused: boolean } | null> {
   let { instance } = claimed;
   let journal = NOTHING_JOURNALED;
+  let paused = false;
   let readJournal = instance.runs > 1 || (instance.forkedFrom !== undefined && instance.forkedFrom !== null);
   let covered = 0;
   while (readJournal || ((claimed.cancelsSinceClaim ?? 0) > covered && !instance.terminateRequested)) {
@@ -119,8 +121,9 @@ export async function readAtStart(
     if (readJournal) journal = details.journal ?? NOTHING_JOURNALED;
     readJournal = false;
     instance = withFlagsOf(instance, details);
+    paused = details.status === 'paused';
   }
-  return { instance, journal };
+  return { instance, journal, paused };
 }
 
 /** `instance` with the cancel flags and reason `current` has (itself, unchanged, when they match). */

@@ -77,6 +77,16 @@ export interface WorkflowWaitOptions {
   timeout?: Duration;
 }
 
+/** `ctx.createCallback()`'s options. */
+export interface WorkflowCallbackOptions {
+  /**
+   * From then on the callback can't be completed (`completeCallback()` throws
+   * `WorkflowCallbackTokenError` with reason `'expired'`), and `ctx.waitForCallback()` throws
+   * `WorkflowCallbackTimeoutError`. Default: no limit.
+   */
+  timeout?: Duration;
+}
+
 /** A workflow class: what `@Workflow` decorates. */
 export type WorkflowReference = (abstract new (...args: never[]) => WorkflowDefinition<never, unknown>) | string;
 
@@ -167,6 +177,19 @@ export interface WorkflowContext {
    * (every store this package ships).
    */
   stream<T = unknown>(name: string): WorkflowStream<T>;
+  /**
+   * Makes the callback `name` and its token: at least 128 random bits (256, base64url), bound to this
+   * instance and usable once, by `client.completeCallback(token, payload)` or `failCallback(token,
+   * error)` from anywhere (a webhook, a person's click). The same token on every replay. Hand it out
+   * from a step (the URL you give a payment provider, a link in an email).
+   */
+  createCallback(name: string, options?: WorkflowCallbackOptions): Promise<{ token: string }>;
+  /**
+   * Waits (durably: the instance suspends) for the callback `name` to be completed, and resolves with
+   * the payload; throws the error given to `failCallback()`, or `WorkflowCallbackTimeoutError` once
+   * its timeout passed. A completion that came before the wait is not lost.
+   */
+  waitForCallback<T = unknown>(name: string): Promise<T>;
 }
 
 /** A workflow: `@Workflow(...)` on a class that implements this. */

@@ -119,6 +119,8 @@ export class WorkflowEngine {
       this.claims.executionStarted(claimed, exec, shutdown);
       exec.shutdown = shutdown;
       if (shutdown.aborted) exec.interrupt('shutdown');
+      // Paused since the claim (read at the start): handed back before any step runs.
+      else if (start.paused && !replayOnly) exec.interrupt('pause');
       try {
         if (instance.terminateRequested)
           return await conclusion.finish(exec, 'cancelled', { error: terminated(instance.cancelReason) });

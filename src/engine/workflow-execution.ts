@@ -25,6 +25,7 @@ import type { RetryPolicy } from './retry-policy.js';
 import { compensate, type Compensation, type CompensationOutcome } from './saga.js';
 import { SignalWaits } from './signal-waits.js';
 import { ExecutionStreams } from './execution-streams.js';
+import { CallbackOperations } from './callback-operations.js';
 import { cancelDeferredFlush, deferFlush, type DeferredFlush } from './deferred-flushes.js';
 import type { WorkflowContext } from './workflow-context.js';
 
@@ -120,6 +121,7 @@ export class WorkflowExecution implements ExecutionHost, DeferredFlush {
       values: new RecordedValues(this),
       patches: new PatchMarkers(this),
       streams: this.streams,
+      callbacks: new CallbackOperations(this, deps.storage.callbacks, failed),
       setStatus: (value) => {
         this.pendingStatus = { value: toJsonValue(value, 'ctx.setStatus() value', 'status') ?? null };
       },

@@ -44,7 +44,15 @@ export interface WorkflowObserver {
   leaseLost(instance: WorkflowInstance): void;
   /** An execution of `instance` begins. */
   execution(instance: WorkflowInstance): ExecutionObserver;
+  /**
+   * Optional: an operator's call is made on instance `id` (`pause()`, `resume()`) or on workflow
+   * `workflow` (`pauseWorkflow()`, `resumeWorkflow()`), for a span of its own.
+   */
+  operatorAction?(action: WorkflowOperatorAction, id: string | null, workflow?: string): void;
 }
+
+/** The operators' calls `WorkflowObserver.operatorAction()` hears of. */
+export type WorkflowOperatorAction = 'pause' | 'resume' | 'pause-workflow' | 'resume-workflow';
 
 const NO_EXECUTION: ExecutionObserver = {
   around: (_kind, _name, _attempt, fn) => fn(),

@@ -16,7 +16,13 @@ export type WorkflowInstanceEvent = EventBase &
     | { type: 'workflow-started' }
     /** `client.fork()` made this instance (`id`) from `from.id`, to run again from `from.step` (`null`: the top). */
     | { type: 'workflow-forked'; from: { id: string; step: string | null } }
-    | { type: 'workflow-resumed'; run: number }
+    /**
+     * An execution picked the instance up again (`run`: its run count), or, with `unpaused: true`,
+     * `WorkflowClient.resume()` lifted an operator's pause (`run`: the runs so far).
+     */
+    | { type: 'workflow-resumed'; run: number; unpaused?: true }
+    /** `WorkflowClient.pause()` paused it (emitted by the process that paused it). */
+    | { type: 'workflow-paused'; reason: string | null }
     | { type: 'workflow-suspended'; wakeAt: number | null; waits: WorkflowWait[] }
     | { type: 'workflow-completed'; output: unknown }
     | { type: 'workflow-failed'; error: SerializedWorkflowError }

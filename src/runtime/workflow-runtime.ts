@@ -1,3 +1,4 @@
+import type { WorkflowPauseRequest, WorkflowPauseTarget } from '../storage/workflow-store-pauses.js';
 import type { ClaimedInstance } from '../engine/claimed-instance.js';
 import { retryInstance } from '../engine/retry-reopen.js';
 import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js';
@@ -251,6 +252,36 @@ export class WorkflowRuntime {
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
     const accepted = await this.options.storage.requestCancel(id, request);
     if (accepted) this.cancelAccepted(id, request.terminate);
+    return accepted;
+  }
+
+  /**
+   * Stores a pause of `id` (in `transaction`, the application's, when given); once accepted, an
+   * execution of it running here stops at its next step and hands it back. Resolves to whether it
+   * was accepted.
+   */
+  async pause(id: string, request: WorkflowPauseRequest, transaction?: unknown): Promise<boolean> {
+    const accepted = await this.options.storage.pause(id, request, transaction);
+    if (accepted) this.options.engine.claims.pauseAccepted(id);
+    return accepted;
+  }
+
+  /** Lifts the pause of `id`; once accepted, the loop looks for work (what fell due meanwhile is due now). */
+  async resume(id: string, now: number, transaction?: unknown): Promise<boolean> {
+    const accepted = await this.options.storage.resume(id, now, transaction);
+    if (accepted) this.options.wakeUps.kick();
+    return accepted;
+  }
+
+  /** Stores a pause of a workflow (version): from when it resolves, no process claims its instances. */
+  pauseWorkflow(target: WorkflowPauseTarget, request: WorkflowPauseRequest, transaction?: unknown): Promise<boolean> {
+    return this.options.storage.pauseWorkflow(target, request, transaction);
+  }
+
+  /** Lifts a stored pause of a workflow (version); once accepted, the loop looks for work. */
+  async resumeWorkflow(target: WorkflowPauseTarget, transaction?: unknown): Promise<boolean> {
+    const accepted = await this.options.storage.resumeWorkflow(target, transaction);
+    if (accepted) this.options.wakeUps.kick();
     return accepted;
   }
 

@@ -1,5 +1,5 @@
 import type { WorkflowScheduleEvent } from '../events/workflow-event.js';
-import { UNFINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
+import { PAUSED_STATUS, UNFINISHED_STATUSES, type WorkflowInstance } from '../storage/workflow-instance.js';
 import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
@@ -72,9 +72,9 @@ export async function startOccurrence(
   const id = occurrenceId(scheduleId, at);
   let unfinished: WorkflowInstance[] = [];
   if (occurrence.overlap !== 'allow') {
-    unfinished = (await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES], limit: 1000, offset: 0 })).filter(
-      (i) => i.id !== id,
-    );
+    unfinished = (
+      await storage.list({ scheduleId, status: [...UNFINISHED_STATUSES, PAUSED_STATUS], limit: 1000, offset: 0 })
+    ).filter((i) => i.id !== id);
     if (unfinished.length > 0 && occurrence.overlap === 'skip') {
       deps.emit({
         type: 'schedule-skipped',

@@ -37,6 +37,7 @@ import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from '
 import type { WorkflowPausedWorkflow, WorkflowPauseRequest, WorkflowPauseTarget } from './workflow-store-pauses.js';
 import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
 import { WorkflowStreamStorage } from './workflow-stream-storage.js';
+import { WorkflowCallbackStorage } from './workflow-callback-storage.js';
 import { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
 
 export { UNREADABLE_RETRY_DELAY, type WorkflowStorageOptions } from './workflow-storage-options.js';
@@ -59,6 +60,8 @@ export class WorkflowStorage {
   readonly schedules: WorkflowScheduleStorage;
   /** The streams' operations (`ctx.stream()`, `client.readStream()`), through the same codecs. */
   readonly streams: WorkflowStreamStorage;
+  /** The callbacks' operations (`ctx.createCallback()`, `client.completeCallback()`), through the same codecs. */
+  readonly callbacks: WorkflowCallbackStorage;
   private readonly encoding: PayloadEncoding | null;
 
   constructor(
@@ -68,6 +71,7 @@ export class WorkflowStorage {
     this.encoding = options.codecs ? new PayloadEncoding(options.codecs) : null;
     this.schedules = new WorkflowScheduleStorage(store, options, this.encoding);
     this.streams = new WorkflowStreamStorage(store, this.encoding, options.streamLimits);
+    this.callbacks = new WorkflowCallbackStorage(store, this.encoding);
   }
 
   /** The configured codecs, or `null`. */

@@ -5,6 +5,7 @@ import type {
   ObservedOperation,
   ObservedOutcome,
   WorkflowObserver,
+  WorkflowOperatorAction,
 } from '../engine/workflow-observer.js';
 import type { SerializedWorkflowError } from '../errors/serialized-workflow-error.js';
 import type { WorkflowEventType } from '../events/workflow-event.js';
@@ -62,14 +63,20 @@ const STATUS_ERROR = 2;
  * after any suspension, is a `workflow.execute <name>` span under it, so one instance is one trace
  * (and joins the trace of whoever started it). Inside an execution, each attempt of a step or a
  * compensation and each child start is a span of its own, active while the code runs, so the
- * spans your step makes nest under it. Every span carries `workflow.instance.id`.
+ * spans your step makes nest under it. Every span carries `workflow.instance.id`. An operator's
+ * `pause()`, `resume()`, `pauseWorkflow()` and `resumeWorkflow()` are short spans of their own
+ * (`workflow.pause`, `workflow.resume`, `workflow.pause-workflow <name>`, `workflow.resume-workflow <name>`).
  *
- * Metrics: instances started / completed / failed / cancelled (by `workflow.name`), step duration,
+ * Metrics: instances started / completed / failed / cancelled (by `workflow.name`), operators'
+ * pauses and resumes (`workflows.operator.actions`, by `workflow.action`), step duration,
  * claim latency (from due to claimed), due backlog, lease losses, signal delivery latency.
  */
 export class OpenTelemetryObserver implements WorkflowObserver {
   private readonly tracer: Tracer;
-  private readonly counters: Record<'started' | 'completed' | 'failed' | 'cancelled' | 'leaseLosses', Counter>;
+  private readonly counters: Record<
+    'started' | 'completed' | 'failed' | 'cancelled' | 'leaseLosses' | 'operatorActions',
+    Counter
+  >;
   private readonly stepDuration: Histogram;
   private readonly claimLatency: Histogram;
   private readonly signalLatency: Histogram;
@@ -99,6 +106,10 @@ export class OpenTelemetryObserver implements WorkflowObserver {
       completed: counter('workflows.instances.completed', 'Instances that completed.'),
       failed: counter('workflows.instances.failed', 'Instances that failed (or whose compensations failed).'),
       cancelled: counter('workflows.instances.cancelled', 'Instances cancelled or terminated.'),
+      operatorActions: meter.createCounter('workflows.operator.actions', {
+        description: "Operators' pauses and resumes of instances and workflows.",
+        unit: '{call}',
+      }),
       leaseLosses: meter.createCounter('workflows.lease.losses', {
         description: 'Executions that lost their lease to another worker.',
         unit: '{execution}',
@@ -145,6 +156,14 @@ export class OpenTelemetryObserver implements WorkflowObserver {
               ? this.counters.cancelled
               : null;
     counter?.add(1, { 'workflow.name': workflow });
+  }
+
+  operatorAction(action: WorkflowOperatorAction, id: string | null, workflow?: string): void {
+    const attributes: Record<string, string> = { 'workflow.action': action };
+    if (id !== null) attributes['workflow.instance.id'] = id;
+    if (workflow !== undefined) attributes['workflow.name'] = workflow;
+    this.tracer.startSpan(`workflow.${action}${workflow === undefined ? '' : ` ${workflow}`}`, { attributes }).end();
+    this.counters.operatorActions.add(1, { 'workflow.action': action });
   }
 
   startContext(workflow: string, id: string): Record<string, string> | null {

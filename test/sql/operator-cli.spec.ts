@@ -171,7 +171,7 @@ for (const kind of KINDS) {
         'terminate',
         ...database,
         '--status',
-        'pending,running,suspended,compensating,completed,failed,cancelled,compensation_failed',
+        'pending,running,suspended,compensating,paused,completed,failed,cancelled,compensation_failed',
       );
       expect(everything.code).toBe(1);
       expect(everything.err).toMatch(/matches every instance.*--all/);

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/index.js';
+import { migrationLabel } from '../../src/sql/migration-runner.js';
+import { MIGRATIONS } from '../../src/sqlite/migrations.generated.js';
 import { SqliteWorkflowStore } from '../../src/sqlite/index.js';
 
 async function cli(...argv: string[]) {
@@ -25,7 +27,9 @@ describe('nest-workflows --sqlite', () => {
     const file = join(dir, 'migrate.db');
     const first = await cli('migrate', '--sqlite', file, '--schema', 'cli_app');
     expect(first).toMatchObject({ code: 0, err: '' });
-    expect(first.out).toBe(`Tables "cli_app_*" in ${file}: applied 0001_init.`);
+    // Every migration the package ships, in order: a new file starts from none.
+    const all = MIGRATIONS.map(migrationLabel).join(', ');
+    expect(first.out).toBe(`Tables "cli_app_*" in ${file}: applied ${all}.`);
     const second = await cli('migrate', `--sqlite=${file}`, '--schema', 'cli_app');
     expect(second.out).toBe(`Tables "cli_app_*" in ${file} are up to date.`);
     const store = new SqliteWorkflowStore({ path: file, schema: 'cli_app', migrate: false });
