@@ -5,7 +5,7 @@
 //   nest-workflows sql --postgres | --mysql | --sqlite [--schema <name>]
 //   nest-workflows reencrypt --postgres <url> | --mysql <url> | --sqlite <file> --codecs <file> [--schema <name>] [--batch-size <n>] [--resume <cursor>]
 //   nest-workflows export-history <id> | --out <dir> [filter] --postgres <url> | --mysql <url> | --sqlite <file> (export-history-command.ts)
-//   nest-workflows list | show | cancel | terminate | retry | fork <database> ... (operator-commands.ts)
+//   nest-workflows list | show | pause | resume | cancel | terminate | retry | fork <database> ... (operator-commands.ts)
 import { explainConnectionError } from '../postgres/connection-error.js';
 import { fromPg } from '../postgres/from-pg.js';
 import { checkUrl, loadMysql2, loadPg, redact, splitFlag, UsageError } from './cli-support.js';
@@ -44,9 +44,9 @@ const USAGE = `Usage:
       list then), 1 if some payload could not be read or kept changing (run it again).
 ${EXPORT_HISTORY_USAGE}
 
-  nest-workflows list | show | cancel | terminate | retry | fork --postgres <url> | --mysql <url> | --sqlite <file> ...
-      Lists and shows instances; cancels, terminates or retries one or every instance a filter
-      matches; forks an instance from a step. No application code needed; --json for scripts.
+  nest-workflows list | show | pause | resume | cancel | terminate | retry | fork --postgres <url> | --mysql <url> | --sqlite <file> ...
+      Lists and shows instances; pauses, resumes, cancels, terminates or retries one or every
+      instance a filter matches; forks an instance from a step. No application code needed; --json for scripts.
       "nest-workflows <command> --help" says more.
 
 Options:

@@ -20,12 +20,14 @@ import type { WorkflowStorage } from '../storage/workflow-storage.js';
 import { checkUrl, loadMysql2, loadPg, splitFlag, UsageError } from './cli-support.js';
 import { loadCodecs } from './reencrypt-command.js';
 
-type OperatorName = 'list' | 'show' | 'cancel' | 'terminate' | 'retry' | 'fork';
+type OperatorName = 'list' | 'show' | 'pause' | 'resume' | 'cancel' | 'terminate' | 'retry' | 'fork';
 
 /** The commands that act on a store's instances, without the application's code. */
 export const OPERATOR_COMMANDS: ReadonlySet<string> = new Set<OperatorName>([
   'list',
   'show',
+  'pause',
+  'resume',
   'cancel',
   'terminate',
   'retry',
@@ -56,6 +58,19 @@ ${DATABASE_HELP}`,
   Shows one instance: its status, error, waits, where it was forked from and, with --journal, its journal.
 
 ${DATABASE_HELP}`,
+  pause: `Usage: nest-workflows pause <database> (<id> | <filter>) [--reason <text>] [--json]
+  Pauses: no process claims the instance until it is resumed; one running stops at its next step.
+  With a filter, every unfinished instance it matches that is not paused yet.
+
+${DATABASE_HELP}
+
+${FILTER_HELP}`,
+  resume: `Usage: nest-workflows resume <database> (<id> | <filter>) [--json]
+  Resumes paused instances: what fell due during the pause is due at once.
+
+${DATABASE_HELP}
+
+${FILTER_HELP}`,
   cancel: `Usage: nest-workflows cancel <database> (<id> | <filter>) [--reason <text>] [--json]
   Cancels: each instance stops at its next step and runs its compensations. With a filter, every
   unfinished instance it matches, in batches; prints how many matched and how many took the cancel.
@@ -114,12 +129,17 @@ const FILTER_FLAGS = [
 const FLAGS: Record<OperatorName, readonly string[]> = {
   list: ['--status', '--workflow', '--version', '--id-prefix', '--created-after', '--created-before', '--limit'],
   show: ['--journal'],
+  pause: [...FILTER_FLAGS, '--reason'],
+  resume: FILTER_FLAGS,
   cancel: [...FILTER_FLAGS, '--reason'],
   terminate: [...FILTER_FLAGS, '--reason'],
   retry: FILTER_FLAGS,
   fork: ['--from-step', '--id', '--input', '--version'],
 };
 const SWITCHES = new Set(['--json', '--journal', '--all']);
+
+/** The commands that take an id or a filter. */
+const ACTIONS: ReadonlySet<OperatorName> = new Set<OperatorName>(['pause', 'resume', 'cancel', 'terminate', 'retry']);
 
 function parseOperator(argv: readonly string[]): OperatorCommand | 'help' {
   const name = argv[0] as OperatorName;
@@ -183,9 +203,9 @@ function parseOperator(argv: readonly string[]): OperatorCommand | 'help' {
   if (name === 'list' && command.id !== undefined) throw new UsageError('list takes no id: filter with --id-prefix.');
   if ((name === 'show' || name === 'fork') && command.id === undefined)
     throw new UsageError(`${name} needs the id of an instance.`);
-  if ((name === 'cancel' || name === 'terminate' || name === 'retry') && command.id !== undefined && command.hasFilter)
+  if (ACTIONS.has(name) && command.id !== undefined && command.hasFilter)
     throw new UsageError(`${name} takes an id or a filter, not both.`);
-  if ((name === 'cancel' || name === 'terminate' || name === 'retry') && command.id === undefined && !command.hasFilter)
+  if (ACTIONS.has(name) && command.id === undefined && !command.hasFilter)
     throw new UsageError(`${name} needs an instance id, or a filter (--status, --workflow, --ids... or --all).`);
   return command;
 }
@@ -328,8 +348,11 @@ async function run(command: OperatorCommand, storage: WorkflowStorage, out: (lin
     }
     default: {
       if (id !== undefined) {
-        await actOnOne(command, storage, id);
-        print({ id, changed: true }, `${verb(command.name)} "${id}".`);
+        const changed = await actOnOne(command, storage, id);
+        print(
+          { id, changed },
+          changed ? `${verb(command.name)} "${id}".` : `"${id}" was ${verb(command.name).toLowerCase()} already.`,
+        );
         return;
       }
       const selection = parseBulkFilter(command.name, command.filter, Date.now(), '--all');
@@ -344,19 +367,44 @@ async function run(command: OperatorCommand, storage: WorkflowStorage, out: (lin
 }
 
 function verb(name: OperatorName): string {
-  return name === 'cancel' ? 'Cancelled' : name === 'terminate' ? 'Terminated' : 'Retried';
+  const verbs: Partial<Record<OperatorName, string>> = {
+    pause: 'Paused',
+    resume: 'Resumed',
+    cancel: 'Cancelled',
+    terminate: 'Terminated',
+  };
+  return verbs[name] ?? 'Retried';
 }
 
-/** `cancel`, `terminate` or `retry` of one id: refused with the reason (unknown, finished...) as the client would. */
-async function actOnOne(command: OperatorCommand, storage: WorkflowStorage, id: string): Promise<void> {
+/**
+ * An action on one id, refused with the reason (unknown, finished...) as the client would; resolves
+ * to whether it changed the instance (pausing a paused one, or resuming one that isn't, changes nothing).
+ */
+async function actOnOne(command: OperatorCommand, storage: WorkflowStorage, id: string): Promise<boolean> {
   const read = async () => {
     const current = await storage.get(id, { journal: true, readable: true });
     if (!current) throw new WorkflowNotFoundError(`No workflow instance has the id "${id}".`);
     return current;
   };
-  if (command.name === 'retry') return retryInstance(storage, id, read, Date.now);
+  if (command.name === 'retry') {
+    await retryInstance(storage, id, read, Date.now);
+    return true;
+  }
+  if (command.name === 'pause' || command.name === 'resume') {
+    const pause = command.name === 'pause';
+    const changed = pause
+      ? await storage.pause(id, { reason: command.reason ?? null, now: Date.now() })
+      : await storage.resume(id, Date.now());
+    if (changed) return true;
+    const current = await read();
+    if (FINISHED_STATUSES.includes(current.status))
+      throw new WorkflowInvalidStateError(
+        `Instance "${id}" is ${current.status} and can't be ${pause ? 'paused' : 'resumed'}.`,
+      );
+    return false;
+  }
   const terminate = command.name === 'terminate';
-  if (await storage.requestCancel(id, parseCancelRequest(command.reason, terminate, Date.now()))) return;
+  if (await storage.requestCancel(id, parseCancelRequest(command.reason, terminate, Date.now()))) return true;
   throw cancelRefused(await read(), terminate);
 }
 
@@ -365,14 +413,18 @@ async function actOnListed(command: OperatorCommand, storage: WorkflowStorage, i
   if (command.name === 'retry') {
     if (!['failed', 'cancelled', 'compensation_failed'].includes(instance.status)) return false;
     try {
-      await actOnOne(command, storage, instance.id);
-      return true;
+      return await actOnOne(command, storage, instance.id);
     } catch (error) {
       if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
       throw error;
     }
   }
+  if (command.name === 'resume') return instance.status === 'paused' && storage.resume(instance.id, Date.now());
   if (FINISHED_STATUSES.includes(instance.status)) return false;
+  if (command.name === 'pause')
+    return (
+      instance.status !== 'paused' && storage.pause(instance.id, { reason: command.reason ?? null, now: Date.now() })
+    );
   const terminate = command.name === 'terminate';
   return storage.requestCancel(instance.id, parseCancelRequest(command.reason, terminate, Date.now()));
 }

@@ -296,7 +296,7 @@ export class WorkflowClient implements OnModuleDestroy {
     return actOnMatching(this.bulkReads(), selection, (instance) =>
       FINISHED_STATUSES.includes(instance.status) || instance.status === 'paused'
         ? Promise.resolve(false)
-        : this.storage.pause(instance.id, { reason, now: this.options.clock.now() }),
+        : this.runtime.pause(instance.id, { reason, now: this.options.clock.now() }),
     );
   }
 
@@ -308,7 +308,7 @@ export class WorkflowClient implements OnModuleDestroy {
     const selection = parseBulkFilter('resumeMany', filter, this.options.clock.now());
     return actOnMatching(this.bulkReads(), selection, (instance) =>
       instance.status === 'paused'
-        ? this.storage.resume(instance.id, this.options.clock.now())
+        ? this.runtime.resume(instance.id, this.options.clock.now())
         : Promise.resolve(false),
     );
   }

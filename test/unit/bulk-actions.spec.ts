@@ -70,6 +70,7 @@ describe('bulk actions', () => {
           'running',
           'suspended',
           'compensating',
+          'paused',
           'completed',
           'failed',
           'cancelled',
