@@ -50,13 +50,16 @@ describe('the signal on ctx and on a step run', () => {
       'random',
       'uuid',
       'setStatus',
+      'stream',
+      'createCallback',
+      'waitForCallback',
     ]);
     expect(seen.ctxSignal).toMatchObject({ enumerable: true, configurable: true, set: undefined });
     expect(typeof (seen.ctxSignal as PropertyDescriptor).get).toBe('function');
     expect(seen.destructured).toBeInstanceOf(AbortSignal);
-    expect(seen.runKeys).toEqual(['attempt', 'signal']);
+    expect(seen.runKeys).toEqual(['attempt', 'signal', 'stream']);
     // One execution, one signal: the step's run sees the one ctx.signal is.
-    expect(seen.runSpread).toEqual({ attempt: 1, signal: seen.destructured });
+    expect(seen.runSpread).toEqual({ attempt: 1, signal: seen.destructured, stream: expect.any(Function) });
     expect(seen.runSignal).toBe(seen.destructured);
     expect(seen.json).toBe('{"attempt":1,"signal":"a signal"}');
   });
