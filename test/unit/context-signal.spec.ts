@@ -53,6 +53,8 @@ describe('the signal on ctx and on a step run', () => {
       'patched',
       'deprecatePatch',
       'stream',
+      'createCallback',
+      'waitForCallback',
     ]);
     expect(seen.ctxSignal).toMatchObject({ enumerable: true, configurable: true, set: undefined });
     expect(typeof (seen.ctxSignal as PropertyDescriptor).get).toBe('function');
