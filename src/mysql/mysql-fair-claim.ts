@@ -55,9 +55,10 @@ export async function fairDue(
   const where = dueWhere(tables, request, exclusions);
   const params: unknown[] = [];
   const parts = groups.map(({ priority, key }) => {
-    params.push(priority, key, ...where.params, share);
+    params.push(priority, ...(key === null ? [] : [key]), ...where.params, share);
+    // `=` and `IS NULL` rather than `<=>`: each part is then a range of the index, bounded by wake_at.
     return `(SELECT ${columns} FROM ${tables.instances} FORCE INDEX (instances_due_key)
-WHERE claim_priority = ? AND concurrency_key <=> ? AND ${where.sql}
+WHERE claim_priority = ? AND concurrency_key ${key === null ? 'IS NULL' : '= ?'} AND ${where.sql}
 ORDER BY wake_at, created_at, id LIMIT ?)`;
   });
   const { rows } = await tx.query(parts.join('\nUNION ALL\n'), params);
