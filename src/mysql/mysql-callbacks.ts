@@ -12,7 +12,7 @@ import type {
 /** ER_NO_REFERENCED_ROW_2: the foreign key found no instance. */
 const NO_REFERENCED_ROW = 1452;
 
-/** The callbacks' statements for a schema (migration 0012). */
+/** The callbacks' statements for a schema (migration 0009). */
 function callbackStatements(schema: string) {
   const t = MYSQL_DIALECT.table(schema, 'callbacks');
   return {

@@ -9,7 +9,7 @@ import type {
   WorkflowCallbackSettleResult,
 } from '../storage/workflow-store-callbacks.js';
 
-/** The callbacks' statements for a quoted schema (migration 0014). */
+/** The callbacks' statements for a quoted schema (migration 0013). */
 function callbackStatements(s: string) {
   const columns = 'instance_id, name, state, payload::text AS payload, expires_at, created_at, settled_at';
   return {

@@ -3,6 +3,8 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main as cli } from '../../src/cli/index.js';
 import { WorkflowError } from '../../src/errors/workflow.error.js';
+import { MIGRATIONS } from '../../src/postgres/migrations.generated.js';
+import { migrationLabel } from '../../src/sql/migration-runner.js';
 import {
   fromPg,
   POSTGRES_KEY_LIMITS,
@@ -21,6 +23,9 @@ import {
   recordingPool,
   requirePostgres,
 } from '../support/postgres.js';
+
+/** Every migration this package ships, as `migrate()` reports them. */
+const LABELS = MIGRATIONS.map(migrationLabel);
 
 const T = 1_700_000_000_000;
 const available = await requirePostgres('PostgresWorkflowStore');
@@ -108,31 +113,11 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
     it('applies each migration once, however often init() runs', async () => {
       const name = schema();
       const store = new PostgresWorkflowStore({ executor: fromPg(pool), schema: name });
-      expect(await store.migrate()).toEqual([
-        '0001_init',
-        '0002_list_indexes',
-        '0003_topic_locks',
-        '0004_trace_context',
-        '0005_end_notice',
-        '0006_run_timeout',
-        '0011_signal_lock_modes',
-        '0012_claim_index_collation',
-        '0007_pauses',
-      ]);
+      expect(await store.migrate()).toEqual(LABELS);
       await store.init();
       await new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }).init();
       const { rows } = await pool.query(`SELECT version, name FROM "${name}".migrations ORDER BY version`);
-      expect(rows).toEqual([
-        { version: 1, name: 'init' },
-        { version: 2, name: 'list_indexes' },
-        { version: 3, name: 'topic_locks' },
-        { version: 4, name: 'trace_context' },
-        { version: 5, name: 'end_notice' },
-        { version: 6, name: 'run_timeout' },
-        { version: 11, name: 'signal_lock_modes' },
-        { version: 12, name: 'claim_index_collation' },
-        { version: 7, name: 'pauses' },
-      ]);
+      expect(rows).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));
     });
 
     it('migrates once when five stores start together on one schema', async () => {
@@ -142,21 +127,9 @@ describe.skipIf(!available)(`PostgresWorkflowStore (${PG_REQUIREMENT})`, () => {
         () => new PostgresWorkflowStore({ executor: fromPg(pool), schema: name }),
       );
       const applied = await Promise.all(stores.map((store) => store.migrate()));
-      expect(applied.filter((list) => list.length > 0)).toEqual([
-        [
-          '0001_init',
-          '0002_list_indexes',
-          '0003_topic_locks',
-          '0004_trace_context',
-          '0005_end_notice',
-          '0006_run_timeout',
-          '0011_signal_lock_modes',
-          '0012_claim_index_collation',
-          '0007_pauses',
-        ],
-      ]);
+      expect(applied.filter((list) => list.length > 0)).toEqual([LABELS]);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${name}".migrations`);
-      expect(rows[0].n).toBe(7);
+      expect(rows[0].n).toBe(MIGRATIONS.length);
       // And the schema works.
       expect((await stores[3]!.create(instance('a'))).created).toBe(true);
     });

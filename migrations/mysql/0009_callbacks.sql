@@ -1,4 +1,4 @@
--- @nestjs/workflows, MySQL / MariaDB, migration 0012: callbacks (`ctx.createCallback()`,
+-- @nestjs/workflows, MySQL / MariaDB, migration 0009: callbacks (`ctx.createCallback()`,
 -- `client.completeCallback()`).
 --
 -- One row per instance and callback name, found by the SHA-256 of its token (no usable token is

@@ -1,4 +1,4 @@
--- @nestjs/workflows, SQLite, migration 0009: callbacks (`ctx.createCallback()`,
+-- @nestjs/workflows, SQLite, migration 0006: callbacks (`ctx.createCallback()`,
 -- `client.completeCallback()`).
 --
 -- One row per instance and callback name, found by the SHA-256 of its token (no usable token is

@@ -1,4 +1,4 @@
--- @nestjs/workflows, PostgreSQL, migration 0014: callbacks (`ctx.createCallback()`,
+-- @nestjs/workflows, PostgreSQL, migration 0013: callbacks (`ctx.createCallback()`,
 -- `client.completeCallback()`).
 --
 -- One row per instance and callback name, found by the SHA-256 of its token (no usable token is
