@@ -17,6 +17,16 @@ CREATE TABLE {{schema}}.debounce_keys (
 
 -- Fair claims: the due instances without a lease per priority and concurrency key, in claim order,
 -- so a claim finds each key's oldest due instances with one descent per key (instances_due keeps
--- the plain claim order). The keyless ones are there too (NULLs last), as one more group.
-CREATE INDEX instances_due_key ON {{schema}}.instances (priority, concurrency_key, wake_at, created_at, id, workflow, version)
+-- the plain claim order). The keyless ones are there too (NULLs last), as one more group. Workflow
+-- names are under "POSIX", as the claim compares them (migration 0012 gives instances_due the same),
+-- so the bounds on them are conditions on the index and due instances of other workflows are
+-- passed over inside it.
+CREATE INDEX instances_due_key ON {{schema}}.instances (priority, concurrency_key, wake_at, created_at, id, workflow COLLATE "POSIX", version)
   WHERE status IN ('pending', 'running', 'suspended', 'compensating') AND wake_at IS NOT NULL AND lease_token IS NULL;
+
+-- The same entries for the instances that have a key, alone: the claim's loose scan finds the keys
+-- here, so its descents never walk the keyless instances (in instances_due_key they sort after a
+-- priority's keys, and a descent to the next priority's first key would read through all of them).
+CREATE INDEX instances_due_keyed ON {{schema}}.instances (priority, concurrency_key, wake_at, created_at, id, workflow COLLATE "POSIX", version)
+  WHERE status IN ('pending', 'running', 'suspended', 'compensating') AND wake_at IS NOT NULL AND lease_token IS NULL
+    AND concurrency_key IS NOT NULL;

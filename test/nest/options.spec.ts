@@ -24,7 +24,7 @@ function workflowWith(options: WorkflowOptions) {
 describe('nested module options', () => {
   it('refuses an unknown key inside worker, naming it and the known keys', async () => {
     await expect(boot({ worker: { leaseMs: 5000 } as never })).rejects.toThrow(
-      'WorkflowsModule option "worker": unknown key "leaseMs". Known keys: enabled, id, concurrency, pollInterval, leaseDuration, heartbeatInterval, shutdownTimeout.',
+      'WorkflowsModule option "worker": unknown key "leaseMs". Known keys: enabled, id, concurrency, pollInterval, leaseDuration, heartbeatInterval, shutdownTimeout, replayCheck.',
     );
   });
 
