@@ -123,13 +123,17 @@ export class MySqlSignals {
 
   /** `signals()`. */
   async read(executor: SqlExecutor, query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    const { rows } = await executor.query(this.sql.readSignals, [
-      topicHash(query.name, query.key),
-      query.afterId,
-      Math.min(query.upToId, Number.MAX_SAFE_INTEGER),
-      query.name,
-      query.key,
-    ]);
+    // In a READ COMMITTED transaction of its own: under REPEATABLE READ the locking read would also
+    // lock the index entry past its range, and wait for another topic's signal in flight there.
+    const { rows } = await executor.transaction((tx) =>
+      tx.query(this.sql.readSignals, [
+        topicHash(query.name, query.key),
+        query.afterId,
+        Math.min(query.upToId, Number.MAX_SAFE_INTEGER),
+        query.name,
+        query.key,
+      ]),
+    );
     return rows.map(toSignal);
   }
 
