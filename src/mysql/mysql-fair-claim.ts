@@ -25,41 +25,46 @@ export interface FairGroup {
 
 /** What a claim may take from, as `dueGroups()` read it. */
 export interface DueGroups {
-  /** Up to `FAIR_KEYS_PER_PRIORITY` + 1 groups with due entries, by priority and key: more than one means the claim takes turns. */
+  /** The groups with due entries among the first `FAIR_KEYS_PER_PRIORITY` + 1: more than one means the claim takes turns. */
   groups: FairGroup[];
-  /** The priorities of `instances_due` that may hold due instances, ascending; none: nothing is due. */
+  /** The priorities of `instances_due` that may hold due instances, ascending; none: nothing is. */
   priorities: number[];
 }
 
 /**
- * The groups with due entries in `instances_due_key`, each with its earliest due `wake_at`, by one
- * loose index scan (GROUP BY on its first two columns with MIN of the third: one descent per group
- * and none through a group's entries; migration 0011 made the index one MariaDB reads so), and the
- * priorities a claim walks: those of the groups, and when there were more groups than one read
- * returns, every later priority of `instances_due` too (one descent each). A claim walks
- * `instances_due` one priority at a time (see `dueWhere()`), so sleeping instances cost it nothing.
+ * The groups of `instances_due_key` with due entries, each with its earliest `wake_at`, by one loose
+ * index scan (GROUP BY on its first two columns with MIN of the third: two descents per group and
+ * none through a group's entries; migration 0011 made the index one MariaDB reads so) of the first
+ * `FAIR_KEYS_PER_PRIORITY` + 1 groups in priority and key order, asleep or due (so a fleet of keys
+ * whose instances all sleep costs a claim that many descents at most; due keys past them are claimed
+ * in plain order, as PostgreSQL's walk of 1,000 keys does), and the priorities a claim walks: those
+ * of the due groups, and when there were more groups than that, the last one read and every later
+ * priority of `instances_due` too (one descent each). A claim walks `instances_due` one priority at a time (see
+ * `dueWhere()`), so sleeping instances cost it nothing.
  */
 export async function dueGroups(executor: SqlExecutor, tables: MySqlTables, now: number): Promise<DueGroups> {
   const { rows } = await executor.query(
     `SELECT claim_priority AS p, concurrency_key AS k, MIN(wake_at) AS w FROM ${tables.instances} FORCE INDEX (instances_due_key)
-WHERE claim_priority IS NOT NULL AND wake_at <= ? GROUP BY claim_priority, concurrency_key ORDER BY claim_priority, concurrency_key LIMIT ?`,
-    [now, FAIR_KEYS_PER_PRIORITY + 1],
+WHERE claim_priority IS NOT NULL GROUP BY claim_priority, concurrency_key ORDER BY claim_priority, concurrency_key LIMIT ?`,
+    [FAIR_KEYS_PER_PRIORITY + 1],
   );
-  const groups = rows.map((row) => ({
+  const found = rows.map((row) => ({
     priority: toNumber(row.p),
     key: row.k === null || row.k === undefined ? null : String(row.k),
     earliest: toNumber(row.w),
   }));
+  // A group whose every entry sleeps takes no turn, and its priority needs no walk.
+  const groups = found.filter((group) => group.earliest <= now);
   const priorities = [...new Set(groups.map((group) => group.priority))];
-  if (groups.length > FAIR_KEYS_PER_PRIORITY) {
-    for (let last = priorities.at(-1)!; ;) {
+  if (found.length > FAIR_KEYS_PER_PRIORITY) {
+    // Groups past the ones read may be due: their priorities are the last one read and those after.
+    for (let last: number | null = found.at(-1)!.priority; last !== null;) {
+      if (!priorities.includes(last)) priorities.push(last);
       const { rows: next } = await executor.query(
         `SELECT MIN(claim_priority) AS p FROM ${tables.instances} WHERE claim_priority > ?`,
         [last],
       );
-      if (next[0]?.p === null || next[0]?.p === undefined) break;
-      last = toNumber(next[0].p);
-      priorities.push(last);
+      last = next[0]?.p === null || next[0]?.p === undefined ? null : toNumber(next[0].p);
     }
   }
   return { groups, priorities };

@@ -126,6 +126,34 @@ describe.skipIf(!available)('claim reads on MariaDB', () => {
     });
   });
 
+  describe('beside 3,000 keys whose instances all sleep', () => {
+    const fixture = useMysqlStore('claimreadsasleep', { beforeAll, afterAll }, 1);
+    beforeAll(async () => {
+      await insert(fixture.pool, fixture.schema, 'w', 3000, {
+        prefix: 'sleeping-',
+        priority: '0',
+        wakeAt: `${NOW} + 86400000 + n`,
+        createdAt: `${NOW - 10_000} + n`,
+        key: "CONCAT('tenant-', LPAD(n, 5, '0'))",
+      });
+      // Due, under a key after all of theirs: past the groups a claim reads, so taken in plain order.
+      await insert(fixture.pool, fixture.schema, 'w', 1, {
+        prefix: 'due-',
+        status: 'pending',
+        priority: '0',
+        wakeAt: `${NOW - 1000}`,
+        createdAt: `${NOW - 1000}`,
+        key: "'zz'",
+      });
+    });
+
+    it('a claim reads the first 1,001 keys at most, and still takes the due instance past them', async () => {
+      const { ids, reads: read } = await counted(fixture, request('w'));
+      expect(ids).toEqual(['due-0']);
+      expect(read).toBeLessThanOrEqual(2_200);
+    });
+  });
+
   describe('migration 0011 on a store 0008 made', () => {
     let pool: mysql.Pool;
     const schema = freshPrefix('claimreadsmig');
