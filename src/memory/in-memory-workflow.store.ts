@@ -134,9 +134,10 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     scheduleId: string,
     token: string | null,
     init: NewWorkflowInstance,
+    revision?: number,
   ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     // The lease check and the insert with no `await` between: a pause or a delete lands before both or after.
-    if (!this.schedules.fenced(scheduleId, token, init.now)) return null;
+    if (!this.schedules.fenced(scheduleId, token, init.now, revision)) return null;
     return this.createNow(init);
   }
 

@@ -93,6 +93,7 @@ export interface SqlScheduleStore {
     scheduleId: string,
     token: string | null,
     instance: NewWorkflowInstance,
+    revision?: number,
   ): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 }
 
@@ -392,7 +393,8 @@ export abstract class SqlWorkflowStoreBase {
     scheduleId: string,
     token: string | null,
     instance: NewWorkflowInstance,
+    revision?: number,
   ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
-    return this.scheduleStore.createOccurrence(scheduleId, token, instance);
+    return this.scheduleStore.createOccurrence(scheduleId, token, instance, revision);
   }
 }

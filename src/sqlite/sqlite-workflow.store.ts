@@ -208,11 +208,12 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     scheduleId: string,
     token: string | null,
     init: Store.NewWorkflowInstance,
+    revision?: number,
   ): Promise<CreateResult | null> {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
     return (await this.connection()).write((sql) =>
-      schedules.occurrenceFenced(sql, this.tables, scheduleId, token, init.now)
+      schedules.occurrenceFenced(sql, this.tables, scheduleId, token, init.now, revision)
         ? insertInstance(sql, this.tables, create)
         : null,
     );

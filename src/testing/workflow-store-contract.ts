@@ -3,6 +3,7 @@ import { encryptionContract } from './contract/encryption.contract.js';
 import { forkContract } from './contract/fork.contract.js';
 import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
 import { retryChildRaceContract } from './contract/retry-child-race.contract.js';
+import { scheduleChangeRaceContract } from './contract/schedule-change-race.contract.js';
 import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
 import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
@@ -126,6 +127,7 @@ const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [
   parallelWaitsContract,
   terminateSlotsContract,
   retryChildRaceContract,
+  scheduleChangeRaceContract,
   encryptionContract,
 ];
 
