@@ -70,6 +70,8 @@ export async function pauseAndResumeRemotely(
   id: string,
   runs: RecordedRuns,
   workerPid: number,
+  /** How it is paused and resumed: one instance (`pause()`), or a bulk action's page (`pauseMany()`). */
+  how: 'one' | 'bulk' = 'one',
 ): Promise<void> {
   await client.start(TickTock, null, { id });
   await within(
@@ -80,7 +82,9 @@ export async function pauseAndResumeRemotely(
   );
   await new Promise((resolve) => setTimeout(resolve, 350));
   const paused = Date.now();
-  await client.pause(id, 'operator: hold on');
+  if (how === 'one') await client.pause(id, 'operator: hold on');
+  else
+    expect(await client.pauseMany({ ids: [id] }, { reason: 'operator: hold on' })).toEqual({ matched: 1, changed: 1 });
   // Handed back: the lease released, the status still `paused`.
   const handedBack = await within(
     BOUND,
@@ -98,7 +102,8 @@ export async function pauseAndResumeRemotely(
   expect((await client.getStatus(id, { journal: true })).journal!.length).toBe(recorded);
   expect((await runs(id)).length).toBe(recorded);
 
-  await client.resume(id);
+  if (how === 'one') await client.resume(id);
+  else expect(await client.resumeMany({ ids: [id] })).toEqual({ matched: 1, changed: 1 });
   expect(await client.handle<number>(id).result({ timeout: '20s' })).toBe(STEPS);
   const all = await runs(id);
   expect(new Set(all.map((r) => r.step)).size).toBe(STEPS);

@@ -2,7 +2,8 @@
 // running in another OS process (the worker, a child process) through the store's notice, within a
 // second, not at the worker's next heartbeat (30 s there); resumed, it carries on where it stopped,
 // and no step the journal recorded runs twice. On PostgreSQL (LISTEN/NOTIFY) and MariaDB (the
-// wake-up poll's cancel counter).
+// wake-up poll's cancel counter); paused by `pause()`, and by a bulk action's page (`pauseMany()`,
+// whose notice is the page's: `cancels:[ids]`, one step of the counter).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Module, type INestApplicationContext } from '@nestjs/common';
@@ -62,13 +63,18 @@ for (const kind of SQL_KINDS) {
       await target?.close({ drop: true });
     });
 
+    const runs = (id: string) =>
+      target.query<{ step: string; pid: number }>(
+        `SELECT step, pid FROM ${target.table('effects')} WHERE instance = ?`,
+        [id],
+      );
+
     it('stops the execution running in the other process within a second and resumes it where it stopped, no recorded step run twice', async () => {
-      const runs = (id: string) =>
-        target.query<{ step: string; pid: number }>(
-          `SELECT step, pid FROM ${target.table('effects')} WHERE instance = ?`,
-          [id],
-        );
       await pauseAndResumeRemotely(api!.get(WorkflowClient), `ticks-${kind}`, runs, worker!.pid!);
+    }, 30_000);
+
+    it("does the same when the pause is a bulk action's page (pauseMany(), then resumeMany())", async () => {
+      await pauseAndResumeRemotely(api!.get(WorkflowClient), `ticks-bulk-${kind}`, runs, worker!.pid!, 'bulk');
     }, 30_000);
   });
 }
