@@ -1,3 +1,4 @@
+import { MySqlBulkChanges } from './mysql-bulk-changes.js';
 import { MySqlPauses } from './mysql-pauses.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
@@ -107,6 +108,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   protected readonly streams: MySqlStreams;
   protected readonly pauses: MySqlPauses;
   protected readonly forks: MySqlForks;
+  protected readonly bulkChanges: MySqlBulkChanges;
   protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
@@ -139,6 +141,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.streams = new MySqlStreams(this.schema);
     this.pauses = new MySqlPauses(this.tables);
     this.forks = new MySqlForks(this.tables);
+    this.bulkChanges = new MySqlBulkChanges(this.tables);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);

@@ -1,4 +1,5 @@
 import { PostgresPauses } from './postgres-pauses.js';
+import { PostgresBulkChanges } from './postgres-bulk-changes.js';
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
@@ -87,6 +88,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   protected readonly deletes: PostgresDeletes;
   protected readonly pauses: PostgresPauses;
   protected readonly forks: PostgresForks;
+  protected readonly bulkChanges: PostgresBulkChanges;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
   protected readonly callbacks: PostgresCallbacks;
@@ -125,6 +127,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.streams = new PostgresStreams(this.schema, this.channel + STREAMS_CHANNEL_SUFFIX);
     this.pauses = new PostgresPauses(this.schema, this.channel);
     this.forks = new PostgresForks(this.schema);
+    this.bulkChanges = new PostgresBulkChanges(this.schema, this.channel);
   }
 
   /**

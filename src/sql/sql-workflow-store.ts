@@ -20,6 +20,8 @@ import type {
 } from '../storage/workflow-store-streams.js';
 import type { CreateResult } from './create-batch.js';
 import type { SqlPauses } from './sql-pauses.js';
+import type { SqlBulkChanges } from './bulk-changes.js';
+import { checkBulkIds, type WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
 import type {
   WorkflowPausedWorkflow,
   WorkflowPauseRequest,
@@ -181,6 +183,7 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly deletes: DeleteStatements;
   protected abstract readonly pauses: SqlPauses;
   protected abstract readonly forks: ForkStatements;
+  protected abstract readonly bulkChanges: SqlBulkChanges;
 
   /** The store's re-encryption half. */
   protected abstract readonly payloadRewrites: SqlPayloadRewrites;
@@ -339,6 +342,23 @@ export abstract class SqlWorkflowStoreBase {
   async resumeWorkflowInTransaction(transaction: unknown, target: WorkflowPauseTarget): Promise<boolean> {
     this.input.pauseTarget(target.workflow, target.version);
     return this.inApplicationTransaction(transaction, (executor) => this.pauses.resumeWorkflow(executor, target));
+  }
+
+  /** A page of a bulk action, in one transaction of the store's own. */
+  async changeMany(ids: readonly string[], change: WorkflowBulkChange): Promise<string[]> {
+    checkBulkIds(ids);
+    if (ids.length === 0) return [];
+    return this.bulkChanges.changeAlone(this.executor, ids, change);
+  }
+
+  /** `changeMany()` in the application's transaction, in a savepoint of it. */
+  async changeManyInTransaction(
+    transaction: unknown,
+    ids: readonly string[],
+    change: WorkflowBulkChange,
+  ): Promise<string[]> {
+    checkBulkIds(ids);
+    return this.inApplicationTransaction(transaction, (executor) => this.bulkChanges.change(executor, ids, change));
   }
 
   pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
