@@ -1,4 +1,6 @@
 import { MySqlPauses } from './mysql-pauses.js';
+import { mysqlProcesses } from './mysql-processes.js';
+import type { SqlProcesses } from '../sql/process-records.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { checkMysqlAnswers, explainMysqlConnectionError } from './connection-error.js';
@@ -106,6 +108,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   protected readonly callbacks: MySqlCallbacks;
   protected readonly streams: MySqlStreams;
   protected readonly pauses: MySqlPauses;
+  protected readonly processRecords: SqlProcesses;
   protected readonly forks: MySqlForks;
   protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
@@ -138,6 +141,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.callbacks = new MySqlCallbacks(this.executor, this.schema);
     this.streams = new MySqlStreams(this.schema);
     this.pauses = new MySqlPauses(this.tables);
+    this.processRecords = mysqlProcesses(this.tables);
     this.forks = new MySqlForks(this.tables);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);

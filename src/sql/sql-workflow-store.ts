@@ -20,6 +20,8 @@ import type {
 } from '../storage/workflow-store-streams.js';
 import type { CreateResult } from './create-batch.js';
 import type { SqlPauses } from './sql-pauses.js';
+import type { SqlProcesses } from './process-records.js';
+import type { WorkflowProcessRecord } from '../storage/workflow-store-processes.js';
 import type {
   WorkflowPausedWorkflow,
   WorkflowPauseRequest,
@@ -179,6 +181,7 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly reopens: ReopenStatements<unknown>;
   protected abstract readonly deletes: DeleteStatements;
   protected abstract readonly pauses: SqlPauses;
+  protected abstract readonly processRecords: SqlProcesses;
   protected abstract readonly forks: ForkStatements;
 
   /** The store's re-encryption half. */
@@ -342,6 +345,18 @@ export abstract class SqlWorkflowStoreBase {
 
   pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
     return this.pauses.pausedWorkflows(this.executor);
+  }
+
+  recordProcess(record: WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    return this.processRecords.record(this.executor, record, staleBefore);
+  }
+
+  removeProcess(id: string): Promise<boolean> {
+    return this.processRecords.remove(this.executor, id);
+  }
+
+  processes(seenSince: number): Promise<WorkflowProcessRecord[]> {
+    return this.processRecords.live(this.executor, seenSince);
   }
 
   /** Applies the pending migrations under the migration lock; resolves to their names (`0001_init`...). */

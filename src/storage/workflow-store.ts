@@ -29,6 +29,7 @@ import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowStreamStore } from './workflow-store-streams.js';
 import type { WorkflowPauseStore } from './workflow-store-pauses.js';
 import type { WorkflowCallbackStore } from './workflow-store-callbacks.js';
+import type { WorkflowProcessStore } from './workflow-store-processes.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -49,10 +50,11 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * re-check their conditions on the rows they change). Each method's comment names the race its
  * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts),
  * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts), the callbacks' in
- * `WorkflowCallbackStore` (workflow-store-callbacks.ts).
+ * `WorkflowCallbackStore` (workflow-store-callbacks.ts), the worker processes' records in
+ * `WorkflowProcessStore` (workflow-store-processes.ts).
  */
 export interface WorkflowStore
-  extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore, WorkflowCallbackStore {
+  extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore, WorkflowCallbackStore, WorkflowProcessStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -456,3 +458,8 @@ export type {
   WorkflowCallbackState,
   WorkflowCallbackStore,
 } from './workflow-store-callbacks.js';
+export type {
+  WorkflowDeclaredVersion,
+  WorkflowProcessRecord,
+  WorkflowProcessStore,
+} from './workflow-store-processes.js';

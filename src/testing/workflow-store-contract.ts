@@ -39,6 +39,7 @@ import { signalCursorContract } from './contract/signal-cursor.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
 import { pauseContract } from './contract/pause.contract.js';
+import { processesContract } from './contract/processes.contract.js';
 
 export type {
   ContractAppTransaction,
@@ -115,6 +116,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   streamsContract,
   pauseContract,
   callbacksContract,
+  processesContract,
 ];
 
 /**
