@@ -393,7 +393,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       .slice(0, limit);
     for (const [key] of windows) this.windows.delete(key);
 
-    return { instances: instances.length, signals, rateLimits: windows.length };
+    const debounceKeys = this.debounces.purge(limit, (id) => this.instances.get(id)?.instance);
+
+    return { instances: instances.length, signals, rateLimits: windows.length, debounceKeys };
   }
 
   /** Whether the instance `id` is a child whose parent exists unfinished. */

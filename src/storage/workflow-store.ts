@@ -218,7 +218,15 @@ export interface WorkflowStore
    * - for both, a finished parent is checked under its row lock as in `delete()` (during its reopen,
    *   keep the child and end); lock only finished parents, and mind deadlocks between purges;
    * - up to `limit` rate-limit windows that ended before `before` (an ended window is the same as
-   *   none), re-checking `windowEnd` on the deleted rows and skipping rows a claim holds locked.
+   *   none), re-checking `windowEnd` on the deleted rows and skipping rows a claim holds locked;
+   * - up to `limit` debounce keys, whatever their age, whose instance has started (`runs > 0`) or
+   *   is gone: the key's next start makes a new instance with or without the row. Never one whose
+   *   instance has not started (the next start must join it). Delete a row only while it still
+   *   names the instance that was checked (compare `instance_id` on the deleted row itself): a
+   *   debounced create of the key may point it at a new, unstarted instance meanwhile, and a delete
+   *   that re-checked only "started or gone" against an older snapshot (PostgreSQL's READ
+   *   COMMITTED re-check of a locked row) would drop the row of that new burst, and the next start
+   *   would make a second instance. `runs` only grows, so a check that saw it started holds.
    */
   purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult>;
 
