@@ -52,6 +52,8 @@ import {
 import { InstancePauses } from './instance-pauses.js';
 import type { WorkflowPauseOptions, WorkflowPauseWorkflowOptions } from './pause-request.js';
 import type { WorkflowPausedWorkflow } from '../storage/workflow-store-pauses.js';
+import type { WorkflowProcessRecord } from '../storage/workflow-store-processes.js';
+import { PROCESS_STALE_AFTER } from '../runtime/process-heartbeat.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -146,6 +148,18 @@ export class WorkflowClient implements OnModuleDestroy {
    */
   async untakenSignals(options: { limit?: number } = {}): Promise<WorkflowUntakenSignal[] | null> {
     return this.storage.untakenSignals(parseUntakenSignalsRequest(options));
+  }
+
+  /**
+   * The worker processes live on this store, by start time: each process whose background worker
+   * runs records itself (its worker id, host, pid, start, and the workflow versions it declares)
+   * at startup and every 15 s, and removes itself at shutdown; one not seen for a minute (by this
+   * module's clock: hosts' clocks must agree to within most of it) has crashed or is cut off and is
+   * left out. Processes with `worker: false` record nothing. `null` when the store keeps no process
+   * records (a store of your own without `recordProcess()`, `removeProcess()` and `processes()`).
+   */
+  processes(): Promise<WorkflowProcessRecord[] | null> {
+    return this.storage.processes(this.options.clock.now() - PROCESS_STALE_AFTER);
   }
 
   /** Cancels: the instance stops at its next step and runs its compensations, then ends `cancelled`. */

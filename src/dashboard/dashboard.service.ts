@@ -170,14 +170,21 @@ export class DashboardService {
     return { status: 200, body };
   }
 
-  /** Unfinished instances per workflow version beside this process's declared versions (`versions-page.ts`). */
+  /** Unfinished instances per workflow version beside the live processes that declare each (`versions-page.ts`). */
   async versions(base: string): Promise<DashboardResponse> {
-    const counted = await countUnfinishedByVersion(this.client, VERSIONS_COUNT_CAP);
-    const rows = versionRows(counted.counts, this.registry.versions());
+    const [counted, processes] = await Promise.all([
+      countUnfinishedByVersion(this.client, VERSIONS_COUNT_CAP),
+      this.client.processes(),
+    ]);
+    const rows = versionRows(
+      counted.counts,
+      processes === null ? { processes: null, here: this.registry.versions() } : { processes },
+    );
     const body = renderVersionsPage({
       base,
       readOnly: this.options.readOnly,
       rows,
+      processes,
       cap: VERSIONS_COUNT_CAP,
       capped: counted.capped,
     });

@@ -44,6 +44,8 @@ import {
 import { newStoredInstance } from './in-memory-new-instance.js';
 import { InMemoryPauses } from './in-memory-pauses.js';
 import { checkBulkIds, type WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
+import { InMemoryProcesses } from './in-memory-processes.js';
+import type { WorkflowProcessRecord } from '../storage/workflow-store-processes.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from '../storage/plain-copy.js';
 import type {
@@ -117,6 +119,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   /** Rate windows by workflow and rate-limit key (`null`: the workflow's own). */
   private readonly windows = new Map<string, RateWindow>();
   private readonly schedules = new InMemorySchedules();
+  private readonly processRecords = new InMemoryProcesses();
   /** The unfinished instances, which is all a claim looks at. */
   private readonly claimable = new ClaimableInstances();
   /** `ctx.stream()`'s logs, dropped with their instance. */
@@ -248,6 +251,18 @@ export class InMemoryWorkflowStore implements WorkflowStore {
 
   async pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
     return this.pauses.pausedWorkflows();
+  }
+
+  async recordProcess(record: WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    this.processRecords.record(record, staleBefore);
+  }
+
+  async removeProcess(id: string): Promise<boolean> {
+    return this.processRecords.remove(id);
+  }
+
+  async processes(seenSince: number): Promise<WorkflowProcessRecord[]> {
+    return this.processRecords.live(seenSince);
   }
 
   /** A stored instance copied out as reads show it (`paused` while an operator paused it). */
@@ -402,7 +417,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       .slice(0, limit);
     for (const [key] of windows) this.windows.delete(key);
 
-    return { instances: instances.length, signals, rateLimits: windows.length };
+    const debounceKeys = this.debounces.purge(limit, (id) => this.instances.get(id)?.instance);
+
+    return { instances: instances.length, signals, rateLimits: windows.length, debounceKeys };
   }
 
   /** Whether the instance `id` is a child whose parent exists unfinished. */

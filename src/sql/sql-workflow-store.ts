@@ -22,6 +22,8 @@ import type { CreateResult } from './create-batch.js';
 import type { SqlPauses } from './sql-pauses.js';
 import type { SqlBulkChanges } from './bulk-changes.js';
 import { checkBulkIds, type WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
+import type { SqlProcesses } from './process-records.js';
+import type { WorkflowProcessRecord } from '../storage/workflow-store-processes.js';
 import type {
   WorkflowPausedWorkflow,
   WorkflowPauseRequest,
@@ -182,6 +184,7 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly reopens: ReopenStatements<unknown>;
   protected abstract readonly deletes: DeleteStatements;
   protected abstract readonly pauses: SqlPauses;
+  protected abstract readonly processRecords: SqlProcesses;
   protected abstract readonly forks: ForkStatements;
   protected abstract readonly bulkChanges: SqlBulkChanges;
 
@@ -363,6 +366,18 @@ export abstract class SqlWorkflowStoreBase {
 
   pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
     return this.pauses.pausedWorkflows(this.executor);
+  }
+
+  recordProcess(record: WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    return this.processRecords.record(this.executor, record, staleBefore);
+  }
+
+  removeProcess(id: string): Promise<boolean> {
+    return this.processRecords.remove(this.executor, id);
+  }
+
+  processes(seenSince: number): Promise<WorkflowProcessRecord[]> {
+    return this.processRecords.live(this.executor, seenSince);
   }
 
   /** Applies the pending migrations under the migration lock; resolves to their names (`0001_init`...). */

@@ -1,4 +1,5 @@
 import * as pauses from './sqlite-pauses.js';
+import * as processes from './sqlite-processes.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -351,6 +352,18 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
 
   async pausedWorkflows(): Promise<Store.WorkflowPausedWorkflow[]> {
     return (await this.connection()).read((sql) => pauses.pausedWorkflows(sql, this.tables));
+  }
+
+  async recordProcess(record: Store.WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    return (await this.connection()).write((sql) => processes.recordProcess(sql, this.tables, record, staleBefore));
+  }
+
+  async removeProcess(id: string): Promise<boolean> {
+    return (await this.connection()).write((sql) => processes.removeProcess(sql, this.tables, id));
+  }
+
+  async processes(seenSince: number): Promise<Store.WorkflowProcessRecord[]> {
+    return (await this.connection()).read((sql) => processes.liveProcesses(sql, this.tables, seenSince));
   }
 
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {

@@ -36,6 +36,7 @@ import type {
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowPausedWorkflow, WorkflowPauseRequest, WorkflowPauseTarget } from './workflow-store-pauses.js';
 import type { WorkflowBulkChange } from './workflow-store-bulk.js';
+import type { WorkflowProcessRecord } from './workflow-store-processes.js';
 import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
 import { WorkflowStreamStorage } from './workflow-stream-storage.js';
 import { WorkflowCallbackStorage } from './workflow-callback-storage.js';
@@ -303,6 +304,29 @@ export class WorkflowStorage {
     const { encoding } = this;
     if (!encoding || records.length === 0) return records;
     return Promise.all(records.map((record) => encoding.signalRecord(record)));
+  }
+
+  // ---- the worker processes (no payloads: names and versions pass as they are) ----
+
+  /** Whether the store keeps process records (`WorkflowProcessStore`). */
+  get recordsProcesses(): boolean {
+    const { store } = this;
+    return Boolean(store.recordProcess && store.removeProcess && store.processes);
+  }
+
+  /** Records this process (a no-op on a store without process records). */
+  async recordProcess(record: WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    if (this.recordsProcesses) await this.store.recordProcess!(record, staleBefore);
+  }
+
+  /** Removes this process's record (a no-op on a store without process records). */
+  async removeProcess(id: string): Promise<void> {
+    if (this.recordsProcesses) await this.store.removeProcess!(id);
+  }
+
+  /** The processes seen since `seenSince`; `null` when the store keeps no process records. */
+  async processes(seenSince: number): Promise<WorkflowProcessRecord[] | null> {
+    return this.recordsProcesses ? this.store.processes!(seenSince) : null;
   }
 
   /** The signals no instance took (no payloads, so nothing to decode); `null` when the store can't list them. */

@@ -41,6 +41,7 @@ import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
 import { pauseContract } from './contract/pause.contract.js';
 import { bulkContract } from './contract/bulk.contract.js';
+import { processesContract } from './contract/processes.contract.js';
 
 export type {
   ContractAppTransaction,
@@ -118,6 +119,7 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   pauseContract,
   bulkContract,
   callbacksContract,
+  processesContract,
 ];
 
 /**
