@@ -30,10 +30,12 @@ import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from '.
 import type { WorkflowHandle } from './workflow-handle.js';
 import { exportHistory } from './history-export.js';
 import type { WorkflowHistory } from '../engine/workflow-history.js';
-import { actOnMatching, type BulkReads } from './bulk-actions.js';
+import { actOnMatching, inStorePages, oneAtATime, type BulkReads } from './bulk-actions.js';
 import {
+  checkBulkOptions,
   parseBulkFilter,
   type BulkSelection,
+  type WorkflowBulkOptions,
   type WorkflowBulkFilter,
   type WorkflowBulkResult,
 } from './bulk-request.js';
@@ -267,36 +269,44 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Cancels every unfinished instance `filter` matches (see `WorkflowBulkFilter`; one matching
    * everything needs `all: true`), as `cancel()` does each, in bounded batches: never one long
-   * transaction, each instance asked once. Resolves to how many matched and how many took the
-   * cancel (finished ones, and ones asked before, don't). Safe to run again after a crash.
+   * transaction (each page of up to 500 is one transaction of its own, with one notice to the
+   * workers), each instance asked once. Resolves to how many matched and how many took the cancel
+   * (finished ones, and ones asked before, don't). Safe to run again after a crash. With
+   * `transaction`, every page's change commits or rolls back with the application's transaction.
    */
-  cancelMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
-    return this.cancelMatching('cancelMany', filter, options.reason, false);
+  cancelMany(filter: WorkflowBulkFilter, options: WorkflowBulkOptions = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('cancelMany', filter, options, false);
   }
 
   /** `terminate()` on every unfinished instance `filter` matches, as `cancelMany()` goes about it. */
-  terminateMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
-    return this.cancelMatching('terminateMany', filter, options.reason, true);
+  terminateMany(filter: WorkflowBulkFilter, options: WorkflowBulkOptions = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('terminateMany', filter, options, true);
   }
 
   /**
-   * `retry()` on every failed, cancelled or compensation_failed instance `filter` matches, as
-   * `cancelMany()` goes about it; `changed` counts the retries that landed (of two concurrent ones
-   * of an instance, one does). Run again after a crash, it retries only what is still failed.
+   * `retry()` on every failed, cancelled or compensation_failed instance `filter` matches, in
+   * `cancelMany()`'s pages, one retry at a time per instance (a retry rewrites the instance's
+   * journal: it has no page form, nor a `transaction`, as `retry()` has none); `changed` counts the
+   * retries that landed (of two concurrent ones of an instance, one does). Run again after a crash,
+   * it retries only what is still failed.
    */
   async retryMany(filter: WorkflowBulkFilter): Promise<WorkflowBulkResult> {
     const selection = parseBulkFilter('retryMany', filter, this.options.clock.now());
-    return actOnMatching(this.bulkReads(), selection, async (instance) => {
-      if (!RETRYABLE.includes(instance.status)) return false;
-      try {
-        await this.retry(instance.id);
-        return true;
-      } catch (error) {
-        // Moved on since it was listed (retried, deleted): nothing to do for it.
-        if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
-        throw error;
-      }
-    });
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      oneAtATime(async (instance) => {
+        if (!RETRYABLE.includes(instance.status)) return false;
+        try {
+          await this.retry(instance.id);
+          return true;
+        } catch (error) {
+          // Moved on since it was listed (retried, deleted): nothing to do for it.
+          if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
+          throw error;
+        }
+      }),
+    );
   }
 
   /**
@@ -304,13 +314,22 @@ export class WorkflowClient implements OnModuleDestroy {
    * `cancelMany()` goes about it (each one stops at its next step wherever it runs, and is not
    * claimed until resumed); `changed` counts those it paused.
    */
-  async pauseMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
+  async pauseMany(filter: WorkflowBulkFilter, options: WorkflowBulkOptions = {}): Promise<WorkflowBulkResult> {
     const selection = parseBulkFilter('pauseMany', filter, this.options.clock.now());
-    const reason = parseCancelRequest(options.reason, false, 0).reason;
-    return actOnMatching(this.bulkReads(), selection, (instance) =>
-      FINISHED_STATUSES.includes(instance.status) || instance.status === 'paused'
-        ? Promise.resolve(false)
-        : this.runtime.pause(instance.id, { reason, now: this.options.clock.now() }),
+    checkBulkOptions('pauseMany', options, true);
+    const reason = options.reason ?? null;
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      inStorePages(
+        (instance) => !FINISHED_STATUSES.includes(instance.status) && instance.status !== 'paused',
+        (ids) =>
+          this.runtime.changeMany(
+            ids,
+            { kind: 'pause', request: { reason, now: this.options.clock.now() } },
+            options.transaction,
+          ),
+      ),
     );
   }
 
@@ -318,12 +337,19 @@ export class WorkflowClient implements OnModuleDestroy {
    * Resumes every paused instance `filter` matches, as `cancelMany()` goes about it: what fell due
    * during the pause is due at once. `changed` counts those it resumed.
    */
-  async resumeMany(filter: WorkflowBulkFilter): Promise<WorkflowBulkResult> {
+  async resumeMany(
+    filter: WorkflowBulkFilter,
+    options: Omit<WorkflowBulkOptions, 'reason'> = {},
+  ): Promise<WorkflowBulkResult> {
     const selection = parseBulkFilter('resumeMany', filter, this.options.clock.now());
-    return actOnMatching(this.bulkReads(), selection, (instance) =>
-      instance.status === 'paused'
-        ? this.runtime.resume(instance.id, this.options.clock.now())
-        : Promise.resolve(false),
+    checkBulkOptions('resumeMany', options, false);
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      inStorePages(
+        (instance) => instance.status === 'paused',
+        (ids) => this.runtime.changeMany(ids, { kind: 'resume', now: this.options.clock.now() }, options.transaction),
+      ),
     );
   }
 
@@ -426,16 +452,23 @@ export class WorkflowClient implements OnModuleDestroy {
   private async cancelMatching(
     method: string,
     filter: WorkflowBulkFilter,
-    reason: string | undefined,
+    options: WorkflowBulkOptions,
     terminate: boolean,
   ): Promise<WorkflowBulkResult> {
-    const now = this.options.clock.now();
-    const selection: BulkSelection = parseBulkFilter(method, filter, now);
-    parseCancelRequest(reason, terminate, now);
-    return actOnMatching(this.bulkReads(), selection, (instance) =>
-      FINISHED_STATUSES.includes(instance.status)
-        ? Promise.resolve(false)
-        : this.runtime.requestCancel(instance.id, parseCancelRequest(reason, terminate, this.options.clock.now())),
+    const selection: BulkSelection = parseBulkFilter(method, filter, this.options.clock.now());
+    checkBulkOptions(method, options, true);
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      inStorePages(
+        (instance) => !FINISHED_STATUSES.includes(instance.status),
+        (ids) =>
+          this.runtime.changeMany(
+            ids,
+            { kind: 'cancel', request: parseCancelRequest(options.reason, terminate, this.options.clock.now()) },
+            options.transaction,
+          ),
+      ),
     );
   }
 

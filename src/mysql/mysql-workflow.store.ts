@@ -1,3 +1,4 @@
+import { MySqlBulkChanges } from './mysql-bulk-changes.js';
 import { MySqlPauses } from './mysql-pauses.js';
 import { mysqlProcesses } from './mysql-processes.js';
 import type { SqlProcesses } from '../sql/process-records.js';
@@ -110,6 +111,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   protected readonly pauses: MySqlPauses;
   protected readonly processRecords: SqlProcesses;
   protected readonly forks: MySqlForks;
+  protected readonly bulkChanges: MySqlBulkChanges;
   protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
@@ -143,6 +145,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.pauses = new MySqlPauses(this.tables);
     this.processRecords = mysqlProcesses(this.tables);
     this.forks = new MySqlForks(this.tables);
+    this.bulkChanges = new MySqlBulkChanges(this.tables);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);

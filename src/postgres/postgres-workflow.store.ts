@@ -1,4 +1,5 @@
 import { PostgresPauses } from './postgres-pauses.js';
+import { PostgresBulkChanges } from './postgres-bulk-changes.js';
 import { postgresProcesses } from './postgres-processes.js';
 import type { SqlProcesses } from '../sql/process-records.js';
 import { checkAnswers, explainConnectionError } from './connection-error.js';
@@ -90,6 +91,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   protected readonly pauses: PostgresPauses;
   protected readonly processRecords: SqlProcesses;
   protected readonly forks: PostgresForks;
+  protected readonly bulkChanges: PostgresBulkChanges;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
   protected readonly callbacks: PostgresCallbacks;
@@ -129,6 +131,7 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.pauses = new PostgresPauses(this.schema, this.channel);
     this.processRecords = postgresProcesses(this.schema);
     this.forks = new PostgresForks(this.schema);
+    this.bulkChanges = new PostgresBulkChanges(this.schema, this.channel);
   }
 
   /**

@@ -3,6 +3,7 @@ import type {
   WorkflowPauseRequest,
   WorkflowPauseTarget,
 } from '../storage/workflow-store-pauses.js';
+import type { WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
 import type { ClaimedInstance } from '../engine/claimed-instance.js';
 import { retryInstance } from '../engine/retry-reopen.js';
 import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js';
@@ -325,6 +326,24 @@ export class WorkflowRuntime {
     const accepted = await this.options.storage.resume(id, now, transaction);
     if (accepted) this.options.wakeUps.kick();
     return accepted;
+  }
+
+  /**
+   * One page of a bulk action (`WorkflowStorage.changeMany()`), resolving to the ids it changed.
+   * Outside a transaction, what it accepted acts here at once as the single calls do (an execution
+   * running here stops, the loop looks for work); in the application's `transaction` nothing acts
+   * before the commit, whose notices reach every process (this one included).
+   */
+  async changeMany(ids: readonly string[], change: WorkflowBulkChange, transaction?: unknown): Promise<string[]> {
+    const changed = await this.options.storage.changeMany(ids, change, transaction);
+    if (transaction !== undefined || changed.length === 0) return changed;
+    const { claims } = this.options.engine;
+    for (const id of changed) {
+      if (change.kind === 'cancel') claims.cancelAccepted(id, change.request.terminate);
+      else if (change.kind === 'pause') claims.pauseAccepted(id);
+    }
+    this.options.wakeUps.kick();
+    return changed;
   }
 
   /** Stores a pause of a workflow (version): from when it resolves, no process claims its instances. */

@@ -20,6 +20,8 @@ import { isSqliteDatabase, openSqliteFile, type SqliteDatabaseLike } from './sql
 import { sqliteMigrationRunner, sqliteMigrationSql } from './sqlite-migrations.js';
 import { deleteInstance, prepareReopen, reopenInstance, requestCancel } from './sqlite-operator-changes.js';
 import { purge } from './sqlite-purge.js';
+import { changeMany } from './sqlite-bulk-changes.js';
+import { checkBulkIds } from '../storage/workflow-store-bulk.js';
 import { rewritePayloads, rewriteSignalPayload, signalPage } from './sqlite-payload-rewrite.js';
 import { countDue, countUndeclaredDue, getInstance, listInstances } from './sqlite-reads.js';
 import * as schedules from './sqlite-schedules.js';
@@ -209,11 +211,12 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     scheduleId: string,
     token: string | null,
     init: Store.NewWorkflowInstance,
+    revision?: number,
   ): Promise<CreateResult | null> {
     INPUT.newInstance(init);
     const create = prepareCreate(init);
     return (await this.connection()).write((sql) =>
-      schedules.occurrenceFenced(sql, this.tables, scheduleId, token, init.now)
+      schedules.occurrenceFenced(sql, this.tables, scheduleId, token, init.now, revision)
         ? insertInstance(sql, this.tables, create)
         : null,
     );
@@ -295,6 +298,25 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
   async resumeInTransaction(transaction: unknown, id: string, now: number): Promise<boolean> {
     return inApplicationTransaction(this.appStatements, transaction, 'resume()', (sql) =>
       pauses.resumeInstance(sql, this.tables, id, now),
+    );
+  }
+
+  /** A page of a bulk action, in one write transaction. */
+  async changeMany(ids: readonly string[], change: Store.WorkflowBulkChange): Promise<string[]> {
+    checkBulkIds(ids);
+    if (ids.length === 0) return [];
+    return (await this.connection()).write((sql) => changeMany(sql, this.tables, ids, change));
+  }
+
+  /** `changeMany()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async changeManyInTransaction(
+    transaction: unknown,
+    ids: readonly string[],
+    change: Store.WorkflowBulkChange,
+  ): Promise<string[]> {
+    checkBulkIds(ids);
+    return inApplicationTransaction(this.appStatements, transaction, 'a bulk action (cancelMany()...)', (sql) =>
+      changeMany(sql, this.tables, ids, change),
     );
   }
 

@@ -35,6 +35,7 @@ import type {
 } from './workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowPausedWorkflow, WorkflowPauseRequest, WorkflowPauseTarget } from './workflow-store-pauses.js';
+import type { WorkflowBulkChange } from './workflow-store-bulk.js';
 import type { WorkflowProcessRecord } from './workflow-store-processes.js';
 import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
 import { WorkflowStreamStorage } from './workflow-stream-storage.js';
@@ -223,6 +224,37 @@ export class WorkflowStorage {
     if (transaction === undefined) return this.store.resumeWorkflow(target);
     if (!this.store.resumeWorkflowInTransaction) throw this.noTransactions('resumeWorkflow()');
     return this.store.resumeWorkflowInTransaction(transaction, target);
+  }
+
+  /**
+   * One page of a bulk action (`WorkflowStore.changeMany()`), its reason encoded; with
+   * `transaction`, inside the application's transaction (a `TypeError` when the store can't). On a
+   * store of your own without `changeMany()`, one single-instance call per id (no transaction).
+   */
+  async changeMany(ids: readonly string[], change: WorkflowBulkChange, transaction?: unknown): Promise<string[]> {
+    const encoded = await this.bulkReason(change);
+    if (transaction !== undefined) {
+      if (!this.store.changeManyInTransaction) throw this.noTransactions('A bulk action');
+      return this.store.changeManyInTransaction(transaction, ids, encoded);
+    }
+    if (this.store.changeMany) return this.store.changeMany(ids, encoded);
+    const changed: string[] = [];
+    for (const id of ids) if (await this.changeOne(id, encoded)) changed.push(id);
+    return changed;
+  }
+
+  private changeOne(id: string, change: WorkflowBulkChange): Promise<boolean> {
+    if (change.kind === 'cancel') return this.store.requestCancel(id, change.request);
+    if (change.kind === 'pause') return this.store.pause(id, change.request);
+    return this.store.resume(id, change.now);
+  }
+
+  private async bulkReason(change: WorkflowBulkChange): Promise<WorkflowBulkChange> {
+    if (change.kind === 'resume' || !this.encoding || change.request.reason === null) return change;
+    const reason = await this.encoding.reason(change.request.reason);
+    return change.kind === 'cancel'
+      ? { kind: 'cancel', request: { ...change.request, reason } }
+      : { kind: 'pause', request: { ...change.request, reason } };
   }
 
   /** Out: the stored pauses of workflows, their reasons decoded (an unreadable one reads as `null`). */

@@ -28,6 +28,7 @@ import type {
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowStreamStore } from './workflow-store-streams.js';
 import type { WorkflowPauseStore } from './workflow-store-pauses.js';
+import type { WorkflowBulkStore } from './workflow-store-bulk.js';
 import type { WorkflowCallbackStore } from './workflow-store-callbacks.js';
 import type { WorkflowProcessStore } from './workflow-store-processes.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
@@ -54,7 +55,13 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * `WorkflowProcessStore` (workflow-store-processes.ts).
  */
 export interface WorkflowStore
-  extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore, WorkflowCallbackStore, WorkflowProcessStore {
+  extends
+    WorkflowScheduleStore,
+    WorkflowStreamStore,
+    WorkflowPauseStore,
+    WorkflowBulkStore,
+    WorkflowCallbackStore,
+    WorkflowProcessStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -458,6 +465,8 @@ export type {
   WorkflowPausedWorkflow,
   WorkflowPauseStore,
 } from './workflow-store-pauses.js';
+export type { WorkflowBulkChange, WorkflowBulkStore } from './workflow-store-bulk.js';
+export { BULK_CHANGE_LIMIT } from './workflow-store-bulk.js';
 export type {
   NewWorkflowCallback,
   WorkflowCallbackRecord,
