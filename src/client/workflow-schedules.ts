@@ -4,6 +4,7 @@ import { WorkflowEvents } from '../events/workflow-events.js';
 import { WorkflowRegistry } from '../registry/workflow-registry.js';
 import { WorkflowRuntime } from '../runtime/workflow-runtime.js';
 import { WorkflowWakeUps } from '../runtime/workflow-wake-ups.js';
+import { missedAfterFor } from '../scheduler/occurrence-plan.js';
 import { ScheduleAdmin } from '../scheduler/schedule-admin.js';
 import type { WorkflowScheduleRules } from '../scheduler/schedule-spec.js';
 import type { WorkflowScheduleInfo } from '../scheduler/schedule-state.js';
@@ -60,6 +61,7 @@ export class WorkflowSchedules {
       declares: (name) => registry.latest().some((workflow) => workflow.name === name),
       clock: options.clock,
       changed: () => scheduler.kick(),
+      missedAfter: missedAfterFor(options.worker.leaseDuration),
       emit: (event) => events.emit(event),
       started: () => wakeUps.kick(),
       cancelled: (id) => runtime.cancelAccepted(id, false),

@@ -85,11 +85,11 @@ export class InMemorySchedules {
 
   /**
    * The fence of `createOccurrence()`: whether `token` holds the schedule's lease, live at `now`;
-   * with `token: null`, whether the schedule exists.
+   * with `token: null`, whether the schedule exists; with `revision`, also whether it is still at it.
    */
-  fenced(id: string, token: string | null, now: number): boolean {
+  fenced(id: string, token: string | null, now: number, revision?: number): boolean {
     const schedule = this.schedules.get(id);
-    if (!schedule) return false;
+    if (!schedule || (revision !== undefined && schedule.revision !== revision)) return false;
     return token === null || (schedule.leaseToken === token && (schedule.leaseUntil ?? 0) >= now);
   }
 

@@ -32,7 +32,7 @@ function createStatements(tables: MySqlTables) {
     lastSignal: `SELECT COALESCE(MAX(id), 0) AS last FROM ${tables.signals}`,
     /**
      * `insert`'s one row, inserted only while the schedule row (`id = ?`, with the live lease `?`,
-     * or any lease for NULL) is there to lock. A locking read of the schedule row inside the
+     * or any lease for NULL; at the revision `?`, or any for NULL) is there to lock. A locking read of the schedule row inside the
      * insert's own statement: it takes the row's share lock (READ COMMITTED would otherwise read a
      * snapshot, locking nothing) and reads its newest version, so a pause, change or delete of the
      * schedule (an UPDATE or DELETE of the row) either committed first and leaves no row to insert
@@ -40,9 +40,9 @@ function createStatements(tables: MySqlTables) {
      */
     occurrence:
       `${insert.replace(/ VALUES$/, '')} SELECT ${placeholders(columns.length + 3)}, LAST_INSERT_ID((${lastSignal})), '[]' ` +
-      `FROM ${tables.schedules} WHERE id = ? AND (? IS NULL OR (lease_token = ? AND lease_until >= ?)) LOCK IN SHARE MODE`,
-    /** The schedule's id: its lease. */
-    scheduleLease: `SELECT lease_token, lease_until FROM ${tables.schedules} WHERE id = ?`,
+      `FROM ${tables.schedules} WHERE id = ? AND (? IS NULL OR (lease_token = ? AND lease_until >= ?)) AND (? IS NULL OR revision = ?) LOCK IN SHARE MODE`,
+    /** The schedule's id: its lease and revision. */
+    scheduleLease: `SELECT lease_token, lease_until, revision FROM ${tables.schedules} WHERE id = ?`,
     /** The ids: their rows, by a locking read (it waits for a creator that has not committed yet). */
     select: (count: number) =>
       `SELECT ${INSTANCE_COLUMNS} FROM ${tables.instances} WHERE id IN (${placeholders(count)}) LOCK IN SHARE MODE`,
@@ -125,15 +125,16 @@ export class MySqlCreates {
    * A schedule occurrence's create, fenced by the schedule's lease (`WorkflowStore.createOccurrence()`):
    * one statement on the pool. When it inserts nothing, the fence is read again: holding now, it
    * held at the insert too (a lease released, taken over or lapsed at `now` comes back to `token`
-   * only through a write of `token`'s own holder), so the instance existed and is read; not
-   * holding, or no instance after all, nothing was created under it (`null`).
+   * only through a write of `token`'s own holder, and a revision never comes back), so the instance
+   * existed and is read; not holding, or no instance after all, nothing was created under it (`null`).
    */
   async createOccurrence(
     scheduleId: string,
     token: string | null,
     init: NewWorkflowInstance,
+    revision?: number,
   ): Promise<CreateResult | null> {
-    const fence = [scheduleId, token, token, init.now];
+    const fence = [scheduleId, token, token, init.now, revision ?? null, revision ?? null];
     const { row, values } = made(init);
     const { rowCount, insertId } = await retryOnLockContention(() =>
       this.executor.query(this.sql.occurrence, [...values, ...fence]),
@@ -144,6 +145,7 @@ export class MySqlCreates {
     const schedule = lease[0];
     const held =
       schedule &&
+      (revision === undefined || toNumber(schedule.revision) === revision) &&
       (token === null ||
         (schedule.lease_token === token &&
           schedule.lease_until !== null &&

@@ -4,6 +4,7 @@ import { retryOnLockContention } from './mysql-retry.js';
 import { placeholders, type MySqlTables } from './mysql-tables.js';
 import type { ReopenStatements } from '../sql/reopen.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
+import { FINISHED } from '../sql/status-lists.js';
 import { toJson } from '../sql/workflow-rows.js';
 import { FINISHED_STATUSES, type WorkflowJournalEntry, type WorkflowStatus } from '../storage/workflow-instance.js';
 import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
@@ -31,8 +32,16 @@ function reopenStatements({ instances, signals }: MySqlTables) {
   lease_token = NULL, lease_until = NULL, wake_at = ?, updated_at = ? WHERE id = ?`,
     /** The children's ids: their statuses. */
     children: (count: number) => `SELECT id, status FROM ${instances} WHERE id IN (${placeholders(count)})`,
-    /** The topic hashes of finished children's ends: those stored. */
-    ends: (count: number) => `SELECT DISTINCT topic_hash FROM ${signals} WHERE topic_hash IN (${placeholders(count)})`,
+    /** Finished children's ids: those still finished, held in share mode (by primary key alone) until the reopen commits. */
+    holdFinished: (count: number) =>
+      `SELECT id FROM ${instances} FORCE INDEX (PRIMARY) WHERE id IN (${placeholders(count)}) AND status IN ${FINISHED} LOCK IN SHARE MODE`,
+    /**
+     * The topic hashes of finished children's ends: those stored, held in share mode until the
+     * reopen commits. `name` is not in `signals_topic`, so the read visits each row and locks it
+     * there too (a share lock on the index entry alone would not hold off purge's lock of the row).
+     */
+    ends: (count: number) =>
+      `SELECT topic_hash, name FROM ${signals} WHERE topic_hash IN (${placeholders(count)}) LOCK IN SHARE MODE`,
     /** name, dedupe id: the signal the reopen retracts. */
     retract: `DELETE FROM ${signals} WHERE name = ? AND dedupe_id = ?`,
   };
@@ -70,15 +79,33 @@ export class MySqlReopen implements ReopenStatements<MySqlReopenValues> {
     return rows.length > 0;
   }
 
+  /**
+   * The finished children and their ends are held in share mode until the reopen commits: purge()
+   * locks what it deletes and passes over what another transaction holds, and checks the parent
+   * only with a plain read, so it must not take them while this reopen is on its way (it locks no
+   * parent, never an unfinished instance). A child a purge took first shows here as gone.
+   */
   async childrenReachable(tx: SqlExecutor, children: readonly string[]): Promise<boolean> {
     const { rows } = await tx.query(this.sql.children(children.length), [...children]);
     if (rows.length < children.length) return false;
-    const ended = rows
+    const finished = rows
       .filter((row) => FINISHED_STATUSES.includes(row.status as WorkflowStatus))
-      .map((row) => topicHash(CHILD_ENDED_SIGNAL, row.id as string));
-    if (ended.length === 0) return true;
+      .map((row) => String(row.id));
+    if (finished.length === 0) return true;
+    const { rows: heldRows } = await tx.query(this.sql.holdFinished(finished.length), finished);
+    const held = new Set(heldRows.map((row) => String(row.id)));
+    const others = finished.filter((id) => !held.has(id));
+    if (others.length > 0) {
+      // Gone since the read (refuse), or reopened itself (unfinished, so it needs no end): read again.
+      const { rows: again } = await tx.query(this.sql.children(others.length), others);
+      if (again.length < others.length || again.some((row) => FINISHED_STATUSES.includes(row.status as WorkflowStatus)))
+        return false;
+    }
+    if (held.size === 0) return true;
+    const ended = [...held].map((id) => topicHash(CHILD_ENDED_SIGNAL, id));
     const ends = await tx.query(this.sql.ends(ended.length), ended);
-    return ends.rows.length === ended.length;
+    const found = new Set(ends.rows.map((row) => Buffer.from(row.topic_hash as Uint8Array).toString('hex')));
+    return ended.every((hash) => found.has(hash.toString('hex')));
   }
 
   async apply(tx: SqlExecutor, id: string, reopen: WorkflowReopen, values: MySqlReopenValues): Promise<boolean> {

@@ -150,8 +150,9 @@ export class MySqlSchedules implements SqlScheduleStore {
     scheduleId: string,
     token: string | null,
     init: Store.NewWorkflowInstance,
+    revision?: number,
   ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     MYSQL_INPUT.newInstance(init);
-    return this.creates.createOccurrence(scheduleId, token, init);
+    return this.creates.createOccurrence(scheduleId, token, init, revision);
   }
 }

@@ -65,9 +65,10 @@ RETURNING ${scheduleColumns()}`,
 SELECT * FROM claimed ORDER BY wake_at, id`,
 
     /**
-     * `create` (in postgres-creates.ts)'s $1-$20, plus $21 schedule id and $22 its lease token:
-     * creates only while $22 is the schedule's lease token and the lease is live at $14 (now); with
-     * $22 NULL (a trigger), only while the schedule exists. `FOR SHARE` holds the schedule row until
+     * `create` (in postgres-creates.ts)'s $1-$20, plus $21 schedule id, $22 its lease token and $23
+     * its revision: creates only while $22 is the schedule's lease token and the lease is live at
+     * $14 (now); with $22 NULL (a trigger), only while the schedule exists; with $23, only while
+     * the schedule is still at that revision (a trigger's definition is the one it read). `FOR SHARE` holds the schedule row until
      * this statement commits, so a pause, change or delete of the schedule (an UPDATE or DELETE of
      * the row) waits for the insert; one that committed first, or that this statement waited for,
      * leaves no row to lock (READ COMMITTED re-checks the WHERE on the newest version). Always one
@@ -75,7 +76,8 @@ SELECT * FROM claimed ORDER BY wake_at, id`,
      * concurrent create committed after this statement's snapshot: read it again).
      */
     createOccurrence: `WITH fence AS (
-  SELECT id FROM ${s}.schedules WHERE id = $21 AND ($22::text IS NULL OR (lease_token = $22 AND lease_until >= $14)) FOR SHARE
+  SELECT id FROM ${s}.schedules WHERE id = $21 AND ($22::text IS NULL OR (lease_token = $22 AND lease_until >= $14))
+    AND ($23::int IS NULL OR revision = $23) FOR SHARE
 ), inserted AS (
   INSERT INTO ${s}.instances (id, workflow, version, status, input, parent_id, parent_close, concurrency_key,
     rate_limit_key, priority, schedule_id, scheduled_at, deadline, wake_at, signal_cursor, created_at, updated_at,
@@ -175,6 +177,7 @@ export class PostgresSchedules {
     scheduleId: string,
     token: string | null,
     init: NewWorkflowInstance,
+    revision?: number,
   ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     POSTGRES_INPUT.newInstance(init);
     const { rows } = await this.executor.query(this.sql.createOccurrence, [
@@ -182,6 +185,7 @@ export class PostgresSchedules {
       this.channel,
       scheduleId,
       token,
+      revision ?? null,
     ]);
     const row = rows[0]!;
     if (!toBoolean(row.held)) return null;

@@ -9,6 +9,15 @@ import type { ScheduleCadence } from './schedule-cadence.js';
  */
 export const MISSED_AFTER = 60_000;
 
+/**
+ * How late an occurrence is missed for a scheduler leasing schedules for `leaseDuration`: a
+ * takeover after a crash comes up to a lease late, so with a lease longer than the default, the
+ * occurrences the dead holder kept are still on time (the default keeps the same margin over it).
+ */
+export function missedAfterFor(leaseDuration: number): number {
+  return Math.max(MISSED_AFTER, leaseDuration + MISSED_AFTER / 2);
+}
+
 /** The most occurrences one pass over a schedule starts; the rest are left for the next pass. */
 export const MAX_OCCURRENCES_PER_PASS = 100;
 

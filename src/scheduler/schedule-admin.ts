@@ -6,6 +6,8 @@ import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
 import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
+import { changeCadence } from './cadence-change.js';
+import { MISSED_AFTER } from './occurrence-plan.js';
 import { changeSchedule } from './schedule-changes.js';
 import {
   readScheduleSpec,
@@ -38,7 +40,12 @@ export interface ScheduleAdminOptions extends Omit<ScheduleStartDeps, 'storage'>
   clock: WorkflowClock;
   /** A schedule was saved: it may be due at once. */
   changed(): void;
+  /** How late an occurrence is missed (`missedAfterFor()` of the worker's lease). Default `MISSED_AFTER`. */
+  missedAfter?: number;
 }
+
+/** How many times `trigger()` reads the schedule again when it changed between its read and its start. */
+const TRIGGER_ATTEMPTS = 20;
 
 /**
  * The operations behind `WorkflowSchedules`, framework-free: each change is a save conditional on
@@ -50,7 +57,9 @@ export class ScheduleAdmin {
 
   /**
    * Creates the schedule, or replaces one created at run time. Its cadence counts from now when it
-   * is new or its cadence changed; a change of input or rules alone keeps its place.
+   * is new or its cadence changed; a change of input or rules alone keeps its place. Either way an
+   * occurrence that was due and had not started yet starts once, with the new definition
+   * (`changeCadence()`), unless the schedule is now paused.
    */
   async upsert(id: string, definition: ScheduleDefinition): Promise<WorkflowScheduleInfo> {
     checkId(id);
@@ -73,7 +82,7 @@ export class ScheduleAdmin {
     const now = this.options.clock.now();
     const saved = await changeSchedule(this.options.storage.schedules, id, (current) => {
       if (current === null) {
-        const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null };
+        const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null, owed: [] };
         return scheduleSave({
           id,
           workflow: name,
@@ -87,10 +96,16 @@ export class ScheduleAdmin {
         });
       }
       if (current.declared) throw declaredError(current, 'replaced');
-      const state = readScheduleState(current.state, now);
+      let state = readScheduleState(current.state, now);
       const stored = readable(current);
-      if (!stored || !sameCadence(stored, spec) || current.workflow !== name || (current.paused && !paused))
-        state.cursor = now;
+      if (current.paused && !paused) {
+        // A resume: the cadence starts again from now, and nothing was owed while paused.
+        state = { ...state, cursor: now, owed: [] };
+      } else if (!stored || !sameCadence(stored, spec) || current.workflow !== name) {
+        state = changeCadence(state, stored, { now, paused, missedAfter: this.options.missedAfter ?? MISSED_AFTER });
+      } else if (paused) {
+        state.owed = [];
+      }
       state.error = null;
       return scheduleSave({
         id,
@@ -172,26 +187,34 @@ export class ScheduleAdmin {
   /**
    * Starts one instance now, outside the cadence (paused or not, whatever its overlap), with id
    * `<id>@<ISO time of now>` and `scheduledAt` now; resolves to that id. The create is fenced by
-   * the schedule's existence (`createOccurrence()` without a token): a delete that lands after the
-   * read makes it throw `WorkflowNotFoundError` instead of starting an instance after the delete returned.
+   * the schedule's existence at the revision it read (`createOccurrence()` without a token, with
+   * the revision): a delete that lands after the read makes it throw `WorkflowNotFoundError`
+   * instead of starting an instance after the delete returned, and a change (an `upsert()`, or a
+   * scheduler's record of an occurrence) makes it read the schedule again, so the instance starts
+   * with the definition the schedule has when it is stored, never one an `upsert()` that returned replaced.
    */
   async trigger(id: string): Promise<string> {
     checkId(id);
-    const record = await this.options.storage.schedules.getSchedule(id);
-    if (!record) throw notFound(id);
-    const workflow = this.options.workflow(record.workflow);
     const at = this.options.clock.now();
-    const outcome = await startOccurrence(this.options, {
-      scheduleId: id,
-      workflow,
-      input: record.input,
-      at,
-      overlap: 'allow',
-      triggered: true,
-    });
-    // Deleted since it was read: the delete came first, and the instance is not created after it returned.
-    if (outcome.kind === 'lost') throw notFound(id);
-    return outcome.id;
+    for (let attempt = 0; attempt < TRIGGER_ATTEMPTS; attempt++) {
+      const record = await this.options.storage.schedules.getSchedule(id);
+      if (!record) throw notFound(id);
+      const workflow = this.options.workflow(record.workflow);
+      const outcome = await startOccurrence(this.options, {
+        scheduleId: id,
+        workflow,
+        input: record.input,
+        at,
+        overlap: 'allow',
+        triggered: true,
+        revision: record.revision,
+      });
+      // Deleted or changed since it was read: the next read says which.
+      if (outcome.kind !== 'lost') return outcome.id;
+    }
+    throw new Error(
+      `Schedule "${id}" kept changing while it was being triggered (${TRIGGER_ATTEMPTS} attempts). Try again.`,
+    );
   }
 
   private async setPaused(id: string, paused: boolean): Promise<WorkflowScheduleInfo> {
@@ -203,7 +226,9 @@ export class ScheduleAdmin {
       spec = readScheduleSpec(current.spec, id);
       if (current.paused === paused) return null;
       const state = readScheduleState(current.state, now);
-      // Occurrences while it was paused are not owed: the cadence starts again from now.
+      // A pause stops every start that has not landed; occurrences while it was paused are not
+      // owed: the cadence starts again from now.
+      state.owed = [];
       if (!paused) state.cursor = now;
       return scheduleSave({ ...current, spec, paused, state, expectRevision: current.revision, now });
     });

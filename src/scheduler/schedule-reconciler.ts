@@ -1,6 +1,8 @@
 import { sameJson } from '../engine/json-value.js';
 import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-storage.js';
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
+import { changeCadence } from './cadence-change.js';
+import { MISSED_AFTER } from './occurrence-plan.js';
 import { changeSchedule } from './schedule-changes.js';
 import type { DeclaredSchedule } from './declared-schedule.js';
 import { readScheduleSpec, sameCadence, type ScheduleSpec } from './schedule-spec.js';
@@ -26,14 +28,16 @@ export interface ReconcileResult {
  * created at run time are never touched, nor declared ones of workflows this process doesn't know
  * (another application on the same store may declare them).
  *
- * A changed cadence starts from `now` (occurrences of the old cadence are not caught up); a pause
- * or resume through `WorkflowSchedules` stands unless the code's `paused` itself changed.
+ * A changed cadence starts from `now` (occurrences of the old cadence are not caught up, but one
+ * due by then and not started yet still starts once: `changeCadence()`, with `missedAfter`); a
+ * pause or resume through `WorkflowSchedules` stands unless the code's `paused` itself changed.
  */
 export async function reconcileSchedules(
   storage: ReconcileStorage,
   declared: DeclaredSchedule[],
   workflows: readonly string[],
   now: number,
+  missedAfter: number = MISSED_AFTER,
 ): Promise<ReconcileResult> {
   const result: ReconcileResult = { added: [], changed: [], removed: [] };
   const owners = new Map<string, string>();
@@ -55,7 +59,7 @@ export async function reconcileSchedules(
         outcome = null;
         if (current === null) {
           outcome = 'added';
-          const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null };
+          const state = { cursor: now, lastStartedId: null, lastStartedAt: null, error: null, owed: [] };
           return scheduleSave({ ...schedule, declared: true, state, expectRevision: null, now });
         }
         if (!current.declared) {
@@ -70,14 +74,18 @@ export async function reconcileSchedules(
         if (stored && current.workflow === schedule.workflow && sameJson(stored, schedule.spec) && sameInput)
           return null;
         outcome = 'changed';
-        const state = readScheduleState(current.state, now);
-        // A new cadence counts from now: the old one's occurrences are not owed.
-        if (!stored || !sameCadence(stored, schedule.spec) || current.workflow !== schedule.workflow)
-          state.cursor = now;
-        state.error = null;
+        let state = readScheduleState(current.state, now);
         const paused = stored && stored.declaredPaused === schedule.paused ? current.paused : schedule.paused;
-        // Resuming restarts the cadence from now, as WorkflowSchedules.resume() does.
-        if (current.paused && !paused) state.cursor = now;
+        if (current.paused && !paused) {
+          // Resuming restarts the cadence from now, as WorkflowSchedules.resume() does.
+          state = { ...state, cursor: now, owed: [] };
+        } else if (!stored || !sameCadence(stored, schedule.spec) || current.workflow !== schedule.workflow) {
+          // A new cadence counts from now; what the old one had due and not started is owed.
+          state = changeCadence(state, stored, { now, paused, missedAfter });
+        } else if (paused) {
+          state.owed = [];
+        }
+        state.error = null;
         return scheduleSave({ ...schedule, paused, declared: true, state, expectRevision: current.revision, now });
       },
       { readable: true },

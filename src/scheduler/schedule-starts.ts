@@ -44,13 +44,15 @@ export interface ScheduleOccurrence {
    * its instance is created only while the schedule exists.
    */
   leaseToken?: string;
+  /** For `trigger()`: the schedule's revision it read; the instance is created only while the schedule is still at it. */
+  revision?: number;
 }
 
 /**
  * What one occurrence did: started an instance, found it started already (by another process), was
  * skipped, or started nothing because the schedule's lease was gone (a pause, a change or a delete
  * released it, another process took it over, or it lapsed): the caller then stops serving the
- * schedule. For `trigger()`, `lost` means the schedule was deleted.
+ * schedule. For `trigger()`, `lost` means the schedule was deleted or changed since it was read.
  */
 export type OccurrenceOutcome =
   { kind: 'started' | 'existed' | 'lost'; id: string } | { kind: 'skipped'; id: string; running: string };
@@ -104,7 +106,7 @@ export async function startOccurrence(
     timeout: workflow.timeout,
     now,
   };
-  const result = await storage.schedules.createOccurrence(scheduleId, leaseToken ?? null, init);
+  const result = await storage.schedules.createOccurrence(scheduleId, leaseToken ?? null, init, occurrence.revision);
   if (!result) return { kind: 'lost', id };
   for (const previous of unfinished) {
     // Only earlier runs: going over an occurrence again (after a process died before recording its

@@ -11,6 +11,11 @@ export interface ScheduleState {
   lastStartedAt: number | null;
   /** Why the scheduler could not read the schedule (it is then parked until saved again), or `null`. */
   error: string | null;
+  /**
+   * Occurrences of an earlier cadence that were due when the schedule was changed and had not
+   * started (see `owedAtChange()`): the next pass starts them, once each, before the cadence's own.
+   */
+  owed: number[];
 }
 
 /** A schedule as `WorkflowSchedules.get()` and `list()` show it. Times are epoch milliseconds. */
@@ -48,6 +53,7 @@ export function readScheduleState(stored: unknown, fallback: number): ScheduleSt
     lastStartedId: typeof state.lastStartedId === 'string' ? state.lastStartedId : null,
     lastStartedAt: typeof state.lastStartedAt === 'number' ? state.lastStartedAt : null,
     error: typeof state.error === 'string' ? state.error : null,
+    owed: Array.isArray(state.owed) ? state.owed.filter((at) => typeof at === 'number' && Number.isFinite(at)) : [],
   };
 }
 
@@ -58,7 +64,8 @@ export function occurrenceId(scheduleId: string, at: number): string {
 
 /**
  * The save of a schedule with these contents. The cadence restarts from `cursor` (occurrences
- * strictly after it are due), and a paused schedule is due never (`wakeAt` null).
+ * strictly after it are due), an owed occurrence makes it due at once, and a paused schedule is
+ * due never (`wakeAt` null).
  */
 export function scheduleSave(input: {
   id: string;
@@ -78,7 +85,7 @@ export function scheduleSave(input: {
     spec: input.spec,
     input: input.input ?? null,
     paused: input.paused,
-    wakeAt: input.paused ? null : cadenceOf(input.spec).after(input.state.cursor),
+    wakeAt: input.paused ? null : (input.state.owed[0] ?? cadenceOf(input.spec).after(input.state.cursor)),
     state: input.state,
     expectRevision: input.expectRevision,
     // Whoever holds the lease worked from the old contents: its next write must not land.

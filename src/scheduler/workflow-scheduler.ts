@@ -3,7 +3,7 @@ import type { WorkflowScheduleStorage } from '../storage/workflow-schedule-stora
 import type { WorkflowScheduleRecord } from '../storage/workflow-store.js';
 import type { WorkflowClock } from '../time/workflow-clock.js';
 import type { DeclaredSchedule } from './declared-schedule.js';
-import { MISSED_AFTER, planOccurrences } from './occurrence-plan.js';
+import { missedAfterFor, planOccurrences } from './occurrence-plan.js';
 import { cadenceOf } from './schedule-cadence.js';
 import { reconcileSchedules, type ReconcileResult } from './schedule-reconciler.js';
 import { readScheduleSpec } from './schedule-spec.js';
@@ -72,8 +72,14 @@ export class WorkflowScheduler {
    * `reconcileSchedules`); resolves to what changed.
    */
   reconcile(): Promise<ReconcileResult> {
-    const { storage, workflows, clock } = this.options;
-    return reconcileSchedules(storage.schedules, workflows.declaredSchedules(), workflows.names(), clock.now());
+    const { storage, workflows, clock, leaseDuration } = this.options;
+    return reconcileSchedules(
+      storage.schedules,
+      workflows.declaredSchedules(),
+      workflows.names(),
+      clock.now(),
+      missedAfterFor(leaseDuration),
+    );
   }
 
   /** Starts the background loop. */
@@ -211,16 +217,13 @@ export class WorkflowScheduler {
       await storage.schedules.writeSchedule(record.id, token, { now, state, wakeAt: record.wakeAt, release: true });
       return 0;
     }
-    // A takeover after a crash comes up to a lease late: with a lease longer than the default, the
-    // occurrences the dead holder kept are still on time (the default keeps the same margin over it).
-    const missedAfter = Math.max(MISSED_AFTER, leaseDuration + MISSED_AFTER / 2);
     const plan = planOccurrences({
       cadence: cadenceOf(spec),
       cursor: state.cursor,
       now,
       catchup: spec.catchup,
       catchupWindow: spec.catchupWindow,
-      missedAfter,
+      missedAfter: missedAfterFor(leaseDuration),
     });
     if (plan.missed) {
       this.options.emit({
@@ -235,7 +238,8 @@ export class WorkflowScheduler {
       });
     }
     let started = 0;
-    for (const at of plan.fire) {
+    // What an earlier cadence owed when the schedule changed comes first, then the cadence's own.
+    for (const at of [...state.owed, ...plan.fire]) {
       const outcome = await startOccurrence(this.options, {
         scheduleId: record.id,
         workflow,
@@ -255,6 +259,7 @@ export class WorkflowScheduler {
       if (outcome.kind === 'started') started++;
     }
     state.cursor = plan.cursor;
+    state.owed = [];
     state.error = null;
     const written = clock.now();
     const keep = hold && !this.stopped && plan.next !== null && plan.next - written <= leaseDuration / 2;

@@ -128,8 +128,9 @@ export function writeSchedule(
 
 /**
  * The fence of `createOccurrence()`: whether `token` holds the schedule's lease, live at `now`;
- * with `token: null` (a trigger), whether the schedule exists. In the create's write transaction,
- * so no release, delete or takeover lands between the check and the insert.
+ * with `token: null` (a trigger), whether the schedule exists; with `revision`, also whether it is
+ * still at it. In the create's write transaction, so no release, delete, takeover or save lands
+ * between the check and the insert.
  */
 export function occurrenceFenced(
   sql: SqliteStatements,
@@ -137,12 +138,13 @@ export function occurrenceFenced(
   scheduleId: string,
   token: string | null,
   now: number,
+  revision?: number,
 ): boolean {
-  return token === null
-    ? sql.get(`SELECT 1 AS found FROM ${t.schedules} WHERE id = ?`, [scheduleId]) !== undefined
-    : sql.get(`SELECT 1 AS found FROM ${t.schedules} WHERE id = ? AND lease_token = ? AND lease_until >= ?`, [
-        scheduleId,
-        token,
-        now,
-      ]) !== undefined;
+  return (
+    sql.get(
+      `SELECT 1 AS found FROM ${t.schedules} WHERE id = ? AND (? IS NULL OR (lease_token = ? AND lease_until >= ?))
+  AND (? IS NULL OR revision = ?)`,
+      [scheduleId, token, token, now, revision ?? null, revision ?? null],
+    ) !== undefined
+  );
 }

@@ -93,16 +93,18 @@ export class WorkflowScheduleStorage {
 
   /**
    * `create()` of a schedule's occurrence, only while `token` holds the schedule's live lease (with
-   * `token: null`, while the schedule exists); `null` otherwise.
+   * `token: null`, while the schedule exists) and, with `revision`, while the schedule is still at
+   * it; `null` otherwise.
    */
   async createOccurrence(
     scheduleId: string,
     token: string | null,
     instance: NewWorkflowInstance,
+    revision?: number,
   ): Promise<{ instance: WorkflowInstance; created: boolean } | null> {
     const { encoding } = this;
-    if (!encoding) return this.store.createOccurrence(scheduleId, token, instance);
-    const result = await this.store.createOccurrence(scheduleId, token, await encoding.newInstance(instance));
+    if (!encoding) return this.store.createOccurrence(scheduleId, token, instance, revision);
+    const result = await this.store.createOccurrence(scheduleId, token, await encoding.newInstance(instance), revision);
     return result && encoding.created(instance, result);
   }
 

@@ -130,10 +130,16 @@ export interface WorkflowScheduleStore {
    * not). `token: null` (a trigger, which holds no lease): only while the schedule exists, under
    * the same lock, so no trigger that read the schedule before a delete returned starts after it.
    * Returns `null` also when the instance exists and the fence no longer holds.
+   *
+   * With `revision`, the fence also needs the schedule still at that revision, checked under the
+   * same lock: a trigger's instance is stored only with the definition (workflow, input) it read,
+   * so once an `upsert()` (a save, which raises the revision) has returned, no trigger that read
+   * the schedule before it stores the old definition's run; it reads the schedule again instead.
    */
   createOccurrence(
     scheduleId: string,
     token: string | null,
     instance: NewWorkflowInstance,
+    revision?: number,
   ): Promise<{ instance: WorkflowInstance; created: boolean } | null>;
 }

@@ -3,6 +3,7 @@ import { encryptionContract } from './contract/encryption.contract.js';
 import { forkContract } from './contract/fork.contract.js';
 import { parallelWaitsContract } from './contract/parallel-waits.contract.js';
 import { retryChildRaceContract } from './contract/retry-child-race.contract.js';
+import { scheduleChangeRaceContract } from './contract/schedule-change-race.contract.js';
 import { terminateSlotsContract } from './contract/terminate-slots.contract.js';
 import { claimLimitsContract } from './contract/claim-limits.contract.js';
 import { claimContract } from './contract/claim.contract.js';
@@ -39,6 +40,8 @@ import { signalCursorContract } from './contract/signal-cursor.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
 import { pauseContract } from './contract/pause.contract.js';
+import { bulkContract } from './contract/bulk.contract.js';
+import { processesContract } from './contract/processes.contract.js';
 
 export type {
   ContractAppTransaction,
@@ -114,7 +117,9 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   scheduleOccurrenceContract,
   streamsContract,
   pauseContract,
+  bulkContract,
   callbacksContract,
+  processesContract,
 ];
 
 /**
@@ -126,6 +131,7 @@ const ENGINE_SCENARIOS: Array<(suite: ContractSuite) => void> = [
   parallelWaitsContract,
   terminateSlotsContract,
   retryChildRaceContract,
+  scheduleChangeRaceContract,
   encryptionContract,
 ];
 

@@ -1,4 +1,5 @@
 import { WorkflowClient } from '../../client/workflow-client.js';
+import { WorkflowSchedules } from '../../client/workflow-schedules.js';
 import { PayloadCodecChain } from '../../codec/payload-codec-chain.js';
 import type { WorkflowPayloadCodec } from '../../codec/workflow-payload-codec.js';
 import { NO_OBSERVER } from '../../engine/workflow-observer.js';
@@ -8,6 +9,7 @@ import { WorkflowEvents } from '../../events/workflow-events.js';
 import { WorkflowRegistry, type WorkflowClassLike } from '../../registry/workflow-registry.js';
 import { WorkflowRuntime } from '../../runtime/workflow-runtime.js';
 import { WorkflowWakeUps } from '../../runtime/workflow-wake-ups.js';
+import { WorkflowScheduler } from '../../scheduler/workflow-scheduler.js';
 import { WorkflowStorage } from '../../storage/workflow-storage.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import { ManualWorkflowClock } from '../../time/manual-workflow-clock.js';
@@ -21,6 +23,10 @@ import type { ContractSuite } from './contract-suite.js';
  */
 export interface ContractEngine {
   readonly client: WorkflowClient;
+  /** `WorkflowSchedules` of this engine. */
+  readonly schedules: WorkflowSchedules;
+  /** This engine's scheduler, its loop off: `drainSchedules()` runs it. */
+  readonly scheduler: WorkflowScheduler;
   readonly storage: WorkflowStorage;
   readonly clock: ManualWorkflowClock;
   /** Every event the engine emitted, in order. */
@@ -29,6 +35,8 @@ export interface ContractEngine {
   readonly logs: string[];
   /** Runs every instance due now, again and again until none is left (`WorkflowWorker.drain()` without schedules). */
   drain(options?: { limit?: number }): Promise<number>;
+  /** Starts every schedule occurrence due now (`WorkflowScheduler.drain()`); resolves to the instances started. */
+  drainSchedules(): Promise<number>;
   /** Stops the engine as the module's shutdown does; the store stays open (the harness closes it). */
   close(): Promise<void>;
 }
@@ -93,14 +101,35 @@ export function createContractEngine(store: WorkflowStore, options: ContractEngi
     logger,
   });
   const client = new WorkflowClient(storage, registry, runtime, events, resolved, NO_OBSERVER);
+  const scheduler = new WorkflowScheduler({
+    storage,
+    workflows: {
+      names: () => registry.latest().map((workflow) => workflow.name),
+      newest: (name) => registry.latest().find((workflow) => workflow.name === name),
+      declaredSchedules: () => [],
+    },
+    clock,
+    owner: runtime.id,
+    leaseDuration: resolved.worker.leaseDuration,
+    pollInterval: resolved.worker.pollInterval,
+    emit: (event) => events.emit(event),
+    started: () => wakeUps.kick(),
+    cancelled: (id) => runtime.cancelAccepted(id, false),
+    logger,
+  });
+  const schedules = new WorkflowSchedules(storage, registry, events, runtime, wakeUps, scheduler, client, resolved);
   return {
     client,
+    schedules,
+    scheduler,
     storage,
     clock,
     events: emitted,
     logs,
     drain: (drainOptions) => runtime.drain(drainOptions),
+    drainSchedules: () => scheduler.drain(),
     async close() {
+      await scheduler.stop();
       client.onModuleDestroy();
       await runtime.shutdown();
       subscription.unsubscribe();

@@ -1,6 +1,7 @@
 // A change of a schedule (pause, delete, a new cadence) that lands after a scheduler (or a
-// trigger) read the schedule and before it started the occurrence: once the change has returned,
-// nothing it stopped starts. And a scheduler that stalls past its lease starts nothing late.
+// trigger) read the schedule and before it started the occurrence: once a pause or a delete has
+// returned, nothing it stopped starts; an occurrence a new cadence or input stopped starts once,
+// with the new definition. And a scheduler that stalls past its lease starts nothing late.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WorkflowNotFoundError } from '../../../src/errors/workflow-not-found.error.js';
 import { InMemoryWorkflowStore } from '../../../src/memory/in-memory-workflow.store.js';
@@ -91,17 +92,19 @@ describe('a change racing a scheduler that has read the schedule', () => {
     expect(await store.getSchedule('beat')).toBeNull();
   });
 
-  it("a new cadence: once upsert() has returned, the old cadence's occurrence does not start; the new one's do", async () => {
+  it("a new cadence: the old cadence's due occurrence the scheduler was starting starts once, with the new definition; then the new cadence's", async () => {
     const { store, clock, link, a, admin } = setup();
-    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow' });
+    await admin.upsert('beat', { workflow: 'reports', every: '10s', overlap: 'allow', input: 'old' });
     clock.advance('10s');
-    link.arm(() => admin.upsert('beat', { workflow: 'reports', every: '1m', overlap: 'allow' }));
-    expect(await a.scheduler.drain()).toBe(0);
+    link.arm(() => admin.upsert('beat', { workflow: 'reports', every: '1m', overlap: 'allow', input: 'new' }));
+    // The first claim loses its lease to the save; the pass claims the schedule again and starts what was owed.
+    expect(await a.scheduler.drain()).toBe(1);
     expect(link.seen.changed).toBe(true);
-    expect(await runsOf(store, 'beat')).toEqual([]);
+    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:00:10.000Z']);
+    expect(await store.get('beat@2026-01-01T00:00:10.000Z')).toMatchObject({ input: 'new' });
     clock.set(T + 60_000);
     expect(await a.scheduler.drain()).toBe(1);
-    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:01:00.000Z']);
+    expect(await runsOf(store, 'beat')).toEqual(['beat@2026-01-01T00:00:10.000Z', 'beat@2026-01-01T00:01:00.000Z']);
   });
 
   it('a new input alone: the occurrence still starts once, with the input saved before it started', async () => {
