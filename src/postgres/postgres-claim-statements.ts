@@ -79,14 +79,18 @@ function fairPicks(s: string, limit: string, extra: string): string {
   // Each key's first entry, read from the index alone: its oldest instance when that is due.
   const walked = 'c.priority, c.concurrency_key AS k, c.id, c.wake_at, c.created_at, c.workflow, c.version';
   // Without exclusions a share of one is each key's first entry, which the walk has read already.
-  const gate = extra === '' ? '\n    WHERE (SELECT n FROM share) > 1' : '';
+  // The walk's entry is the key's pick when it is due and of the claim's workflows; a key whose
+  // first entry is not (another workflow's instance, one not due yet) has its share read as below,
+  // or an older instance of another workflow under the same key would hide this key's from round 1.
+  const walkedPick = `g.wake_at <= $1
+      AND (g.workflow || '@' || g.version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`;
+  const gate = extra === '' ? `\n    WHERE (SELECT n FROM share) > 1 OR NOT (${walkedPick})` : '';
   const headsOfWalk =
     extra === ''
       ? `
     UNION ALL
     SELECT g.id, g.priority, g.wake_at, g.created_at, 1 AS round FROM keys g
-    WHERE (SELECT n FROM share) = 1 AND g.wake_at <= $1
-      AND (g.workflow || '@' || g.version) = ANY (ARRAY(SELECT n || '@' || v FROM unnest($2::text[], $3::integer[]) AS p(n, v)))`
+    WHERE (SELECT n FROM share) = 1 AND ${walkedPick}`
       : '';
   return `keyed AS (
   (SELECT ${walked} FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.concurrency_key IS NOT NULL ${keyOrder})
