@@ -1,11 +1,12 @@
-// Bulk actions on a large store: cancelMany() over 100,000 matching instances, then the same call
-// again (nothing left to change), and with TERMINATE=1 terminateMany() of them all, on PostgreSQL
-// or MariaDB.
+// Bulk actions on a large store: pauseMany() and resumeMany() over 100,000 matching instances, then
+// cancelMany() of them, then the same call again (nothing left to change), and with TERMINATE=1
+// terminateMany() of them all, on PostgreSQL or MariaDB.
 //
 //   BENCH_STORE=postgres|mysql COUNT=100000 node --import ./scripts/register-ts.mjs bench/bulk.bench.ts
 //
 // The instances are created through the store (pending, of a workflow no worker runs), so the
-// figures are the bulk actions' own: keyset pages of 1,000 and 8 requests in flight, on a pool of 10.
+// figures are the bulk actions' own: keyset pages of 1,000 read, each acted on in store pages of 500
+// (`changeMany()`, one transaction each), on a pool of 10.
 import { loadavg } from 'node:os';
 import { createContractEngine } from '../src/testing/contract/contract-engine.js';
 import { ManualWorkflowClock } from '../src/time/manual-workflow-clock.js';
@@ -53,6 +54,8 @@ try {
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );
+    await timed('pauseMany', () => engine.client.pauseMany({ workflow }, { reason: 'bench' }));
+    await timed('resumeMany', () => engine.client.resumeMany({ workflow }));
     await timed('cancelMany', () => engine.client.cancelMany({ workflow }, { reason: 'bench' }));
     await timed('cancelMany again', () => engine.client.cancelMany({ workflow }, { reason: 'bench' }));
     if (process.env.TERMINATE === '1')

@@ -49,6 +49,7 @@ export { DEFAULT_STREAM_LIMITS, type WorkflowStreamLimitOptions } from './storag
 export { WorkflowSchedules } from './client/workflow-schedules.js';
 export type { WorkflowScheduleDefinition, WorkflowScheduleListOptions } from './client/workflow-schedules.js';
 export type { WorkflowListOptions } from './client/list-request.js';
+export type { WorkflowBulkFilter, WorkflowBulkOptions, WorkflowBulkResult } from './client/bulk-request.js';
 export type { WorkflowSignalOptions } from './client/signal-request.js';
 export type { WorkflowStartOptions } from './client/start-request.js';
 export type { WorkflowDebounceOptions } from './client/debounce-option.js';

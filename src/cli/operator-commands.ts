@@ -1,4 +1,5 @@
-import { actOnMatching } from '../client/bulk-actions.js';
+import { actOnMatching, inStorePages, oneAtATime } from '../client/bulk-actions.js';
+import type { WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
 import { parseBulkFilter, type WorkflowBulkFilter, type WorkflowBulkResult } from '../client/bulk-request.js';
 import { cancelRefused, parseCancelRequest } from '../client/cancel-request.js';
 import { forkInstance, type WorkflowForkOptions } from '../client/instance-fork.js';
@@ -359,7 +360,12 @@ async function run(command: OperatorCommand, storage: WorkflowStorage, out: (lin
       const result: WorkflowBulkResult = await actOnMatching(
         { list: (query) => storage.list(query), get: (one) => storage.get(one, { readable: true }), now: Date.now },
         selection,
-        (instance) => actOnListed(command, storage, instance),
+        command.name === 'retry'
+          ? oneAtATime((instance) => retryListed(command, storage, instance))
+          : inStorePages(
+              (instance) => appliesTo(command.name, instance),
+              (ids) => storage.changeMany(ids, bulkChange(command)),
+            ),
       );
       print(result, `${result.matched} matched; ${verb(command.name).toLowerCase()} ${result.changed}.`);
     }
@@ -408,25 +414,30 @@ async function actOnOne(command: OperatorCommand, storage: WorkflowStorage, id: 
   throw cancelRefused(await read(), terminate);
 }
 
-/** The bulk form of `actOnOne()`: whether it changed the instance (moved on since it was listed: no). */
-async function actOnListed(command: OperatorCommand, storage: WorkflowStorage, instance: WorkflowInstance) {
-  if (command.name === 'retry') {
-    if (!['failed', 'cancelled', 'compensation_failed'].includes(instance.status)) return false;
-    try {
-      return await actOnOne(command, storage, instance.id);
-    } catch (error) {
-      if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
-      throw error;
-    }
+/** The bulk form of a retry: whether it changed the instance (moved on since it was listed: no). */
+async function retryListed(command: OperatorCommand, storage: WorkflowStorage, instance: WorkflowInstance) {
+  if (!['failed', 'cancelled', 'compensation_failed'].includes(instance.status)) return false;
+  try {
+    return await actOnOne(command, storage, instance.id);
+  } catch (error) {
+    if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
+    throw error;
   }
-  if (command.name === 'resume') return instance.status === 'paused' && storage.resume(instance.id, Date.now());
+}
+
+/** Whether a listed instance is one the bulk `name` may change (the store checks again). */
+function appliesTo(name: OperatorName, instance: WorkflowInstance): boolean {
+  if (name === 'resume') return instance.status === 'paused';
   if (FINISHED_STATUSES.includes(instance.status)) return false;
-  if (command.name === 'pause')
-    return (
-      instance.status !== 'paused' && storage.pause(instance.id, { reason: command.reason ?? null, now: Date.now() })
-    );
-  const terminate = command.name === 'terminate';
-  return storage.requestCancel(instance.id, parseCancelRequest(command.reason, terminate, Date.now()));
+  return name !== 'pause' || instance.status !== 'paused';
+}
+
+/** What a page of the bulk `command` (pause, resume, cancel, terminate) asks of the store, as of now. */
+function bulkChange(command: OperatorCommand): WorkflowBulkChange {
+  const now = Date.now();
+  if (command.name === 'resume') return { kind: 'resume', now };
+  if (command.name === 'pause') return { kind: 'pause', request: { reason: command.reason ?? null, now } };
+  return { kind: 'cancel', request: parseCancelRequest(command.reason, command.name === 'terminate', now) };
 }
 
 /** An instance as the CLI prints it: without the lease token (the workers' secret). */

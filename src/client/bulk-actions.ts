@@ -1,11 +1,12 @@
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
+import { BULK_CHANGE_LIMIT } from '../storage/workflow-store-bulk.js';
 import type { WorkflowListQuery } from '../storage/workflow-store.js';
 import type { BulkSelection, WorkflowBulkResult } from './bulk-request.js';
 
 /** How many instances a bulk action reads per page (`list()`'s most). */
 export const BULK_PAGE = 1000;
 
-/** How many instances of a page a bulk action acts on at once: each is its own short request. */
+/** How many instances of a page `oneAtATime()` acts on at once: each is its own short request. */
 export const BULK_CONCURRENCY = 8;
 
 /** What a bulk action reads through: the storage layer's `list()` and `get()`, and the clock. */
@@ -16,25 +17,24 @@ export interface BulkReads {
 }
 
 /**
- * Runs `act` once on each instance `selection` matches, page by page in `list()`'s order (keyset
- * paging on `createdAt`, `id`: an instance whose status changes under the action keeps its place, so
- * none is skipped or met twice), never inside one long transaction: each `act` is one request of
- * its own. Instances created after the call began are left out (the pages end at its start), so it
- * ends however fast new ones come. `act` resolves to whether it changed the instance; an instance
- * already in the wanted state changes nothing, so a run stopped halfway (a crash) can simply be run
- * again. With `ids`, each id is read and kept when it matches the other filters.
+ * Acts on each instance `selection` matches, page by page in `list()`'s order (keyset paging on
+ * `createdAt`, `id`: an instance whose status changes under the action keeps its place, so none is
+ * skipped or met twice), never inside one long transaction: `act` gets one page and resolves to how
+ * many of its instances it changed (see `oneAtATime()` and `inStorePages()`). Instances created
+ * after the call began are left out (the pages end at its start), so it ends however fast new ones
+ * come. An instance already in the wanted state changes nothing, so a run stopped halfway (a
+ * crash) can simply be run again. With `ids`, each id is read and kept when it matches the other
+ * filters.
  */
 export async function actOnMatching(
   reads: BulkReads,
   selection: BulkSelection,
-  act: (instance: WorkflowInstance) => Promise<boolean>,
+  act: (page: WorkflowInstance[]) => Promise<number>,
 ): Promise<WorkflowBulkResult> {
   const result: WorkflowBulkResult = { matched: 0, changed: 0 };
   const actOnPage = async (page: WorkflowInstance[]): Promise<void> => {
     result.matched += page.length;
-    await eachAtMost(BULK_CONCURRENCY, page, async (instance) => {
-      if (await act(instance)) result.changed++;
-    });
+    if (page.length > 0) result.changed += await act(page);
   };
   if (selection.ids !== null) {
     for (let i = 0; i < selection.ids.length; i += BULK_PAGE) {
@@ -62,6 +62,37 @@ export async function actOnMatching(
     const last = page[page.length - 1]!;
     query.after = { createdAt: last.createdAt, id: last.id };
   }
+}
+
+/** A page act that calls `act` on each instance (`BULK_CONCURRENCY` at a time, each its own request): for a retry, which has no page form. */
+export function oneAtATime(
+  act: (instance: WorkflowInstance) => Promise<boolean>,
+): (page: WorkflowInstance[]) => Promise<number> {
+  return async (page) => {
+    let changed = 0;
+    await eachAtMost(BULK_CONCURRENCY, page, async (instance) => {
+      if (await act(instance)) changed++;
+    });
+    return changed;
+  };
+}
+
+/**
+ * A page act that hands the store the ids of the instances `applies` to (as listed: the store
+ * checks again under its row locks), `BULK_CHANGE_LIMIT` at a time, each slice one transaction of
+ * `change` (`WorkflowStorage.changeMany()`), one after the other.
+ */
+export function inStorePages(
+  applies: (instance: WorkflowInstance) => boolean,
+  change: (ids: string[]) => Promise<string[]>,
+): (page: WorkflowInstance[]) => Promise<number> {
+  return async (page) => {
+    const ids = page.filter(applies).map((instance) => instance.id);
+    let changed = 0;
+    for (let i = 0; i < ids.length; i += BULK_CHANGE_LIMIT)
+      changed += (await change(ids.slice(i, i + BULK_CHANGE_LIMIT))).length;
+    return changed;
+  };
 }
 
 /** Whether `instance` passes every filter of `query` (the store's `list()` rules, for instances read by id). */

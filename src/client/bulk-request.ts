@@ -1,5 +1,6 @@
 import { shownValue } from '../errors/shown-value.js';
 import { invalidInput } from '../errors/workflow-input-error.js';
+import { checkOptions } from '../options/known-keys.js';
 import type { WorkflowListQuery } from '../storage/workflow-store.js';
 import { toEpochOption } from './epoch-option.js';
 import { KNOWN_STATUSES, parseListRequest, type WorkflowListOptions } from './list-request.js';
@@ -22,6 +23,28 @@ export interface WorkflowBulkFilter extends Omit<WorkflowListOptions, 'after' | 
 export interface WorkflowBulkResult {
   matched: number;
   changed: number;
+}
+
+/** The options of `cancelMany()`, `terminateMany()`, `pauseMany()` and `resumeMany()` (which takes no `reason`). */
+export interface WorkflowBulkOptions {
+  /** Stored with each instance it changes, as `cancel()`'s or `pause()`'s reason. */
+  reason?: string;
+  /**
+   * The application's transaction (a `pg` client, a `mysql2` connection, an ORM's handle, as
+   * `start()` takes it): every page's change runs in it, so they all commit or roll back with the
+   * application's rows (a rollback leaves every instance as it was), and running executions hear
+   * of them at the commit. The pages are still read outside it, so an instance it created itself is
+   * not matched. Not on the in-memory store.
+   */
+  transaction?: unknown;
+}
+
+/** `method`'s options, checked (`resumeMany()` takes no reason). */
+export function checkBulkOptions(method: string, options: WorkflowBulkOptions | undefined, reason: boolean): void {
+  if (options === undefined) return;
+  checkOptions(options, reason ? ['reason', 'transaction'] : ['transaction'], `options of ${method}()`);
+  if (options.reason !== undefined && typeof options.reason !== 'string')
+    throw invalidInput(`Invalid ${method}() option "reason": ${shownValue(options.reason)}. Use a string.`);
 }
 
 /** A bulk filter, checked: the store's query (without paging) and the ids to keep to, if any. */

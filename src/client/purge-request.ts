@@ -59,7 +59,7 @@ export async function purgeInBatches(
   storage: Pick<WorkflowStorage, 'purge'>,
   request: PurgeRequest | null,
 ): Promise<WorkflowPurgeResult> {
-  const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0 };
+  const total: WorkflowPurgeResult = { instances: 0, signals: 0, rateLimits: 0, debounceKeys: 0 };
   if (request === null) return total;
   const { statuses, before, limit } = request;
   for (;;) {
@@ -67,8 +67,9 @@ export async function purgeInBatches(
     total.instances += done.instances;
     total.signals += done.signals;
     total.rateLimits += done.rateLimits;
+    total.debounceKeys += done.debounceKeys;
     // Until a batch finds nothing: one that skipped rows another transaction holds (PostgreSQL's
     // SKIP LOCKED) deletes fewer than it asked for while more remain.
-    if (limit !== undefined || done.instances + done.signals + done.rateLimits === 0) return total;
+    if (limit !== undefined || done.instances + done.signals + done.rateLimits + done.debounceKeys === 0) return total;
   }
 }

@@ -30,10 +30,12 @@ import { assertSameStart, parseStartRequest, type WorkflowStartOptions } from '.
 import type { WorkflowHandle } from './workflow-handle.js';
 import { exportHistory } from './history-export.js';
 import type { WorkflowHistory } from '../engine/workflow-history.js';
-import { actOnMatching, type BulkReads } from './bulk-actions.js';
+import { actOnMatching, inStorePages, oneAtATime, type BulkReads } from './bulk-actions.js';
 import {
+  checkBulkOptions,
   parseBulkFilter,
   type BulkSelection,
+  type WorkflowBulkOptions,
   type WorkflowBulkFilter,
   type WorkflowBulkResult,
 } from './bulk-request.js';
@@ -50,6 +52,8 @@ import {
 import { InstancePauses } from './instance-pauses.js';
 import type { WorkflowPauseOptions, WorkflowPauseWorkflowOptions } from './pause-request.js';
 import type { WorkflowPausedWorkflow } from '../storage/workflow-store-pauses.js';
+import type { WorkflowProcessRecord } from '../storage/workflow-store-processes.js';
+import { PROCESS_STALE_AFTER } from '../runtime/process-heartbeat.js';
 
 type WorkflowClass<I, O> = abstract new (...args: never[]) => WorkflowDefinition<I, O>;
 
@@ -144,6 +148,18 @@ export class WorkflowClient implements OnModuleDestroy {
    */
   async untakenSignals(options: { limit?: number } = {}): Promise<WorkflowUntakenSignal[] | null> {
     return this.storage.untakenSignals(parseUntakenSignalsRequest(options));
+  }
+
+  /**
+   * The worker processes live on this store, by start time: each process whose background worker
+   * runs records itself (its worker id, host, pid, start, and the workflow versions it declares)
+   * at startup and every 15 s, and removes itself at shutdown; one not seen for a minute (by this
+   * module's clock: hosts' clocks must agree to within most of it) has crashed or is cut off and is
+   * left out. Processes with `worker: false` record nothing. `null` when the store keeps no process
+   * records (a store of your own without `recordProcess()`, `removeProcess()` and `processes()`).
+   */
+  processes(): Promise<WorkflowProcessRecord[] | null> {
+    return this.storage.processes(this.options.clock.now() - PROCESS_STALE_AFTER);
   }
 
   /** Cancels: the instance stops at its next step and runs its compensations, then ends `cancelled`. */
@@ -253,36 +269,44 @@ export class WorkflowClient implements OnModuleDestroy {
   /**
    * Cancels every unfinished instance `filter` matches (see `WorkflowBulkFilter`; one matching
    * everything needs `all: true`), as `cancel()` does each, in bounded batches: never one long
-   * transaction, each instance asked once. Resolves to how many matched and how many took the
-   * cancel (finished ones, and ones asked before, don't). Safe to run again after a crash.
+   * transaction (each page of up to 500 is one transaction of its own, with one notice to the
+   * workers), each instance asked once. Resolves to how many matched and how many took the cancel
+   * (finished ones, and ones asked before, don't). Safe to run again after a crash. With
+   * `transaction`, every page's change commits or rolls back with the application's transaction.
    */
-  cancelMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
-    return this.cancelMatching('cancelMany', filter, options.reason, false);
+  cancelMany(filter: WorkflowBulkFilter, options: WorkflowBulkOptions = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('cancelMany', filter, options, false);
   }
 
   /** `terminate()` on every unfinished instance `filter` matches, as `cancelMany()` goes about it. */
-  terminateMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
-    return this.cancelMatching('terminateMany', filter, options.reason, true);
+  terminateMany(filter: WorkflowBulkFilter, options: WorkflowBulkOptions = {}): Promise<WorkflowBulkResult> {
+    return this.cancelMatching('terminateMany', filter, options, true);
   }
 
   /**
-   * `retry()` on every failed, cancelled or compensation_failed instance `filter` matches, as
-   * `cancelMany()` goes about it; `changed` counts the retries that landed (of two concurrent ones
-   * of an instance, one does). Run again after a crash, it retries only what is still failed.
+   * `retry()` on every failed, cancelled or compensation_failed instance `filter` matches, in
+   * `cancelMany()`'s pages, one retry at a time per instance (a retry rewrites the instance's
+   * journal: it has no page form, nor a `transaction`, as `retry()` has none); `changed` counts the
+   * retries that landed (of two concurrent ones of an instance, one does). Run again after a crash,
+   * it retries only what is still failed.
    */
   async retryMany(filter: WorkflowBulkFilter): Promise<WorkflowBulkResult> {
     const selection = parseBulkFilter('retryMany', filter, this.options.clock.now());
-    return actOnMatching(this.bulkReads(), selection, async (instance) => {
-      if (!RETRYABLE.includes(instance.status)) return false;
-      try {
-        await this.retry(instance.id);
-        return true;
-      } catch (error) {
-        // Moved on since it was listed (retried, deleted): nothing to do for it.
-        if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
-        throw error;
-      }
-    });
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      oneAtATime(async (instance) => {
+        if (!RETRYABLE.includes(instance.status)) return false;
+        try {
+          await this.retry(instance.id);
+          return true;
+        } catch (error) {
+          // Moved on since it was listed (retried, deleted): nothing to do for it.
+          if (error instanceof WorkflowInvalidStateError || error instanceof WorkflowNotFoundError) return false;
+          throw error;
+        }
+      }),
+    );
   }
 
   /**
@@ -290,13 +314,22 @@ export class WorkflowClient implements OnModuleDestroy {
    * `cancelMany()` goes about it (each one stops at its next step wherever it runs, and is not
    * claimed until resumed); `changed` counts those it paused.
    */
-  async pauseMany(filter: WorkflowBulkFilter, options: { reason?: string } = {}): Promise<WorkflowBulkResult> {
+  async pauseMany(filter: WorkflowBulkFilter, options: WorkflowBulkOptions = {}): Promise<WorkflowBulkResult> {
     const selection = parseBulkFilter('pauseMany', filter, this.options.clock.now());
-    const reason = parseCancelRequest(options.reason, false, 0).reason;
-    return actOnMatching(this.bulkReads(), selection, (instance) =>
-      FINISHED_STATUSES.includes(instance.status) || instance.status === 'paused'
-        ? Promise.resolve(false)
-        : this.runtime.pause(instance.id, { reason, now: this.options.clock.now() }),
+    checkBulkOptions('pauseMany', options, true);
+    const reason = options.reason ?? null;
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      inStorePages(
+        (instance) => !FINISHED_STATUSES.includes(instance.status) && instance.status !== 'paused',
+        (ids) =>
+          this.runtime.changeMany(
+            ids,
+            { kind: 'pause', request: { reason, now: this.options.clock.now() } },
+            options.transaction,
+          ),
+      ),
     );
   }
 
@@ -304,12 +337,19 @@ export class WorkflowClient implements OnModuleDestroy {
    * Resumes every paused instance `filter` matches, as `cancelMany()` goes about it: what fell due
    * during the pause is due at once. `changed` counts those it resumed.
    */
-  async resumeMany(filter: WorkflowBulkFilter): Promise<WorkflowBulkResult> {
+  async resumeMany(
+    filter: WorkflowBulkFilter,
+    options: Omit<WorkflowBulkOptions, 'reason'> = {},
+  ): Promise<WorkflowBulkResult> {
     const selection = parseBulkFilter('resumeMany', filter, this.options.clock.now());
-    return actOnMatching(this.bulkReads(), selection, (instance) =>
-      instance.status === 'paused'
-        ? this.runtime.resume(instance.id, this.options.clock.now())
-        : Promise.resolve(false),
+    checkBulkOptions('resumeMany', options, false);
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      inStorePages(
+        (instance) => instance.status === 'paused',
+        (ids) => this.runtime.changeMany(ids, { kind: 'resume', now: this.options.clock.now() }, options.transaction),
+      ),
     );
   }
 
@@ -412,16 +452,23 @@ export class WorkflowClient implements OnModuleDestroy {
   private async cancelMatching(
     method: string,
     filter: WorkflowBulkFilter,
-    reason: string | undefined,
+    options: WorkflowBulkOptions,
     terminate: boolean,
   ): Promise<WorkflowBulkResult> {
-    const now = this.options.clock.now();
-    const selection: BulkSelection = parseBulkFilter(method, filter, now);
-    parseCancelRequest(reason, terminate, now);
-    return actOnMatching(this.bulkReads(), selection, (instance) =>
-      FINISHED_STATUSES.includes(instance.status)
-        ? Promise.resolve(false)
-        : this.runtime.requestCancel(instance.id, parseCancelRequest(reason, terminate, this.options.clock.now())),
+    const selection: BulkSelection = parseBulkFilter(method, filter, this.options.clock.now());
+    checkBulkOptions(method, options, true);
+    return actOnMatching(
+      this.bulkReads(),
+      selection,
+      inStorePages(
+        (instance) => !FINISHED_STATUSES.includes(instance.status),
+        (ids) =>
+          this.runtime.changeMany(
+            ids,
+            { kind: 'cancel', request: parseCancelRequest(options.reason, terminate, this.options.clock.now()) },
+            options.transaction,
+          ),
+      ),
     );
   }
 

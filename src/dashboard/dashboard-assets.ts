@@ -32,6 +32,7 @@ button.danger { background: #b3261e; border-color: #b3261e; }
 button.secondary { background: #fff; color: #1f5fbf; }
 .actions-row { display: flex; gap: 8px; align-items: end; }
 form.inline { display: inline; margin: 0; }
+button.small { font-size: 0.85em; padding: 2px 8px; }
 table { border-collapse: collapse; width: 100%; background: var(--panel); border: 1px solid var(--line); }
 caption { text-align: left; padding: 6px 0; color: var(--muted); }
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }

@@ -15,6 +15,16 @@ import { instanceUrl, listPath, parseListQuery } from './list-query.js';
 import { runScheduleAction, SCHEDULE_ACTIONS } from './schedule-actions.js';
 import { PAUSE_ACTIONS, runWorkflowPauseAction, WORKFLOW_PAUSE_ACTIONS, workflowPauseForm } from './pause-actions.js';
 import { renderSchedulesPage } from './schedules-page.js';
+import { forkConfirmationPage, runFork } from './fork-action.js';
+import {
+  bulkConfirmationPage,
+  bulkDoneMessage,
+  bulkPanel,
+  countMatching,
+  matchesEverything,
+  parseBulkForm,
+  runBulk,
+} from './bulk-panel.js';
 import { renderSignalsPage } from './signals-page.js';
 import { renderVersionsPage } from './versions-page.js';
 import { countUnfinishedByVersion, versionRows } from './version-counts.js';
@@ -38,6 +48,8 @@ export const DASHBOARD_ACTIONS = [
   'resume',
   'pause-workflow',
   'resume-workflow',
+  'fork',
+  'bulk',
 ] as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 
@@ -50,6 +62,7 @@ const DONE: Record<string, string> = {
   terminate: 'Terminate requested: the instance ends cancelled, without compensations.',
   retry: 'Retry requested: the instance runs again from where it stopped.',
   delete: 'Instance deleted.',
+  fork: 'Forked: this new instance runs again from the chosen step; the instance it came from is unchanged.',
   ...SCHEDULE_ACTIONS,
   ...PAUSE_ACTIONS,
 };
@@ -116,7 +129,7 @@ export class DashboardService {
         hasNewer = request.after !== null;
       }
     }
-    const done = doneMessage(DONE, query);
+    const done = doneMessage(DONE, query) ?? bulkDoneMessage(query);
     const { workflow, version } = request.filters;
     // Filtered by one workflow, the page offers to pause it (or resume it) for every process.
     const workflowPause =
@@ -132,6 +145,7 @@ export class DashboardService {
       hasNewer,
       workflows,
       workflowPause,
+      bulk: this.options.readOnly ? null : bulkPanel(base, request),
       message: message ?? (done ? { kind: 'ok', text: done } : null),
     });
     return { status: request.errors.length > 0 ? 400 : 200, body };
@@ -156,14 +170,21 @@ export class DashboardService {
     return { status: 200, body };
   }
 
-  /** Unfinished instances per workflow version beside this process's declared versions (`versions-page.ts`). */
+  /** Unfinished instances per workflow version beside the live processes that declare each (`versions-page.ts`). */
   async versions(base: string): Promise<DashboardResponse> {
-    const counted = await countUnfinishedByVersion(this.client, VERSIONS_COUNT_CAP);
-    const rows = versionRows(counted.counts, this.registry.versions());
+    const [counted, processes] = await Promise.all([
+      countUnfinishedByVersion(this.client, VERSIONS_COUNT_CAP),
+      this.client.processes(),
+    ]);
+    const rows = versionRows(
+      counted.counts,
+      processes === null ? { processes: null, here: this.registry.versions() } : { processes },
+    );
     const body = renderVersionsPage({
       base,
       readOnly: this.options.readOnly,
       rows,
+      processes,
       cap: VERSIONS_COUNT_CAP,
       capped: counted.capped,
     });
@@ -228,10 +249,20 @@ export class DashboardService {
     const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
     if (action in SCHEDULE_ACTIONS) return this.actOnSchedule(base, action, field('schedule'));
     if (WORKFLOW_PAUSE_ACTIONS.has(action)) return this.actOnWorkflow(base, action, field);
+    if (action === 'bulk') return this.actOnMatches(base, form, field);
     const id = field('id');
     if (id === '') return this.problem(base, 400, 'The form has no instance id (field "id").');
     try {
       switch (action as DashboardAction) {
+        case 'fork': {
+          const step = field('step');
+          if (step === '') throw new TypeError('The form has no step to run again from (field "step").');
+          if (field('confirmed') !== 'yes') {
+            const source = await this.client.getStatus(id);
+            return { status: 200, body: forkConfirmationPage(base, this.options.readOnly, source, step) };
+          }
+          return { redirect: await runFork(this.client, base, id, step) };
+        }
         case 'signal': {
           const name = field('name').trim();
           if (name === '') throw new TypeError('The signal needs a name (field "name").');
@@ -328,6 +359,47 @@ export class DashboardService {
         },
       );
       return 'body' in shown ? { status: error instanceof TypeError ? 400 : 409, body: shown.body } : shown;
+    }
+  }
+
+  /**
+   * `bulk`: without `confirmed`, the confirmation page (the action, how many instances match now,
+   * and the `all` confirmation when the filter matches everything); confirmed, the action on every
+   * match, then the list with what it did. Bad input: 400 with the reason, nothing done.
+   */
+  private async actOnMatches(
+    base: string,
+    form: Record<string, unknown>,
+    field: (name: string) => string,
+  ): Promise<DashboardResponse> {
+    let request;
+    let everything: boolean;
+    try {
+      request = parseBulkForm(form);
+      everything = matchesEverything(request.filter, this.workflows.clock.now());
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      return this.problem(base, 400, `Could not act on the matches: ${error.message}`);
+    }
+    const confirmed = field('confirmed') === 'yes';
+    const allTyped = field('all').trim() === 'all';
+    if (!confirmed || (everything && !allTyped)) {
+      const matching = await countMatching(this.client, request.filter);
+      const refused = confirmed
+        ? 'This filter matches every instance: type all to confirm, or narrow the filter.'
+        : null;
+      const body = bulkConfirmationPage(base, this.options.readOnly, request, matching, everything, refused);
+      return { status: refused ? 400 : 200, body };
+    }
+    try {
+      return { redirect: await runBulk(this.client, base, request, everything) };
+    } catch (error) {
+      if (!(error instanceof WorkflowError || error instanceof TypeError)) throw error;
+      return this.problem(
+        base,
+        error instanceof TypeError ? 400 : 409,
+        `Could not act on the matches: ${error.message}`,
+      );
     }
   }
 

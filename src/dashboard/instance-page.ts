@@ -67,7 +67,7 @@ ${
 }
 <section aria-labelledby="custom-title"><h2 id="custom-title">Custom status</h2>${i.customStatus === null ? html`<p class="muted">None set.</p>` : html`<pre>${formatJson(i.customStatus)}</pre>`}</section>
 </div>
-<section aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>${renderTimeline(base, i.journal ?? [])}</section>
+<section aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>${renderTimeline(base, i.journal ?? [], data.readOnly ? null : i.id)}</section>
 <section aria-labelledby="children-title"><h2 id="children-title">Children</h2>${renderChildren(data)}</section>`;
 }
 

@@ -17,6 +17,8 @@ export interface ListPageData {
   message?: { kind: 'ok' | 'error'; text: string } | null;
   /** Filtered by one workflow: the form that pauses (or resumes) it. */
   workflowPause?: SafeHtml | null;
+  /** The bulk actions on the filter (`bulk-panel.ts`); absent on a read-only dashboard. */
+  bulk?: SafeHtml | '' | null;
 }
 
 /** The instances page: the filters, one page of instances newest first, and keyset links. */
@@ -56,6 +58,7 @@ ${data.message ? notice(data.message.kind, data.message.text) : ''}
 </form>
 ${request.errors.map((e) => notice('error', e))}
 ${data.workflowPause ?? ''}
+${data.bulk ?? ''}
 <p id="live-status" class="live-status" aria-live="polite">${live ? '' : 'Showing an older page: live updates are on for the newest page.'}</p>
 <div ${live ? html`data-live="${live}" data-state="list"` : ''} id="instances">
 ${renderTable(base, data.instances)}

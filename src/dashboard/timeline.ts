@@ -2,6 +2,7 @@ import type { WorkflowJournalEntry } from '../storage/workflow-instance.js';
 import { formatDuration, formatJson, formatTime } from './format.js';
 import { html, type HtmlValue, type SafeHtml } from './html.js';
 import { instanceUrl } from './list-query.js';
+import { forkFromHereForm } from './fork-action.js';
 
 const COMPENSATION_PREFIX = '$compensate:';
 const CHILD_WAIT_PREFIX = '$child:';
@@ -11,18 +12,24 @@ const CHILD_WAIT_PREFIX = '$child:';
  * sleeps, signal waits with the signal that woke them, children, recorded values and
  * compensations. Entries the engine writes for itself (names starting with `$`) are marked.
  */
-export function renderTimeline(base: string, journal: readonly WorkflowJournalEntry[]): SafeHtml {
+export function renderTimeline(
+  base: string,
+  journal: readonly WorkflowJournalEntry[],
+  /** The instance, when each entry may offer "Run again from here" (a fork); `null` on a read-only dashboard. */
+  forkOf: string | null = null,
+): SafeHtml {
   if (journal.length === 0) return html`<p class="panel">Nothing recorded yet.</p>`;
-  return html`<ol class="timeline" aria-label="Journal, oldest first">${journal.map((entry) => renderEntry(base, entry))}</ol>`;
+  return html`<ol class="timeline" aria-label="Journal, oldest first">${journal.map((entry) => renderEntry(base, entry, forkOf))}</ol>`;
 }
 
-function renderEntry(base: string, entry: WorkflowJournalEntry): SafeHtml {
+function renderEntry(base: string, entry: WorkflowJournalEntry, forkOf: string | null): SafeHtml {
   const engine = entry.name.startsWith('$');
   const { label, name, summary, detail } = describe(base, entry);
   return html`<li class="state-${entry.state}${engine ? ' engine' : ''}">
 <div class="entry-head"><span class="kind">${label}</span><span class="entry-name">${name}</span><span class="status status-${entry.state}">${stateWord(entry)}</span><span class="meta">${formatTime(entry.createdAt)}</span></div>
 <div class="meta">${summary}</div>
 ${detail}
+${forkOf === null ? '' : forkFromHereForm(base, forkOf, entry.name)}
 </li>`;
 }
 

@@ -37,6 +37,19 @@ export class InMemoryDebounces {
   made(init: NewWorkflowInstance, id: string): void {
     this.keys.set(keyOf(init), { id, firstAt: init.now });
   }
+
+  /** `purge()`: drops up to `limit` keys whose instance (found through `instance`) has started or is gone; returns how many. */
+  purge(limit: number, instance: (id: string) => WorkflowInstance | undefined): number {
+    let dropped = 0;
+    for (const [key, entry] of this.keys) {
+      if (dropped >= limit) break;
+      const found = instance(entry.id);
+      if (found && found.runs === 0) continue;
+      this.keys.delete(key);
+      dropped++;
+    }
+    return dropped;
+  }
 }
 
 function keyOf(init: NewWorkflowInstance): string {

@@ -43,6 +43,9 @@ import {
 } from './in-memory-list.js';
 import { newStoredInstance } from './in-memory-new-instance.js';
 import { InMemoryPauses } from './in-memory-pauses.js';
+import { checkBulkIds, type WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
+import { InMemoryProcesses } from './in-memory-processes.js';
+import type { WorkflowProcessRecord } from '../storage/workflow-store-processes.js';
 // Deep copies out, so no caller ever holds a reference into the store's state (values come in as JSON).
 import { plainCopy as copy } from '../storage/plain-copy.js';
 import type {
@@ -116,6 +119,7 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   /** Rate windows by workflow and rate-limit key (`null`: the workflow's own). */
   private readonly windows = new Map<string, RateWindow>();
   private readonly schedules = new InMemorySchedules();
+  private readonly processRecords = new InMemoryProcesses();
   /** The unfinished instances, which is all a claim looks at. */
   private readonly claimable = new ClaimableInstances();
   /** `ctx.stream()`'s logs, dropped with their instance. */
@@ -207,11 +211,29 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async pause(id: string, request: WorkflowPauseRequest): Promise<boolean> {
+    return this.pauseOne(id, request);
+  }
+
+  async resume(id: string, now: number): Promise<boolean> {
+    return this.resumeOne(id, now);
+  }
+
+  /** A page of a bulk action: each change made in one synchronous turn, so nothing comes between them. */
+  async changeMany(ids: readonly string[], change: WorkflowBulkChange): Promise<string[]> {
+    checkBulkIds(ids);
+    return ids.filter((id) => {
+      if (change.kind === 'cancel') return this.cancelOne(id, change.request);
+      if (change.kind === 'pause') return this.pauseOne(id, change.request);
+      return this.resumeOne(id, change.now);
+    });
+  }
+
+  private pauseOne(id: string, request: WorkflowPauseRequest): boolean {
     const instance = this.instances.get(id)?.instance;
     return instance !== undefined && this.pauses.pause(instance, request);
   }
 
-  async resume(id: string, now: number): Promise<boolean> {
+  private resumeOne(id: string, now: number): boolean {
     const instance = this.instances.get(id)?.instance;
     if (!instance || !this.pauses.isPaused(instance)) return false;
     return this.pauses.resume(instance, now);
@@ -231,6 +253,18 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     return this.pauses.pausedWorkflows();
   }
 
+  async recordProcess(record: WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    this.processRecords.record(record, staleBefore);
+  }
+
+  async removeProcess(id: string): Promise<boolean> {
+    return this.processRecords.remove(id);
+  }
+
+  async processes(seenSince: number): Promise<WorkflowProcessRecord[]> {
+    return this.processRecords.live(seenSince);
+  }
+
   /** A stored instance copied out as reads show it (`paused` while an operator paused it). */
   private shown(instance: WorkflowInstance): WorkflowInstance {
     return this.pauses.shown(instance, copyInstance(instance));
@@ -243,6 +277,10 @@ export class InMemoryWorkflowStore implements WorkflowStore {
   }
 
   async requestCancel(id: string, request: WorkflowCancelRequest): Promise<boolean> {
+    return this.cancelOne(id, request);
+  }
+
+  private cancelOne(id: string, request: WorkflowCancelRequest): boolean {
     const instance = this.instances.get(id)?.instance;
     if (!instance) return false;
     if (request.terminate) {
@@ -379,7 +417,9 @@ export class InMemoryWorkflowStore implements WorkflowStore {
       .slice(0, limit);
     for (const [key] of windows) this.windows.delete(key);
 
-    return { instances: instances.length, signals, rateLimits: windows.length };
+    const debounceKeys = this.debounces.purge(limit, (id) => this.instances.get(id)?.instance);
+
+    return { instances: instances.length, signals, rateLimits: windows.length, debounceKeys };
   }
 
   /** Whether the instance `id` is a child whose parent exists unfinished. */

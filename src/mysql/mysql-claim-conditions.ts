@@ -21,14 +21,22 @@ export function repeated(text: string, n: number): string {
 /**
  * Due for the claim (the conditions of `instances_due` and of the claim's workflow versions, not
  * paused, nor of a paused workflow), minus what `exclusions` names, as conditions on a row of the
- * instances table, with their parameters.
+ * instances table, with their parameters. `priorities` (at least one: those `dueGroups()` found)
+ * bound the walk of `instances_due`: under `claim_priority IS NOT NULL` (a range on the index's first
+ * column) `wake_at <= now` bounds nothing, and with fewer due than the claim's limit the walk read
+ * every sleeping (and leased) instance after the due ones; with the first column fixed (one range per
+ * priority, walked in index order) `wake_at <= now` ends each range at its last due instance.
  */
 export function dueWhere(
   tables: MySqlTables,
   request: WorkflowClaimRequest,
   exclusions: ClaimExclusions | null,
+  priorities: readonly number[],
 ): Statement {
   const params: unknown[] = [request.now, request.now];
+  // Written into the text (integers the database gave): as placeholders, a prepared statement's
+  // cursor (the one-statement claim's) walked the whole index instead of one range per priority.
+  const bound = priorities.map((priority) => String(Math.trunc(Number(priority)))).join(', ');
   const pairs = request.workflows.map(({ name, version }) => {
     params.push(name, version);
     return '(?, ?)';
@@ -55,7 +63,7 @@ export function dueWhere(
     if (excluded.length > 0) extra = `\n  AND (terminate_requested = 1 OR (${excluded.join('\n    AND ')}))`;
   }
   return {
-    sql: `claim_priority IS NOT NULL AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
+    sql: `claim_priority IN (${bound}) AND wake_at <= ? AND (lease_token IS NULL OR lease_until < ?) AND status IN ${UNFINISHED}
   AND (workflow, version) IN (${pairs.join(', ')}) AND ${mysqlUnpaused(tables)}${extra}`,
     params,
   };

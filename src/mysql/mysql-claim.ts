@@ -2,7 +2,7 @@ import { lockHash, type MySqlLocks } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
 import { COMMON_GROUND, compoundTransaction, repeatedOn, type MySqlServerFeatures } from './mysql-server.js';
 import { CLAIM_ORDER, dueWhere, repeated, type Statement } from './mysql-claim-conditions.js';
-import { fairDue, fairGroups, type FairGroup } from './mysql-fair-claim.js';
+import { dueGroups, fairDue, fairOrder, fairPicks, type DueGroups } from './mysql-fair-claim.js';
 import { CLAIM_COLUMNS, INSTANCE_COLUMNS, placeholders, type MySqlTables } from './mysql-tables.js';
 import {
   claimRules,
@@ -22,12 +22,13 @@ function claimStatements(tables: MySqlTables) {
   /** Up to `count` due rows in claim order reading `columns`, locked, skipping locked ones and those `exclusions` names. */
   const due = (
     request: WorkflowClaimRequest,
+    priorities: readonly number[],
     count: number,
     exclusions: ClaimExclusions | null,
     columns: string,
     notIds: readonly string[] = [],
   ): Statement => {
-    const where = dueWhere(tables, request, exclusions);
+    const where = dueWhere(tables, request, exclusions, priorities);
     const params = [...where.params];
     let skip = '';
     if (notIds.length > 0) {
@@ -60,24 +61,62 @@ ORDER BY ${CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED`,
 
     /**
      * `claim()` without limits on MariaDB, as one compound statement (see `claimInOneStatement()`):
-     * its parameters, the due rows', the lease's and the token.
+     * the `picks` first (ids of the fair order, locked by id, passing over those another claim
+     * holds or that are no longer due), then the walk of `priorities` for the room left (the picks
+     * it leased have a live lease now, so the walk passes them over). Its parameters: the picks',
+     * the walk's, the limit, the lease's (for each `UPDATE`), the token.
      */
-    claimBlock: (request: WorkflowClaimRequest): Statement => {
-      const picked = due(request, request.limit, null, 'id');
+    claimBlock: (request: WorkflowClaimRequest, priorities: readonly number[], picks: readonly string[]): Statement => {
+      // The claim's limit, not the room left: with a variable there, MariaDB plans the walk without
+      // the index's order and sorts (and locks) every due row first. The loop stops when the room is filled; rows the cursor
+      // locked beyond it are released at the commit, a statement later.
+      const walk = due(request, priorities, request.limit, null, 'id');
       const lease = leaseSet(request);
-      const sql = compoundTransaction(
-        `OPEN due;
-lease: LOOP
-  FETCH due INTO picked;
-  IF done THEN LEAVE lease; END IF;
-  UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
+      const leaseOne = `UPDATE ${instances} SET ${lease.sql} WHERE id = picked;
+    SET remaining = remaining - 1;`;
+      const params: unknown[] = [];
+      let declarePicks = '';
+      let takePicks = '';
+      if (picks.length > 0) {
+        const where = dueWhere(tables, request, null, priorities);
+        declarePicks = `DECLARE picks CURSOR FOR SELECT id FROM ${instances} WHERE id IN (${placeholders(picks.length)}) AND ${where.sql}
+ORDER BY ${CLAIM_ORDER} FOR UPDATE SKIP LOCKED;
+`;
+        params.push(...picks, ...where.params);
+        takePicks = `OPEN picks;
+take: LOOP
+  FETCH picks INTO picked;
+  IF done THEN LEAVE take; END IF;
+  ${leaseOne}
 END LOOP;
-CLOSE due;
+CLOSE picks;
+SET done = FALSE;
+`;
+      }
+      params.push(
+        ...walk.params,
+        request.limit,
+        ...(picks.length > 0 ? lease.params : []),
+        ...lease.params,
+        request.token,
+      );
+      const sql = compoundTransaction(
+        `SET remaining = ?;
+${takePicks}IF remaining > 0 THEN
+  OPEN due;
+  lease: LOOP
+    FETCH due INTO picked;
+    IF done OR remaining = 0 THEN LEAVE lease; END IF;
+    ${leaseOne}
+  END LOOP;
+  CLOSE due;
+END IF;
 `,
         {
           declarations: `DECLARE done BOOL DEFAULT FALSE;
 DECLARE picked VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-DECLARE due CURSOR FOR ${picked.sql};
+DECLARE remaining INT DEFAULT 0;
+${declarePicks}DECLARE due CURSOR FOR ${walk.sql};
 DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
 `,
           afterCommit: `SELECT ${INSTANCE_COLUMNS}, (SELECT COALESCE(MAX(id), 0) FROM ${signals}) AS last_signal_id FROM ${instances}
@@ -85,7 +124,7 @@ WHERE lease_token = ? ORDER BY ${CLAIM_ORDER};
 `,
         },
       );
-      return { sql, params: [...picked.params, ...lease.params, request.token] };
+      return { sql, params };
     },
 
     /** now, then the workflows: their leases per concurrency key, live (`lease`) or lapsed (`lapsed`). */
@@ -149,24 +188,32 @@ export class MySqlClaims {
     lastSignalId: () => Promise<number>,
   ): Promise<WorkflowClaim> {
     const { limits, rates } = claimRules(request);
-    // One group (no concurrency keys in use): no turns to take, so the one-statement claim serves.
-    const groups = await fairGroups(executor, this.tables);
-    if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0 && groups.length <= 1) {
-      const claimed = await retryOnLockContention(() => this.claimInOneStatement(executor, request));
+    const due = await dueGroups(executor, this.tables, request.now);
+    // Nothing due: nothing to lock, and no transaction to open.
+    if (due.priorities.length === 0) return { instances: [], lastSignalId: await lastSignalId() };
+    if (this.server.oneRoundTripBatches && limits.length === 0 && rates.length === 0) {
+      // One group (no concurrency keys in use): no turns to take. Else the picks are read first, unlocked.
+      const fair =
+        due.groups.length > 1 ? await fairPicks(executor, this.tables, request, request.limit, null, due) : null;
+      const picks = fair?.picks.map((row) => String(row.id)) ?? [];
+      const claimed = await retryOnLockContention(() =>
+        this.claimInOneStatement(executor, request, due.priorities, picks),
+      );
+      if (fair) claimed.instances.sort((a, b) => fairOrder(asFairRow(a), asFairRow(b), fair.round));
       // Nothing claimed, so no row carried the last signal id: read on its own.
       return claimed.instances.length > 0 ? claimed : { instances: [], lastSignalId: await lastSignalId() };
     }
     const [claimed, last] = await Promise.all([
-      retryOnLockContention(() => executor.transaction((tx) => this.claim(tx, request, groups), { held: true })),
+      retryOnLockContention(() => executor.transaction((tx) => this.claim(tx, request, due), { held: true })),
       lastSignalId(),
     ]);
     return { instances: claimed.instances, lastSignalId: last };
   }
 
-  /** `claim()` in `tx`; `groups` as `fairGroups()` read them (read here when not given). */
-  async claim(tx: SqlExecutor, request: WorkflowClaimRequest, given?: FairGroup[]): Promise<WorkflowClaim> {
+  /** `claim()` in `tx`; `groups` as `dueGroups()` read them (read here when not given). */
+  async claim(tx: SqlExecutor, request: WorkflowClaimRequest, given?: DueGroups): Promise<WorkflowClaim> {
     const { limits, rates } = claimRules(request);
-    const groups = given ?? (await fairGroups(tx, this.tables));
+    const groups = given ?? (await dueGroups(tx, this.tables, request.now));
     if (limits.length === 0 && rates.length === 0) {
       return this.due(tx, request, request.limit, null, groups).then((rows) => this.lease(tx, request, rows));
     }
@@ -228,14 +275,20 @@ export class MySqlClaims {
 
   /**
    * `claim()` without limits on MariaDB (see `MySqlServerFeatures`), in one round trip: a compound
-   * statement opens the transaction, walks the same due rows with the same `FOR UPDATE SKIP
-   * LOCKED` (a cursor, which takes its rows' locks when it opens), leases each, commits, and then
+   * statement opens the transaction, locks the fair order's `picks` by id and walks the same due rows
+   * for the room left, with the same `FOR UPDATE SKIP LOCKED` (cursors, which take their rows'
+   * locks when they open), leases each, commits, and then
    * reads the instances it leased by their token (the claim's own: no one else holds it until the
    * lease lapses), each with the last signal id read then (0 when it claimed nothing). Any error
    * rolls everything back inside the statement.
    */
-  async claimInOneStatement(executor: SqlExecutor, request: WorkflowClaimRequest): Promise<WorkflowClaim> {
-    const { sql, params } = this.sql.claimBlock(request);
+  async claimInOneStatement(
+    executor: SqlExecutor,
+    request: WorkflowClaimRequest,
+    priorities: readonly number[],
+    picks: readonly string[],
+  ): Promise<WorkflowClaim> {
+    const { sql, params } = this.sql.claimBlock(request, priorities, picks);
     const { rows } = await executor.query(sql, params, repeatedOn(this.server));
     return { instances: rows.map(toInstance), lastSignalId: rows.length > 0 ? toNumber(rows[0]!.last_signal_id) : 0 };
   }
@@ -246,10 +299,10 @@ export class MySqlClaims {
     request: WorkflowClaimRequest,
     count: number,
     exclusions: ClaimExclusions | null,
-    groups: readonly FairGroup[],
+    groups: DueGroups,
   ): Promise<SqlRow[]> {
     return fairDue(tx, this.tables, request, count, exclusions, CLAIM_COLUMNS, groups, async (room, notIds) => {
-      const { sql, params } = this.sql.due(request, room, exclusions, CLAIM_COLUMNS, notIds);
+      const { sql, params } = this.sql.due(request, groups.priorities, room, exclusions, CLAIM_COLUMNS, notIds);
       return (await tx.query(sql, params)).rows;
     });
   }
@@ -278,4 +331,9 @@ export class MySqlClaims {
     }
     return { instances, lastSignalId: 0 };
   }
+}
+
+/** What `fairOrder()` reads of a claimed instance. */
+function asFairRow(instance: WorkflowInstance): SqlRow {
+  return { id: instance.id, priority: instance.priority, wake_at: instance.wakeAt, created_at: instance.createdAt };
 }

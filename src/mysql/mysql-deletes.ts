@@ -10,7 +10,7 @@ import { CHILD_ENDED_SIGNAL } from '../storage/workflow-store-signals.js';
 import type { WorkflowPurgeQuery } from '../storage/workflow-store.js';
 
 /** `delete()`'s and `purge()`'s statements for the store's tables. */
-function deleteStatements({ instances, signals, rateWindows }: MySqlTables) {
+function deleteStatements({ instances, signals, rateWindows, debounceKeys }: MySqlTables) {
   const oldest = `(SELECT i.id, i.updated_at FROM ${instances} i WHERE i.status = ? AND i.updated_at < ?
   AND (i.parent_id IS NULL OR NOT COALESCE((SELECT p.status IN ${UNFINISHED} FROM ${instances} p WHERE p.id = i.parent_id), false))
   ORDER BY i.updated_at, i.id LIMIT ?)`;
@@ -60,6 +60,18 @@ ORDER BY g.id LIMIT ?`,
     /** (workflow, has_key, key) of each window, then before. */
     purgeRateWindows: (windows: number) =>
       `DELETE FROM ${rateWindows} WHERE (workflow, has_key, \`key\`) IN (${Array.from({ length: windows }, () => '(?, ?, ?)').join(', ')}) AND window_end < ?`,
+    /** limit: the debounce keys whose instance has started or is gone (a plain read: no locks). */
+    idleDebounceKeys: `SELECT d.workflow, d.debounce_key, d.instance_id FROM ${debounceKeys} d
+  WHERE NOT EXISTS (SELECT 1 FROM ${instances} i WHERE i.id = d.instance_id AND i.runs = 0) LIMIT ?`,
+    /**
+     * (workflow, key, instance id) of each: those keys, locked while they still name that instance
+     * (a locking read sees the latest row), passing over those a debounced create holds.
+     */
+    lockDebounceKeys: (keys: number) =>
+      `SELECT workflow, debounce_key FROM ${debounceKeys} WHERE (workflow, debounce_key, instance_id) IN (${Array.from({ length: keys }, () => '(?, ?, ?)').join(', ')}) FOR UPDATE SKIP LOCKED`,
+    /** (workflow, key) of each locked key. */
+    purgeDebounceKeys: (keys: number) =>
+      `DELETE FROM ${debounceKeys} WHERE (workflow, debounce_key) IN (${Array.from({ length: keys }, () => '(?, ?)').join(', ')})`,
   };
 }
 
@@ -182,6 +194,30 @@ export class MySqlDeletes implements DeleteStatements {
           ...rows.flatMap((row) => [row.workflow, row.has_key, row.key]),
           query.before,
         ]);
+        return rowCount;
+      }),
+    );
+  }
+
+  /**
+   * The debounce keys of started or gone instances: read without locks, then locked only while
+   * they still name the instance read (a create that pointed one at a new burst's instance since
+   * the read keeps it), then deleted, in one transaction.
+   */
+  purgeDebounceKeys(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number> {
+    return retryOnLockContention(() =>
+      executor.transaction(async (tx) => {
+        const idle = (await tx.query(this.sql.idleDebounceKeys, [query.limit])).rows;
+        if (idle.length === 0) return 0;
+        const { rows } = await tx.query(
+          this.sql.lockDebounceKeys(idle.length),
+          idle.flatMap((row) => [row.workflow, row.debounce_key, row.instance_id]),
+        );
+        if (rows.length === 0) return 0;
+        const { rowCount } = await tx.query(
+          this.sql.purgeDebounceKeys(rows.length),
+          rows.flatMap((row) => [row.workflow, row.debounce_key]),
+        );
         return rowCount;
       }),
     );

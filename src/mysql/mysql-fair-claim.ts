@@ -1,4 +1,4 @@
-import { CLAIM_ORDER, dueWhere } from './mysql-claim-conditions.js';
+import { CLAIM_ORDER, dueWhere, type Statement } from './mysql-claim-conditions.js';
 import { placeholders, type MySqlTables } from './mysql-tables.js';
 import { FAIR_KEYS_PER_PRIORITY, fairShare } from '../sql/fair-claim.js';
 import type { ClaimExclusions } from '../sql/limited-claim.js';
@@ -9,59 +9,93 @@ import type { WorkflowClaimRequest } from '../storage/workflow-store.js';
 /** A round after every key's: what the claim takes in plain claim order. */
 const LAST_ROUND = Number.MAX_SAFE_INTEGER;
 
+/** What the fair order reads of a group's due instances before it locks any. */
+const FAIR_COLUMNS = 'id, priority, concurrency_key, wake_at, created_at';
+
 /** One group a claim takes turns between: a priority's concurrency key, or its keyless instances (`key` null). */
 export interface FairGroup {
   priority: number;
   key: string | null;
+  /**
+   * The earliest `wake_at` of its entries that are due (leased ones and other workflows' too): none
+   * of its instances the claim may take is due earlier.
+   */
+  earliest: number;
+}
+
+/** What a claim may take from, as `dueGroups()` read it. */
+export interface DueGroups {
+  /** Up to `FAIR_KEYS_PER_PRIORITY` + 1 groups with due entries, by priority and key: more than one means the claim takes turns. */
+  groups: FairGroup[];
+  /** The priorities of `instances_due` that may hold due instances, ascending; none: nothing is due. */
+  priorities: number[];
 }
 
 /**
- * The groups with instances in `instances_due_key`, by one loose index scan (GROUP BY on its first
- * two columns reads one entry per group), up to `FAIR_KEYS_PER_PRIORITY` + 1: more than one means
- * the claim takes turns.
+ * The groups with due entries in `instances_due_key`, each with its earliest due `wake_at`, by one
+ * loose index scan (GROUP BY on its first two columns with MIN of the third: one descent per group
+ * and none through a group's entries; migration 0011 made the index one MariaDB reads so), and the
+ * priorities a claim walks: those of the groups, and when there were more groups than one read
+ * returns, every later priority of `instances_due` too (one descent each). A claim walks
+ * `instances_due` one priority at a time (see `dueWhere()`), so sleeping instances cost it nothing.
  */
-export async function fairGroups(executor: SqlExecutor, tables: MySqlTables): Promise<FairGroup[]> {
+export async function dueGroups(executor: SqlExecutor, tables: MySqlTables, now: number): Promise<DueGroups> {
   const { rows } = await executor.query(
-    `SELECT claim_priority AS p, concurrency_key AS k FROM ${tables.instances} FORCE INDEX (instances_due_key)
-WHERE claim_priority IS NOT NULL GROUP BY claim_priority, concurrency_key ORDER BY claim_priority, concurrency_key LIMIT ?`,
-    [FAIR_KEYS_PER_PRIORITY + 1],
+    `SELECT claim_priority AS p, concurrency_key AS k, MIN(wake_at) AS w FROM ${tables.instances} FORCE INDEX (instances_due_key)
+WHERE claim_priority IS NOT NULL AND wake_at <= ? GROUP BY claim_priority, concurrency_key ORDER BY claim_priority, concurrency_key LIMIT ?`,
+    [now, FAIR_KEYS_PER_PRIORITY + 1],
   );
-  return rows.map((row) => ({
+  const groups = rows.map((row) => ({
     priority: toNumber(row.p),
     key: row.k === null || row.k === undefined ? null : String(row.k),
+    earliest: toNumber(row.w),
   }));
+  const priorities = [...new Set(groups.map((group) => group.priority))];
+  if (groups.length > FAIR_KEYS_PER_PRIORITY) {
+    for (let last = priorities.at(-1)!; ;) {
+      const { rows: next } = await executor.query(
+        `SELECT MIN(claim_priority) AS p FROM ${tables.instances} WHERE claim_priority > ?`,
+        [last],
+      );
+      if (next[0]?.p === null || next[0]?.p === undefined) break;
+      last = toNumber(next[0].p);
+      priorities.push(last);
+    }
+  }
+  return { groups, priorities };
+}
+
+/** A claim's fair picks, unlocked (`fairPicks()`). */
+export interface FairPicks {
+  /** Up to `count` rows (`FAIR_COLUMNS`) in the fair order. */
+  picks: SqlRow[];
+  /** Each row's round (its place in its group's share); rows of no round come after every round of their priority. */
+  round: ReadonlyMap<string, number>;
+  /** `dueWhere()` as the picks were read, which they must still meet when locked. */
+  where: Statement;
 }
 
 /**
- * Up to `count` due rows (`columns`) in the fair order, locked, skipping locked ones and those
- * `exclusions` names: each group's share (`fairShare()`) is read unlocked from `instances_due_key`
- * in one statement (a UNION of one bounded descent per group), numbered in rounds, cut where a
- * group gave its whole share (so no later priority goes before what it may still hold), then
- * locked by id (`SKIP LOCKED`); `plainWalk` (the locked walk of `instances_due`) fills the rest in
- * claim order, as a claim did before fair claims.
+ * A claim's picks in the fair order, read unlocked: each group's share (`fairShare()`) from
+ * `instances_due_key` (a UNION of one bounded descent per group, `FAIR_COLUMNS` only; with a share
+ * of one, as many groups as `count` or more, only the groups that may hold one of the `count`
+ * oldest heads: `heads()`), numbered in rounds, cut where a group gave its whole share (so no later
+ * priority goes before what it may still hold). For more than one group and at least one priority.
  */
-export async function fairDue(
-  tx: SqlExecutor,
+export async function fairPicks(
+  executor: SqlExecutor,
   tables: MySqlTables,
   request: WorkflowClaimRequest,
   count: number,
   exclusions: ClaimExclusions | null,
-  columns: string,
-  groups: readonly FairGroup[],
-  plainWalk: (count: number, notIds: readonly string[]) => Promise<SqlRow[]>,
-): Promise<SqlRow[]> {
-  if (groups.length <= 1) return plainWalk(count, []);
-  const share = fairShare(count, groups.length);
-  const where = dueWhere(tables, request, exclusions);
-  const params: unknown[] = [];
-  const parts = groups.map(({ priority, key }) => {
-    params.push(priority, ...(key === null ? [] : [key]), ...where.params, share);
-    // `=` and `IS NULL` rather than `<=>`: each part is then a range of the index, bounded by wake_at.
-    return `(SELECT ${columns} FROM ${tables.instances} FORCE INDEX (instances_due_key)
-WHERE claim_priority = ? AND concurrency_key ${key === null ? 'IS NULL' : '= ?'} AND ${where.sql}
-ORDER BY wake_at, created_at, id LIMIT ?)`;
-  });
-  const { rows } = await tx.query(parts.join('\nUNION ALL\n'), params);
+  due: DueGroups,
+): Promise<FairPicks> {
+  const share = fairShare(count, due.groups.length);
+  const where = dueWhere(tables, request, exclusions, due.priorities);
+  const rows =
+    share === 1
+      ? await heads(executor, tables, where, due.groups, count)
+      : await shares(executor, tables, where, due.groups, share);
   const byGroup = new Map<string, SqlRow[]>();
   for (const row of rows) {
     const group = JSON.stringify([toNumber(row.priority), row.concurrency_key ?? null]);
@@ -78,6 +112,28 @@ ORDER BY wake_at, created_at, id LIMIT ?)`;
     .filter((row) => toNumber(row.priority) <= saturated)
     .sort((a, b) => fairOrder(a, b, round))
     .slice(0, count);
+  return { picks, round, where };
+}
+
+/**
+ * Up to `count` due rows (`columns`) in the fair order, locked, skipping locked ones and those
+ * `exclusions` names: the picks (`fairPicks()`), locked by id (`SKIP LOCKED`: one another claim
+ * holds is passed over), then `plainWalk` (the locked walk of `instances_due`) fills the rest in
+ * claim order, as a claim did before fair claims.
+ */
+export async function fairDue(
+  tx: SqlExecutor,
+  tables: MySqlTables,
+  request: WorkflowClaimRequest,
+  count: number,
+  exclusions: ClaimExclusions | null,
+  columns: string,
+  due: DueGroups,
+  plainWalk: (count: number, notIds: readonly string[]) => Promise<SqlRow[]>,
+): Promise<SqlRow[]> {
+  if (due.priorities.length === 0) return [];
+  if (due.groups.length <= 1) return plainWalk(count, []);
+  const { picks, round, where } = await fairPicks(tx, tables, request, count, exclusions, due);
   let taken: SqlRow[] = [];
   if (picks.length > 0) {
     const ids = picks.map((row) => String(row.id));
@@ -98,6 +154,56 @@ ORDER BY ${CLAIM_ORDER} FOR UPDATE SKIP LOCKED`,
   return [...taken, ...filler].sort((a, b) => fairOrder(a, b, round));
 }
 
+/** Up to `share` due rows of each of `groups` in claim order, unlocked (`FAIR_COLUMNS`). */
+async function shares(
+  tx: SqlExecutor,
+  tables: MySqlTables,
+  where: Statement,
+  groups: readonly FairGroup[],
+  share: number,
+): Promise<SqlRow[]> {
+  const params: unknown[] = [];
+  const parts = groups.map(({ priority, key }) => {
+    params.push(priority, ...(key === null ? [] : [key]), ...where.params, share);
+    // `=` and `IS NULL` rather than `<=>`: each part is then a range of the index, bounded by wake_at.
+    return `(SELECT ${FAIR_COLUMNS} FROM ${tables.instances} FORCE INDEX (instances_due_key)
+WHERE claim_priority = ? AND concurrency_key ${key === null ? 'IS NULL' : '= ?'} AND ${where.sql}
+ORDER BY wake_at, created_at, id LIMIT ?)`;
+  });
+  return (await tx.query(parts.join('\nUNION ALL\n'), params)).rows;
+}
+
+/**
+ * With a share of one: the first due row of enough groups that the `count` oldest of all groups'
+ * first rows at the first priority that has any are among them. Groups are read in batches of
+ * `count`, by priority and then by `earliest`, which no group's first row the claim may take comes
+ * before: once `count` rows are read at that priority, a group whose `earliest` is later than the
+ * last of them can't hold one that goes before it (ties are read), so at 100 keys a claim of 10
+ * reads about 10 groups instead of 100.
+ */
+async function heads(
+  tx: SqlExecutor,
+  tables: MySqlTables,
+  where: Statement,
+  groups: readonly FairGroup[],
+  count: number,
+): Promise<SqlRow[]> {
+  const order = [...groups].sort((a, b) => a.priority - b.priority || a.earliest - b.earliest);
+  const found: SqlRow[] = [];
+  for (let next = 0; next < order.length;) {
+    const batch = order.slice(next, next + count);
+    next += batch.length;
+    found.push(...(await shares(tx, tables, where, batch, 1)));
+    if (found.length === 0) continue;
+    const first = Math.min(...found.map((row) => toNumber(row.priority)));
+    const following = order[next];
+    if (!following || following.priority > first) break;
+    const atFirst = found.filter((row) => toNumber(row.priority) === first).sort(claimOrder);
+    if (atFirst.length >= count && following.earliest > toNumber(atFirst[count - 1]!.wake_at)) break;
+  }
+  return found;
+}
+
 function claimOrder(a: SqlRow, b: SqlRow): number {
   return (
     toNumber(a.wake_at) - toNumber(b.wake_at) ||
@@ -106,7 +212,8 @@ function claimOrder(a: SqlRow, b: SqlRow): number {
   );
 }
 
-function fairOrder(a: SqlRow, b: SqlRow, round: ReadonlyMap<string, number>): number {
+/** The fair order of two rows (`priority`, `wake_at`, `created_at`, `id`), `round` as `fairPicks()` gave it. */
+export function fairOrder(a: SqlRow, b: SqlRow, round: ReadonlyMap<string, number>): number {
   return (
     toNumber(a.priority) - toNumber(b.priority) ||
     (round.get(String(a.id)) ?? LAST_ROUND) - (round.get(String(b.id)) ?? LAST_ROUND) ||

@@ -20,37 +20,64 @@ export function migrationStatements(sql: string): string[] {
     .filter((statement) => statement.length > 0);
 }
 
-/** A column or an index a migration statement adds, which `information_schema` can say is there. */
+/**
+ * A column or an index a migration statement adds, or an index it rebuilds with other columns
+ * (`columns`, comma-separated as `information_schema` lists them), which `information_schema` can
+ * say is there.
+ */
 export interface SchemaObject {
   kind: 'column' | 'index';
   /** The table's name as stored (`<schema>_instances`), unquoted. */
   table: string;
   name: string;
+  /** A rebuilt index: its columns after the statement, in order. */
+  columns?: string;
 }
 
 const ADD_COLUMN = /^ALTER TABLE `([^`]+)` ADD COLUMN `?(\w+)`? [^,;]+$/i;
 const CREATE_INDEX = /^CREATE INDEX `?(\w+)`? ON `([^`]+)` \([^;]+\)$/i;
+const REBUILD_INDEX = /^ALTER TABLE `([^`]+)` DROP INDEX `?(\w+)`?, ADD INDEX `?(\w+)`? \(([\w, ]+)\)$/i;
 
 /**
  * The one column (`ALTER TABLE t ADD COLUMN c ...`) or index (`CREATE INDEX i ON t (...)`) a
- * statement adds, else `null`. Such a statement can't run twice and can't say IF NOT EXISTS on
- * both servers (MariaDB has it, MySQL 8.0 doesn't), so the runner checks for what it adds first:
- * every statement of a migration is either `CREATE TABLE IF NOT EXISTS`, `INSERT IGNORE` of fixed
- * rows, or one of these (a test holds the shipped files to it).
+ * statement adds, or the index it rebuilds under its name (`ALTER TABLE t DROP INDEX i, ADD INDEX
+ * i (...)`, one statement, so the index is never missing), else `null`. Such a statement can't run
+ * twice (or, a rebuild, shouldn't) and can't say IF NOT EXISTS on both servers (MariaDB has it,
+ * MySQL 8.0 doesn't), so the runner checks for what it makes first: every statement of a migration
+ * is either `CREATE TABLE IF NOT EXISTS`, `INSERT IGNORE` of fixed rows, or one of these (a test
+ * holds the shipped files to it).
  */
 export function addedObject(statement: string): SchemaObject | null {
   const column = ADD_COLUMN.exec(statement);
   if (column) return { kind: 'column', table: column[1]!, name: column[2]! };
   const index = CREATE_INDEX.exec(statement);
   if (index) return { kind: 'index', table: index[2]!, name: index[1]! };
+  const rebuilt = REBUILD_INDEX.exec(statement);
+  if (rebuilt && rebuilt[2] === rebuilt[3]) {
+    const columns = rebuilt[4]!.split(',').map((column) => column.trim());
+    return { kind: 'index', table: rebuilt[1]!, name: rebuilt[2]!, columns: columns.join(',') };
+  }
   return null;
 }
 
-/** How `information_schema` is asked whether `object` is there: a count, `?` for table and name. */
+/**
+ * How `information_schema` is asked whether `object` is there: a count, `?` for table and name (and
+ * a rebuilt index's columns, `existsParams()`).
+ */
 function existsQuery(object: SchemaObject): string {
-  return object.kind === 'column'
-    ? 'SELECT COUNT(*) AS n FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?'
-    : 'SELECT COUNT(*) AS n FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?';
+  if (object.kind === 'column')
+    return 'SELECT COUNT(*) AS n FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?';
+  if (object.columns === undefined)
+    return 'SELECT COUNT(*) AS n FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?';
+  return (
+    'SELECT COUNT(*) AS n FROM (SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) AS c FROM information_schema.statistics ' +
+    'WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?) AS listed WHERE c = ?'
+  );
+}
+
+/** `existsQuery(object)`'s parameters. */
+function existsParams(object: SchemaObject): string[] {
+  return object.columns === undefined ? [object.table, object.name] : [object.table, object.name, object.columns];
 }
 
 /** A SQL string literal of `text` (for the printed script, whose values are ours: a schema name, our statements). */
@@ -66,7 +93,7 @@ function literal(text: string): string {
 function scriptStatement(statement: string): string {
   const object = addedObject(statement);
   if (!object) return `${statement};`;
-  const exists = existsQuery(object).replace('?', literal(object.table)).replace('?', literal(object.name));
+  const exists = existsParams(object).reduce((text, value) => text.replace('?', literal(value)), existsQuery(object));
   return [
     `SET @nest_workflows_ddl = IF((${exists}) = 0, ${literal(statement)}, 'DO 0');`,
     'PREPARE nest_workflows_ddl FROM @nest_workflows_ddl;',
@@ -142,7 +169,7 @@ export function mysqlMigrationDialect(schema: string): MigrationDialect {
         // place: record it without adding it again (which would fail).
         const object = addedObject(statement);
         const there = object
-          ? Number((await executor.query(existsQuery(object), [object.table, object.name])).rows[0]?.n ?? 0) > 0
+          ? Number((await executor.query(existsQuery(object), existsParams(object))).rows[0]?.n ?? 0) > 0
           : false;
         if (!there) await executor.query(statement);
         await executor.query(`INSERT INTO ${history} (version, step, name) VALUES (?, ?, ?)`, [

@@ -1,8 +1,15 @@
 import { MYSQL_DIALECT } from './mysql-dialect.js';
 import { databaseError } from './mysql-database-error.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import type { StreamHead, StreamItemRow, StreamStatements } from '../sql/stream-appends.js';
-import { fromJson, toBoolean, toNullableNumber, toNullableString, toNumber } from '../sql/workflow-rows.js';
+import {
+  toStreamHead,
+  toStreamRecord,
+  toStreamTail,
+  type StreamHead,
+  type StreamItemRow,
+  type StreamStatements,
+} from '../sql/stream-appends.js';
+import { toNumber } from '../sql/workflow-rows.js';
 import type { WorkflowStreamQuery, WorkflowStreamRecord } from '../storage/workflow-store-streams.js';
 
 /** ER_NO_REFERENCED_ROW_2: the foreign key found no instance (unknown, or deleted meanwhile). */
@@ -44,13 +51,7 @@ export class MySqlStreams implements StreamStatements {
     await tx.query(this.sql.upsert, [id, stream]);
     const { rows } = await tx.query(this.sql.locked, [id, stream]);
     const row = rows[0];
-    if (!row) return null;
-    return {
-      lastSeq: toNumber(row.last_seq),
-      values: toNumber(row.value_count),
-      bytes: toNumber(row.bytes),
-      closed: toBoolean(row.closed),
-    };
+    return row ? toStreamHead(row) : null;
   }
 
   async bodySeqs(tx: SqlExecutor, id: string, stream: string, indexes: number[]): Promise<Map<number, number>> {
@@ -88,18 +89,11 @@ export class MySqlStreams implements StreamStatements {
   ): Promise<{ lastSeq: number; closed: boolean } | null> {
     const { rows } = await executor.query(this.sql.head, [id, stream]);
     const row = rows[0];
-    return row ? { lastSeq: toNumber(row.last_seq), closed: toBoolean(row.closed) } : null;
+    return row ? toStreamTail(row) : null;
   }
 
   async readItems(executor: SqlExecutor, query: WorkflowStreamQuery): Promise<WorkflowStreamRecord[]> {
     const { rows } = await executor.query(this.sql.items, [query.id, query.stream, query.after, query.limit]);
-    return rows.map((row) => ({
-      seq: toNumber(row.seq),
-      kind: row.kind as WorkflowStreamRecord['kind'],
-      value: fromJson(row.value),
-      step: toNullableString(row.step),
-      attempt: toNullableNumber(row.attempt),
-      createdAt: toNumber(row.created_at),
-    }));
+    return rows.map(toStreamRecord);
   }
 }

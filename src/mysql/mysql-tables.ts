@@ -14,6 +14,7 @@ export function mysqlTables(schema: string) {
     cancelNotices: t('cancel_notices'),
     pausedWorkflows: t('paused_workflows'),
     debounceKeys: t('debounce_keys'),
+    processes: t('processes'),
   };
 }
 

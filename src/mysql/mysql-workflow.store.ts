@@ -1,4 +1,7 @@
+import { MySqlBulkChanges } from './mysql-bulk-changes.js';
 import { MySqlPauses } from './mysql-pauses.js';
+import { mysqlProcesses } from './mysql-processes.js';
+import type { SqlProcesses } from '../sql/process-records.js';
 import { MYSQL_TRANSACTIONS, transactionsFor } from '../sql/handles/handle-kind.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { checkMysqlAnswers, explainMysqlConnectionError } from './connection-error.js';
@@ -106,7 +109,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
   protected readonly callbacks: MySqlCallbacks;
   protected readonly streams: MySqlStreams;
   protected readonly pauses: MySqlPauses;
+  protected readonly processRecords: SqlProcesses;
   protected readonly forks: MySqlForks;
+  protected readonly bulkChanges: MySqlBulkChanges;
   protected readonly reopens: MySqlReopen;
   private endPoller: MySqlEndPoller;
   private readonly endPoll: EndPollInterval | undefined;
@@ -138,7 +143,9 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
     this.callbacks = new MySqlCallbacks(this.executor, this.schema);
     this.streams = new MySqlStreams(this.schema);
     this.pauses = new MySqlPauses(this.tables);
+    this.processRecords = mysqlProcesses(this.tables);
     this.forks = new MySqlForks(this.tables);
+    this.bulkChanges = new MySqlBulkChanges(this.tables);
     this.reopens = new MySqlReopen(this.tables);
     this.claims = new MySqlClaims(this.tables, locks);
     this.creates = new MySqlCreates(this.executor, this.tables);

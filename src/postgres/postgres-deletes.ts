@@ -85,6 +85,24 @@ function deleteStatements(s: string) {
   SELECT w FROM ${s}.rate_windows w WHERE w.window_end < $1
   ORDER BY w.window_end LIMIT $2 FOR UPDATE SKIP LOCKED
 )) d WHERE r.workflow = d.workflow AND r.has_key = d.has_key AND r.key = d.key AND r.window_end < $1`,
+
+    /**
+     * $1 limit. The keys whose instance has started or is gone, as this statement's snapshot saw
+     * them, then locked (passing over those a debounced create holds: it may run in an
+     * application's long transaction) only while they still name that instance: a key a create
+     * pointed at a new instance since the snapshot fails the lock's re-check of `instance_id`
+     * (its candidate row is the snapshot's), so a new burst's row is never deleted.
+     */
+    purgeDebounceKeys: `WITH candidates AS (
+  SELECT d.workflow, d.key, d.instance_id FROM ${s}.debounce_keys d
+  WHERE NOT EXISTS (SELECT 1 FROM ${s}.instances i WHERE i.id = d.instance_id AND i.runs = 0)
+  LIMIT $1
+), held AS (
+  SELECT k.workflow, k.key FROM ${s}.debounce_keys k
+  JOIN candidates c ON k.workflow = c.workflow AND k.key = c.key AND k.instance_id = c.instance_id
+  FOR UPDATE OF k SKIP LOCKED
+)
+DELETE FROM ${s}.debounce_keys k USING held h WHERE k.workflow = h.workflow AND k.key = h.key`,
   };
 }
 
@@ -110,5 +128,9 @@ export class PostgresDeletes implements DeleteStatements {
 
   async purgeRateWindows(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number> {
     return (await executor.query(this.sql.purgeRateWindows, [query.before, query.limit])).rowCount;
+  }
+
+  async purgeDebounceKeys(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number> {
+    return (await executor.query(this.sql.purgeDebounceKeys, [query.limit])).rowCount;
   }
 }

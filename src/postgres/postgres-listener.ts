@@ -25,6 +25,13 @@ export const DUE_PREFIX = 'due:';
 export const CANCEL_PREFIX = 'cancel:';
 
 /**
+ * The payload prefix of a page of a bulk action (`cancels:["a","b"]`, a JSON array of ids): the
+ * leased instances it cancelled, terminated or paused, each heard as `cancel:<id>`. Versions before
+ * it read it as `''` (their holders hear of it at their next heartbeat).
+ */
+export const CANCELS_PREFIX = 'cancels:';
+
+/**
  * What a listener hears: a notification's payload, or `null` after a reconnection (notifications
  * sent while the connection was down are lost, so anything may have happened).
  */
@@ -189,7 +196,11 @@ export class PostgresListener {
       if (notice === null) listener();
       else if (notice.startsWith(DUE_PREFIX)) listener(notice.slice(DUE_PREFIX.length));
       else if (notice.startsWith(CANCEL_PREFIX)) listener(notice.slice(CANCEL_PREFIX.length), 'cancel');
-      else if (!notice.startsWith(ENDED_PREFIX)) listener();
+      else if (notice.startsWith(CANCELS_PREFIX)) {
+        const ids = namedIds(notice.slice(CANCELS_PREFIX.length));
+        if (ids === null) listener();
+        else for (const id of ids) listener(id, 'cancel');
+      } else if (!notice.startsWith(ENDED_PREFIX)) listener();
     });
   }
 
@@ -206,5 +217,15 @@ export class PostgresListener {
         // A listener's own failure is its business; the others still hear about it.
       }
     }
+  }
+}
+
+/** The ids of a `cancels:` payload, or `null` when it isn't a JSON array of strings (then it only says that work may be due). */
+function namedIds(json: string): string[] | null {
+  try {
+    const ids: unknown = JSON.parse(json);
+    return Array.isArray(ids) && ids.every((id) => typeof id === 'string') ? ids : null;
+  } catch {
+    return null;
   }
 }

@@ -1,8 +1,15 @@
 import { findInErrorChain } from '../errors/driver-error-chain.js';
 import { quoteIdentifier } from '../sql/schema-name.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
-import type { StreamHead, StreamItemRow, StreamStatements } from '../sql/stream-appends.js';
-import { fromJson, toNullableNumber, toNullableString, toNumber, toBoolean } from '../sql/workflow-rows.js';
+import {
+  toStreamHead,
+  toStreamRecord,
+  toStreamTail,
+  type StreamHead,
+  type StreamItemRow,
+  type StreamStatements,
+} from '../sql/stream-appends.js';
+import { toNumber } from '../sql/workflow-rows.js';
 import type { WorkflowStreamQuery, WorkflowStreamRecord } from '../storage/workflow-store-streams.js';
 
 /** The suffix of the streams' LISTEN/NOTIFY channel, after the wake-up channel's name. */
@@ -46,18 +53,6 @@ WHERE instance_id = $1 AND name = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
   };
 }
 
-/** A stored item as `readStream()` returns it. */
-export function toStreamRecord(row: Record<string, unknown>): WorkflowStreamRecord {
-  return {
-    seq: toNumber(row.seq),
-    kind: row.kind as WorkflowStreamRecord['kind'],
-    value: fromJson(row.value),
-    step: toNullableString(row.step),
-    attempt: toNullableNumber(row.attempt),
-    createdAt: toNumber(row.created_at),
-  };
-}
-
 /** `appendStream()` and `readStream()` on PostgreSQL, notified on the schema's streams channel. */
 export class PostgresStreams implements StreamStatements {
   private readonly sql: ReturnType<typeof streamStatements>;
@@ -73,13 +68,7 @@ export class PostgresStreams implements StreamStatements {
   async lockStream(tx: SqlExecutor, id: string, stream: string): Promise<StreamHead | null> {
     const { rows } = await tx.query(this.sql.lock, [id, stream]);
     const row = rows[0];
-    if (!row) return null;
-    return {
-      lastSeq: toNumber(row.last_seq),
-      values: toNumber(row.value_count),
-      bytes: toNumber(row.bytes),
-      closed: toBoolean(row.closed),
-    };
+    return row ? toStreamHead(row) : null;
   }
 
   async bodySeqs(tx: SqlExecutor, id: string, stream: string, indexes: number[]): Promise<Map<number, number>> {
@@ -121,7 +110,7 @@ export class PostgresStreams implements StreamStatements {
   ): Promise<{ lastSeq: number; closed: boolean } | null> {
     const { rows } = await executor.query(this.sql.head, [id, stream]);
     const row = rows[0];
-    return row ? { lastSeq: toNumber(row.last_seq), closed: toBoolean(row.closed) } : null;
+    return row ? toStreamTail(row) : null;
   }
 
   async readItems(executor: SqlExecutor, query: WorkflowStreamQuery): Promise<WorkflowStreamRecord[]> {

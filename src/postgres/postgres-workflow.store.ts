@@ -1,4 +1,7 @@
 import { PostgresPauses } from './postgres-pauses.js';
+import { PostgresBulkChanges } from './postgres-bulk-changes.js';
+import { postgresProcesses } from './postgres-processes.js';
+import type { SqlProcesses } from '../sql/process-records.js';
 import { checkAnswers, explainConnectionError } from './connection-error.js';
 import type { PostgresWorkflowStoreOptions } from './postgres-store-options.js';
 import { durationOr } from '../time/duration.js';
@@ -86,7 +89,9 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
   protected readonly reopens: PostgresReopen;
   protected readonly deletes: PostgresDeletes;
   protected readonly pauses: PostgresPauses;
+  protected readonly processRecords: SqlProcesses;
   protected readonly forks: PostgresForks;
+  protected readonly bulkChanges: PostgresBulkChanges;
   private readonly statementTimeout = new PostgresStatementTimeout();
   protected readonly payloadRewrites: PostgresPayloadRewrite;
   protected readonly callbacks: PostgresCallbacks;
@@ -124,7 +129,9 @@ export class PostgresWorkflowStore extends SqlWorkflowStoreBase implements Workf
     this.callbacks = new PostgresCallbacks(this.executor, this.schema);
     this.streams = new PostgresStreams(this.schema, this.channel + STREAMS_CHANNEL_SUFFIX);
     this.pauses = new PostgresPauses(this.schema, this.channel);
+    this.processRecords = postgresProcesses(this.schema);
     this.forks = new PostgresForks(this.schema);
+    this.bulkChanges = new PostgresBulkChanges(this.schema, this.channel);
   }
 
   /**

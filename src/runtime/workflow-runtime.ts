@@ -3,6 +3,7 @@ import type {
   WorkflowPauseRequest,
   WorkflowPauseTarget,
 } from '../storage/workflow-store-pauses.js';
+import type { WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
 import type { ClaimedInstance } from '../engine/claimed-instance.js';
 import { retryInstance } from '../engine/retry-reopen.js';
 import type { EngineLogger, WorkflowEngine } from '../engine/workflow-engine.js';
@@ -24,6 +25,7 @@ import { StoreOutage } from './store-outage.js';
 import { UndeclaredVersions } from './undeclared-versions.js';
 import { checkReplaysAtStartup, type CheckedDefinitions } from './startup-replay-check.js';
 import type { WorkflowWakeUps } from './workflow-wake-ups.js';
+import { ProcessHeartbeat } from './process-heartbeat.js';
 
 /** The background worker's settings, resolved (milliseconds). */
 export interface RuntimeWorkerSettings extends LeasedWorkerTimings {
@@ -82,6 +84,8 @@ export interface WorkflowRuntimeOptions {
 export class WorkflowRuntime {
   private readonly loop: LeasedWorker<ClaimedInstance>;
   private readonly undeclared: UndeclaredVersions | null;
+  /** This process's record in the store, kept while the background loop runs. */
+  private readonly heartbeat: ProcessHeartbeat;
   private readonly enabled: boolean;
   private readonly stops: Array<() => unknown> = [];
   private stopped: Promise<void> | null = null;
@@ -126,6 +130,13 @@ export class WorkflowRuntime {
         await Promise.all(items.map((claimed) => engine.claims.abandon(claimed)));
       },
     });
+    this.heartbeat = new ProcessHeartbeat({
+      storage: options.storage,
+      clock,
+      owner: this.loop.owner,
+      declared: () => registry.versions?.() ?? [],
+      outage,
+    });
     this.stops.push(options.wakeUps.subscribe((id) => this.kickLoop(id)));
   }
 
@@ -146,12 +157,19 @@ export class WorkflowRuntime {
 
   /**
    * Starts the background loop (when enabled), with the wake-ups from outside the process: the
-   * store's notifications (when it has them) and a manual clock's moves.
+   * store's notifications (when it has them) and a manual clock's moves; and records this process
+   * in the store (`ProcessHeartbeat`) until shutdown, so the dashboard sees what it declares.
    */
   async start(): Promise<void> {
     if (!this.enabled || this.stopped) return;
     const { clock, storage, logger, worker, wakeUps } = this.options;
-    if (isObservableClock(clock)) this.stops.push(clock.onAdvance(() => wakeUps.kick()));
+    if (isObservableClock(clock))
+      this.stops.push(
+        clock.onAdvance(() => {
+          wakeUps.kick();
+          void this.heartbeat.beat();
+        }),
+      );
     try {
       // While a backlog keeps the loop claiming on its own, a store that polls for wake-ups may rest.
       const listener = (id?: string, kind?: WorkflowWakeUpKind) => {
@@ -169,6 +187,8 @@ export class WorkflowRuntime {
       logger.warn(`Listening for wake-ups failed; polling every ${worker.pollInterval} ms instead. ${String(error)}`);
     }
     this.loop.start();
+    // Not awaited: the record is for operators, and a slow store must not hold the start back.
+    void this.heartbeat.start();
   }
 
   /**
@@ -195,7 +215,7 @@ export class WorkflowRuntime {
     this.stopped ??= (async () => {
       const stops = this.stops.splice(0);
       await this.loop.shutdown();
-      await Promise.all(stops.map((stop) => stop()));
+      await Promise.all([...stops.map((stop) => stop()), this.heartbeat.stop()]);
     })();
     return this.stopped;
   }
@@ -306,6 +326,24 @@ export class WorkflowRuntime {
     const accepted = await this.options.storage.resume(id, now, transaction);
     if (accepted) this.options.wakeUps.kick();
     return accepted;
+  }
+
+  /**
+   * One page of a bulk action (`WorkflowStorage.changeMany()`), resolving to the ids it changed.
+   * Outside a transaction, what it accepted acts here at once as the single calls do (an execution
+   * running here stops, the loop looks for work); in the application's `transaction` nothing acts
+   * before the commit, whose notices reach every process (this one included).
+   */
+  async changeMany(ids: readonly string[], change: WorkflowBulkChange, transaction?: unknown): Promise<string[]> {
+    const changed = await this.options.storage.changeMany(ids, change, transaction);
+    if (transaction !== undefined || changed.length === 0) return changed;
+    const { claims } = this.options.engine;
+    for (const id of changed) {
+      if (change.kind === 'cancel') claims.cancelAccepted(id, change.request.terminate);
+      else if (change.kind === 'pause') claims.pauseAccepted(id);
+    }
+    this.options.wakeUps.kick();
+    return changed;
   }
 
   /** Stores a pause of a workflow (version): from when it resolves, no process claims its instances. */

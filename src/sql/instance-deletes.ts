@@ -17,6 +17,11 @@ export interface DeleteStatements {
   purgeSignals(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number>;
   /** Up to `limit` rate windows that ended before `before`. */
   purgeRateWindows(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number>;
+  /**
+   * Up to `limit` debounce keys whose instance has started (`runs > 0`) or is gone, each deleted
+   * only while it still names the instance checked (see `WorkflowStore.purge()`).
+   */
+  purgeDebounceKeys(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<number>;
   /** What else the store keeps that a purge clears, unreported (MySQL's idle lock rows). */
   purgeHousekeeping?(executor: SqlExecutor, query: WorkflowPurgeQuery): Promise<void>;
 }
@@ -33,8 +38,8 @@ export async function deleteInstance(
 }
 
 /**
- * `WorkflowStore.purge()` on a SQL store: finished instances, old signals and ended rate windows,
- * each part a statement (or transaction) of its own, then the housekeeping. Unfinished instances
+ * `WorkflowStore.purge()` on a SQL store: finished instances, old signals, ended rate windows and
+ * the debounce keys of started instances, each part a statement (or transaction) of its own, then the housekeeping. Unfinished instances
  * are never purged, whatever `statuses` says.
  */
 export async function purgeStore(
@@ -46,6 +51,7 @@ export async function purgeStore(
   const instances = statuses.length === 0 ? 0 : await statements.purgeInstances(executor, statuses, query);
   const signals = await statements.purgeSignals(executor, query);
   const rateLimits = await statements.purgeRateWindows(executor, query);
+  const debounceKeys = await statements.purgeDebounceKeys(executor, query);
   await statements.purgeHousekeeping?.(executor, query);
-  return { instances, signals, rateLimits };
+  return { instances, signals, rateLimits, debounceKeys };
 }

@@ -20,6 +20,10 @@ import type {
 } from '../storage/workflow-store-streams.js';
 import type { CreateResult } from './create-batch.js';
 import type { SqlPauses } from './sql-pauses.js';
+import type { SqlBulkChanges } from './bulk-changes.js';
+import { checkBulkIds, type WorkflowBulkChange } from '../storage/workflow-store-bulk.js';
+import type { SqlProcesses } from './process-records.js';
+import type { WorkflowProcessRecord } from '../storage/workflow-store-processes.js';
 import type {
   WorkflowPausedWorkflow,
   WorkflowPauseRequest,
@@ -180,7 +184,9 @@ export abstract class SqlWorkflowStoreBase {
   protected abstract readonly reopens: ReopenStatements<unknown>;
   protected abstract readonly deletes: DeleteStatements;
   protected abstract readonly pauses: SqlPauses;
+  protected abstract readonly processRecords: SqlProcesses;
   protected abstract readonly forks: ForkStatements;
+  protected abstract readonly bulkChanges: SqlBulkChanges;
 
   /** The store's re-encryption half. */
   protected abstract readonly payloadRewrites: SqlPayloadRewrites;
@@ -341,8 +347,37 @@ export abstract class SqlWorkflowStoreBase {
     return this.inApplicationTransaction(transaction, (executor) => this.pauses.resumeWorkflow(executor, target));
   }
 
+  /** A page of a bulk action, in one transaction of the store's own. */
+  async changeMany(ids: readonly string[], change: WorkflowBulkChange): Promise<string[]> {
+    checkBulkIds(ids);
+    if (ids.length === 0) return [];
+    return this.bulkChanges.changeAlone(this.executor, ids, change);
+  }
+
+  /** `changeMany()` in the application's transaction, in a savepoint of it. */
+  async changeManyInTransaction(
+    transaction: unknown,
+    ids: readonly string[],
+    change: WorkflowBulkChange,
+  ): Promise<string[]> {
+    checkBulkIds(ids);
+    return this.inApplicationTransaction(transaction, (executor) => this.bulkChanges.change(executor, ids, change));
+  }
+
   pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
     return this.pauses.pausedWorkflows(this.executor);
+  }
+
+  recordProcess(record: WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    return this.processRecords.record(this.executor, record, staleBefore);
+  }
+
+  removeProcess(id: string): Promise<boolean> {
+    return this.processRecords.remove(this.executor, id);
+  }
+
+  processes(seenSince: number): Promise<WorkflowProcessRecord[]> {
+    return this.processRecords.live(this.executor, seenSince);
   }
 
   /** Applies the pending migrations under the migration lock; resolves to their names (`0001_init`...). */

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from './sql-executor.js';
-import { toJson } from './workflow-rows.js';
+import { fromJson, toBoolean, toJson, toNullableNumber, toNullableString, toNumber } from './workflow-rows.js';
 import {
   streamValueText,
   type WorkflowStreamAppend,
@@ -15,6 +15,33 @@ export interface StreamHead {
   values: number;
   bytes: number;
   closed: boolean;
+}
+
+/** A stream's row (`last_seq`, `value_count`, `bytes`, `closed`) as every dialect reads it. */
+export function toStreamHead(row: Record<string, unknown>): StreamHead {
+  return {
+    lastSeq: toNumber(row.last_seq),
+    values: toNumber(row.value_count),
+    bytes: toNumber(row.bytes),
+    closed: toBoolean(row.closed),
+  };
+}
+
+/** What a reader needs of a stream's row: `last_seq` and `closed`. */
+export function toStreamTail(row: Record<string, unknown>): { lastSeq: number; closed: boolean } {
+  return { lastSeq: toNumber(row.last_seq), closed: toBoolean(row.closed) };
+}
+
+/** A stored item as `readStream()` returns it. */
+export function toStreamRecord(row: Record<string, unknown>): WorkflowStreamRecord {
+  return {
+    seq: toNumber(row.seq),
+    kind: row.kind as WorkflowStreamRecord['kind'],
+    value: fromJson(row.value),
+    step: toNullableString(row.step),
+    attempt: toNullableNumber(row.attempt),
+    createdAt: toNumber(row.created_at),
+  };
 }
 
 /** One item as `insertItems()` stores it: `value` is JSON text (or `null` for a discard). */

@@ -34,4 +34,9 @@ export const MIGRATIONS: readonly SqlMigration[] = [
     name: "callbacks",
     sql: "-- @nestjs/workflows, SQLite, migration 0006: callbacks (`ctx.createCallback()`,\n-- `client.completeCallback()`).\n--\n-- One row per instance and callback name, found by the SHA-256 of its token (no usable token is\n-- stored). `state` moves only from 'open', by one conditional UPDATE each for a completion, a\n-- failure and the timeout, so of any two exactly one lands. A delete or purge of the instance\n-- deletes its callbacks (sqlite-journal.ts).\nCREATE TABLE \"{{schema}}_callbacks\" (\n  instance_id TEXT NOT NULL,\n  name        TEXT NOT NULL,\n  token_hash  TEXT NOT NULL UNIQUE,\n  state       TEXT NOT NULL DEFAULT 'open',\n  payload     TEXT,\n  expires_at  INTEGER,\n  created_at  INTEGER NOT NULL,\n  settled_at  INTEGER,\n  PRIMARY KEY (instance_id, name)\n) WITHOUT ROWID;\n",
   },
+  {
+    version: 7,
+    name: "processes",
+    sql: "-- @nestjs/workflows, SQLite, migration 0007: worker processes (the dashboard's Versions page).\n--\n-- One row per running process, under an id it draws at startup: what its registry declares (JSON,\n-- `[{ \"workflow\", \"version\" }]`), when it started and when it last recorded itself. Each process\n-- upserts its row on a slow heartbeat and deletes it on a clean shutdown; rows no process refreshed\n-- for a while are stale (a crash) and deleted by the next process that records itself. No claim\n-- reads this table: it only tells an operator which versions the live processes can run.\nCREATE TABLE \"{{schema}}_processes\" (\n  id         TEXT NOT NULL PRIMARY KEY,\n  owner      TEXT NOT NULL,\n  host       TEXT NOT NULL,\n  pid        INTEGER NOT NULL,\n  declared   TEXT NOT NULL,\n  started_at INTEGER NOT NULL,\n  seen_at    INTEGER NOT NULL\n) WITHOUT ROWID;\n",
+  },
 ];

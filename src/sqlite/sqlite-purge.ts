@@ -43,5 +43,13 @@ export function purge(sql: SqliteStatements, t: SqliteTables, query: WorkflowPur
   SELECT workflow, has_key, key FROM ${t.rateWindows} WHERE window_end < ? ORDER BY window_end LIMIT ?)`,
     [before, limit],
   );
-  return { instances, signals, rateLimits };
+
+  // The keys whose instance has started or is gone: the key's next start makes a new instance either way.
+  const debounceKeys = sql.run(
+    `DELETE FROM ${t.debounceKeys} WHERE (workflow, key) IN (
+  SELECT d.workflow, d.key FROM ${t.debounceKeys} d
+  WHERE NOT EXISTS (SELECT 1 FROM ${t.instances} i WHERE i.id = d.instance_id AND i.runs = 0) LIMIT ?)`,
+    [limit],
+  );
+  return { instances, signals, rateLimits, debounceKeys };
 }

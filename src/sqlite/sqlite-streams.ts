@@ -1,11 +1,17 @@
-import { bodyIndexes, planStreamAppend, type StreamHead } from '../sql/stream-appends.js';
-import { fromJson, toNullableNumber, toNullableString, toNumber } from '../sql/workflow-rows.js';
+import {
+  bodyIndexes,
+  planStreamAppend,
+  toStreamHead,
+  toStreamRecord,
+  toStreamTail,
+  type StreamHead,
+} from '../sql/stream-appends.js';
+import { toNumber } from '../sql/workflow-rows.js';
 import type {
   WorkflowStreamAppend,
   WorkflowStreamAppendResult,
   WorkflowStreamPage,
   WorkflowStreamQuery,
-  WorkflowStreamRecord,
 } from '../storage/workflow-store-streams.js';
 import { placeholders, type SqliteStatements } from './sqlite-statements.js';
 import type { SqliteTables } from './sqlite-tables.js';
@@ -25,14 +31,7 @@ export function appendStream(
     `SELECT last_seq, value_count, bytes, closed FROM ${t.streams} WHERE instance_id = ? AND name = ?`,
     [id, stream],
   );
-  const head: StreamHead = row
-    ? {
-        lastSeq: toNumber(row.last_seq),
-        values: toNumber(row.value_count),
-        bytes: toNumber(row.bytes),
-        closed: row.closed === 1,
-      }
-    : { lastSeq: 0, values: 0, bytes: 0, closed: false };
+  const head: StreamHead = row ? toStreamHead(row) : { lastSeq: 0, values: 0, bytes: 0, closed: false };
   const indexes = bodyIndexes(append);
   const stored = new Map<number, number>();
   if (indexes.length > 0) {
@@ -72,16 +71,8 @@ export function readStream(sql: SqliteStatements, t: SqliteTables, query: Workfl
     [query.id, query.stream, query.after, query.limit],
   );
   return {
-    items: rows.map((row): WorkflowStreamRecord => ({
-      seq: toNumber(row.seq),
-      kind: row.kind as WorkflowStreamRecord['kind'],
-      value: fromJson(row.value),
-      step: toNullableString(row.step),
-      attempt: toNullableNumber(row.attempt),
-      createdAt: toNumber(row.created_at),
-    })),
-    closed: head.closed === 1,
-    lastSeq: toNumber(head.last_seq),
+    items: rows.map(toStreamRecord),
+    ...toStreamTail(head),
   };
 }
 

@@ -20,6 +20,7 @@ export function sqliteTables(schema: string) {
     streamItems: t('stream_items'),
     callbacks: t('callbacks'),
     debounceKeys: t('debounce_keys'),
+    processes: t('processes'),
     /** The fair claim's index (migration 0005), for `INDEXED BY`. */
     dueKeyIndex: t('instances_due_key'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */

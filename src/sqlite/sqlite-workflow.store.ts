@@ -1,4 +1,5 @@
 import * as pauses from './sqlite-pauses.js';
+import * as processes from './sqlite-processes.js';
 import { checkKnownKeys } from '../options/known-keys.js';
 import { checkDelayRange } from '../sql/delay-range.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../sql/schema-name.js';
@@ -19,6 +20,8 @@ import { isSqliteDatabase, openSqliteFile, type SqliteDatabaseLike } from './sql
 import { sqliteMigrationRunner, sqliteMigrationSql } from './sqlite-migrations.js';
 import { deleteInstance, prepareReopen, reopenInstance, requestCancel } from './sqlite-operator-changes.js';
 import { purge } from './sqlite-purge.js';
+import { changeMany } from './sqlite-bulk-changes.js';
+import { checkBulkIds } from '../storage/workflow-store-bulk.js';
 import { rewritePayloads, rewriteSignalPayload, signalPage } from './sqlite-payload-rewrite.js';
 import { countDue, countUndeclaredDue, getInstance, listInstances } from './sqlite-reads.js';
 import * as schedules from './sqlite-schedules.js';
@@ -298,6 +301,25 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
     );
   }
 
+  /** A page of a bulk action, in one write transaction. */
+  async changeMany(ids: readonly string[], change: Store.WorkflowBulkChange): Promise<string[]> {
+    checkBulkIds(ids);
+    if (ids.length === 0) return [];
+    return (await this.connection()).write((sql) => changeMany(sql, this.tables, ids, change));
+  }
+
+  /** `changeMany()` in the application's transaction, under the rules of `createInTransaction()`. */
+  async changeManyInTransaction(
+    transaction: unknown,
+    ids: readonly string[],
+    change: Store.WorkflowBulkChange,
+  ): Promise<string[]> {
+    checkBulkIds(ids);
+    return inApplicationTransaction(this.appStatements, transaction, 'a bulk action (cancelMany()...)', (sql) =>
+      changeMany(sql, this.tables, ids, change),
+    );
+  }
+
   async pauseWorkflow(target: Store.WorkflowPauseTarget, request: Store.WorkflowPauseRequest): Promise<boolean> {
     INPUT.pauseTarget(target.workflow, target.version);
     return (await this.connection()).write((sql) => pauses.pauseWorkflow(sql, this.tables, target, request));
@@ -330,6 +352,18 @@ export class SqliteWorkflowStore implements Store.WorkflowStore {
 
   async pausedWorkflows(): Promise<Store.WorkflowPausedWorkflow[]> {
     return (await this.connection()).read((sql) => pauses.pausedWorkflows(sql, this.tables));
+  }
+
+  async recordProcess(record: Store.WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    return (await this.connection()).write((sql) => processes.recordProcess(sql, this.tables, record, staleBefore));
+  }
+
+  async removeProcess(id: string): Promise<boolean> {
+    return (await this.connection()).write((sql) => processes.removeProcess(sql, this.tables, id));
+  }
+
+  async processes(seenSince: number): Promise<Store.WorkflowProcessRecord[]> {
+    return (await this.connection()).read((sql) => processes.liveProcesses(sql, this.tables, seenSince));
   }
 
   async claim(request: Store.WorkflowClaimRequest): Promise<Store.WorkflowClaim> {

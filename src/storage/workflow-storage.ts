@@ -35,6 +35,8 @@ import type {
 } from './workflow-store.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowPausedWorkflow, WorkflowPauseRequest, WorkflowPauseTarget } from './workflow-store-pauses.js';
+import type { WorkflowBulkChange } from './workflow-store-bulk.js';
+import type { WorkflowProcessRecord } from './workflow-store-processes.js';
 import { WorkflowScheduleStorage } from './workflow-schedule-storage.js';
 import { WorkflowStreamStorage } from './workflow-stream-storage.js';
 import { WorkflowCallbackStorage } from './workflow-callback-storage.js';
@@ -224,6 +226,37 @@ export class WorkflowStorage {
     return this.store.resumeWorkflowInTransaction(transaction, target);
   }
 
+  /**
+   * One page of a bulk action (`WorkflowStore.changeMany()`), its reason encoded; with
+   * `transaction`, inside the application's transaction (a `TypeError` when the store can't). On a
+   * store of your own without `changeMany()`, one single-instance call per id (no transaction).
+   */
+  async changeMany(ids: readonly string[], change: WorkflowBulkChange, transaction?: unknown): Promise<string[]> {
+    const encoded = await this.bulkReason(change);
+    if (transaction !== undefined) {
+      if (!this.store.changeManyInTransaction) throw this.noTransactions('A bulk action');
+      return this.store.changeManyInTransaction(transaction, ids, encoded);
+    }
+    if (this.store.changeMany) return this.store.changeMany(ids, encoded);
+    const changed: string[] = [];
+    for (const id of ids) if (await this.changeOne(id, encoded)) changed.push(id);
+    return changed;
+  }
+
+  private changeOne(id: string, change: WorkflowBulkChange): Promise<boolean> {
+    if (change.kind === 'cancel') return this.store.requestCancel(id, change.request);
+    if (change.kind === 'pause') return this.store.pause(id, change.request);
+    return this.store.resume(id, change.now);
+  }
+
+  private async bulkReason(change: WorkflowBulkChange): Promise<WorkflowBulkChange> {
+    if (change.kind === 'resume' || !this.encoding || change.request.reason === null) return change;
+    const reason = await this.encoding.reason(change.request.reason);
+    return change.kind === 'cancel'
+      ? { kind: 'cancel', request: { ...change.request, reason } }
+      : { kind: 'pause', request: { ...change.request, reason } };
+  }
+
   /** Out: the stored pauses of workflows, their reasons decoded (an unreadable one reads as `null`). */
   async pausedWorkflows(): Promise<WorkflowPausedWorkflow[]> {
     const pauses = await this.store.pausedWorkflows();
@@ -271,6 +304,29 @@ export class WorkflowStorage {
     const { encoding } = this;
     if (!encoding || records.length === 0) return records;
     return Promise.all(records.map((record) => encoding.signalRecord(record)));
+  }
+
+  // ---- the worker processes (no payloads: names and versions pass as they are) ----
+
+  /** Whether the store keeps process records (`WorkflowProcessStore`). */
+  get recordsProcesses(): boolean {
+    const { store } = this;
+    return Boolean(store.recordProcess && store.removeProcess && store.processes);
+  }
+
+  /** Records this process (a no-op on a store without process records). */
+  async recordProcess(record: WorkflowProcessRecord, staleBefore: number): Promise<void> {
+    if (this.recordsProcesses) await this.store.recordProcess!(record, staleBefore);
+  }
+
+  /** Removes this process's record (a no-op on a store without process records). */
+  async removeProcess(id: string): Promise<void> {
+    if (this.recordsProcesses) await this.store.removeProcess!(id);
+  }
+
+  /** The processes seen since `seenSince`; `null` when the store keeps no process records. */
+  async processes(seenSince: number): Promise<WorkflowProcessRecord[] | null> {
+    return this.recordsProcesses ? this.store.processes!(seenSince) : null;
   }
 
   /** The signals no instance took (no payloads, so nothing to decode); `null` when the store can't list them. */

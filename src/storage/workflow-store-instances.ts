@@ -169,7 +169,7 @@ export interface WorkflowPurgeQuery {
    * later one back): every rate window ending before it has ended, so none still counting is deleted.
    */
   before: number;
-  /** At least 1: the most instances, signals and windows (each) one call deletes. */
+  /** At least 1: the most instances, signals, windows and debounce keys (each) one call deletes. */
   limit: number;
 }
 
@@ -177,6 +177,8 @@ export interface WorkflowPurgeResult {
   instances: number;
   signals: number;
   rateLimits: number;
+  /** Debounce keys whose instance has started or is gone (a key's next start makes a new instance either way). */
+  debounceKeys: number;
 }
 
 /** `WorkflowStore.fork()`'s request: a new instance, where it came from, and the journal it starts with. */

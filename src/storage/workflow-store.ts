@@ -28,7 +28,9 @@ import type {
 import type { WorkflowScheduleStore } from './workflow-store-schedules.js';
 import type { WorkflowStreamStore } from './workflow-store-streams.js';
 import type { WorkflowPauseStore } from './workflow-store-pauses.js';
+import type { WorkflowBulkStore } from './workflow-store-bulk.js';
 import type { WorkflowCallbackStore } from './workflow-store-callbacks.js';
+import type { WorkflowProcessStore } from './workflow-store-processes.js';
 import type { WorkflowPayloadChange, WorkflowPayloadRewrite, WorkflowSignalPageQuery } from './payload-rewrite.js';
 import type { WorkflowStoreTransaction, WorkflowStoreTransactionOptions } from './workflow-store-transactions.js';
 import type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store-listen.js';
@@ -49,10 +51,17 @@ export type { WorkflowListenOptions, WorkflowWakeUpKind } from './workflow-store
  * re-check their conditions on the rows they change). Each method's comment names the race its
  * rule prevents. The schedule methods are in `WorkflowScheduleStore` (workflow-store-schedules.ts),
  * the streams' in `WorkflowStreamStore` (workflow-store-streams.ts), the callbacks' in
- * `WorkflowCallbackStore` (workflow-store-callbacks.ts).
+ * `WorkflowCallbackStore` (workflow-store-callbacks.ts), the worker processes' records in
+ * `WorkflowProcessStore` (workflow-store-processes.ts).
  */
 export interface WorkflowStore
-  extends WorkflowScheduleStore, WorkflowStreamStore, WorkflowPauseStore, WorkflowCallbackStore {
+  extends
+    WorkflowScheduleStore,
+    WorkflowStreamStore,
+    WorkflowPauseStore,
+    WorkflowBulkStore,
+    WorkflowCallbackStore,
+    WorkflowProcessStore {
   /**
    * Inserts a `pending` instance due at `now`, unless an instance with its id exists. Returns the
    * stored instance: the new one (`created: true`) or the existing one untouched (`created: false`).
@@ -216,7 +225,15 @@ export interface WorkflowStore
    * - for both, a finished parent is checked under its row lock as in `delete()` (during its reopen,
    *   keep the child and end); lock only finished parents, and mind deadlocks between purges;
    * - up to `limit` rate-limit windows that ended before `before` (an ended window is the same as
-   *   none), re-checking `windowEnd` on the deleted rows and skipping rows a claim holds locked.
+   *   none), re-checking `windowEnd` on the deleted rows and skipping rows a claim holds locked;
+   * - up to `limit` debounce keys, whatever their age, whose instance has started (`runs > 0`) or
+   *   is gone: the key's next start makes a new instance with or without the row. Never one whose
+   *   instance has not started (the next start must join it). Delete a row only while it still
+   *   names the instance that was checked (compare `instance_id` on the deleted row itself): a
+   *   debounced create of the key may point it at a new, unstarted instance meanwhile, and a delete
+   *   that re-checked only "started or gone" against an older snapshot (PostgreSQL's READ
+   *   COMMITTED re-check of a locked row) would drop the row of that new burst, and the next start
+   *   would make a second instance. `runs` only grows, so a check that saw it started holds.
    */
   purge(query: WorkflowPurgeQuery): Promise<WorkflowPurgeResult>;
 
@@ -448,6 +465,8 @@ export type {
   WorkflowPausedWorkflow,
   WorkflowPauseStore,
 } from './workflow-store-pauses.js';
+export type { WorkflowBulkChange, WorkflowBulkStore } from './workflow-store-bulk.js';
+export { BULK_CHANGE_LIMIT } from './workflow-store-bulk.js';
 export type {
   NewWorkflowCallback,
   WorkflowCallbackRecord,
@@ -456,3 +475,8 @@ export type {
   WorkflowCallbackState,
   WorkflowCallbackStore,
 } from './workflow-store-callbacks.js';
+export type {
+  WorkflowDeclaredVersion,
+  WorkflowProcessRecord,
+  WorkflowProcessStore,
+} from './workflow-store-processes.js';

@@ -198,7 +198,7 @@ export async function purgeSpan(store: WorkflowStore): Promise<number> {
   await store.signal(newSignal(`$contract-fence-${run}`, { now: BASE_TIME }));
   for (;;) {
     const purged = await store.purge({ statuses: [...FINISHED_STATUSES], before: start + PURGE_SPAN, limit: 1000 });
-    if (purged.instances + purged.signals + purged.rateLimits === 0) return start;
+    if (purged.instances + purged.signals + purged.rateLimits + purged.debounceKeys === 0) return start;
   }
 }
 

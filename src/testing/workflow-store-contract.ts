@@ -40,6 +40,8 @@ import { signalCursorContract } from './contract/signal-cursor.contract.js';
 import { writeAtomicityContract } from './contract/write-atomicity.contract.js';
 import { writeContract } from './contract/write.contract.js';
 import { pauseContract } from './contract/pause.contract.js';
+import { bulkContract } from './contract/bulk.contract.js';
+import { processesContract } from './contract/processes.contract.js';
 
 export type {
   ContractAppTransaction,
@@ -115,7 +117,9 @@ const AREAS: Array<(suite: ContractSuite) => void> = [
   scheduleOccurrenceContract,
   streamsContract,
   pauseContract,
+  bulkContract,
   callbacksContract,
+  processesContract,
 ];
 
 /**

@@ -1,7 +1,9 @@
-// Pausing from the dashboard in a real browser (headless Chromium) against a real Nest app on
-// PostgreSQL with its background worker: pause and resume an instance from its page, pause and
-// resume a workflow from the list filtered by it; the same guard and same-origin rule as every
-// other action refuse a forged request.
+// Operator control from the dashboard in a real browser (headless Chromium, one launch for the
+// file) against a real Nest app on PostgreSQL with its background worker: pause and resume an
+// instance from its page, pause and resume a workflow from the list filtered by it, run an
+// instance again from a step of its timeline (a fork, confirmed), and bulk actions on the list's
+// filter (the count, a confirmation, and the `all` confirmation for a filter that matches
+// everything); the same guard and same-origin rule as every other action refuse a forged request.
 import type { INestApplication } from '@nestjs/common';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +17,7 @@ import { CookieGuard, startDashboardApp, Switches } from './dashboard-app.js';
 const ready =
   requireChromium('dashboard pause browser tests') && (await requirePostgres('dashboard pause browser tests'));
 
-describe.skipIf(!ready)('dashboard pauses in Chromium (Express, PostgreSQL)', () => {
+describe.skipIf(!ready)('dashboard pauses, forks and bulk actions in Chromium (Express, PostgreSQL)', () => {
   const schema = freshSchemaName('dashpause');
   const pool = createPool({ max: 4 });
   const clock = new ManualWorkflowClock(new Date('2026-03-02T09:00:00Z'));
@@ -82,6 +84,21 @@ describe.skipIf(!ready)('dashboard pauses in Chromium (Express, PostgreSQL)', ()
       redirect: 'manual',
     });
     expect(workflow.status).toBe(403);
+    for (const [action, body] of [
+      ['fork', { id: 'p-1', step: 'reserve', confirmed: 'yes' }],
+      ['bulk', { bulk: 'cancel', id: 'p-', confirmed: 'yes' }],
+    ] as const) {
+      for (const headers of forged) {
+        const post = await fetch(`${url}/workflows/actions/${action}`, {
+          method: 'POST',
+          headers,
+          body: new URLSearchParams(body),
+          redirect: 'manual',
+        });
+        expect(post.status).toBe(403);
+      }
+    }
+    expect(await client.list({ workflow: 'dash.order' })).toHaveLength(1);
     expect(await status('p-1')).toBe('suspended');
     expect(await client.pausedWorkflows()).toEqual([]);
   });
@@ -123,5 +140,78 @@ describe.skipIf(!ready)('dashboard pauses in Chromium (Express, PostgreSQL)', ()
     await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Workflow resumed');
     await until(() => status('fl-1'), 'completed');
     expect(await client.pausedWorkflows()).toEqual([]);
+  });
+  it('runs an instance again from a step of its timeline: asks first, then opens the fork, the source untouched', async () => {
+    await client.start('dash.order', { order: 'o-9' }, { id: 'o-9' });
+    await until(() => status('o-9'), 'suspended');
+    const source = await client.getStatus('o-9', { journal: true });
+    await page.goto(`${url}/workflows/instance?id=o-9`);
+    await live().locator('li', { hasText: 'reserve' }).getByRole('button', { name: 'Run again from here' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('Run again from reserve?');
+    // Nothing is forked before the confirmation.
+    expect(await client.list({ workflow: 'dash.order' })).toHaveLength(2);
+    await page.getByRole('button', { name: 'Run again from reserve' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Forked');
+    const forkId = new URL(page.url()).searchParams.get('id')!;
+    expect(forkId).not.toBe('o-9');
+    expect(await client.getStatus(forkId)).toMatchObject({
+      workflow: 'dash.order',
+      forkedFrom: { id: 'o-9', step: 'reserve' },
+    });
+    await until(() => status(forkId), 'suspended');
+    expect(await client.getStatus('o-9', { journal: true })).toEqual(source);
+    // A step that is not in the journal is refused with the reason, and nothing is forked.
+    const refused = await page.request.post(`${url}/workflows/actions/fork`, {
+      form: { id: 'o-9', step: 'no-such-step', confirmed: 'yes' },
+      headers: { origin: url },
+    });
+    expect(refused.status()).toBe(400);
+    expect(await refused.text()).toContain('no step');
+    expect(await client.list({ workflow: 'dash.order' })).toHaveLength(3);
+  });
+
+  it('pauses, then resumes, every instance of the list filter from the bulk panel, after showing how many match', async () => {
+    for (const id of ['bk-1', 'bk-2', 'bk-3']) await client.start('dash.order', { order: id }, { id });
+    for (const id of ['bk-1', 'bk-2', 'bk-3']) await until(() => status(id), 'suspended');
+    await page.goto(`${url}/workflows?id=bk-`);
+    await page.locator('#bulk-action').selectOption('pause');
+    await page.locator('#bulk-reason').fill('carrier down');
+    await page.getByRole('button', { name: 'Review…' }).click();
+    await expect.poll(() => page.locator('#bulk-count').textContent()).toContain('3 instances match');
+    expect(await status('bk-1')).toBe('suspended');
+    await page.getByRole('button', { name: 'Pause 3' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Pause: 3 of the 3');
+    for (const id of ['bk-1', 'bk-2', 'bk-3'])
+      expect(await client.getStatus(id)).toMatchObject({ status: 'paused', pauseReason: 'carrier down' });
+    expect(await status('p-1')).not.toBe('paused');
+    await page.locator('#bulk-action').selectOption('resume');
+    await page.getByRole('button', { name: 'Review…' }).click();
+    await page.getByRole('button', { name: 'Resume 3' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Resume: 3 of the 3');
+    for (const id of ['bk-1', 'bk-2', 'bk-3']) expect(await status(id)).toBe('suspended');
+  });
+
+  it('asks for `all` before a bulk action on a filter that matches every instance, and then terminates them all', async () => {
+    // Confirmed without `all`: refused, nothing changed.
+    const refused = await page.request.post(`${url}/workflows/actions/bulk`, {
+      form: { bulk: 'terminate', confirmed: 'yes' },
+      headers: { origin: url },
+    });
+    expect(refused.status()).toBe(400);
+    expect(await refused.text()).toContain('type all to confirm');
+    expect(await status('bk-1')).toBe('suspended');
+    await page.goto(`${url}/workflows`);
+    await page.locator('#bulk-action').selectOption('terminate');
+    await page.getByRole('button', { name: 'Review…' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('every instance');
+    const all = await client.list({ limit: 1000 });
+    await expect.poll(() => page.locator('#bulk-count').textContent()).toContain(`${all.length} instances match`);
+    await page.locator('#bulk-all').fill('all');
+    await page.getByRole('button', { name: `Terminate ${all.length}` }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Terminate:');
+    for (const instance of await client.list({ limit: 1000 }))
+      if (!['completed', 'failed', 'cancelled', 'compensation_failed'].includes(instance.status))
+        expect(instance.terminateRequested, instance.id).toBe(true);
+    await until(async () => (await client.list({ status: ['suspended', 'pending', 'running', 'paused'] })).length, 0);
   });
 });

@@ -54,6 +54,11 @@ describe('MySQL migrations', () => {
       table: 's_instances',
       name: 'i_x',
     });
+    expect(
+      addedObject('ALTER TABLE `s_instances` DROP INDEX i_x, ADD INDEX i_x (claim_priority, concurrency_key, wake_at)'),
+    ).toEqual({ kind: 'index', table: 's_instances', name: 'i_x', columns: 'claim_priority,concurrency_key,wake_at' });
+    // Two names: the old index would be gone before the new one is there under the name the claim forces.
+    expect(addedObject('ALTER TABLE `s_instances` DROP INDEX i_x, ADD INDEX i_y (status)')).toBeNull();
     expect(addedObject('ALTER TABLE `s_instances` ADD COLUMN a INT, ADD COLUMN b INT')).toBeNull();
     expect(addedObject('ALTER TABLE `s_instances` DROP COLUMN a')).toBeNull();
     expect(addedObject('CREATE UNIQUE INDEX i_x ON `s_instances` (id)')).toBeNull();

@@ -947,7 +947,7 @@ describe.skipIf(!available)('MySQL migrations', () => {
     const applied = await Promise.all(stores.map((store) => store.migrate()));
     expect(applied.flat()).toEqual(LABELS);
     expect(await stores[0]!.migrate()).toEqual([]);
-    expect(await tables(schema)).toHaveLength(14);
+    expect(await tables(schema)).toHaveLength(15);
   });
 
   it('resumes a run stopped halfway after the last recorded statement', async () => {

@@ -8,6 +8,32 @@ import type { SqlExecutor } from '../../src/sql/sql-executor.js';
 // (no server needed): reconnections must never leave a listener unconnected.
 
 describe('PostgresListener', () => {
+  it("names each id of a bulk action's cancels:[ids] notice as a cancel, and reads a malformed one as work that may be due", async () => {
+    let notify: (payload: string) => void = () => undefined;
+    const executor = {
+      query: () => Promise.reject(new Error('unused')),
+      transaction: () => Promise.reject(new Error('unused')),
+      listen: (_channel: string, onNotify: (payload: string) => void) => {
+        notify = onNotify;
+        return Promise.resolve(async () => undefined);
+      },
+    } as unknown as SqlExecutor;
+    const listener = new PostgresListener(executor, 'ch');
+    const heard = vi.fn();
+    await listener.addWakeUps(heard);
+    notify('cancels:["a","b:c"]');
+    expect(heard.mock.calls).toEqual([
+      ['a', 'cancel'],
+      ['b:c', 'cancel'],
+    ]);
+    heard.mockClear();
+    notify('cancels:["a",');
+    notify('cancels:[1]');
+    notify('cancel:x');
+    expect(heard.mock.calls).toEqual([[], [], ['x', 'cancel']]);
+    await listener.close();
+  });
+
   it('keeps listening for a listener added while the last one leaves during a reconnection', async () => {
     let notify: () => void = () => undefined;
     let fail: (error: Error) => void = () => undefined;

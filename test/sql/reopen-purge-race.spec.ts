@@ -179,14 +179,16 @@ for (const kind of SQL_KINDS) {
       it('purge() keeps the child and its end', async () => {
         await scenario(
           (engine) => engine.client.purge({ olderThan: '30d', statuses: ['completed'] }),
-          async (raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+          async (raced) =>
+            expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0, debounceKeys: 0 } }),
         );
       });
 
       it("purge() of signals keeps the child's end", async () => {
         await scenario(
           (engine) => engine.client.purge({ olderThan: '30d', statuses: ['failed'] }),
-          async (raced) => expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0 } }),
+          async (raced) =>
+            expect(raced).toEqual({ value: { instances: 0, signals: 0, rateLimits: 0, debounceKeys: 0 } }),
         );
       });
 

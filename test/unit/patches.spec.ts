@@ -216,3 +216,47 @@ describe('ctx.deprecatePatch() and the release that removes the patch', () => {
     expect(await handle.result()).toBe('cents');
   });
 });
+
+/** A fix inside one branch of a `Promise.all`, decided before the branches start (docs/deploying-changes.md). */
+@Workflow('patches.parallel')
+class Parallel {
+  constructor(private readonly release: Release) {}
+
+  async run(ctx: WorkflowContext): Promise<string> {
+    const fixed = this.release.code === 'patched' && ctx.patched('fee');
+    const [charged] = await Promise.all([
+      (async () => {
+        await ctx.sleep('settle', '1m');
+        const name = fixed ? 'charge-with-fee' : 'charge';
+        await ctx.step(name, () => void this.release.ran.push(`${ctx.id}:${name}`));
+        return name;
+      })(),
+      (async () => {
+        for (const name of ['pack', 'label', 'weigh']) await ctx.step(name, () => name);
+      })(),
+    ]);
+    return charged;
+  }
+}
+
+describe('ctx.patched() before a Promise.all', () => {
+  it('gives true to an instance on patched code and false to one already inside the branches, however far the other branch replayed', async () => {
+    release = new Release();
+    app = await createEngineApp({ workflows: [new Parallel(release)] });
+    // On the old code: inside the branches (packed, labelled, weighed), asleep before the charge.
+    const old = await app.client.start(Parallel, null, { id: 'old' });
+    await app.worker.drain();
+    release.code = 'patched';
+    // On the new code: the same point, its other branch's three steps recorded, so its replay (when
+    // the sleep ends) is behind the sleeping branch: asked there, the first answer would be false.
+    const fresh = await app.client.start(Parallel, null, { id: 'fresh' });
+    await app.worker.drain();
+    app.clock.advance('1m');
+    await app.worker.drain();
+    expect(await old.result()).toBe('charge');
+    expect(await fresh.result()).toBe('charge-with-fee');
+    expect((await journalOf('old'))['$patch:fee']).toMatchObject({ value: false });
+    expect((await journalOf('fresh'))['$patch:fee']).toMatchObject({ value: true });
+    expect(release.ran.sort()).toEqual(['fresh:charge-with-fee', 'old:charge']);
+  });
+});

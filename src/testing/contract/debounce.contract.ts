@@ -114,6 +114,73 @@ export function debounceContract(suite: ContractSuite): void {
       expect(ids.map((id) => ({ from: id }))).toContainEqual(stored[0]!.input);
     });
 
+    it("debounce: purge() deletes the keys whose instance has started or is gone, and keeps an unstarted one's", async () => {
+      // An empty store of its own when there is one, so the counts are this test's alone.
+      const store = suite.emptyStore ? (await suite.emptyStore()).store : suite.store;
+      const s = testScope();
+      const idle = `${s.workflow}:idle`; // never claimed here
+      const purge = () => store.purge({ statuses: ['completed'], before: T - 1, limit: 100 });
+      const first = await purge(); // a shared store may hold other tests' keys
+      await store.create(debounced(idle, s.id('waiting'), 'waiting', T));
+      await store.create(debounced(s.workflow, s.id('started'), 'started', T));
+      await store.create(debounced(s.workflow, s.id('gone'), 'gone', T));
+      await store.create(debounced(idle, s.id('asked'), 'asked', T));
+      expect(await store.requestCancel(s.id('asked'), { reason: null, now: T, terminate: false })).toBe(true);
+      const request = claimRequest(s.workflow, { now: T + PERIOD, limit: 2 });
+      const claim = await store.claim(request);
+      expect(idsOf(claim).sort()).toEqual([s.id('gone'), s.id('started')]);
+      const ended = await store.write(s.id('gone'), request.token, {
+        now: T + PERIOD,
+        entries: [],
+        status: 'completed',
+        release: { wakeAt: null, waits: [], signalCursor: claim.lastSignalId },
+      });
+      expect(ended).toBe(true);
+      expect(await store.delete(s.id('gone'), ['completed'])).toBe(true);
+
+      const purged = await purge();
+      if (suite.emptyStore) {
+        expect(first.debounceKeys).toBe(0);
+        expect(purged.debounceKeys).toBe(2); // "started" and "gone"; not "waiting", nor "asked" (never claimed)
+        expect((await purge()).debounceKeys).toBe(0);
+      } else expect(purged.debounceKeys).toBeGreaterThanOrEqual(2);
+
+      // The unstarted instance still takes the next start of its key; the others' keys start anew.
+      const joined = await store.create(debounced(idle, s.id('waiting-2'), 'waiting', T + 1));
+      expect(joined).toMatchObject({
+        created: false,
+        instance: { id: s.id('waiting'), input: { from: s.id('waiting-2') } },
+      });
+      for (const key of ['started', 'gone']) {
+        const next = await store.create(debounced(s.workflow, s.id(`${key}-2`), key, T + PERIOD + 1));
+        expect(next).toMatchObject({ created: true, instance: { id: s.id(`${key}-2`) } });
+        const again = await store.create(debounced(s.workflow, s.id(`${key}-3`), key, T + PERIOD + 2));
+        expect(again).toMatchObject({ created: false, instance: { id: s.id(`${key}-2`) } });
+      }
+    });
+
+    it("debounce: a purge racing creates that start a key's new burst never deletes the new burst's key", async () => {
+      const s = testScope();
+      const keys = range(8).map((i) => `k${i}`);
+      for (const key of keys) await suite.store.create(debounced(s.workflow, s.id(`${key}-old`), key, T));
+      const claim = await suite.store.claim(claimRequest(s.workflow, { now: T + PERIOD, limit: keys.length }));
+      expect(claim.instances).toHaveLength(keys.length);
+      // Each key's instance has started: a create of the key now makes a new one and points the key at it.
+      const purge = () => suite.store.purge({ statuses: ['completed'], before: T - 1, limit: 1000 });
+      const [created] = await Promise.all([
+        Promise.all(keys.map((key) => suite.store.create(debounced(s.workflow, s.id(`${key}-new`), key, T + PERIOD)))),
+        purge(),
+        purge(),
+      ]);
+      expect(created.every((result) => result.created)).toBe(true);
+      await purge();
+      // Whatever the order, each key still names its new, unstarted instance: the next start joins it.
+      for (const key of keys) {
+        const next = await suite.store.create(debounced(s.workflow, s.id(`${key}-next`), key, T + PERIOD + 1));
+        expect(next).toMatchObject({ created: false, instance: { id: s.id(`${key}-new`) } });
+      }
+    });
+
     it('debounce: a key longer than the store keeps is refused, with nothing stored', async () => {
       const s = testScope();
       await expect(suite.store.create(debounced(s.workflow, s.id('a'), 'k'.repeat(256), T))).rejects.toThrow(

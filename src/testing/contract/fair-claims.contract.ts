@@ -37,6 +37,29 @@ export function fairClaimsContract(suite: ContractSuite): void {
       expect(claimed2).toEqual(keys.map((key) => s.id(`${key}-1`)).sort());
     });
 
+    it("fair claims: a key whose oldest due instance is leased takes its turn with its next one, by that one's age", async () => {
+      const s = testScope();
+      // Key a's oldest is the oldest of all, and taken first; its next is younger than every other key's.
+      await suite.store.create(newInstance(s.id('a-0'), s.workflow, { concurrencyKey: 'a', now: T }));
+      await suite.store.create(newInstance(s.id('a-1'), s.workflow, { concurrencyKey: 'a', now: T + 50 }));
+      const keys = 'bcdefghijkl'.split('');
+      for (const [i, key] of keys.entries())
+        await suite.store.create(newInstance(s.id(`${key}-0`), s.workflow, { concurrencyKey: key, now: T + 10 + i }));
+      expect(idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 100, limit: 1 })))).toEqual([
+        s.id('a-0'),
+      ]);
+      // Twelve keys with due instances, a claim of 10: the ten oldest heads, a-1 not among them.
+      const claimed = idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 100, limit: 10 })));
+      expect(claimed).toEqual(
+        keys
+          .slice(0, 10)
+          .map((key) => s.id(`${key}-0`))
+          .sort(),
+      );
+      const rest = idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 100, limit: 10 })));
+      expect(rest).toEqual([s.id('a-1'), s.id('l-0')].sort());
+    });
+
     it('fair claims: priority still comes first; a better priority is taken whole before another key of a worse one', async () => {
       const s = testScope();
       for (const i of range(6))

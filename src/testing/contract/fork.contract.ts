@@ -1,7 +1,12 @@
 import { Workflow } from '../../decorators/workflow.decorator.js';
 import type { WorkflowContext } from '../../engine/workflow-context.js';
 import { WorkflowSignal } from '../../signals/workflow-signal.js';
-import type { WorkflowCancelRequest, WorkflowListQuery, WorkflowStore } from '../../storage/workflow-store.js';
+import type {
+  WorkflowBulkChange,
+  WorkflowCancelRequest,
+  WorkflowListQuery,
+  WorkflowStore,
+} from '../../storage/workflow-store.js';
 import { claimRequest, journalEntry, newInstance, newSignal, runWorkflowName, testScope } from '../store-fixtures.js';
 import { contractEngines } from './contract-engine.js';
 import type { ContractSuite } from './contract-suite.js';
@@ -160,10 +165,17 @@ export function forkContract(suite: ContractSuite): void {
       let underIt: (() => Promise<void>) | null = null;
       const store = new Proxy(suite.store, {
         get(target, prop) {
+          // Each id the action hands the store, page by page (or one by one, on a store without pages).
           if (prop === 'requestCancel') {
             return (id: string, request: WorkflowCancelRequest) => {
               calls.set(id, (calls.get(id) ?? 0) + 1);
               return target.requestCancel(id, request);
+            };
+          }
+          if (prop === 'changeMany' && target.changeMany) {
+            return (ids: readonly string[], change: WorkflowBulkChange) => {
+              for (const id of ids) calls.set(id, (calls.get(id) ?? 0) + 1);
+              return target.changeMany!(ids, change);
             };
           }
           if (prop === 'list') {
@@ -194,6 +206,9 @@ export function forkContract(suite: ContractSuite): void {
       const result = await engine.client.cancelMany({ idPrefix: s.prefix, workflow: BULK_NAME }, { reason: 'race' });
       expect(lists).toBe(2);
       expect(result).toEqual({ matched: 1050, changed: 1050 - ending.length });
+      // Each asked once: those that ended under the first page too (listed unfinished, the store
+      // refuses them); those of the second page were listed finished and are passed over.
+      expect(calls.size).toBe(1050 - ending.filter((id) => ids.indexOf(id) >= 1000).length);
       expect([...calls.values()].every((count) => count === 1)).toBe(true);
       await engine.drain();
       const statuses = await Promise.all(ids.map(async (id) => (await suite.store.get(id))!.status));

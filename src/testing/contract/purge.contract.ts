@@ -36,13 +36,23 @@ export function purgeContract(suite: ContractSuite): void {
         await settle(suite.store, newInstance(s.id(name), s.workflow, { now: t }), status, { at: t + at });
       }
       const query = { statuses: ['completed', 'failed'] as WorkflowStatus[], before: t + 100 };
-      expect(await suite.store.purge({ ...query, limit: 2 })).toEqual({ instances: 2, signals: 0, rateLimits: 0 });
+      expect(await suite.store.purge({ ...query, limit: 2 })).toEqual({
+        instances: 2,
+        signals: 0,
+        rateLimits: 0,
+        debounceKeys: 0,
+      });
       const left = async () =>
         (await suite.store.list({ workflow: s.workflow, limit: 100, offset: 0 })).map((i) => i.id).sort();
       expect(await left()).toEqual(['c1', 'c3', 'edge', 'x1'].map(s.id));
       expect((await suite.store.purge({ ...query, limit: 100 })).instances).toBe(2);
       expect(await left()).toEqual(['edge', 'x1'].map(s.id));
-      expect(await suite.store.purge({ ...query, limit: 100 })).toEqual({ instances: 0, signals: 0, rateLimits: 0 });
+      expect(await suite.store.purge({ ...query, limit: 100 })).toEqual({
+        instances: 0,
+        signals: 0,
+        rateLimits: 0,
+        debounceKeys: 0,
+      });
       const recreated = await suite.store.create(newInstance(s.id('c2'), s.workflow, { now: t + 200 }));
       expect(recreated.created).toBe(true);
       expect((await details(suite.store, s.id('c2'))).journal).toEqual([]);
@@ -78,6 +88,7 @@ export function purgeContract(suite: ContractSuite): void {
         instances: 0,
         signals: 2,
         rateLimits: 0,
+        debounceKeys: 0,
       });
       expect(await left()).toEqual([sent[2]!.id, sent[3]!.id]);
       expect((await suite.store.purge({ statuses: all, before: t + 1_000, limit: 1 })).signals).toBe(1);
@@ -120,10 +131,10 @@ export function purgeContract(suite: ContractSuite): void {
         expect(claim.instances.map((instance) => instance.id)).toEqual([s.id(key)]);
       }
       const purge = (before: number, limit: number) => suite.store.purge({ statuses: all, before, limit });
-      expect(await purge(t + 5_000, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 2 });
+      expect(await purge(t + 5_000, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 2, debounceKeys: 0 });
       // The window left is the one that ended last: a cutoff between the ends finds none of the others.
-      expect(await purge(t + 1_025, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 0 });
-      expect(await purge(t + 5_000, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 1 });
+      expect(await purge(t + 1_025, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 0, debounceKeys: 0 });
+      expect(await purge(t + 5_000, 2)).toEqual({ instances: 0, signals: 0, rateLimits: 1, debounceKeys: 0 });
     });
 
     it("purge: keeps a child's end signal, and the finished child, while the child's parent is unfinished", async () => {
@@ -174,6 +185,7 @@ export function purgeContract(suite: ContractSuite): void {
         instances: 2,
         signals: 1,
         rateLimits: 0,
+        debounceKeys: 0,
       });
       expect(await ends(child)).toEqual([]);
       expect(await suite.store.get(child)).toBeNull();

@@ -1,0 +1,11 @@
+-- @nestjs/workflows, MySQL / MariaDB, migration 0011: instances_due_key without `id`, so MariaDB
+-- reads it by a loose index scan.
+--
+-- 0008 listed `id`, the primary key, as the index's last column. InnoDB appends the primary key to
+-- every secondary index anyway, so the entries and their order stay the same without it; but named
+-- there, it makes MariaDB call the index "not covering" for a loose index scan, and the fair claim's
+-- GROUP BY on (claim_priority, concurrency_key) read every entry (every due and every sleeping
+-- instance) on every claim instead of one descent per key. One statement drops and adds the index
+-- under the same name, online (writes go on while it builds; the claim names it in FORCE INDEX, so
+-- it is never missing). It runs only while the index still lists other columns, so it may run again.
+ALTER TABLE `{{schema}}_instances` DROP INDEX instances_due_key, ADD INDEX instances_due_key (claim_priority, concurrency_key, wake_at, created_at);

@@ -1,0 +1,17 @@
+-- @nestjs/workflows, PostgreSQL, migration 0014: worker processes (the dashboard's Versions page).
+--
+-- One row per running process, under an id it draws at startup: what its registry declares (JSON,
+-- `[{ "workflow", "version" }]`), when it started and when it last recorded itself. Each process
+-- upserts its row on a slow heartbeat and deletes it on a clean shutdown; rows no process refreshed
+-- for a while are stale (a crash) and deleted by the next process that records itself. No claim
+-- reads this table: it only tells an operator which versions the live processes can run.
+CREATE TABLE {{schema}}.processes (
+  id         text COLLATE "C" NOT NULL,
+  owner      text NOT NULL,
+  host       text NOT NULL,
+  pid        integer NOT NULL,
+  declared   json NOT NULL,
+  started_at bigint NOT NULL,
+  seen_at    bigint NOT NULL,
+  CONSTRAINT processes_pkey PRIMARY KEY (id)
+);
