@@ -6,6 +6,15 @@ export const CHANGES_POLL_MS = 1_000;
 /** What a live page shows, read from the store: compared between polls, so any change of it is heard. */
 export type ChangeRead = () => Promise<string>;
 
+/**
+ * The store's own notifications of work other processes made due (`WorkflowStorage.listen()`):
+ * subscribes `nudge`, resolving to what unsubscribes it, or `null` when the store sends none.
+ */
+export type ChangeNotices = (nudge: () => void) => Promise<(() => Promise<void>) | null>;
+
+/** The least time between two reads that notifications bring forward (ms): a busy store notifies often. */
+const NUDGE_GAP_MS = 250;
+
 interface Watched {
   read: ChangeRead;
   /** What the last poll read; `undefined` before the first one. */
@@ -19,17 +28,23 @@ interface Watched {
  * make every commit of the server wait in one queue). So while a page is open, what it shows is
  * read again once a `CHANGES_POLL_MS` (an instance page: one primary-key read of the instance; the
  * list: its first page, one indexed read), once per process however many pages show it, and the
- * pages hear when it changed. Nothing is read while no page is open.
+ * pages hear when it changed. Nothing is read while no page is open. Given the store's
+ * notifications (`notices`: PostgreSQL's LISTEN tells of an instance created due, woken by a
+ * signal, cancelled), a notice brings the next read forward, at most once per `NUDGE_GAP_MS`.
  */
 export class DashboardChanges {
   private readonly watched = new Map<string, Watched>();
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
   private stopped = false;
+  /** The notifications' subscription while armed (its unsubscribe, once the store answered). */
+  private listening: Promise<(() => Promise<void>) | null> | null = null;
+  private nudgedAt = -Infinity;
 
   constructor(
     private readonly interval = CHANGES_POLL_MS,
     private readonly onError: (error: unknown) => void = () => undefined,
+    private readonly notices: ChangeNotices | null = null,
   ) {}
 
   /**
@@ -71,11 +86,29 @@ export class DashboardChanges {
     if (this.timer || this.stopped) return;
     this.timer = setInterval(() => void this.poll(), this.interval);
     this.timer.unref?.();
+    if (this.notices) {
+      this.listening = this.notices(() => this.nudge()).catch((error: unknown) => {
+        this.onError(error);
+        return null;
+      });
+    }
   }
 
   private disarm(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    const listening = this.listening;
+    this.listening = null;
+    // Unsubscribed once the store answered, also when that comes after this.
+    void listening?.then((stop) => stop?.()).catch((error: unknown) => this.onError(error));
+  }
+
+  /** A notice: read what is watched now, unless a notice did less than `NUDGE_GAP_MS` ago. */
+  private nudge(): void {
+    const now = Date.now();
+    if (!this.timer || now - this.nudgedAt < NUDGE_GAP_MS) return;
+    this.nudgedAt = now;
+    void this.poll();
   }
 
   /** One pass over what is watched; a pass still running when the next is due lets it go. */

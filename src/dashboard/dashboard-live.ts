@@ -5,7 +5,9 @@ import { WorkflowNotFoundError } from '../errors/workflow-not-found.error.js';
 import { WorkflowEvents } from '../events/workflow-events.js';
 import type { WorkflowInstanceEvent } from '../events/workflow-event.js';
 import type { WorkflowInstance } from '../storage/workflow-instance.js';
-import { DashboardChanges } from './dashboard-changes.js';
+import { WorkflowStorage } from '../storage/workflow-storage.js';
+import { WORKFLOWS_RESOLVED_OPTIONS } from '../workflows.constants.js';
+import { DashboardChanges, type ChangeNotices } from './dashboard-changes.js';
 import { DASHBOARD_OPTIONS } from './dashboard.constants.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import type { ListRequest } from './list-query.js';
@@ -28,7 +30,8 @@ export type DashboardLiveReads = Pick<WorkflowClient, 'getStatus' | 'list'>;
 /**
  * The server-sent events behind live pages: this process's `WorkflowEvents` (all of them for the
  * list, one instance's for its page), what other processes changed (read from the store once a
- * second while the page is open: see `DashboardChanges`), and a ping. Every stream ends when the
+ * second while the page is open, sooner on the store's notifications: see `DashboardChanges`),
+ * and a ping. Every stream ends when the
  * application shuts down, so open pages never hold the HTTP server open.
  */
 @Injectable()
@@ -41,8 +44,17 @@ export class DashboardLive implements OnModuleDestroy {
     private readonly events: WorkflowEvents,
     @Inject(WorkflowClient) private readonly client: DashboardLiveReads,
     @Inject(DASHBOARD_OPTIONS) private readonly options: Pick<ResolvedDashboardOptions, 'pageSize'>,
+    @Inject(WorkflowStorage) storage: Pick<WorkflowStorage, 'listen'>,
+    @Inject(WORKFLOWS_RESOLVED_OPTIONS) workflows: { worker: { enabled: boolean } },
   ) {
-    this.changes = new DashboardChanges();
+    // The store's notifications bring reads forward, in a process whose worker listens already
+    // (PostgreSQL's LISTEN connection, or the poll a store without one makes for the worker): the
+    // listener says it needs no wake-ups, so the store polls no more for it. A process that serves
+    // the dashboard alone reads once a second and listens to nothing.
+    const notices: ChangeNotices | null = workflows.worker.enabled
+      ? (nudge) => storage.listen(() => nudge(), { needsWakeUps: () => false })
+      : null;
+    this.changes = new DashboardChanges(undefined, undefined, notices);
   }
 
   /** Events of the instance or the list `target` follows (`null`: the unfiltered list). */

@@ -25,10 +25,20 @@ function reads(state: { x?: { status: string; updatedAt: number }; list: string[
   return { client, calls };
 }
 
+/** A store that sends no notifications. */
+const noNotices = { listen: async () => null };
+const noWorker = { worker: { enabled: false } };
+
 describe('DashboardLive', () => {
   it('ends a stream opened after shutdown at once, so a page that reconnects meanwhile does not hold the server open', () => {
     vi.useFakeTimers();
-    const live = new DashboardLive(new WorkflowEvents(), reads({ list: [] }).client, { pageSize: 5 });
+    const live = new DashboardLive(
+      new WorkflowEvents(),
+      reads({ list: [] }).client,
+      { pageSize: 5 },
+      noNotices,
+      noWorker,
+    );
     live.onModuleDestroy();
     let completed = false;
     const messages: unknown[] = [];
@@ -43,7 +53,13 @@ describe('DashboardLive', () => {
 
   it('ends the streams open at shutdown', () => {
     vi.useFakeTimers();
-    const live = new DashboardLive(new WorkflowEvents(), reads({ list: [] }).client, { pageSize: 5 });
+    const live = new DashboardLive(
+      new WorkflowEvents(),
+      reads({ list: [] }).client,
+      { pageSize: 5 },
+      noNotices,
+      noWorker,
+    );
     let completed = false;
     live.stream('x').subscribe({ complete: () => (completed = true) });
     live.onModuleDestroy();
@@ -57,7 +73,7 @@ describe('DashboardLive', () => {
       list: [],
     };
     const { client, calls } = reads(state);
-    const live = new DashboardLive(new WorkflowEvents(), client, { pageSize: 5 });
+    const live = new DashboardLive(new WorkflowEvents(), client, { pageSize: 5 }, noNotices, noWorker);
     const messages: unknown[] = [];
     const first = live.stream({ id: 'x' }).subscribe((m) => messages.push(m));
     const second = live.stream({ id: 'x' }).subscribe(() => undefined);
@@ -83,7 +99,7 @@ describe('DashboardLive', () => {
     vi.useFakeTimers();
     const state = { list: ['a'] };
     const { client } = reads(state);
-    const live = new DashboardLive(new WorkflowEvents(), client, { pageSize: 5 });
+    const live = new DashboardLive(new WorkflowEvents(), client, { pageSize: 5 }, noNotices, noWorker);
     const messages: unknown[] = [];
     const subscription = live.stream({ list: {} }).subscribe((m) => messages.push(m));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -114,6 +130,40 @@ describe('DashboardChanges', () => {
     expect(errors).toHaveLength(1);
     expect(seen).toEqual([4]);
     subscription.unsubscribe();
+    changes.stop();
+  });
+
+  it("reads at once on the store's notices (at most once per 250 ms), and unsubscribes from them once nothing is watched", async () => {
+    vi.useFakeTimers();
+    let nudge: (() => void) | null = null;
+    let unsubscribed = 0;
+    const changes = new DashboardChanges(1_000, undefined, async (listener) => {
+      nudge = listener;
+      return async () => void unsubscribed++;
+    });
+    let reads = 0;
+    let value = 'a';
+    const seen: string[] = [];
+    const subscription = changes
+      .watch('k', async () => {
+        reads++;
+        return value;
+      })
+      .subscribe(() => seen.push(value));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toBe(1);
+    value = 'b';
+    nudge!();
+    nudge!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect({ reads, seen }).toEqual({ reads: 2, seen: ['b'] });
+    await vi.advanceTimersByTimeAsync(300);
+    nudge!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toBe(3);
+    subscription.unsubscribe();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(unsubscribed).toBe(1);
     changes.stop();
   });
 });
