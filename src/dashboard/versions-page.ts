@@ -77,10 +77,15 @@ ${processes === null || processes.length === 0 ? '' : processTable(processes)}`;
   return page({ base: data.base, title: 'Versions', readOnly: data.readOnly, current: 'versions' }, body);
 }
 
+/** The most worker ids a row names (a fleet of replicas would make it a wall of ids: the processes table lists them all). */
+const NAMED = 5;
+
 function declaredBy(row: VersionRow, processes: WorkflowProcessRecord[] | null): SafeHtml {
   if (row.declaredBy.length === 0) return html`<strong>none</strong>`;
   if (processes === null) return html`${row.declaredBy.join(', ')}`;
-  return html`${row.declaredBy.length} of ${processes.length} <span class="muted">(${row.declaredBy.join(', ')})</span>`;
+  const named = row.declaredBy.slice(0, NAMED);
+  const more = row.declaredBy.length - named.length;
+  return html`${row.declaredBy.length} of ${processes.length} <span class="muted">(${named.join(', ')}${more > 0 ? ` and ${more} more` : ''})</span>`;
 }
 
 /** What a deploy can break for the row's version. */

@@ -41,8 +41,8 @@ RETURNING i.id, i.lease_token IS NOT NULL AS leased, (i.lease_token IS NULL AND 
       `i.status IN ${UNFINISHED} AND i.paused`,
       '$2',
     ),
-    /** $1 channel, $2 payloads. */
-    notify: `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`,
+    /** $1 channel, $2 payloads. A count, not pg_notify()'s void: an ORM's raw query (Prisma's) can't read a void column. */
+    notify: `SELECT count(*)::int AS notified FROM unnest($2::text[]) AS p CROSS JOIN LATERAL pg_notify($1, p) AS n`,
   };
 }
 

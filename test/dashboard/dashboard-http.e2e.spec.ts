@@ -232,9 +232,17 @@ describe.each(['express', 'fastify'] as const)('dashboard over HTTP (%s)', (adap
     const body = await (await fetch(`${url}/workflows/instance?id=x-1`)).text();
     expect(body).not.toContain('<form method="post"');
     expect(body).toContain('Read-only dashboard');
+    expect(body).not.toContain('Run again from here');
+    expect(await (await fetch(`${url}/workflows`)).text()).not.toContain('Act on every match');
     const refused = await post(`${url}/workflows/actions/terminate`, { id: 'x-1' });
     expect(refused.status).toBe(403);
+    for (const [action, form] of [
+      ['fork', { id: 'x-1', step: 'reserve', confirmed: 'yes' }],
+      ['bulk', { bulk: 'terminate', id: 'x-', confirmed: 'yes' }],
+    ] as const)
+      expect((await post(`${url}/workflows/actions/${action}`, form)).status).toBe(403);
     expect((await client.getStatus('x-1')).terminateRequested).toBe(false);
+    expect(await client.list({ limit: 100 })).toHaveLength((await client.list({ idPrefix: 'x-' })).length);
   });
 
   it("serves under its path and the app's global prefix, with links that include both", async () => {

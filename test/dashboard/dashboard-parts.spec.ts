@@ -133,3 +133,29 @@ describe('list query', () => {
     ).toEqual(['350 ms', '4.2 s', '3 min 5 s', '2 h 10 min', '1 h', '3 d 4 h', '1 d']);
   });
 });
+
+describe('the Versions page rows', () => {
+  it('names at most five declaring processes a row, escapes what processes recorded, and flags a version only some declare', async () => {
+    const { renderVersionsPage } = await import('../../src/dashboard/versions-page.js');
+    const { versionRows } = await import('../../src/dashboard/version-counts.js');
+    const processes = Array.from({ length: 8 }, (_, i) => ({
+      id: `p${i}`,
+      owner: i === 0 ? '<b>odd</b>' : `w${i}`,
+      host: 'h',
+      pid: i,
+      declared: [{ workflow: 'orders', version: i < 7 ? 1 : 2 }],
+      startedAt: i,
+      seenAt: i,
+    }));
+    const counts = new Map([['orders@1', { workflow: 'orders', version: 1, unfinished: 3 }]]);
+    const rows = versionRows(counts, { processes });
+    expect(rows.map((row) => [row.version, row.declaredBy.length])).toEqual([
+      [2, 1],
+      [1, 7],
+    ]);
+    const text = String(renderVersionsPage({ base: '/w', readOnly: false, rows, processes, cap: 10, capped: false }));
+    expect(text).toContain('7 of 8 <span class="muted">(&lt;b&gt;odd&lt;/b&gt;, w1, w2, w3, w4 and 2 more)</span>');
+    expect(text).toContain('Only 7 of 8 processes can run these');
+    expect(text).not.toContain('<b>odd</b>');
+  });
+});

@@ -1,7 +1,8 @@
 // The multi-process e2e, on each SQL store: two worker processes share 200 three-step
 // instances; one is killed (SIGKILL) in the middle of its share. The survivor must finish every
 // instance, each step's result journaled exactly once, and only steps the kill cut short may have
-// run twice.
+// run twice. Both processes record themselves in the store; the survivor removes its record as it
+// shuts down, the killed one leaves its row to go stale.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +66,15 @@ for (const kind of SQL_KINDS) {
         );
       }
       const [doomed, survivor] = await Promise.all([worker(), worker()]);
+      // Each process recorded itself in the store, with what it declares.
+      const recorded = async () => (await store.processes(0)).map(({ pid, declared }) => ({ pid, declared }));
+      const declared = [{ workflow: 'e2e.multi', version: 1 }];
+      await expect.poll(recorded).toEqual(
+        expect.arrayContaining([
+          { pid: doomed.pid, declared },
+          { pid: survivor.pid, declared },
+        ]),
+      );
       // Kill one process while it is in the middle of its share.
       while ((await count(`SELECT COUNT(*) AS n FROM ${effects} WHERE pid = ?`, [doomed.pid])) < 30) {
         await new Promise((resolve) => setTimeout(resolve, 5));
@@ -109,6 +119,8 @@ for (const kind of SQL_KINDS) {
       expect(repeats).toBeLessThanOrEqual(2 * 5);
       survivor.kill('SIGTERM');
       await once(survivor, 'exit');
+      // The survivor removed its record as it shut down; the killed one's stays until it is stale.
+      expect((await recorded()).map(({ pid }) => pid)).toEqual([doomed.pid]);
     }, 120_000);
   });
 }

@@ -256,6 +256,38 @@ for (const kind of SQL_KINDS) {
             expect(await target.store.get(id)).toBeNull();
           });
 
+          it('bulk actions in the transaction: a rollback leaves every instance as it was; committed, the cancels reach the worker', async () => {
+            const ids = [1, 2].map((n) => `${name}-bulk-${n}`);
+            const filter = { idPrefix: `${name}-bulk-` };
+            for (const id of ids) await app.client.start(OrderWorkflow, { wait: true }, { id });
+            for (const id of ids) await suspended(id);
+            await expect(
+              kit.begin(async (tx) => {
+                await kit.insert(tx, `${name}-bulk-hold`);
+                expect(await app.client.pauseMany(filter, { reason: 'hold', transaction: tx })).toEqual({
+                  matched: 2,
+                  changed: 2,
+                });
+                throw new Error('the application changed its mind');
+              }),
+            ).rejects.toThrow('the application changed its mind');
+            expect(await rowExists(`${name}-bulk-hold`)).toBe(false);
+            for (const id of ids) expect(await target.store.get(id)).toMatchObject({ status: 'suspended' });
+            await kit.begin(async (tx) => {
+              await kit.insert(tx, `${name}-bulk-stop`);
+              expect(await app.client.cancelMany(filter, { reason: 'stop', transaction: tx })).toEqual({
+                matched: 2,
+                changed: 2,
+              });
+            });
+            expect(await rowExists(`${name}-bulk-stop`)).toBe(true);
+            // The worker polls once an hour: only the commit's notice wakes it to run the cancels.
+            for (const id of ids)
+              await expect(app.client.handle(id).result({ timeout: 5_000 })).rejects.toMatchObject({
+                name: 'WorkflowCancelledError',
+              });
+          });
+
           it('a failure inside the store leaves the application transaction usable: its rows commit', async () => {
             const id = `${name}-survives`;
             await kit.begin(async (tx) => {
