@@ -71,7 +71,9 @@ export class WorkflowSchedules {
   /**
    * Creates the schedule `id`, or replaces the one created at run time with that id (every option
    * not given takes its default). A new cadence counts from now; changing only the input or the
-   * rules keeps its next occurrence. Throws a `TypeError` quoting a bad cron expression or time
+   * rules keeps its next occurrence. An occurrence that was due and had not started yet starts
+   * once, with the new definition (unless the schedule is now paused): a run has the definition
+   * the schedule had when the run was stored, never both, never none. Throws a `TypeError` quoting a bad cron expression or time
    * zone, `UnknownWorkflowError` for a workflow this application doesn't declare, and
    * `WorkflowInvalidStateError` for a declared id; nothing is stored then.
    */
@@ -115,7 +117,8 @@ export class WorkflowSchedules {
 
   /**
    * Starts one instance now, outside the cadence (paused or not, whatever its overlap rule), with
-   * id `<id>@<ISO time of now>`; the cadence is unchanged. Throws `WorkflowNotFoundError` for an
+   * id `<id>@<ISO time of now>`, with the definition the schedule has when the instance is stored
+   * (an `upsert()` that returned first is never undone by it); the cadence is unchanged. Throws `WorkflowNotFoundError` for an
    * unknown id, and for a schedule deleted while it ran: a `delete()` that lands first wins, and no
    * instance starts after it returned.
    */

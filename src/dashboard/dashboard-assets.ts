@@ -78,8 +78,9 @@ details > summary { cursor: pointer; color: var(--accent); font-size: 12px; marg
 /**
  * Live updates: the page's `[data-live]` region listens to the dashboard's server-sent events and,
  * when something changed, fetches the page again and swaps that region in; the action forms
- * (`[data-live-forms]`) follow only while nobody is typing in them, so nothing typed is lost. A ping every few seconds refreshes an unfinished instance too, which
- * covers the instances other processes run (their events are not seen here).
+ * (`[data-live-forms]`) follow only while nobody is typing in them, so nothing typed is lost. The
+ * server tells of other processes' work too (`DashboardChanges`); a ping every few seconds
+ * refreshes an unfinished instance as a safety net.
  */
 export const DASHBOARD_JS = `(function () {
   'use strict';

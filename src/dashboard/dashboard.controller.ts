@@ -21,6 +21,7 @@ import type { Observable } from 'rxjs';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './dashboard-assets.js';
 import { DASHBOARD_OPTIONS } from './dashboard.constants.js';
 import { DashboardLive, type DashboardMessage } from './dashboard-live.js';
+import { parseListQuery } from './list-query.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import { DashboardService, type DashboardResponse } from './dashboard.service.js';
 import { crossOriginRefusal, type RequestHeaders } from './same-origin.js';
@@ -155,9 +156,12 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       return send(response, await this.service.act(base, action, form));
     }
 
+    /** `?id=<instance>` for an instance page; `?list=1&<the list's filters>` for the list (no query: unfiltered). */
     @Sse('events')
-    events(@Query('id') id: unknown): Observable<DashboardMessage> {
-      return this.live.stream(typeof id === 'string' && id !== '' ? id : null);
+    events(@Query() query: Record<string, unknown>): Observable<DashboardMessage> {
+      const { id, list } = query ?? {};
+      if (list !== undefined) return this.live.stream({ list: parseListQuery(query).options });
+      return this.live.stream(typeof id === 'string' && id !== '' ? { id } : null);
     }
 
     @Get('assets/dashboard.css')

@@ -29,7 +29,12 @@ export function renderListPage(data: ListPageData): SafeHtml {
     f.status.length > 0 || [f.workflow, f.version, f.schedule, f.parent, f.id, f.from, f.to].some((v) => v !== '');
   const first = data.instances[0];
   const last = data.instances.at(-1);
-  const live = request.after === null && request.before === null ? `${base}/events` : null;
+  // The live stream follows the list's first page with these filters, as the store shows it.
+  const filterQuery = listUrl(base, f).split('?')[1];
+  const live =
+    request.after === null && request.before === null
+      ? `${base}/events?list=1${filterQuery ? `&${filterQuery}` : ''}`
+      : null;
   const body = html`
 <h1>Instances</h1>
 ${data.message ? notice(data.message.kind, data.message.text) : ''}
