@@ -73,7 +73,13 @@ describe('the drafts example', () => {
     expect(words.join(' ')).toContain('Durable workflows let a checkout survive');
     expect(all.filter((e) => e.data?.word).at(-1)!.at - all[0]!.at).toBeGreaterThan(words.length * 20);
     const approve = all.find((e) => e.data?.approve)!.data!.approve!;
-    expect(((await (await fetch(`${url}/drafts/${id}`)).json()) as { status: string }).status).toBe('suspended');
+    // The approval link is streamed before the wait that takes it commits its suspension.
+    let status = '';
+    for (let i = 0; i < 100 && status !== 'suspended'; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      status = ((await (await fetch(`${url}/drafts/${id}`)).json()) as { status: string }).status;
+    }
+    expect(status).toBe('suspended');
     expect((await post(approve, { by: 'ann' })).status).toBe(200);
     expect((await post(approve, { by: 'ann' })).status).toBe(409);
     for (let i = 0; i < 100; i++) {

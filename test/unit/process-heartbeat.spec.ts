@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryWorkflowStore, WorkflowStorage } from '../../src/index.js';
+import { InMemoryWorkflowStore } from '../../src/index.js';
+import { createStorage } from './support/engine-app.js';
 import { ProcessHeartbeat, PROCESS_STALE_AFTER } from '../../src/runtime/process-heartbeat.js';
 import { StoreOutage } from '../../src/runtime/store-outage.js';
 import type { WorkflowProcessRecord } from '../../src/storage/workflow-store.js';
@@ -24,7 +25,7 @@ class SlowStore extends InMemoryWorkflowStore {
 
 function heartbeat(store: SlowStore, clock: ManualWorkflowClock, errors: string[]) {
   return new ProcessHeartbeat({
-    storage: new WorkflowStorage(store),
+    storage: createStorage(store),
     clock,
     owner: 'host:1:abc',
     declared: () => [

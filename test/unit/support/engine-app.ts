@@ -369,3 +369,8 @@ export function createSchedulerParts(options: SchedulerPartsOptions = {}) {
   });
   return { clock, store, scheduler, admin, events, errors };
 }
+
+/** The storage over `store` alone, for a unit test of one runtime part that takes it (the process heartbeat). */
+export function createStorage(store: WorkflowStore): WorkflowStorage {
+  return new WorkflowStorage(store);
+}
