@@ -1,7 +1,8 @@
 import { sessionIsolation } from './from-mysql2.js';
 import { topicHash } from './mysql-locks.js';
 import { retryOnLockContention } from './mysql-retry.js';
-import type { MySqlTables } from './mysql-tables.js';
+import { COMMON_GROUND, type MySqlServerFeatures } from './mysql-server.js';
+import { placeholders, type MySqlTables } from './mysql-tables.js';
 import { WorkflowError } from '../errors/workflow.error.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toJson, toNumber, toSignal } from '../sql/workflow-rows.js';
@@ -11,6 +12,9 @@ import type {
   WorkflowSignalRecord,
   WorkflowSignalResult,
 } from '../storage/workflow-store.js';
+
+/** The most ids one locking read of `signals()` names. */
+const MAX_IDS_PER_READ = 1000;
 
 /** The signals' statements for the store's tables. */
 function signalStatements({ signals, instances, waits }: MySqlTables) {
@@ -43,6 +47,20 @@ WHERE w.topic_hash = ? AND i.status = 'suspended'`,
      */
     readSignals: `SELECT id, name, \`key\`, payload, created_at FROM ${signals}
 WHERE topic_hash = ? AND id > ? AND id <= ? AND name = ? AND \`key\` <=> ? ORDER BY id LOCK IN SHARE MODE`,
+    /**
+     * MariaDB, topic hash, after id, up to id: the ids of the range's rows, those still in flight
+     * included (a dirty read of the index, which locks and waits for nothing).
+     */
+    rangeIds: `BEGIN NOT ATOMIC
+SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED;
+SELECT id FROM ${signals} WHERE topic_hash = ? AND id > ? AND id <= ? ORDER BY id;
+END`,
+    /**
+     * ids..., topic hash, name, key: a locking read of those rows by primary key, which waits for
+     * the ones still in flight and reads them committed (a row rolled back is gone).
+     */
+    readByIds: (count: number) => `SELECT id, name, \`key\`, payload, created_at FROM ${signals}
+WHERE id IN (${placeholders(count)}) AND topic_hash = ? AND name = ? AND \`key\` <=> ? ORDER BY id LOCK IN SHARE MODE`,
     /** The highest signal id committed, or 0. */
     lastId: `SELECT COALESCE(MAX(id), 0) AS last FROM ${signals}`,
   };
@@ -61,13 +79,15 @@ WHERE topic_hash = ? AND id > ? AND id <= ? AND name = ? AND \`key\` <=> ? ORDER
  *   or the signal's wake-up waits for the suspension's commit and sees the wait; the suspension
  *   never waits for a signal.
  * - Ids are `AUTO_INCREMENT`, allocated in order but committed in any order, so a claim's last id
- *   N may be above a signal still in flight. `signals()` therefore reads the range with a locking
- *   read (let go at once), which waits for the rows in it still in flight: every signal of the
- *   topic with an id up to N was inserted before N was read; any later one gets an id above N,
- *   which the suspension's check catches.
+ *   N may be above a signal still in flight. `signals()` therefore locks the range's rows (let go
+ *   at once), which waits for those still in flight: every signal of the topic with an id up to N
+ *   was inserted before N was read; any later one gets an id above N, which the suspension's check
+ *   catches. It waits for no other topic's signal (see `read()`).
  */
 export class MySqlSignals {
   private readonly sql: ReturnType<typeof signalStatements>;
+  /** What the server offers beyond the common ground: set by the store's `init()`. */
+  server: MySqlServerFeatures = COMMON_GROUND;
 
   constructor(
     tables: MySqlTables,
@@ -121,20 +141,38 @@ export class MySqlSignals {
     return { id: toNumber(row.id), woken: 0, created: false, key: row.key === null ? null : String(row.key) };
   }
 
-  /** `signals()`. */
+  /**
+   * `signals()`: every signal of the topic in the range, waiting for those of the topic still in
+   * flight and for nothing else.
+   *
+   * A locking read of the range would also lock the index entry just past it, which may be another
+   * topic's signal in flight (InnoDB locks an entry before the server sees it is out of range, at
+   * READ COMMITTED too), and wait for that transaction. So on MariaDB the read finds the range's
+   * ids with a dirty read first (in flight or not: no lock, no wait), then locks those rows by
+   * primary key. MySQL 8.0 has no compound statement to run the dirty read in one round trip: there
+   * the range is read with one locking read, which may wait for a neighbouring topic's signal.
+   */
   async read(executor: SqlExecutor, query: WorkflowSignalQuery): Promise<WorkflowSignalRecord[]> {
-    // In a READ COMMITTED transaction of its own: under REPEATABLE READ the locking read would also
-    // lock the index entry past its range, and wait for another topic's signal in flight there.
-    const { rows } = await executor.transaction((tx) =>
-      tx.query(this.sql.readSignals, [
-        topicHash(query.name, query.key),
-        query.afterId,
-        Math.min(query.upToId, Number.MAX_SAFE_INTEGER),
-        query.name,
-        query.key,
-      ]),
-    );
-    return rows.map(toSignal);
+    const hash = topicHash(query.name, query.key);
+    const upTo = Math.min(query.upToId, Number.MAX_SAFE_INTEGER);
+    if (!this.server.oneRoundTripBatches) {
+      // In a READ COMMITTED transaction of its own: under REPEATABLE READ the locking read would
+      // also lock the gap past its range.
+      const { rows } = await executor.transaction((tx) =>
+        tx.query(this.sql.readSignals, [hash, query.afterId, upTo, query.name, query.key]),
+      );
+      return rows.map(toSignal);
+    }
+    const { rows: found } = await executor.query(this.sql.rangeIds, [hash, query.afterId, upTo]);
+    const signals: WorkflowSignalRecord[] = [];
+    for (let at = 0; at < found.length; at += MAX_IDS_PER_READ) {
+      const ids = found.slice(at, at + MAX_IDS_PER_READ).map((row) => toNumber(row.id));
+      const { rows } = await executor.transaction((tx) =>
+        tx.query(this.sql.readByIds(ids.length), [...ids, hash, query.name, query.key]),
+      );
+      for (const row of rows) signals.push(toSignal(row));
+    }
+    return signals;
   }
 
   /** The highest signal id committed, or 0. */

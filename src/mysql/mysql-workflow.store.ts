@@ -198,6 +198,7 @@ export class MySqlWorkflowStore extends SqlWorkflowStoreBase implements Store.Wo
       this.writes.server =
       this.creates.server =
       this.reads.server =
+      this.signalsOf.server =
         await detectServerFeatures(this.executor);
     if (this.transactions) await checkTransactions(this.transactions, STORE, this.schema, this.tables.instances);
   }

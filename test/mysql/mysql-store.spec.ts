@@ -7,6 +7,7 @@ import {
   WorkflowSchemaError,
   type SqlExecutor,
 } from '../../src/mysql/index.js';
+import { topicHash } from '../../src/mysql/mysql-locks.js';
 import { isLockContention, retryOnLockContention } from '../../src/mysql/mysql-retry.js';
 import { MIGRATIONS } from '../../src/mysql/migrations.generated.js';
 import { migrationLabel } from '../../src/sql/migration-runner.js';
@@ -661,10 +662,29 @@ describe.skipIf(!available)('MySqlWorkflowStore', () => {
   });
 
   describe('topic locks', () => {
+    /**
+     * A signal name starting with `base` whose topic (key 'k') sorts in the signals' topic index
+     * just before `held`'s, with no stored topic between: a read of its range that went past the
+     * range's end would reach `held`'s first entry.
+     */
+    async function topicJustBefore(base: string, held: string): Promise<string> {
+      const limit = topicHash(held, 'k');
+      const [rows] = await fixture.pool.query(
+        `SELECT MAX(topic_hash) AS below FROM \`${fixture.schema}_signals\` WHERE topic_hash < ?`,
+        [limit],
+      );
+      const below = ((rows as Array<{ below: Buffer | null }>)[0]?.below ?? Buffer.alloc(32)) as Buffer;
+      for (let i = 0; ; i++) {
+        const hash = topicHash(`${base}-${i}`, 'k');
+        if (Buffer.compare(hash, below) > 0 && Buffer.compare(hash, limit) < 0) return `${base}-${i}`;
+      }
+    }
+
     it('a signal in an open transaction delays no signal and no suspension, of its topic or another; reads of its topic wait', async () => {
       const { store, pool } = fixture;
       const s = testScope();
-      const [held, free] = [s.signal('held'), s.signal('free')];
+      const held = s.signal('held');
+      const free = await topicJustBefore(s.signal('free'), held);
       const { token, cursor } = await lease(store, newInstance(s.id('b'), s.workflow));
       const connection = await pool.getConnection();
       try {
