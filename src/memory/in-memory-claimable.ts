@@ -132,11 +132,18 @@ export class ClaimableInstances {
   /**
    * The unfinished instances due at `now` that `accepts` takes, in fair claim order: priority
    * first; within a priority, across concurrency keys in turn (the instances without a key are one
-   * more key), each key's oldest first, then each key's second, and so on, each round in claim
-   * order (`wakeAt`, `createdAt`, id). With `top`, only the first `top` of that order, for the cost
-   * of those (plus one look per key and the entries passed over on the way), whatever else is due.
+   * more key), each turn in claim order (`wakeAt`, `createdAt`, id). A key's instances running
+   * (`running`, by key) count as turns it already had: its oldest due instance is in turn
+   * `running + 1`, its next in the turn after. With `top`, only the first `top` of that order, for
+   * the cost of those (plus one look per key and the entries passed over on the way), whatever else
+   * is due.
    */
-  due(now: number, accepts: (instance: WorkflowInstance) => boolean, top = Infinity): WorkflowInstance[] {
+  due(
+    now: number,
+    accepts: (instance: WorkflowInstance) => boolean,
+    top = Infinity,
+    running: ReadonlyMap<string | null, number> = new Map(),
+  ): WorkflowInstance[] {
     this.restore();
     this.promote(now);
     const found: WorkflowInstance[] = [];
@@ -162,11 +169,15 @@ export class ClaimableInstances {
       return undefined;
     };
     for (const groups of this.ready.byPriority()) {
-      let active = groups;
+      // Each group with the turn of its next pick; a group leaves once it has nothing due.
+      let active = groups.map(({ key, heap }) => ({ heap, turn: (running.get(key) ?? 0) + 1 }));
       while (found.length < top && active.length > 0) {
-        const round: Array<{ entry: Entry; group: Heap<Entry> }> = [];
+        const turn = Math.min(...active.map((group) => group.turn));
+        const round: Array<{ entry: Entry; group: (typeof active)[number] }> = [];
+        const later = active.filter((group) => group.turn > turn);
         for (const group of active) {
-          const entry = next(group);
+          if (group.turn > turn) continue;
+          const entry = next(group.heap);
           if (entry) round.push({ entry, group });
         }
         round.sort((a, b) => claimOrder(a.entry, b.entry));
@@ -175,10 +186,11 @@ export class ClaimableInstances {
             this.found.add(entry);
             found.push(entry.instance);
           } else {
-            group.push(entry);
+            group.heap.push(entry);
           }
+          group.turn += 1;
         }
-        active = round.map(({ group }) => group);
+        active = [...round.map(({ group }) => group), ...later];
       }
       if (found.length >= top) break;
     }
@@ -252,8 +264,10 @@ class ReadyGroups {
    * Each priority's groups, lowest priority first. What a caller pops from a group it pushes back
    * or keeps (a claim's find): `dropEmpty()` then recounts and forgets the empty groups.
    */
-  byPriority(): Array<Array<Heap<Entry>>> {
-    return [...this.groups.keys()].sort((a, b) => a - b).map((priority) => [...this.groups.get(priority)!.values()]);
+  byPriority(): Array<Array<{ key: string | null; heap: Heap<Entry> }>> {
+    return [...this.groups.keys()]
+      .sort((a, b) => a - b)
+      .map((priority) => [...this.groups.get(priority)!].map(([key, heap]) => ({ key, heap })));
   }
 
   dropEmpty(): void {

@@ -451,10 +451,16 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     };
     // The selection walks candidates in claim order, passing over what a limit refuses, and stops
     // at `limit`: once it picks `limit` from the first k due, more candidates change nothing.
-    let due = this.claimable.due(now, accepts, request.limit);
+    // The instances of the claim's workflows running now, by concurrency key: turns their keys had.
+    const running = new Map<string | null, number>();
+    for (const instance of this.claimable.leaseHolders()) {
+      if (!versions.has(instance.workflow) || !hasLiveLease(instance, now) || FINISHED.has(instance.status)) continue;
+      running.set(instance.concurrencyKey, (running.get(instance.concurrencyKey) ?? 0) + 1);
+    }
+    let due = this.claimable.due(now, accepts, request.limit, running);
     let { selected, windows } = selectClaims(due, request.limit, request, usage);
     for (let wanted = 4 * request.limit; selected.length < request.limit && due.length === wanted / 4; wanted *= 4) {
-      due = this.claimable.due(now, accepts, wanted);
+      due = this.claimable.due(now, accepts, wanted, running);
       ({ selected, windows } = selectClaims(due, request.limit, request, usage));
     }
     for (const take of windows) {

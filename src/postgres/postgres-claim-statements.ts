@@ -45,7 +45,10 @@ function dueConditions(s: string, alias: string): { free: string; lapsed: string
   };
 }
 
-/** The fair order: priority, then the round (a key's n-th due instance is in round n), then claim order. */
+/**
+ * The fair order: priority, then the turn (a key's n-th due instance is in turn n, after a turn for
+ * each of its instances running), then claim order. The claim's rows carry their turn as `round`.
+ */
 const FAIR_ORDER = 'priority, round, wake_at, created_at, id';
 
 /** The most concurrency keys one claim takes turns between (see `fairPicks()`). */
@@ -89,10 +92,15 @@ function fairPicks(s: string, limit: string, extra: string): string {
     extra === ''
       ? `
     UNION ALL
-    SELECT g.id, g.priority, g.wake_at, g.created_at, 1 AS round FROM keys g
+    SELECT g.id, g.priority, g.wake_at, g.created_at, 1 AS round, 1 + ${runningOf('g.k')} AS turn FROM keys g
     WHERE (SELECT n FROM share) = 1 AND ${walkedPick}`
       : '';
-  return `keyed AS (
+  return `running AS (
+  -- The instances of the claim's workflows running now, by key: turns their keys already had.
+  SELECT c.concurrency_key AS k, count(*) AS n FROM ${s}.instances c
+  WHERE c.lease_token IS NOT NULL AND c.workflow = ANY ($2::text[]) AND c.lease_until >= $1 AND c.status IN ${UNFINISHED}
+  GROUP BY c.concurrency_key
+), keyed AS (
   (SELECT ${walked} FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.concurrency_key IS NOT NULL ${keyOrder})
   UNION ALL
   SELECT n.* FROM keyed g CROSS JOIN LATERAL (
@@ -109,13 +117,13 @@ function fairPicks(s: string, limit: string, extra: string): string {
 ), share AS (
   SELECT ceil(${limit}::numeric / greatest(1, (SELECT count(*) FROM keys) + (SELECT count(*) FROM priorities WHERE priority IS NOT NULL)))::integer AS n
 ), rounds AS (
-    SELECT h.* FROM keys g CROSS JOIN LATERAL (
+    SELECT h.*, h.round + ${runningOf('g.k')} AS turn FROM keys g CROSS JOIN LATERAL (
       SELECT ${head} FROM ${s}.instances c
       WHERE c.priority = g.priority AND c.concurrency_key = g.k AND ${free}${extra}
       ORDER BY c.wake_at, c.created_at, c.id LIMIT (SELECT n FROM share)
     ) AS h${gate}${headsOfWalk}
     UNION ALL
-    SELECT h.* FROM priorities p CROSS JOIN LATERAL (
+    SELECT h.*, h.round + ${runningOf(null)} AS turn FROM priorities p CROSS JOIN LATERAL (
       SELECT ${head} FROM ${s}.instances c
       WHERE c.priority = p.priority AND c.concurrency_key IS NULL AND ${free}${extra}
       ORDER BY c.wake_at, c.created_at, c.id LIMIT (SELECT n FROM share)
@@ -125,8 +133,14 @@ function fairPicks(s: string, limit: string, extra: string): string {
   -- A group that gave its whole share may have more: no pick of a later priority goes before those.
   SELECT * FROM rounds
   WHERE priority <= coalesce((SELECT min(priority) FROM rounds WHERE round = (SELECT n FROM share)), ${LAST_ROUND})
-  ORDER BY ${FAIR_ORDER} LIMIT ${limit}
+  ORDER BY priority, turn, wake_at, created_at, id LIMIT ${limit}
 )`;
+}
+
+/** The instances running under key `key` (a column, or `null` for the keyless), from CTE `running`. */
+function runningOf(key: string | null): string {
+  const match = key === null ? 'r.k IS NULL' : `r.k = ${key}`;
+  return `coalesce((SELECT r.n FROM running r WHERE ${match}), 0)`;
 }
 
 /**
@@ -160,7 +174,7 @@ function pickDue(s: string, columns: string, limit: string, extra = ''): string 
   SELECT (SELECT c.priority FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.priority > p.priority ORDER BY c.priority LIMIT 1)
   FROM priorities p WHERE p.priority IS NOT NULL
 ), ${fairPicks(s, limit, extra)}, taken AS (
-  SELECT ${cols}, f.round FROM fair f JOIN ${s}.instances c ON c.id = f.id
+  SELECT ${cols}, f.turn AS round FROM fair f JOIN ${s}.instances c ON c.id = f.id
   WHERE ${free}${extra}
   FOR UPDATE OF c SKIP LOCKED
 ), free AS (

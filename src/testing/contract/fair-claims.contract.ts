@@ -3,8 +3,9 @@ import type { ContractSuite } from './contract-suite.js';
 
 /**
  * Fair claims: within a priority, a claim takes due instances across concurrency keys in turn (the
- * instances without a key being one more key), so one key's backlog never holds back another
- * key's oldest due instance by more than the claim it is due at; priority still comes first.
+ * instances without a key being one more key), a key's running instances counting as turns it
+ * already had, so one key's backlog never holds back another key's oldest due instance by more than
+ * the claim it is due at, even when claims take one instance at a time; priority still comes first.
  */
 export function fairClaimsContract(suite: ContractSuite): void {
   const { describe, it, expect } = suite.test;
@@ -37,7 +38,30 @@ export function fairClaimsContract(suite: ContractSuite): void {
       expect(claimed2).toEqual(keys.map((key) => s.id(`${key}-1`)).sort());
     });
 
-    it("fair claims: a key whose oldest due instance is leased takes its turn with its next one, by that one's age", async () => {
+    it("fair claims: a key's running instances count as its turns, so a claim of one takes a newer key's instance before the busy key's next", async () => {
+      const s = testScope();
+      for (const i of range(10))
+        await suite.store.create(newInstance(s.id(`big-${i}`), s.workflow, { concurrencyKey: 'big', now: T + i }));
+      expect(idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 100, limit: 2 })))).toEqual([
+        s.id('big-0'),
+        s.id('big-1'),
+      ]);
+      // Big has two running: the small key's newer instance goes first, then big's backlog again.
+      await suite.store.create(newInstance(s.id('small'), s.workflow, { concurrencyKey: 'small', now: T + 200 }));
+      expect(idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 300, limit: 1 })))).toEqual([
+        s.id('small'),
+      ]);
+      expect(idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 300, limit: 1 })))).toEqual([
+        s.id('big-2'),
+      ]);
+      // A second small instance: small has one running, big two, so small's turn comes first again.
+      await suite.store.create(newInstance(s.id('small-2'), s.workflow, { concurrencyKey: 'small', now: T + 400 }));
+      expect(idsOf(await suite.store.claim(claimRequest(s.workflow, { now: T + 500, limit: 1 })))).toEqual([
+        s.id('small-2'),
+      ]);
+    });
+
+    it("fair claims: a key whose oldest due instance is leased takes its next turn with its next one, by that one's age", async () => {
       const s = testScope();
       // Key a's oldest is the oldest of all, and taken first; its next is younger than every other key's.
       await suite.store.create(newInstance(s.id('a-0'), s.workflow, { concurrencyKey: 'a', now: T }));
