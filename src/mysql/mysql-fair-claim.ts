@@ -4,6 +4,7 @@ import { FAIR_KEYS_PER_PRIORITY, fairShare } from '../sql/fair-claim.js';
 import type { ClaimExclusions } from '../sql/limited-claim.js';
 import type { SqlExecutor } from '../sql/sql-executor.js';
 import { toNumber, type SqlRow } from '../sql/workflow-rows.js';
+import { UNFINISHED } from '../sql/status-lists.js';
 import type { WorkflowClaimRequest } from '../storage/workflow-store.js';
 
 /** A round after every key's: what the claim takes in plain claim order. */
@@ -97,9 +98,10 @@ export async function fairPicks(
 ): Promise<FairPicks> {
   const share = fairShare(count, due.groups.length);
   const where = dueWhere(tables, request, exclusions, due.priorities);
+  const running = await runningByKey(executor, tables, request);
   const rows =
     share === 1
-      ? await heads(executor, tables, where, due.groups, count)
+      ? await heads(executor, tables, where, due.groups, count, running)
       : await shares(executor, tables, where, due.groups, share);
   const byGroup = new Map<string, SqlRow[]>();
   for (const row of rows) {
@@ -110,7 +112,8 @@ export async function fairPicks(
   let saturated = Infinity;
   for (const members of byGroup.values()) {
     members.sort(claimOrder);
-    members.forEach((row, index) => round.set(String(row.id), index + 1));
+    const before = running.get(members[0]!.concurrency_key === null ? null : String(members[0]!.concurrency_key)) ?? 0;
+    members.forEach((row, index) => round.set(String(row.id), before + index + 1));
     if (members.length >= share) saturated = Math.min(saturated, toNumber(members[0]!.priority));
   }
   const picks = rows
@@ -179,11 +182,31 @@ ORDER BY wake_at, created_at, id LIMIT ?)`;
 }
 
 /**
- * With a share of one: the first due row of enough groups that the `count` oldest of all groups'
- * first rows at the first priority that has any are among them. Groups are read in batches of
- * `count`, by priority and then by `earliest`, which no group's first row the claim may take comes
- * before: once `count` rows are read at that priority, a group whose `earliest` is later than the
- * last of them can't hold one that goes before it (ties are read), so at 100 keys a claim of 10
+ * The instances of the claim's workflows running now, by concurrency key: turns their keys already
+ * had. Read from `instances_lapsed` (leases by end), so it costs one entry per lease held.
+ */
+async function runningByKey(
+  executor: SqlExecutor,
+  tables: MySqlTables,
+  request: WorkflowClaimRequest,
+): Promise<ReadonlyMap<string | null, number>> {
+  const names = [...new Set(request.workflows.map(({ name }) => name))];
+  const { rows } = await executor.query(
+    `SELECT concurrency_key AS k, COUNT(*) AS n FROM ${tables.instances} FORCE INDEX (instances_lapsed)
+WHERE lease_until >= ? AND lease_token IS NOT NULL AND status IN ${UNFINISHED} AND workflow IN (${placeholders(names.length)})
+GROUP BY concurrency_key`,
+    [request.now, ...names],
+  );
+  return new Map(rows.map((row) => [row.k === null || row.k === undefined ? null : String(row.k), toNumber(row.n)]));
+}
+
+/**
+ * With a share of one: the first due row of enough groups that the first `count` of all groups'
+ * first rows in the fair order at the first priority that has any are among them. A group's first
+ * row is in turn `running + 1`. Groups are read in batches of `count`, by priority, then turn, then
+ * `earliest`, which no group's first row the claim may take comes before: once `count` rows are read
+ * at that priority, a group of a later turn, or of the same turn and an `earliest` later than the
+ * last of them, can't hold one that goes before it (ties are read), so at 100 keys a claim of 10
  * reads about 10 groups instead of 100.
  */
 async function heads(
@@ -192,8 +215,12 @@ async function heads(
   where: Statement,
   groups: readonly FairGroup[],
   count: number,
+  running: ReadonlyMap<string | null, number>,
 ): Promise<SqlRow[]> {
-  const order = [...groups].sort((a, b) => a.priority - b.priority || a.earliest - b.earliest);
+  const turnOf = (key: unknown) => (running.get(key === null || key === undefined ? null : String(key)) ?? 0) + 1;
+  const order = [...groups].sort(
+    (a, b) => a.priority - b.priority || turnOf(a.key) - turnOf(b.key) || a.earliest - b.earliest,
+  );
   const found: SqlRow[] = [];
   for (let next = 0; next < order.length;) {
     const batch = order.slice(next, next + count);
@@ -203,8 +230,13 @@ async function heads(
     const first = Math.min(...found.map((row) => toNumber(row.priority)));
     const following = order[next];
     if (!following || following.priority > first) break;
-    const atFirst = found.filter((row) => toNumber(row.priority) === first).sort(claimOrder);
-    if (atFirst.length >= count && following.earliest > toNumber(atFirst[count - 1]!.wake_at)) break;
+    const atFirst = found
+      .filter((row) => toNumber(row.priority) === first)
+      .sort((a, b) => turnOf(a.concurrency_key) - turnOf(b.concurrency_key) || claimOrder(a, b));
+    const last = atFirst[count - 1];
+    if (!last) continue;
+    const [turn, lastTurn] = [turnOf(following.key), turnOf(last.concurrency_key)];
+    if (turn > lastTurn || (turn === lastTurn && following.earliest > toNumber(last.wake_at))) break;
   }
   return found;
 }

@@ -153,6 +153,22 @@ function dueCandidates(
     if (priority !== undefined && priority > plain[plain.length - 1]!.priority) break;
   }
   const share = fairShare(count, groups.length);
+  // The instances of the claim's workflows running now under a key: turns the key already had.
+  const names = [...new Set(request.workflows.map(({ name }) => name))];
+  const running = new Map<string | null, number>();
+  const runningUnder = (key: string | null): number => {
+    let n = running.get(key);
+    if (n === undefined) {
+      n = sql.get<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM ${t.instances} INDEXED BY ${t.leasedIndex}
+  WHERE workflow IN (${placeholders(names.length)}) AND concurrency_key ${key === null ? 'IS NULL' : '= ?'} AND lease_until >= ?
+    AND lease_token IS NOT NULL AND status IN ${UNFINISHED}`,
+        [...names, ...(key === null ? [] : [key]), request.now],
+      )!.n;
+      running.set(key, n);
+    }
+    return n;
+  };
   const rounds = groups.flatMap(({ priority, key }) =>
     sql
       .all<CandidateRow>(
@@ -160,7 +176,7 @@ function dueCandidates(
   WHERE priority = ? AND concurrency_key ${key === null ? 'IS NULL' : '= ?'} AND ${due} ORDER BY wake_at, created_at, id LIMIT ?`,
         [priority, ...(key === null ? [] : [key]), ...dueParams, share],
       )
-      .map((row, index) => ({ ...toCandidateRow(row), round: index + 1 })),
+      .map((row, index) => ({ ...toCandidateRow(row), round: runningUnder(key) + index + 1 })),
   );
   return fairOrder(rounds, plain, count);
 }

@@ -23,6 +23,8 @@ export function sqliteTables(schema: string) {
     processes: t('processes'),
     /** The fair claim's index (migration 0005), for `INDEXED BY`. */
     dueKeyIndex: t('instances_due_key'),
+    /** Leases by workflow and key (migration 0001): the fair claim counts a key's running instances. */
+    leasedIndex: t('instances_leased'),
     /** The signals table's unquoted name, as `sqlite_sequence` keeps its last id. */
     signalsSequence: `${schema}_signals`,
   };
