@@ -95,12 +95,7 @@ function fairPicks(s: string, limit: string, extra: string): string {
     SELECT g.id, g.priority, g.wake_at, g.created_at, 1 AS round, 1 + ${runningOf('g.k')} AS turn FROM keys g
     WHERE (SELECT n FROM share) = 1 AND ${walkedPick}`
       : '';
-  return `running AS (
-  -- The instances of the claim's workflows running now, by key: turns their keys already had.
-  SELECT c.concurrency_key AS k, count(*) AS n FROM ${s}.instances c
-  WHERE c.lease_token IS NOT NULL AND c.workflow = ANY ($2::text[]) AND c.lease_until >= $1 AND c.status IN ${UNFINISHED}
-  GROUP BY c.concurrency_key
-), keyed AS (
+  return `keyed AS (
   (SELECT ${walked} FROM ${s}.instances c WHERE ${inDueIndex('c')} AND c.concurrency_key IS NOT NULL ${keyOrder})
   UNION ALL
   SELECT n.* FROM keyed g CROSS JOIN LATERAL (
@@ -114,6 +109,13 @@ function fairPicks(s: string, limit: string, extra: string): string {
   ) AS n
 ), keys AS (
   SELECT * FROM keyed LIMIT ${FAIR_KEYS}
+), running AS (
+  -- The instances of the claim's workflows running now, by key: turns their keys already had. Read
+  -- only when there are keys to take turns between (the leases, one index entry each).
+  SELECT c.concurrency_key AS k, count(*) AS n FROM ${s}.instances c
+  WHERE EXISTS (SELECT 1 FROM keys) AND c.lease_token IS NOT NULL AND c.workflow = ANY ($2::text[])
+    AND c.lease_until >= $1 AND c.status IN ${UNFINISHED}
+  GROUP BY c.concurrency_key
 ), share AS (
   SELECT ceil(${limit}::numeric / greatest(1, (SELECT count(*) FROM keys) + (SELECT count(*) FROM priorities WHERE priority IS NOT NULL)))::integer AS n
 ), rounds AS (
