@@ -7,7 +7,12 @@ import { postgresUnpaused } from './postgres-pauses.js';
 const inDueIndex = (alias: string) =>
   `${alias}.status IN ${UNFINISHED} AND ${alias}.wake_at IS NOT NULL AND ${alias}.lease_token IS NULL`;
 
+/**
+ * Bounds written as subqueries (`(SELECT ...)`): the planner can't fold them into the range, so a
+ * generic plan on a young table still takes the range's index instead of reading the table.
+ */
 const MIN_BIGINT = `'-9223372036854775808'::bigint`;
+const MAX_BIGINT = `'9223372036854775807'::bigint`;
 
 /**
  * The due instances a claim may take, as two sets: `free` ones (no lease: the `instances_due`
@@ -114,7 +119,7 @@ function fairPicks(s: string, limit: string, extra: string): string {
   -- only when there are keys to take turns between (the leases, one index entry each).
   SELECT c.concurrency_key AS k, count(*) AS n FROM ${s}.instances c
   WHERE EXISTS (SELECT 1 FROM keys) AND c.lease_token IS NOT NULL AND c.workflow = ANY ($2::text[])
-    AND c.lease_until >= $1 AND c.status IN ${UNFINISHED}
+    AND c.lease_until >= $1 AND c.lease_until <= (SELECT ${MAX_BIGINT}) AND c.status IN ${UNFINISHED}
   GROUP BY c.concurrency_key
 ), share AS (
   SELECT ceil(${limit}::numeric / greatest(1, (SELECT count(*) FROM keys) + (SELECT count(*) FROM priorities WHERE priority IS NOT NULL)))::integer AS n
