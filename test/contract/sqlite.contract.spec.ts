@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,7 +10,10 @@ import { workflowStoreContract } from '../../src/testing/workflow-store-contract
 
 // One database file for this file, migrated once; each test gets new stores (connections of their
 // own) on it. The suite gives every test its own ids and names, so they share the tables safely.
-const dir = mkdtempSync(join(tmpdir(), 'nest-workflows-sqlite-contract-'));
+// In memory-backed /dev/shm where there is one: the contract checks what the store does, not the
+// disk, and every commit's fsync (synchronous = FULL) made this file the suite's slowest on disk.
+// What survives a crash is the e2e tests' part (test/e2e/sqlite-*.e2e.spec.ts), on disk.
+const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'nest-workflows-sqlite-contract-'));
 const path = join(dir, 'contract.db');
 
 beforeAll(async () => {
