@@ -36,5 +36,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Two test files at a time, on this project's 2-core CI machine as on larger ones: most of a
+    // file's time is spent waiting on a database or a child process, and every file works in
+    // schemas, tables and ports of its own, so two run side by side (a third only adds load).
+    maxWorkers: 2,
   },
 });
