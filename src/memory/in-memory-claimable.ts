@@ -133,7 +133,7 @@ export class ClaimableInstances {
    * The unfinished instances due at `now` that `accepts` takes, in fair claim order: priority
    * first; within a priority, across concurrency keys in turn (the instances without a key are one
    * more key), each turn in claim order (`wakeAt`, `createdAt`, id). A key's instances running
-   * (`running`, by key) count as turns it already had: its oldest due instance is in turn
+   * (`running(key)`) count as turns it already had: its oldest due instance is in turn
    * `running + 1`, its next in the turn after. With `top`, only the first `top` of that order, for
    * the cost of those (plus one look per key and the entries passed over on the way), whatever else
    * is due.
@@ -142,7 +142,7 @@ export class ClaimableInstances {
     now: number,
     accepts: (instance: WorkflowInstance) => boolean,
     top = Infinity,
-    running: ReadonlyMap<string | null, number> = new Map(),
+    running: (key: string | null) => number = () => 0,
   ): WorkflowInstance[] {
     this.restore();
     this.promote(now);
@@ -169,8 +169,9 @@ export class ClaimableInstances {
       return undefined;
     };
     for (const groups of this.ready.byPriority()) {
-      // Each group with the turn of its next pick; a group leaves once it has nothing due.
-      let active = groups.map(({ key, heap }) => ({ heap, turn: (running.get(key) ?? 0) + 1 }));
+      // Each group with the turn of its next pick; a group leaves once it has nothing due. A lone
+      // group takes no turns, so its running instances need no count.
+      let active = groups.map(({ key, heap }) => ({ heap, turn: (groups.length > 1 ? running(key) : 0) + 1 }));
       while (found.length < top && active.length > 0) {
         const turn = Math.min(...active.map((group) => group.turn));
         const round: Array<{ entry: Entry; group: (typeof active)[number] }> = [];

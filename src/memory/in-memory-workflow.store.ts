@@ -452,11 +452,19 @@ export class InMemoryWorkflowStore implements WorkflowStore {
     // The selection walks candidates in claim order, passing over what a limit refuses, and stops
     // at `limit`: once it picks `limit` from the first k due, more candidates change nothing.
     // The instances of the claim's workflows running now, by concurrency key: turns their keys had.
-    const running = new Map<string | null, number>();
-    for (const instance of this.claimable.leaseHolders()) {
-      if (!versions.has(instance.workflow) || !hasLiveLease(instance, now) || FINISHED.has(instance.status)) continue;
-      running.set(instance.concurrencyKey, (running.get(instance.concurrencyKey) ?? 0) + 1);
-    }
+    // Counted once, on the first key that asks (only a claim across several keys does).
+    let counts: Map<string | null, number> | undefined;
+    const running = (key: string | null): number => {
+      if (!counts) {
+        counts = new Map();
+        for (const instance of this.claimable.leaseHolders()) {
+          if (!versions.has(instance.workflow) || !hasLiveLease(instance, now) || FINISHED.has(instance.status))
+            continue;
+          counts.set(instance.concurrencyKey, (counts.get(instance.concurrencyKey) ?? 0) + 1);
+        }
+      }
+      return counts.get(key) ?? 0;
+    };
     let due = this.claimable.due(now, accepts, request.limit, running);
     let { selected, windows } = selectClaims(due, request.limit, request, usage);
     for (let wanted = 4 * request.limit; selected.length < request.limit && due.length === wanted / 4; wanted *= 4) {

@@ -112,7 +112,7 @@ export async function fairPicks(
   let saturated = Infinity;
   for (const members of byGroup.values()) {
     members.sort(claimOrder);
-    const before = running.get(members[0]!.concurrency_key === null ? null : String(members[0]!.concurrency_key)) ?? 0;
+    const before = runningUnder(running, members[0]!.concurrency_key);
     members.forEach((row, index) => round.set(String(row.id), before + index + 1));
     if (members.length >= share) saturated = Math.min(saturated, toNumber(members[0]!.priority));
   }
@@ -197,7 +197,17 @@ WHERE lease_until >= ? AND lease_token IS NOT NULL AND status IN ${UNFINISHED} A
 GROUP BY concurrency_key`,
     [request.now, ...names],
   );
-  return new Map(rows.map((row) => [row.k === null || row.k === undefined ? null : String(row.k), toNumber(row.n)]));
+  return new Map(rows.map((row) => [keyOf(row.k), toNumber(row.n)]));
+}
+
+/** A concurrency key as a row holds it: `null` for none. */
+function keyOf(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** How many instances of key `key` (a row's value) `running` counts. */
+function runningUnder(running: ReadonlyMap<string | null, number>, key: unknown): number {
+  return running.get(keyOf(key)) ?? 0;
 }
 
 /**
@@ -217,7 +227,7 @@ async function heads(
   count: number,
   running: ReadonlyMap<string | null, number>,
 ): Promise<SqlRow[]> {
-  const turnOf = (key: unknown) => (running.get(key === null || key === undefined ? null : String(key)) ?? 0) + 1;
+  const turnOf = (key: unknown) => runningUnder(running, key) + 1;
   const order = [...groups].sort(
     (a, b) => a.priority - b.priority || turnOf(a.key) - turnOf(b.key) || a.earliest - b.earliest,
   );

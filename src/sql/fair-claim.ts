@@ -20,10 +20,10 @@ export function fairShare(count: number, groups: number): number {
 /**
  * The first `count` of a claim in the fair order: priority first, then the round (each group's
  * instances read in claim order, its oldest in round 1 plus one for each instance of the group
- * running now), then claim order (`wakeAt`, `createdAt`, id). `rounds` holds each group's share, `plain` the first `count` due instances in claim order;
- * those of `plain` not in a round come after every round of their priority. Because `plain` holds
- * the first `count` in claim order, no instance of a later priority is taken while one of an
- * earlier priority is left.
+ * running now), then claim order (`wakeAt`, `createdAt`, id). `rounds` holds each group's share,
+ * `plain` the first `count` due instances in claim order; those of `plain` not in a round come after
+ * every round of their priority. Because `plain` holds the first `count` in claim order, no instance
+ * of a later priority is taken while one of an earlier priority is left.
  */
 export function fairOrder<T extends FairCandidate>(
   rounds: ReadonlyArray<T & { round: number }>,

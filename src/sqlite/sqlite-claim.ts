@@ -157,6 +157,7 @@ function dueCandidates(
   const names = [...new Set(request.workflows.map(({ name }) => name))];
   const running = new Map<string | null, number>();
   const runningUnder = (key: string | null): number => {
+    if (groups.length === 1) return 0; // a lone group takes no turns
     let n = running.get(key);
     if (n === undefined) {
       n = sql.get<{ n: number }>(
